@@ -1,0 +1,135 @@
+package informer
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// EventType is what happened to an object, as printed in every sink.
+type EventType string
+
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+	// Sync is a periodic resync re-delivery of an unchanged object. It reaches only the
+	// listener whose resync period asked for it, so it carries no sequence number.
+	Sync EventType = "SYNC"
+)
+
+// Event is the one event type that listeners and renderers see, whether the informer
+// behind it is typed (client-go's scheme) or dynamic (unstructured). One Event is shared,
+// read-only, by every listener that receives it: sinks must not modify Object or Old.
+type Event struct {
+	Type EventType
+	// Time is when the informer handed the change over to kubeevents.
+	Time time.Time
+	// Seq increases by one for every ADDED/MODIFIED/DELETED event, in the order the
+	// informers hand them over and before any buffering, so a gap in one sink's output
+	// is exactly where that sink dropped events. Zero for SYNC events.
+	Seq uint64
+	// Resource is the watched resource; Kind its kind (e.g. "Pod").
+	Resource schema.GroupVersionResource
+	Kind     string
+	// Object is the new state (for DELETED: the last known state). Its apiVersion and
+	// kind are always set.
+	Object runtime.Object
+	// Old is the previous state for MODIFIED and SYNC events, nil otherwise.
+	Old runtime.Object
+	// InInitialList is true for ADDED events that come from the informer's first list.
+	InInitialList bool
+	// FinalStateUnknown is true for a DELETED event whose deletion the watch missed
+	// (client-go's DeletedFinalStateUnknown): Object is the last state seen before.
+	FinalStateUnknown bool
+
+	object, old encoded // JSON and generic forms, computed at most once each
+	memoOnce    sync.Once
+	memo        any
+}
+
+// encoded is one object's JSON encoding and its generic decoding, each computed at most
+// once per event however many sinks ask, so the per-event hot path encodes once.
+type encoded struct {
+	jsonOnce  sync.Once
+	json      []byte
+	jsonErr   error
+	valueOnce sync.Once
+	value     any
+	valueErr  error
+}
+
+func (c *encoded) jsonOf(obj runtime.Object) ([]byte, error) {
+	c.jsonOnce.Do(func() {
+		if obj != nil {
+			c.json, c.jsonErr = json.Marshal(obj)
+		}
+	})
+	return c.json, c.jsonErr
+}
+
+// valueOf decodes the JSON into maps, slices, strings, bools and json.Number: the one
+// number normalisation per event, in the form gojq and jsondiff both accept (unstructured
+// objects hold int64, which gojq rejects).
+func (c *encoded) valueOf(obj runtime.Object) (any, error) {
+	c.valueOnce.Do(func() {
+		raw, err := c.jsonOf(obj)
+		if err != nil || raw == nil {
+			c.valueErr = err
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		c.valueErr = dec.Decode(&c.value)
+	})
+	return c.value, c.valueErr
+}
+
+// ObjectJSON is the compact JSON encoding of Object, computed at most once per event.
+func (e *Event) ObjectJSON() ([]byte, error) { return e.object.jsonOf(e.Object) }
+
+// OldJSON is the compact JSON encoding of Old (nil if there is none), computed at most once.
+func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old) }
+
+// ObjectValue is Object as generic JSON values (map[string]any, []any, string, bool,
+// json.Number, nil), decoded once from ObjectJSON. Shared: callers must not modify it.
+func (e *Event) ObjectValue() (any, error) { return e.object.valueOf(e.Object) }
+
+// OldValue is Old as generic JSON values, like ObjectValue; nil if there is no Old.
+func (e *Event) OldValue() (any, error) { return e.old.valueOf(e.Old) }
+
+// Memo caches one value derived from the event by the renderer (its diff and envelope),
+// computed by the first caller, so every sink shares it. Every caller of one command must
+// pass an equivalent compute function: the first one wins.
+func (e *Event) Memo(compute func(*Event) any) any {
+	e.memoOnce.Do(func() { e.memo = compute(e) })
+	return e.memo
+}
+
+// Meta gives access to the object's metadata; nil if the object has none (never the case
+// for objects an informer returns).
+func (e *Event) Meta() metav1.Object {
+	m, err := meta.Accessor(e.Object)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// Key is "namespace/name" (or "name" for cluster-scoped objects), unique per resource.
+func (e *Event) Key() string {
+	m := e.Meta()
+	if m == nil {
+		return ""
+	}
+	if ns := m.GetNamespace(); ns != "" {
+		return ns + "/" + m.GetName()
+	}
+	return m.GetName()
+}

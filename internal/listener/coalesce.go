@@ -1,0 +1,59 @@
+package listener
+
+import "github.com/kubeevents/kubeevents/internal/informer"
+
+// coalesce merges next into queued, two events about the same object, giving one new
+// event that takes queued's place in the queue. Events are shared read-only between
+// listeners, so neither input is modified.
+//
+// A reader of the merged event must end up where reading both would have left it. So the
+// type follows from whether the object existed for the reader before queued and whether
+// it exists after next:
+//
+//	before queued         after next         merged
+//	no (queued ADDED)     yes                ADDED: the object is still new to the reader
+//	no (queued ADDED)     no (next DELETED)  DELETED: the object's short life stays visible
+//	yes                   no (next DELETED)  DELETED
+//	yes                   yes                MODIFIED; SYNC if both were SYNC. A deletion
+//	                                         followed by a re-creation (DELETED, then ADDED)
+//	                                         is a MODIFIED from the deleted object to the new one.
+//
+// The merged event carries next's Object (the latest state), Time, Kind and Resource, and
+// next's Seq, or queued's if next is a SYNC (which has none), so Seq names the last real
+// change merged in. Because the merged event keeps queued's position, Seq may run
+// backwards in a coalescing sink's output. Old is the state before queued (queued.Old, or
+// for a queued DELETED the deleted object), set only for MODIFIED and SYNC as Event
+// documents. A merged ADDED keeps queued's InInitialList; a merged DELETED keeps next's
+// FinalStateUnknown.
+func coalesce(queued, next *informer.Event) *informer.Event {
+	merged := &informer.Event{
+		Time:     next.Time,
+		Seq:      next.Seq,
+		Resource: next.Resource,
+		Kind:     next.Kind,
+		Object:   next.Object,
+	}
+	if next.Type == informer.Sync {
+		merged.Seq = queued.Seq
+	}
+	existedBefore := queued.Type != informer.Added
+	existsAfter := next.Type != informer.Deleted
+	switch {
+	case !existsAfter:
+		merged.Type = informer.Deleted
+		merged.FinalStateUnknown = next.FinalStateUnknown
+	case !existedBefore:
+		merged.Type = informer.Added
+		merged.InInitialList = queued.InInitialList
+	default:
+		merged.Type = informer.Modified
+		if queued.Type == informer.Sync && next.Type == informer.Sync {
+			merged.Type = informer.Sync
+		}
+		merged.Old = queued.Old
+		if queued.Type == informer.Deleted {
+			merged.Old = queued.Object
+		}
+	}
+	return merged
+}

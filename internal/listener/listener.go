@@ -1,0 +1,338 @@
+// Package listener connects the informers to the output sinks: one Listener per sink,
+// each with its own bounded buffer and delivery goroutine, so a slow or stalled sink
+// holds up nothing but itself.
+//
+// It plays the part of client-go's processorListener (whose add/pop/run goroutines pass
+// notifications through an unbounded RingGrowing), with two differences: the buffer is
+// bounded, with a policy for when it is full that the user picks and is told about, and
+// a sink that fails or panics is contained rather than retried.
+package listener
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+)
+
+// DefaultBuffer is the buffer size, in events, when Config.Buffer is not set.
+const DefaultBuffer = 1024
+
+// noticeEvery is the least time between two repeats of one listener's diagnostic.
+const noticeEvery = 5 * time.Second
+
+// Sink receives events from exactly one goroutine (the listener's delivery goroutine).
+type Sink interface {
+	// Write outputs one event. An error stops this sink (reported once), not the others.
+	Write(ev *informer.Event) error
+	// Close flushes and releases the sink; it is called once, after the last Write.
+	Close() error
+}
+
+// Config is one sink's delivery settings.
+type Config struct {
+	Name   string        // the sink's name in diagnostics and the exit summary
+	Buffer int           // events queued at most; DefaultBuffer if zero
+	OnFull Policy        // what Add does when the buffer is full; Block if empty
+	Resync time.Duration // resync period the informer registers this listener with; the listener only carries it
+}
+
+// state is where a listener is in its life; it only moves forward.
+type state int
+
+const (
+	open    state = iota
+	closing       // Close was called: Run delivers what is queued, then returns
+	aborted       // Abort was called: queued events were dropped; Run returns after the Write in flight
+	failed        // sink.Write returned an error: queued and later events count as Failed
+)
+
+// Listener buffers events for one sink and delivers them from its own goroutine (Run).
+type Listener struct {
+	cfg  Config
+	sink Sink
+	warn func(format string, args ...any)
+
+	mu    sync.Mutex
+	queue *ring      // guarded by mu
+	state state      // guarded by mu
+	err   error      // guarded by mu
+	ready *sync.Cond // on mu; Run waits on it for an event or a change of state
+	room  *sync.Cond // on mu; Adds under a waiting policy wait on it for a free slot or a change of state
+
+	dropNotice  throttle // guarded by mu
+	panicNotice throttle // Run's goroutine only
+
+	received, delivered, dropped, coalesced, failed atomic.Uint64
+
+	done chan struct{}
+}
+
+// New creates the listener for sink; start its delivery with go l.Run(). warn prints one
+// diagnostic line (the caller adds the "kubeevents: " prefix); it is called from the
+// goroutines calling Add as well as from Run, so it must be safe for concurrent use.
+// A nil warn discards diagnostics.
+func New(cfg Config, sink Sink, warn func(format string, args ...any)) *Listener {
+	if cfg.Buffer <= 0 {
+		cfg.Buffer = DefaultBuffer
+	}
+	if cfg.OnFull == "" {
+		cfg.OnFull = Block
+	}
+	if _, err := ParsePolicy(string(cfg.OnFull)); err != nil {
+		panic("listener.New: " + err.Error()) // the command parses the flag with ParsePolicy
+	}
+	if warn == nil {
+		warn = func(string, ...any) {}
+	}
+	l := &Listener{
+		cfg:         cfg,
+		sink:        sink,
+		warn:        warn,
+		queue:       newRing(cfg.Buffer, cfg.OnFull),
+		dropNotice:  throttle{period: noticeEvery},
+		panicNotice: throttle{period: noticeEvery},
+		done:        make(chan struct{}),
+	}
+	l.ready = sync.NewCond(&l.mu)
+	l.room = sync.NewCond(&l.mu)
+	return l
+}
+
+// Name is the sink's name.
+func (l *Listener) Name() string { return l.cfg.Name }
+
+// Config is the listener's configuration, with defaults filled in.
+func (l *Listener) Config() Config { return l.cfg }
+
+// Add queues ev for the sink and returns; it never does sink work. When the buffer is full
+// it applies the policy, which under block (and coalesce, when the buffer is full of other
+// objects) means waiting for room, or until Close, Abort or a sink failure. Add is safe
+// for concurrent use. An Add after Close or Abort counts the event as Dropped: an informer
+// handler may still be finishing when shutdown starts.
+func (l *Listener) Add(ev *informer.Event) {
+	l.received.Add(1)
+	l.mu.Lock()
+	notice := l.enqueueLocked(ev)
+	l.mu.Unlock()
+	if notice != "" {
+		l.warn("%s", notice)
+	}
+}
+
+// enqueueLocked applies the policy to ev and returns a diagnostic to print, if any.
+func (l *Listener) enqueueLocked(ev *informer.Event) (notice string) {
+	for {
+		switch l.state {
+		case failed:
+			l.failed.Add(1)
+			return ""
+		case closing, aborted:
+			l.dropped.Add(1)
+			return ""
+		}
+		switch l.queue.put(ev) {
+		case queued:
+			l.ready.Signal()
+			return ""
+		case coalesced:
+			l.coalesced.Add(1)
+			return ""
+		case droppedOldest, droppedNewest:
+			l.dropped.Add(1)
+			return l.dropNoticeLocked()
+		case full:
+			l.room.Wait()
+		}
+	}
+}
+
+// dropNoticeLocked rate-limits the drop diagnostic: one line when drops begin, then at
+// most one per noticeEvery with the count so far, however fast events are dropped.
+func (l *Listener) dropNoticeLocked() string {
+	first := l.dropNotice.last.IsZero()
+	if !l.dropNotice.allow(time.Now()) {
+		return ""
+	}
+	if first {
+		return fmt.Sprintf("sink %q is full (buffer %d, on-full=%s); dropping events",
+			l.cfg.Name, l.cfg.Buffer, l.cfg.OnFull)
+	}
+	return fmt.Sprintf("sink %q is still full; %s events dropped so far", l.cfg.Name, thousands(l.dropped.Load()))
+}
+
+// Run is the delivery goroutine: it writes queued events to the sink in order until the
+// listener is closed and drained, aborted, or the sink fails, then closes the sink.
+func (l *Listener) Run() {
+	defer close(l.done)
+	for {
+		ev, ok := l.next()
+		if !ok {
+			break
+		}
+		if err := l.deliver(ev); err != nil {
+			l.stop(err)
+			break
+		}
+	}
+	l.closeSink()
+}
+
+// next waits for the next event to deliver; false means Run is done.
+func (l *Listener) next() (*informer.Event, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		if l.state == aborted {
+			return nil, false
+		}
+		if ev, ok := l.queue.pop(); ok {
+			l.room.Broadcast()
+			return ev, true
+		}
+		if l.state == closing {
+			return nil, false
+		}
+		l.ready.Wait()
+	}
+}
+
+// deliver writes one event. A panic in the sink costs that event only: it is reported,
+// counted as Failed, and delivery goes on.
+func (l *Listener) deliver(ev *informer.Event) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			l.failed.Add(1)
+			if l.panicNotice.allow(time.Now()) {
+				l.warn("sink %q panicked on an event: %v; skipping it", l.cfg.Name, p)
+			}
+		}
+	}()
+	if err := l.sink.Write(ev); err != nil {
+		return err
+	}
+	l.delivered.Add(1)
+	return nil
+}
+
+// stop takes a sink whose Write failed out of service: the failed event, the queued ones
+// and any later ones count as Failed, and blocked Adds are released.
+func (l *Listener) stop(err error) {
+	l.mu.Lock()
+	l.state = failed
+	l.err = err
+	l.failed.Add(1 + uint64(l.queue.discard()))
+	l.room.Broadcast()
+	l.mu.Unlock()
+	l.warn("sink %q stopped: %v", l.cfg.Name, err)
+}
+
+func (l *Listener) closeSink() {
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic: %v", p)
+			}
+		}()
+		return l.sink.Close()
+	}()
+	if err == nil {
+		return
+	}
+	l.mu.Lock()
+	if l.err == nil {
+		l.err = err
+	}
+	l.mu.Unlock()
+	l.warn("sink %q failed to close: %v", l.cfg.Name, err)
+}
+
+// Close says no more events are coming: Run delivers what is queued, closes the sink and
+// returns. Adds waiting for room give up, counting their events as Dropped.
+func (l *Listener) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.state == open {
+		l.state = closing
+	}
+	l.ready.Broadcast()
+	l.room.Broadcast()
+}
+
+// Abort stops delivery now, for when the shutdown grace time has run out: queued events
+// count as Dropped, and Run returns as soon as the Write in flight (if any) does.
+func (l *Listener) Abort() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.state == failed {
+		return // nothing is queued, and later Adds should keep counting as Failed
+	}
+	l.state = aborted
+	l.dropped.Add(uint64(l.queue.discard()))
+	l.ready.Broadcast()
+	l.room.Broadcast()
+}
+
+// Done is closed when Run has returned, after closing the sink.
+func (l *Listener) Done() <-chan struct{} { return l.done }
+
+// Stats is a snapshot of the counters; safe at any time.
+func (l *Listener) Stats() Stats {
+	return Stats{
+		Received:  l.received.Load(),
+		Delivered: l.delivered.Load(),
+		Dropped:   l.dropped.Load(),
+		Coalesced: l.coalesced.Load(),
+		Failed:    l.failed.Load(),
+	}
+}
+
+// Err is the error that stopped the sink (from Write, else from Close), if any.
+func (l *Listener) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Drain shuts the listeners down: it closes them all, waits up to grace in total for them
+// to deliver what they hold, and aborts the rest, which it returns. An aborted listener's
+// Run returns once its sink's Write in flight does; wait on Done to know.
+func Drain(ls []*Listener, grace time.Duration) []*Listener {
+	for _, l := range ls {
+		l.Close()
+	}
+	expired := time.After(grace)
+	for i, l := range ls {
+		select {
+		case <-l.Done():
+		case <-expired:
+			var late []*Listener
+			for _, l := range ls[i:] {
+				select {
+				case <-l.Done():
+				default:
+					l.Abort()
+					late = append(late, l)
+				}
+			}
+			return late
+		}
+	}
+	return nil
+}
+
+// throttle lets a repeated diagnostic through at most once per period.
+type throttle struct {
+	period time.Duration
+	last   time.Time // zero until the first one
+}
+
+func (t *throttle) allow(now time.Time) bool {
+	if !t.last.IsZero() && now.Sub(t.last) < t.period {
+		return false
+	}
+	t.last = now
+	return true
+}

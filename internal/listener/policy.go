@@ -1,0 +1,45 @@
+package listener
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Policy is what a listener does with a new event when its buffer is full.
+type Policy string
+
+const (
+	// Block makes Add wait for room: lossless, at the cost of holding up the informer
+	// handler that feeds this listener (and only this listener).
+	Block Policy = "block"
+	// DropOldest discards the oldest queued event to make room: the sink stays current.
+	DropOldest Policy = "drop-oldest"
+	// DropNewest discards the incoming event: the sink keeps what it already has queued.
+	DropNewest Policy = "drop-newest"
+	// Coalesce merges an event into the one already queued for the same object, at any
+	// fill level, so the buffer holds at most one event per object and every object's
+	// final state arrives. If the buffer is full of distinct objects, Add waits as under
+	// Block. See coalesce for the merge rules.
+	Coalesce Policy = "coalesce"
+)
+
+var policies = []Policy{Block, DropOldest, DropNewest, Coalesce}
+
+// Policies lists the valid policy names, for flag help and completion.
+func Policies() []string {
+	names := make([]string, len(policies))
+	for i, p := range policies {
+		names[i] = string(p)
+	}
+	return names
+}
+
+// ParsePolicy turns a flag value into a Policy.
+func ParsePolicy(s string) (Policy, error) {
+	for _, p := range policies {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("unknown on-full policy %q; use one of: %s", s, strings.Join(Policies(), ", "))
+}

@@ -1,0 +1,114 @@
+package listener
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+)
+
+// putResult says what ring.put did with an event.
+type putResult int
+
+const (
+	queued        putResult = iota
+	coalesced               // merged into the event already queued for the same object
+	droppedOldest           // queued, after discarding the oldest event
+	droppedNewest           // discarded
+	full                    // not queued: the policy says wait for room (block, or coalesce with no event of this object queued)
+)
+
+// ring is the bounded FIFO between a listener's Add and its delivery goroutine. Unlike
+// client-go's RingGrowing it never grows: its capacity is fixed at creation and put applies
+// the policy when it is full. It does no locking; the Listener guards it.
+type ring struct {
+	policy Policy
+	slots  []*informer.Event
+	head   int // slot of the oldest event
+	n      int // number of queued events
+
+	// Coalesce only: which object each slot's event is about, and the reverse index, so a
+	// newer event for a queued object is found without a scan. Queued events never move
+	// (only head does), so a slot index stays valid until its event is popped.
+	keys   []objectKey
+	slotOf map[objectKey]int
+}
+
+// objectKey identifies an object across resources: Event.Key is unique per resource only.
+type objectKey struct {
+	resource schema.GroupVersionResource
+	key      string
+}
+
+func newRing(capacity int, policy Policy) *ring {
+	r := &ring{policy: policy, slots: make([]*informer.Event, capacity)}
+	if policy == Coalesce {
+		r.keys = make([]objectKey, capacity)
+		r.slotOf = make(map[objectKey]int, capacity)
+	}
+	return r
+}
+
+func (r *ring) len() int { return r.n }
+
+func (r *ring) put(ev *informer.Event) putResult {
+	if r.policy == Coalesce {
+		k := objectKey{ev.Resource, ev.Key()}
+		if i, ok := r.slotOf[k]; ok {
+			r.slots[i] = coalesce(r.slots[i], ev)
+			return coalesced
+		}
+		if r.n == len(r.slots) {
+			return full
+		}
+		i := r.push(ev)
+		r.keys[i] = k
+		r.slotOf[k] = i
+		return queued
+	}
+	if r.n < len(r.slots) {
+		r.push(ev)
+		return queued
+	}
+	switch r.policy {
+	case DropOldest:
+		r.pop()
+		r.push(ev)
+		return droppedOldest
+	case DropNewest:
+		return droppedNewest
+	default:
+		return full
+	}
+}
+
+// push appends ev, which must fit, and returns its slot.
+func (r *ring) push(ev *informer.Event) int {
+	i := (r.head + r.n) % len(r.slots)
+	r.slots[i] = ev
+	r.n++
+	return i
+}
+
+func (r *ring) pop() (*informer.Event, bool) {
+	if r.n == 0 {
+		return nil, false
+	}
+	ev := r.slots[r.head]
+	r.slots[r.head] = nil // the ring must not keep a delivered event's objects alive
+	if r.slotOf != nil {
+		delete(r.slotOf, r.keys[r.head])
+		r.keys[r.head] = objectKey{}
+	}
+	r.head = (r.head + 1) % len(r.slots)
+	r.n--
+	return ev, true
+}
+
+// discard empties the ring and returns how many events it held.
+func (r *ring) discard() int {
+	n := r.n
+	for r.n > 0 {
+		r.pop()
+	}
+	return n
+}

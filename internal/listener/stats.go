@@ -1,0 +1,45 @@
+package listener
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Stats counts what became of the events given to a listener. Once Run has returned,
+// Received == Delivered + Dropped + Coalesced + Failed.
+type Stats struct {
+	Received  uint64 // every Add
+	Delivered uint64 // sink.Write returned nil
+	Dropped   uint64 // discarded by the on-full policy, at shutdown, or by Abort
+	Coalesced uint64 // merged into an event for the same object that was already queued
+	Failed    uint64 // not written because sink.Write returned an error or panicked
+}
+
+// Summary is one line for the exit report, e.g. "archive 11,950 delivered, 84 dropped";
+// zero dropped, coalesced and failed counts are left out.
+func (s Stats) Summary(name string) string {
+	var b strings.Builder
+	b.WriteString(name + " " + thousands(s.Delivered) + " delivered")
+	for _, part := range []struct {
+		n    uint64
+		what string
+	}{{s.Dropped, "dropped"}, {s.Coalesced, "coalesced"}, {s.Failed, "failed"}} {
+		if part.n > 0 {
+			b.WriteString(", " + thousands(part.n) + " " + part.what)
+		}
+	}
+	return b.String()
+}
+
+// thousands formats n with comma separators: 1234567 → "1,234,567".
+func thousands(n uint64) string {
+	digits := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, d := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	return b.String()
+}

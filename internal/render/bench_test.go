@@ -1,0 +1,133 @@
+package render
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+)
+
+// realisticPod is the size of a typical application pod: a Deployment's labels and
+// annotations, an app container, a sidecar and an init container, full status.
+func realisticPod() *corev1.Pod {
+	container := func(name, image string) corev1.Container {
+		return corev1.Container{
+			Name: name, Image: image,
+			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
+			Env:   []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+			},
+			VolumeMounts: []corev1.VolumeMount{{Name: "kube-api-access-x7k2p", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
+		}
+	}
+	status := func(name, image string, restarts int32) corev1.ContainerStatus {
+		return corev1.ContainerStatus{
+			Name: name, Image: image, Ready: true, RestartCount: restarts, Started: new(bool),
+			ImageID:     image + "@sha256:3f2a9c1d5e7b8a0f4c6d2e1b9a8f7e6d5c4b3a29180f7e6d5c4b3a2918079c1d",
+			ContainerID: "containerd://8b1f3c5e7a9d2b4f6e8a0c1d3e5f7a9b2c4d6e8f0a1b3c5d7e9f1a2b4c6d8e0f",
+			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0.Add(3 * time.Second))}},
+		}
+	}
+	condition := func(t corev1.PodConditionType) corev1.PodCondition {
+		return corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(4 * time.Second))}
+	}
+	return &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "checkout-api-7d9f8b6c5-abc12", GenerateName: "checkout-api-7d9f8b6c5-", Namespace: "shop",
+			UID: "0b6c7f3e-2d4a-4e8b-9c1f-5a7d3e9b2c4f", ResourceVersion: "88123412",
+			CreationTimestamp: metav1.NewTime(t0),
+			Labels: map[string]string{
+				"app.kubernetes.io/name": "checkout-api", "app.kubernetes.io/instance": "checkout",
+				"app.kubernetes.io/version": "2.14.1", "pod-template-hash": "7d9f8b6c5", "tier": "backend",
+			},
+			Annotations: map[string]string{
+				"kubectl.kubernetes.io/restartedAt": "2026-11-20T09:12:44Z",
+				"prometheus.io/scrape":              "true",
+				"prometheus.io/port":                "9090",
+			},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "checkout-api-7d9f8b6c5", UID: "5e1d2c3b-4a59-4687-9a8b-7c6d5e4f3a2b", Controller: new(bool)}},
+		},
+		Spec: corev1.PodSpec{
+			InitContainers:     []corev1.Container{container("migrate", "registry.example.com/shop/checkout-migrate:2.14.1")},
+			Containers:         []corev1.Container{container("api", "registry.example.com/shop/checkout-api:2.14.1"), container("envoy", "envoyproxy/envoy:v1.32.1")},
+			NodeName:           "ip-10-0-3-17.eu-west-1.compute.internal",
+			ServiceAccountName: "checkout-api",
+			Volumes:            []corev1.Volume{{Name: "kube-api-access-x7k2p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}}},
+		},
+		Status: corev1.PodStatus{
+			Phase:                 corev1.PodRunning,
+			Conditions:            []corev1.PodCondition{condition(corev1.PodInitialized), condition(corev1.PodReady), condition(corev1.ContainersReady), condition(corev1.PodScheduled)},
+			HostIP:                "10.0.3.17",
+			PodIP:                 "10.244.3.41",
+			PodIPs:                []corev1.PodIP{{IP: "10.244.3.41"}},
+			StartTime:             &metav1.Time{Time: t0.Add(time.Second)},
+			QOSClass:              corev1.PodQOSBurstable,
+			InitContainerStatuses: []corev1.ContainerStatus{status("migrate", "registry.example.com/shop/checkout-migrate:2.14.1", 0)},
+			ContainerStatuses:     []corev1.ContainerStatus{status("api", "registry.example.com/shop/checkout-api:2.14.1", 2), status("envoy", "envoyproxy/envoy:v1.32.1", 0)},
+		},
+	}
+}
+
+func newBenchPrinter(b *testing.B, format Format) *Printer {
+	p, err := NewPrinter(Options{Format: format, Color: true, Location: time.UTC})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkJSONLineEncode is the cost of a JSON line for the first sink that writes an
+// event: encoding the object plus the envelope.
+func BenchmarkJSONLineEncode(b *testing.B) {
+	p, pod := newBenchPrinter(b, FormatJSON), realisticPod()
+	var dst []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod}
+		var err error
+		if dst, err = p.Append(dst[:0], ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(dst)))
+}
+
+// BenchmarkJSONLineEnvelope is the cost for every further sink: the object's JSON is
+// already cached on the event.
+func BenchmarkJSONLineEnvelope(b *testing.B) {
+	p := newBenchPrinter(b, FormatJSON)
+	ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: realisticPod()}
+	if _, err := ev.ObjectJSON(); err != nil {
+		b.Fatal(err)
+	}
+	var dst []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if dst, err = p.Append(dst[:0], ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(dst)))
+}
+
+func BenchmarkPrettyLine(b *testing.B) {
+	p := newBenchPrinter(b, FormatPretty)
+	ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: realisticPod()}
+	var dst []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if dst, err = p.Append(dst[:0], ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(dst)))
+}

@@ -1,0 +1,165 @@
+// Package render turns informer events into text for terminals, files and scripts.
+//
+// Formats:
+//
+//   - pretty (the default): one aligned line per event, with a short kind-aware
+//     summary (pod phase and readiness, deployment replicas, …).
+//   - wide: pretty plus columns that are mostly useful when debugging (pod IP,
+//     resourceVersion).
+//   - json: JSON Lines. "type" and "object" are the keys kubectl uses for
+//     `get -w --output-watch-events -o json`, so tools written for kubectl keep working;
+//     "time", "seq", "resource" and (only when true) "finalStateUnknown" are added.
+//   - yaml: one YAML document per event ("---" first), with the same keys as json.
+//   - name: "<TYPE> <kind>[.<group>]/<name>", e.g. "ADDED pod/web-1". The second field is
+//     exactly what `kubectl get -o name` prints (it omits the namespace too), so
+//     `awk '{print $2}'` yields names kubectl accepts; the leading event type is needed
+//     because, unlike a listing, a watch reports the same name several times. The type
+//     is the raw event type (never TERMINATING) so scripts see a fixed set of words.
+//
+// Every string taken from an object is escaped before it reaches a terminal (see
+// appendEscaped); json and yaml are escaped by their encoders.
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+)
+
+// Format is an output format, as given to -o.
+type Format string
+
+const (
+	FormatPretty Format = "pretty"
+	FormatWide   Format = "wide"
+	FormatJSON   Format = "json"
+	FormatYAML   Format = "yaml"
+	FormatName   Format = "name"
+)
+
+// Formats lists the output formats in the order help texts should show them.
+func Formats() []string {
+	return []string{string(FormatPretty), string(FormatWide), string(FormatJSON), string(FormatYAML), string(FormatName)}
+}
+
+// ParseFormat checks a user-supplied format name.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats() {
+		if s == f {
+			return Format(s), nil
+		}
+	}
+	return "", fmt.Errorf("unknown output format %q; use one of: %s", s, strings.Join(Formats(), ", "))
+}
+
+// Options configure a Printer.
+type Options struct {
+	// Format is the output format; empty means pretty.
+	Format Format
+	// Color enables ANSI colours. The caller decides it per output stream, so the
+	// Printer never looks at fatih/color's global NoColor switch.
+	Color bool
+	// Timestamps prints full RFC 3339 times (with milliseconds) instead of 15:04:05
+	// in pretty and wide output.
+	Timestamps bool
+	// ShowKind makes the kind lead the name (pod/default/web-1,
+	// deployment.apps/default/web), for when several types are watched at once.
+	ShowKind bool
+	// Location is the time zone for pretty and wide times; nil means time.Local.
+	Location *time.Location
+}
+
+// Printer renders events in one format. It keeps scratch state between calls, so each
+// Printer must be used by one goroutine at a time.
+type Printer struct {
+	format     Format
+	timestamps bool
+	showKind   bool
+	location   *time.Location
+	// typeLabels maps an event type (and TERMINATING) to its padded, maybe coloured,
+	// column, built once so that a line costs no colour formatting.
+	typeLabels map[string]string
+	// kindPrefixes caches "deployment.apps" and the like per kind seen.
+	kindPrefixes map[schema.GroupKind]string
+	// yamlBuf receives each YAML document before it is copied to the caller's buffer.
+	yamlBuf bytes.Buffer
+}
+
+// NewPrinter returns a Printer for o.
+func NewPrinter(o Options) (*Printer, error) {
+	format := o.Format
+	if format == "" {
+		format = FormatPretty
+	}
+	if _, err := ParseFormat(string(format)); err != nil {
+		return nil, err
+	}
+	location := o.Location
+	if location == nil {
+		location = time.Local
+	}
+	return &Printer{
+		format:       format,
+		timestamps:   o.Timestamps,
+		showKind:     o.ShowKind,
+		location:     location,
+		typeLabels:   newTypeLabels(o.Color),
+		kindPrefixes: make(map[schema.GroupKind]string),
+	}, nil
+}
+
+// Append renders ev as one or more complete lines, each ending in '\n', appended to
+// dst. On error dst is returned unchanged.
+func (p *Printer) Append(dst []byte, ev *informer.Event) ([]byte, error) {
+	start := len(dst)
+	var err error
+	switch p.format {
+	case FormatJSON:
+		dst, err = AppendEnvelope(dst, ev)
+		dst = append(dst, '\n')
+	case FormatYAML:
+		dst, err = p.appendYAML(dst, ev)
+	case FormatName:
+		dst, err = p.appendName(dst, ev)
+	default:
+		dst, err = p.appendLine(dst, ev)
+	}
+	if err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
+}
+
+func (p *Printer) appendName(dst []byte, ev *informer.Event) ([]byte, error) {
+	m, err := eventMeta(ev)
+	if err != nil {
+		return dst, err
+	}
+	dst = appendEscaped(dst, string(ev.Type))
+	dst = append(dst, ' ')
+	dst = append(dst, p.kindPrefix(ev)...)
+	dst = append(dst, '/')
+	dst = appendEscaped(dst, m.GetName())
+	return append(dst, '\n'), nil
+}
+
+// kindPrefix is the resource part of `kubectl get -o name`: the lower-case kind, then
+// "." and the group unless it is the core group.
+func (p *Printer) kindPrefix(ev *informer.Event) string {
+	gk := schema.GroupKind{Group: ev.Resource.Group, Kind: ev.Kind}
+	if prefix, ok := p.kindPrefixes[gk]; ok {
+		return prefix
+	}
+	prefix := strings.ToLower(gk.Kind)
+	if gk.Group != "" {
+		prefix += "." + gk.Group
+	}
+	prefix = string(appendEscaped(nil, prefix))
+	p.kindPrefixes[gk] = prefix
+	return prefix
+}

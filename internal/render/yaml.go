@@ -1,0 +1,78 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+)
+
+// appendYAML appends ev as a YAML document with the envelope of AppendEnvelope. The
+// object is converted from ev.ObjectJSON through a yaml.Node rather than a map, so its
+// keys keep the order of the JSON (apiVersion, kind, metadata, spec, status).
+func (p *Printer) appendYAML(dst []byte, ev *informer.Event) ([]byte, error) {
+	objectJSON, err := ev.ObjectJSON()
+	if err != nil {
+		return dst, fmt.Errorf("encoding %s %q as JSON: %w", ev.Kind, ev.Key(), err)
+	}
+	var object yaml.Node // JSON is YAML, so the YAML parser reads it as is
+	if err := yaml.Unmarshal(objectJSON, &object); err != nil {
+		return dst, fmt.Errorf("converting %s %q to YAML: %w", ev.Kind, ev.Key(), err)
+	}
+	blockStyle(&object)
+
+	envelope := mapping(
+		str("type"), str(string(ev.Type)),
+		str("time"), str(ev.Time.UTC().Format(time.RFC3339Nano)),
+	)
+	if ev.Seq != 0 {
+		envelope.Content = append(envelope.Content, str("seq"), scalar("!!int", strconv.FormatUint(ev.Seq, 10)))
+	}
+	envelope.Content = append(envelope.Content,
+		str("resource"), mapping(
+			str("group"), str(ev.Resource.Group),
+			str("version"), str(ev.Resource.Version),
+			str("resource"), str(ev.Resource.Resource),
+		),
+		str("object"), object.Content[0],
+	)
+	if ev.FinalStateUnknown {
+		envelope.Content = append(envelope.Content, str("finalStateUnknown"), scalar("!!bool", "true"))
+	}
+
+	p.yamlBuf.Reset()
+	encoder := yaml.NewEncoder(&p.yamlBuf)
+	encoder.SetIndent(2)
+	encoder.CompactSeqIndent() // "- item" under its key, as kubectl writes it
+	if err := encoder.Encode(envelope); err != nil {
+		return dst, fmt.Errorf("encoding %s %q as YAML: %w", ev.Kind, ev.Key(), err)
+	}
+	if err := encoder.Close(); err != nil {
+		return dst, fmt.Errorf("encoding %s %q as YAML: %w", ev.Kind, ev.Key(), err)
+	}
+	dst = append(dst, "---\n"...)
+	return append(dst, p.yamlBuf.Bytes()...), nil
+}
+
+// blockStyle drops the styles the parser recorded from the JSON (flow mappings, quoted
+// strings), so the encoder writes block YAML and quotes a string only where a plain one
+// would read as something else ("true", "8812", "2026-11-22T15:04:05Z").
+func blockStyle(n *yaml.Node) {
+	n.Style = 0
+	for _, child := range n.Content {
+		blockStyle(child)
+	}
+}
+
+func mapping(content ...*yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: content}
+}
+
+func str(value string) *yaml.Node { return scalar("!!str", value) }
+
+func scalar(tag, value string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
+}
