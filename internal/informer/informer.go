@@ -10,11 +10,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -29,15 +28,7 @@ type Registration struct {
 	Resync   time.Duration
 }
 
-// Clients are the API clients an informer may use. Typed is preferred for built-in
-// types: decoding into typed objects (protobuf on the wire) costs a fraction of the CPU
-// of unstructured maps, and typed objects are far smaller in the cache.
-type Clients struct {
-	Typed   kubernetes.Interface
-	Dynamic dynamic.Interface
-}
-
-// Options select which objects are watched.
+// Options select which objects are watched and how.
 type Options struct {
 	Namespace     string // "" for all namespaces (or a cluster-scoped resource)
 	LabelSelector string
@@ -47,8 +38,18 @@ type Options struct {
 	Names []string
 	// Seq numbers events across all informers of one command; nil starts at zero.
 	Seq *atomic.Uint64
-	// WatchError reports a failed list or watch (the informer retries by itself).
-	WatchError func(err error)
+	// WatchOnly leaves out the ADDED events of the initial list (client-go's
+	// isInInitialList), so only changes after start-up are reported.
+	WatchOnly bool
+	// MetadataOnly caches and reports only object metadata (a metadata informer).
+	MetadataOnly bool
+	// ShowSecrets keeps Secret values; by default they are redacted before caching.
+	ShowSecrets bool
+	// Warn prints one diagnostic line (watch lost, re-synced, ...); Fatal ends the
+	// command, for errors before the first watch is established. Both may be called from
+	// client-go's goroutines.
+	Warn  func(format string, args ...any)
+	Fatal func(err error)
 }
 
 // Informer is ONE shared informer for one resource, with one client-go event handler per
@@ -57,6 +58,7 @@ type Informer struct {
 	Resource Resource
 	Typed    bool // typed (client-go scheme) or dynamic (unstructured) objects
 	informer cache.SharedIndexInformer
+	redactor *redactor // nil when Secrets are shown (or this is not a Secret informer)
 	ctx      context.Context
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -65,41 +67,99 @@ type Informer struct {
 // New builds the informer and registers every receiver before it starts, as client-go
 // requires for resync periods to be honoured.
 func New(res Resource, clients Clients, opts Options, regs []Registration) (*Informer, error) {
-	resync := smallestResync(regs)
-	tweak := func(lo *metav1.ListOptions) {
-		lo.LabelSelector = opts.LabelSelector
-		lo.FieldSelector = opts.FieldSelector
-	}
 	ns := opts.Namespace
 	if !res.Namespaced {
 		ns = metav1.NamespaceAll
 	}
-	inf := &Informer{Resource: res, done: make(chan struct{})}
-	inf.ctx, inf.cancel = context.WithCancel(context.Background())
-	if clients.Typed != nil {
-		factory := informers.NewSharedInformerFactoryWithOptions(clients.Typed, resync,
-			informers.WithNamespace(ns), informers.WithTweakListOptions(tweak))
-		if generic, err := factory.ForResource(res.GVR); err == nil {
-			inf.informer, inf.Typed = generic.Informer(), true
+	fieldSelector := opts.FieldSelector
+	if len(opts.Names) == 1 {
+		nameSelector := "metadata.name=" + opts.Names[0]
+		if fieldSelector == "" {
+			fieldSelector = nameSelector
+		} else {
+			fieldSelector += "," + nameSelector
 		}
 	}
-	if inf.informer == nil {
-		factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(clients.Dynamic, resync, ns, tweak)
-		inf.informer = factory.ForResource(res.GVR).Informer()
+	tweak := func(lo *metav1.ListOptions) {
+		lo.LabelSelector = opts.LabelSelector
+		lo.FieldSelector = fieldSelector
 	}
+	inf := &Informer{Resource: res, done: make(chan struct{})}
+	inf.ctx, inf.cancel = context.WithCancel(context.Background())
+	isSecret := res.GVK.GroupKind() == secretsGK
+	if isSecret && !opts.ShowSecrets {
+		inf.redactor = newRedactor()
+	}
+
+	var lw *cache.ListWatch
+	var example runtime.Object
+	switch {
+	case opts.MetadataOnly && clients.Metadata != nil:
+		client := clients.Metadata.Resource(res.GVR).Namespace(ns)
+		lw = &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				tweak(&o)
+				return client.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				tweak(&o)
+				return client.Watch(ctx, o)
+			},
+		}
+		example = &metav1.PartialObjectMetadata{}
+	case clients.TypedREST != nil && scheme.Scheme.Recognizes(res.GVK) && inf.redactor == nil:
+		client, err := clients.TypedREST(res.GVR.GroupVersion())
+		if err != nil {
+			return nil, err
+		}
+		lw = cache.NewFilteredListWatchFromClient(client, res.GVR.Resource, ns, tweak)
+		if example, err = scheme.Scheme.New(res.GVK); err != nil {
+			return nil, err
+		}
+		inf.Typed = true
+	default:
+		// Custom resources, and Secrets being redacted (whose values must become strings
+		// rather than typed []byte).
+		client := clients.Dynamic.Resource(res.GVR).Namespace(ns)
+		lw = &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				tweak(&o)
+				return client.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				tweak(&o)
+				return client.Watch(ctx, o)
+			},
+		}
+		example = &unstructured.Unstructured{}
+	}
+
+	warn, fatal := opts.Warn, opts.Fatal
+	if warn == nil {
+		warn = func(string, ...any) {}
+	}
+	if fatal == nil {
+		fatal = func(error) {}
+	}
+	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal}
+	inf.informer = cache.NewSharedIndexInformerWithOptions(reporter, example, cache.SharedIndexInformerOptions{
+		ResyncPeriod:      smallestResync(regs),
+		ObjectDescription: res.String(),
+	})
+	reporter.store = inf.informer.GetStore
 	if err := inf.informer.SetTransform(inf.transform); err != nil {
 		return nil, err
 	}
-	if opts.WatchError != nil {
-		if err := inf.informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { opts.WatchError(err) }); err != nil {
-			return nil, err
-		}
+	// The reporter says everything worth saying about failed lists and watches; client-go's
+	// default handler would log the same errors again through klog.
+	if err := inf.informer.SetWatchErrorHandlerWithContext(func(context.Context, *cache.Reflector, error) {}); err != nil {
+		return nil, err
 	}
 	seq := opts.Seq
 	if seq == nil {
 		seq = new(atomic.Uint64)
 	}
-	m := &minter{res: res, receivers: len(regs), seq: seq, pending: map[notification]*pendingEvent{}}
+	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, pending: map[notification]*pendingEvent{}}
 	if len(opts.Names) > 1 {
 		m.names = opts.Names
 	}
@@ -136,8 +196,9 @@ func (i *Informer) Stop() {
 func (i *Informer) Store() cache.Store { return i.informer.GetStore() }
 
 // transform runs once per object as it enters the cache: it drops managedFields (large,
-// and noise for a change tail) and fills in apiVersion/kind, which typed objects decoded
-// by informers lack, so every sink prints them as kubectl does.
+// and noise for a change tail), redacts Secret values unless they are to be shown, and
+// fills in apiVersion/kind, which typed objects decoded by informers lack, so every sink
+// prints them as kubectl does.
 func (i *Informer) transform(obj any) (any, error) {
 	ro, ok := obj.(runtime.Object)
 	if !ok {
@@ -145,6 +206,15 @@ func (i *Informer) transform(obj any) (any, error) {
 	}
 	if m, err := meta.Accessor(ro); err == nil {
 		m.SetManagedFields(nil)
+	}
+	switch o := ro.(type) {
+	case *metav1.PartialObjectMetadata:
+		// The metadata API calls every object a PartialObjectMetadata; name its real kind.
+		o.SetGroupVersionKind(i.Resource.GVK)
+	case *unstructured.Unstructured:
+		if i.redactor != nil {
+			i.redactor.redactSecret(o)
+		}
 	}
 	if ro.GetObjectKind().GroupVersionKind().Empty() {
 		ro.GetObjectKind().SetGroupVersionKind(i.Resource.GVK)
@@ -183,6 +253,7 @@ type pendingEvent struct {
 type minter struct {
 	res       Resource
 	names     []string
+	watchOnly bool
 	receivers int
 	seq       *atomic.Uint64
 
@@ -243,6 +314,9 @@ type handler struct {
 }
 
 func (h *handler) OnAdd(obj any, isInInitialList bool) {
+	if isInInitialList && h.minter.watchOnly {
+		return
+	}
 	h.deliver(h.minter.shared(Added, obj, obj, nil, isInInitialList, false))
 }
 

@@ -9,6 +9,7 @@
 package listener
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,14 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/informer"
 )
+
+// ErrFiltered is returned by a Sink's Write for an event it leaves out on purpose (a jq
+// filter that yields nothing, --changes-only): counted as Filtered, not Delivered.
+var ErrFiltered = errors.New("event filtered out")
+
+// ErrOutputClosed is returned (wrapped) by a Sink's Write when nobody reads its output any
+// more: the sink stops like on any error, but quietly.
+var ErrOutputClosed = errors.New("output closed")
 
 // DefaultBuffer is the buffer size, in events, when Config.Buffer is not set.
 const DefaultBuffer = 1024
@@ -25,7 +34,9 @@ const noticeEvery = 5 * time.Second
 
 // Sink receives events from exactly one goroutine (the listener's delivery goroutine).
 type Sink interface {
-	// Write outputs one event. An error stops this sink (reported once), not the others.
+	// Write outputs one event. An error stops this sink (reported once), not the others;
+	// ErrFiltered means the sink chose not to output the event, and ErrOutputClosed that
+	// its reader went away (stdout piped into `head`), which stops it without a word.
 	Write(ev *informer.Event) error
 	// Close flushes and releases the sink; it is called once, after the last Write.
 	Close() error
@@ -65,7 +76,8 @@ type Listener struct {
 	dropNotice  throttle // guarded by mu
 	panicNotice throttle // Run's goroutine only
 
-	received, delivered, dropped, coalesced, failed atomic.Uint64
+	received, delivered, filtered, dropped, coalesced, failed atomic.Uint64
+	lastSeq                                                   atomic.Uint64 // highest Seq given to Add
 
 	done chan struct{}
 }
@@ -114,6 +126,9 @@ func (l *Listener) Config() Config { return l.cfg }
 // handler may still be finishing when shutdown starts.
 func (l *Listener) Add(ev *informer.Event) {
 	l.received.Add(1)
+	for seen := l.lastSeq.Load(); ev.Seq > seen && !l.lastSeq.CompareAndSwap(seen, ev.Seq); {
+		seen = l.lastSeq.Load() // several informers (one per watched type) may add at once
+	}
 	l.mu.Lock()
 	notice := l.enqueueLocked(ev)
 	l.mu.Unlock()
@@ -210,10 +225,14 @@ func (l *Listener) deliver(ev *informer.Event) (err error) {
 			}
 		}
 	}()
-	if err := l.sink.Write(ev); err != nil {
+	switch err := l.sink.Write(ev); {
+	case err == nil:
+		l.delivered.Add(1)
+	case errors.Is(err, ErrFiltered):
+		l.filtered.Add(1)
+	default:
 		return err
 	}
-	l.delivered.Add(1)
 	return nil
 }
 
@@ -226,7 +245,9 @@ func (l *Listener) stop(err error) {
 	l.failed.Add(1 + uint64(l.queue.discard()))
 	l.room.Broadcast()
 	l.mu.Unlock()
-	l.warn("sink %q stopped: %v", l.cfg.Name, err)
+	if !errors.Is(err, ErrOutputClosed) {
+		l.warn("sink %q stopped: %v", l.cfg.Name, err)
+	}
 }
 
 func (l *Listener) closeSink() {
@@ -278,16 +299,26 @@ func (l *Listener) Abort() {
 // Done is closed when Run has returned, after closing the sink.
 func (l *Listener) Done() <-chan struct{} { return l.done }
 
-// Stats is a snapshot of the counters; safe at any time.
+// Stats is a snapshot of the counters; safe at any time. While events flow the counters
+// are read one after another, not at one instant; Received is read last, so a snapshot
+// never shows more outcomes than events (an event is received before its outcome is
+// counted) and Received minus the others never underflows.
 func (l *Listener) Stats() Stats {
-	return Stats{
-		Received:  l.received.Load(),
+	s := Stats{
 		Delivered: l.delivered.Load(),
+		Filtered:  l.filtered.Load(),
 		Dropped:   l.dropped.Load(),
 		Coalesced: l.coalesced.Load(),
 		Failed:    l.failed.Load(),
 	}
+	s.Received = l.received.Load()
+	return s
 }
+
+// Seen reports whether an event numbered seq or later has been given to Add: every
+// listener receives every numbered event, so once all have seen seq, stopping the
+// informers loses nothing up to it.
+func (l *Listener) Seen(seq uint64) bool { return l.lastSeq.Load() >= seq }
 
 // Err is the error that stopped the sink (from Write, else from Close), if any.
 func (l *Listener) Err() error {

@@ -6,10 +6,11 @@ import (
 )
 
 // Stats counts what became of the events given to a listener. Once Run has returned,
-// Received == Delivered + Dropped + Coalesced + Failed.
+// Received == Delivered + Filtered + Dropped + Coalesced + Failed.
 type Stats struct {
 	Received  uint64 // every Add
 	Delivered uint64 // sink.Write returned nil
+	Filtered  uint64 // sink.Write returned ErrFiltered: left out on purpose
 	Dropped   uint64 // discarded by the on-full policy, at shutdown, or by Abort
 	Coalesced uint64 // merged into an event for the same object that was already queued
 	Failed    uint64 // not written because sink.Write returned an error or panicked
@@ -23,7 +24,7 @@ func (s Stats) Summary(name string) string {
 	for _, part := range []struct {
 		n    uint64
 		what string
-	}{{s.Dropped, "dropped"}, {s.Coalesced, "coalesced"}, {s.Failed, "failed"}} {
+	}{{s.Filtered, "filtered"}, {s.Dropped, "dropped"}, {s.Coalesced, "coalesced"}, {s.Failed, "failed"}} {
 		if part.n > 0 {
 			b.WriteString(", " + thousands(part.n) + " " + part.what)
 		}

@@ -1,0 +1,47 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/render"
+)
+
+// NewConfigCommand is `kubeevents config validate [FILE]`.
+func NewConfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	c := &cobra.Command{Use: "config", Short: "Work with the config file"}
+	c.AddCommand(&cobra.Command{
+		Use:   "validate [FILE]",
+		Short: "Check a config file without connecting to a cluster",
+		Long:  "Checks a config file (default " + displayPath(config.DefaultPath()) + "): keys, types, durations, sink names and jq expressions.",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			path := config.DefaultPath()
+			if len(args) == 1 {
+				path = args[0]
+			}
+			file, err := config.Load(path)
+			if err != nil {
+				return &UsageError{Err: err}
+			}
+			sinks := file.Resolved()
+			config.AssignNames(sinks)
+			if err := config.CheckNames(sinks); err != nil {
+				return &UsageError{Err: err}
+			}
+			for _, s := range sinks {
+				if s.Type == config.KindJQ {
+					if _, err := render.CompileJQ(s.Expr); err != nil {
+						return usageErrorf("%s: sink %q: %v", s.Origin, s.Name, err)
+					}
+				}
+			}
+			fmt.Fprintf(streams.Out, "%s: OK, %d sink%s\n", path, len(sinks), plural(len(sinks)))
+			return nil
+		},
+	})
+	return c
+}

@@ -1,0 +1,70 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes, documented in README: scripts tell the outcomes apart by them.
+const (
+	ExitOK         = 0 // a condition was met, the stream was interrupted, or --timeout ended a plain watch
+	ExitError      = 1 // the watch could not start or failed
+	ExitUsage      = 2 // bad flags, arguments or configuration
+	ExitTimeout    = 3 // --timeout expired before --until / --until-deleted was met
+	ExitSinkFailed = 4 // a sink failed (could not open or write); the others ran to the end
+)
+
+// UsageError is bad input from the command line or the config file: exit code 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usageErrorf(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// TimeoutError says --timeout expired before the awaited condition: exit code 3.
+type TimeoutError struct{ Err error }
+
+func (e *TimeoutError) Error() string { return e.Err.Error() }
+
+// SinkFailedError says one or more sinks stopped on an error while the rest went on:
+// exit code 4. Each failure was already reported when it happened.
+type SinkFailedError struct{ Names []string }
+
+func (e *SinkFailedError) Error() string {
+	return fmt.Sprintf("sink %s failed (see above)", strings.Join(quoteAll(e.Names), ", "))
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fmt.Sprintf("%q", n)
+	}
+	return out
+}
+
+// ExitCode reports err on errOut, one "kubeevents: " line (a jq syntax error adds its
+// caret lines), and returns the exit code for it. This is the one place errors become
+// exit codes.
+func ExitCode(err error, errOut io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(errOut, "kubeevents: %s\n", err)
+	var usage *UsageError
+	var timeout *TimeoutError
+	var sinkFailed *SinkFailedError
+	switch {
+	case errors.As(err, &usage):
+		return ExitUsage
+	case errors.As(err, &timeout):
+		return ExitTimeout
+	case errors.As(err, &sinkFailed):
+		return ExitSinkFailed
+	}
+	return ExitError
+}

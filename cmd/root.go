@@ -1,0 +1,82 @@
+// Package cmd holds kubeevents' cobra commands. Each is thin: flags fill an options
+// struct, whose Complete, Validate and Run do the work, as kubectl's commands do.
+package cmd
+
+import (
+	"context"
+	"flag"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+)
+
+// Execute runs kubeevents with args, writing to streams, until ctx ends (Ctrl-C).
+func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) error {
+	root := NewRootCommand(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil && isCobraUsageError(err) {
+		return &UsageError{Err: err}
+	}
+	return err
+}
+
+// isCobraUsageError recognises the errors cobra itself returns for a bad command line.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, prefix := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires ", "invalid argument", "flag needs an argument", "bad flag syntax"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewRootCommand builds the command tree. Tests run it with fake streams.
+func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	configFlags := genericclioptions.NewConfigFlags(true)
+	root := &cobra.Command{
+		Use:   "kubeevents",
+		Short: "Tail changes to Kubernetes resources: what changed, to several sinks at once",
+		Long: `kubeevents tails changes to any Kubernetes resource (custom resources too): a
+coloured live stream in the terminal, JSON lines for scripts, jq filters and files,
+from one shared informer, showing what changed in every update.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.CompletionOptions.HiddenDefaultCmd = false
+
+	configFlags.AddFlags(root.PersistentFlags())
+	verbosity := root.PersistentFlags().IntP("v", "v", 0, "diagnostics: 1 shows the start line and exit summary even when stderr is not a terminal; 6 and up also log client-go's requests (credentials masked)")
+	root.PersistentPreRun = func(*cobra.Command, []string) { setupKlog(*verbosity, streams.ErrOut) }
+
+	root.AddCommand(NewWatchCommand(configFlags, streams, verbosity))
+	root.AddCommand(NewConfigCommand(streams))
+	return root
+}
+
+// setupKlog keeps client-go's logging off stderr unless asked for with -v=6 or more:
+// stderr carries kubeevents' own diagnostics, one line each.
+func setupKlog(verbosity int, errOut io.Writer) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	if verbosity >= 6 {
+		_ = fs.Set("v", strconv.Itoa(verbosity))
+		klog.SetOutput(errOut)
+		return
+	}
+	klog.SetOutput(io.Discard)
+	klog.LogToStderr(false)
+}

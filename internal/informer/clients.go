@@ -1,0 +1,62 @@
+package informer
+
+import (
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+)
+
+// Clients are the API clients an informer may use.
+type Clients struct {
+	// TypedREST returns a client that decodes gv's built-in types into client-go's typed
+	// objects (protobuf on the wire). Typed is preferred wherever the type is known:
+	// decoding into unstructured maps costs about 2.4× the CPU, and typed objects are far
+	// smaller in the cache. Nil means every resource goes through Dynamic.
+	TypedREST func(gv schema.GroupVersion) (rest.Interface, error)
+	Dynamic   dynamic.Interface
+	// Metadata serves --metadata-only informers.
+	Metadata metadata.Interface
+}
+
+// NewClients builds the three clients from one REST config.
+func NewClients(config *rest.Config) (Clients, error) {
+	dyn, err := dynamic.NewForConfig(config)
+	if err != nil {
+		return Clients{}, err
+	}
+	meta, err := metadata.NewForConfig(config)
+	if err != nil {
+		return Clients{}, err
+	}
+	var mu sync.Mutex
+	typed := map[schema.GroupVersion]rest.Interface{}
+	typedREST := func(gv schema.GroupVersion) (rest.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if c, ok := typed[gv]; ok {
+			return c, nil
+		}
+		cfg := rest.CopyConfig(config)
+		cfg.GroupVersion = &gv
+		cfg.APIPath = "/apis"
+		if gv.Group == "" {
+			cfg.APIPath = "/api"
+		}
+		cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+		cfg.ContentType = runtime.ContentTypeProtobuf
+		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+		c, err := rest.RESTClientFor(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("client for %s: %w", gv, err)
+		}
+		typed[gv] = c
+		return c, nil
+	}
+	return Clients{TypedREST: typedREST, Dynamic: dyn, Metadata: meta}, nil
+}

@@ -1,0 +1,81 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// APIError turns an error from talking to the API server into one line that says what
+// failed and what to do about it. verb and res describe the request ("list", pods) when
+// the server's own message does not.
+func APIError(err error, verb string, res Resource) error {
+	if err == nil {
+		return nil
+	}
+	switch {
+	case apierrors.IsForbidden(err):
+		msg := err.Error()
+		if i := strings.Index(msg, "is forbidden: "); i >= 0 {
+			msg = msg[i+len("is forbidden: "):]
+		}
+		return fmt.Errorf("forbidden: %s (kubeevents needs list and watch rights; ask your cluster admin or use another --context)", lowerFirst(msg))
+	case apierrors.IsUnauthorized(err):
+		return errors.New("unauthorized: the API server rejected the credentials (expired or wrong token or certificate?); check --kubeconfig, --context and --token")
+	case apierrors.IsNotFound(err) && res.GVR.Resource != "":
+		return fmt.Errorf("the server has no resource %q (%s) any more: %v", res.String(), res.GVR.GroupVersion(), err)
+	case apierrors.IsBadRequest(err) || apierrors.IsInvalid(err):
+		return fmt.Errorf("the API server refused to %s %s: %s", verb, res, apiMessage(err))
+	}
+	if reason, server, ok := connectionProblem(err); ok {
+		return fmt.Errorf("cannot reach the API server%s: %s (is the cluster up? check --kubeconfig, --context and --server)", server, reason)
+	}
+	return err
+}
+
+// connectionProblem recognises errors that mean the server could not be reached.
+func connectionProblem(err error) (reason, server string, ok bool) {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		if u, perr := url.Parse(urlErr.URL); perr == nil {
+			server = " at " + u.Scheme + "://" + u.Host
+		}
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &dnsErr):
+		return "no such host " + dnsErr.Name, server, true
+	case errors.As(err, &opErr):
+		return shortReason(err), server, true
+	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
+		return "no answer within --request-timeout", server, true
+	case urlErr != nil:
+		return urlErr.Err.Error(), server, true
+	}
+	return "", "", false
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+func apiMessage(err error) string {
+	if status, ok := err.(apierrors.APIStatus); ok && status.Status().Message != "" {
+		return status.Status().Message
+	}
+	return err.Error()
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}

@@ -1,0 +1,216 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// resumeQuiet is how long a re-opened watch must go without a re-list before the outage
+// is reported as over with nothing missed.
+const resumeQuiet = 2 * time.Second
+
+// watchReporter wraps the informer's ListerWatcher so that no outage goes unsaid: it is
+// the one place that sees every list and watch call, and so knows when a watch was lost,
+// when the reflector re-lists, and what the re-list changed. client-go's own
+// WatchErrorHandler sees only errors that end a ListAndWatch, not a watch that drops and
+// is re-opened, nor a re-list that succeeds.
+type watchReporter struct {
+	inner    *cache.ListWatch
+	resource Resource
+	store    func() cache.Store
+	warn     func(format string, args ...any)
+	// fatal ends the command: used for errors before the first watch is established, when
+	// retrying would only hang (bad credentials, missing rights, a server that is down).
+	fatal func(err error)
+
+	mu          sync.Mutex
+	watching    bool // a watch has been opened once: from now on errors are retried
+	lost        bool // an outage has been reported and not yet declared over
+	relist      *relistCount
+	resumeTimer *time.Timer
+}
+
+// relistCount accumulates one re-list across its pages.
+type relistCount struct {
+	seen             map[string]bool
+	changed, created int
+}
+
+// IsWatchListSemanticsUnSupported makes the reflector list and then watch, rather than
+// stream the initial state through a watch (WatchListClient): a LIST is a single call
+// whose result can be counted and compared with the cache, which is how a re-list after
+// an outage is reported ("re-synced 1,204 pods (3 changed, 1 deleted while disconnected)").
+func (w *watchReporter) IsWatchListSemanticsUnSupported() bool { return true }
+
+func (w *watchReporter) List(options metav1.ListOptions) (runtime.Object, error) {
+	return w.ListWithContext(context.Background(), options)
+}
+
+func (w *watchReporter) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	return w.WatchWithContext(context.Background(), options)
+}
+
+func (w *watchReporter) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+	w.mu.Lock()
+	relisting := w.watching
+	if relisting && options.Continue == "" {
+		if !w.lost {
+			w.warn("watch of %s lost; re-listing…", w.resource)
+			w.lost = true
+		}
+		w.stopResumeTimerLocked()
+		w.relist = &relistCount{seen: map[string]bool{}}
+	}
+	w.mu.Unlock()
+
+	list, err := w.inner.ListWithContext(ctx, options)
+	if err != nil {
+		w.failed(err)
+		return nil, err
+	}
+	if relisting {
+		w.countPage(list)
+	}
+	return list, nil
+}
+
+func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+	wi, err := w.inner.WatchWithContext(ctx, options)
+	if err != nil {
+		w.failed(err)
+		return nil, err
+	}
+	w.mu.Lock()
+	w.watching = true
+	if w.lost && w.resumeTimer == nil {
+		w.resumeTimer = time.AfterFunc(resumeQuiet, w.resumed)
+	}
+	w.mu.Unlock()
+	return wi, nil
+}
+
+// resumed declares an outage over when the watch re-opened without needing a re-list:
+// the server replayed what happened meanwhile.
+func (w *watchReporter) resumed() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.lost && w.resumeTimer != nil {
+		w.lost = false
+		w.resumeTimer = nil
+		w.warn("watch of %s resumed; no events were missed", w.resource)
+	}
+}
+
+func (w *watchReporter) stopResumeTimerLocked() {
+	if w.resumeTimer != nil {
+		w.resumeTimer.Stop()
+		w.resumeTimer = nil
+	}
+}
+
+// failed reports a list or watch error: fatal before the first watch, once per outage
+// after it (the reflector retries with backoff).
+func (w *watchReporter) failed(err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.watching {
+		w.fatal(APIError(err, "list", w.resource))
+		return
+	}
+	w.stopResumeTimerLocked()
+	if !w.lost {
+		w.lost = true
+		w.warn("watch of %s lost (%s); retrying…", w.resource, shortReason(err))
+	}
+}
+
+// countPage adds one page of a re-list to the count, and reports the re-list when its
+// last page arrives. The cache still holds the state from before the outage, since the
+// reflector replaces it only after the whole list.
+func (w *watchReporter) countPage(list runtime.Object) {
+	store := w.store()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.relist == nil {
+		return
+	}
+	_ = meta.EachListItem(list, func(obj runtime.Object) error {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil
+		}
+		key := m.GetName()
+		if ns := m.GetNamespace(); ns != "" {
+			key = ns + "/" + key
+		}
+		w.relist.seen[key] = true
+		switch cached, exists, _ := store.GetByKey(key); {
+		case !exists:
+			w.relist.created++
+		case resourceVersion(cached) != m.GetResourceVersion():
+			w.relist.changed++
+		}
+		return nil
+	})
+	if lm, err := meta.ListAccessor(list); err == nil && lm.GetContinue() != "" {
+		return // more pages to come
+	}
+	deleted := 0
+	for _, key := range store.ListKeys() {
+		if !w.relist.seen[key] {
+			deleted++
+		}
+	}
+	w.warn("re-synced %s %s (%d changed, %d created, %d deleted while disconnected)",
+		thousands(len(w.relist.seen)), w.resource, w.relist.changed, w.relist.created, deleted)
+	w.relist = nil
+	w.lost = false
+}
+
+func resourceVersion(obj any) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
+}
+
+// shortReason is the gist of a connection error: "connection refused", not the URL.
+func shortReason(err error) string {
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Err != nil {
+		msg := opErr.Err.Error()
+		if i := strings.LastIndex(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+		return msg
+	}
+	if status, ok := err.(apierrors.APIStatus); ok {
+		return status.Status().Message
+	}
+	return err.Error()
+}
+
+// thousands formats n with comma separators.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

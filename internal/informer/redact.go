@@ -1,0 +1,64 @@
+package informer
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// secretsGK is the one kind whose values kubeevents hides by default.
+var secretsGK = schema.GroupKind{Kind: "Secret"}
+
+// lastAppliedAnnotation holds a copy of the whole object as last applied, secret values
+// included.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// redactor replaces Secret values before objects enter the informer's cache, so no sink,
+// diff or jq expression can ever see them. A value becomes "<redacted: N bytes #f>",
+// where f is an HMAC of the value under a key drawn at start-up and never shown: two
+// values are told apart (a change still shows as a change, even to a value of the same
+// length) within one run, while the fingerprint says nothing about the value itself.
+type redactor struct{ key []byte }
+
+func newRedactor() *redactor {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // crypto/rand.Read never fails on supported platforms
+	return &redactor{key: key}
+}
+
+func (r *redactor) placeholder(value []byte) string {
+	mac := hmac.New(sha256.New, r.key)
+	mac.Write(value)
+	return fmt.Sprintf("<redacted: %d bytes #%s>", len(value), hex.EncodeToString(mac.Sum(nil)[:4]))
+}
+
+// redactSecret rewrites an unstructured Secret in place: every value of data (base64, so
+// its decoded length is reported) and stringData, and the last-applied annotation.
+func (r *redactor) redactSecret(u *unstructured.Unstructured) {
+	if data, ok := u.Object["data"].(map[string]any); ok {
+		for k, v := range data {
+			s, _ := v.(string)
+			raw, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				raw = []byte(s)
+			}
+			data[k] = r.placeholder(raw)
+		}
+	}
+	if data, ok := u.Object["stringData"].(map[string]any); ok {
+		for k, v := range data {
+			s, _ := v.(string)
+			data[k] = r.placeholder([]byte(s))
+		}
+	}
+	if annotations := u.GetAnnotations(); annotations[lastAppliedAnnotation] != "" {
+		annotations[lastAppliedAnnotation] = r.placeholder([]byte(annotations[lastAppliedAnnotation]))
+		u.SetAnnotations(annotations)
+	}
+}

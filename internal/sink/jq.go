@@ -1,0 +1,104 @@
+package sink
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/render"
+)
+
+// runtimeNoticeEvery limits how often one jq sink reports failing events.
+const runtimeNoticeEvery = 5 * time.Second
+
+// JQ runs a jq program on each event's envelope and writes what it yields: JSON lines, or
+// raw text for strings. An event for which it yields nothing, false or null is left out.
+type JQ struct {
+	name     string
+	query    *render.JQ
+	differ   *render.Differ
+	showOld  bool
+	raw      bool
+	filter   Filter
+	w        io.Writer
+	describe string
+	closeFn  func() error
+	warn     func(format string, args ...any)
+
+	buf        []byte
+	lastNotice time.Time
+	failures   int
+}
+
+// JQOptions configure a jq sink.
+type JQOptions struct {
+	Name     string
+	Query    *render.JQ
+	Differ   *render.Differ
+	ShowOld  bool
+	Raw      bool
+	Filter   Filter
+	Out      io.Writer
+	Describe string       // "stdout" or "file deletions.txt"
+	CloseFn  func() error // nil for stdout
+	Warn     func(format string, args ...any)
+}
+
+func NewJQ(o JQOptions) *JQ {
+	return &JQ{name: o.Name, query: o.Query, differ: o.Differ, showOld: o.ShowOld, raw: o.Raw, filter: o.Filter,
+		w: o.Out, describe: o.Describe, closeFn: o.CloseFn, warn: o.Warn}
+}
+
+func (s *JQ) Write(ev *informer.Event) error {
+	if s.filter.Skip(ev) {
+		return listener.ErrFiltered
+	}
+	input, err := render.EnvelopeValue(ev, s.differ, s.showOld)
+	if err != nil {
+		return err
+	}
+	outputs, err := s.query.Run(context.Background(), input)
+	if err != nil {
+		s.runtimeError(ev, err)
+		return listener.ErrFiltered
+	}
+	s.buf = s.buf[:0]
+	for _, v := range outputs {
+		if !render.Truthy(v) {
+			continue
+		}
+		if s.buf, err = render.AppendJQOutput(s.buf, v, s.raw); err != nil {
+			s.runtimeError(ev, err)
+			return listener.ErrFiltered
+		}
+	}
+	if len(s.buf) == 0 {
+		return listener.ErrFiltered
+	}
+	return writeAll(s.w, s.buf, s.describe)
+}
+
+// runtimeError reports a jq error on one event (rate-limited); the stream goes on.
+func (s *JQ) runtimeError(ev *informer.Event, err error) {
+	s.failures++
+	now := time.Now()
+	if now.Sub(s.lastNotice) < runtimeNoticeEvery {
+		return
+	}
+	s.lastNotice = now
+	more := ""
+	if s.failures > 1 {
+		more = " (" + strconv.Itoa(s.failures) + " events failed so far)"
+	}
+	s.warn("jq sink %q: %v on %s %s %s; skipping it%s", s.name, err, ev.Type, ev.Kind, ev.Key(), more)
+}
+
+func (s *JQ) Close() error {
+	if s.closeFn == nil {
+		return nil
+	}
+	return s.closeFn()
+}

@@ -1,0 +1,90 @@
+// Package sink holds the outputs a listener delivers to: the terminal (stdout), files
+// (JSON Lines by default, rotated by size) and jq programs. Each sink is used by exactly
+// one listener goroutine, renders each event into its own buffer and writes it with one
+// Write call, so a line is never split between writers, files or rotations.
+package sink
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/render"
+)
+
+// Filter decides, once per sink, which events it leaves out (--changes-only).
+type Filter struct {
+	// ChangesOnly leaves out MODIFIED events whose diff is empty after the ignored paths.
+	ChangesOnly bool
+	Differ      *render.Differ
+}
+
+// Skip reports whether the sink leaves ev out.
+func (f Filter) Skip(ev *informer.Event) bool {
+	return f.ChangesOnly && ev.Type == informer.Modified && f.Differ.Unchanged(ev)
+}
+
+// Printer writes rendered events to w: the terminal sink, and file sinks in any format.
+type Printer struct {
+	w       io.Writer
+	printer *render.Printer
+	filter  Filter
+	buf     []byte
+	// closeFn flushes and closes the destination; nil for stdout, which is not ours.
+	closeFn func() error
+	// describe names the destination in errors: "stdout", "file events.jsonl".
+	describe string
+}
+
+// NewPrinter makes a sink that renders with p and writes to w; closeFn (may be nil)
+// runs once at Close.
+func NewPrinter(w io.Writer, p *render.Printer, filter Filter, describe string, closeFn func() error) *Printer {
+	return &Printer{w: w, printer: p, filter: filter, describe: describe, closeFn: closeFn}
+}
+
+func (s *Printer) Write(ev *informer.Event) error {
+	if s.filter.Skip(ev) {
+		return listener.ErrFiltered
+	}
+	var err error
+	s.buf, err = s.printer.Append(s.buf[:0], ev)
+	if err != nil {
+		return err
+	}
+	return writeAll(s.w, s.buf, s.describe)
+}
+
+func (s *Printer) Close() error {
+	if s.closeFn == nil {
+		return nil
+	}
+	return s.closeFn()
+}
+
+// writeAll writes one rendered event. A reader that went away (EPIPE) is reported as
+// listener.ErrOutputClosed, so the sink stops without a word, as `kubectl get -w | head`
+// users expect.
+func writeAll(w io.Writer, b []byte, describe string) error {
+	if _, err := w.Write(b); err != nil {
+		if errors.Is(err, syscall.EPIPE) {
+			return fmt.Errorf("%s: %w", describe, listener.ErrOutputClosed)
+		}
+		return fmt.Errorf("writing %s: %w", describe, unwrapPathError(err))
+	}
+	return nil
+}
+
+// unwrapPathError drops the "write /path:" prefix of an *os.PathError: callers name the
+// file themselves.
+func unwrapPathError(err error) error {
+	var pe interface{ Unwrap() error }
+	if errors.As(err, &pe) {
+		if inner := pe.Unwrap(); inner != nil {
+			return inner
+		}
+	}
+	return err
+}

@@ -1,0 +1,319 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+const eventWait = 20 * time.Second
+
+func labelPod(t *testing.T, ns, name, key, value string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
+	if _, err := client.CoreV1().Pods(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("labelling pod %s/%s: %v", ns, name, err)
+	}
+}
+
+// The first vertical slice: ADDED, MODIFIED and DELETED of a pod in JSON Lines, with the
+// envelope kubectl's keys and apiVersion/kind filled in, managedFields dropped.
+func TestWatchPodsJSON(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "existing", nil)
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json")
+
+	added := s.waitJSON(eventWait, "ADDED existing", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == "existing" })
+	m := added.meta()
+	if m.APIVersion != "v1" || m.Kind != "Pod" {
+		t.Errorf("object apiVersion/kind = %q/%q, want v1/Pod", m.APIVersion, m.Kind)
+	}
+	if m.Metadata.ManagedFields != nil {
+		t.Errorf("managedFields were not dropped: %v", m.Metadata.ManagedFields)
+	}
+	if added.Resource["resource"] != "pods" || added.Resource["version"] != "v1" || added.Seq == 0 || added.Time == "" {
+		t.Errorf("envelope = %+v; want resource pods/v1, a seq and a time", added)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, added.Time); err != nil {
+		t.Errorf("time %q is not RFC 3339: %v", added.Time, err)
+	}
+
+	labelPod(t, ns, "existing", "tier", "web")
+	mod := s.waitJSON(eventWait, "MODIFIED existing", func(ev envelope) bool { return ev.Type == "MODIFIED" && ev.name() == "existing" })
+	if mod.meta().Metadata.Labels["tier"] != "web" {
+		t.Errorf("MODIFIED object labels = %v, want tier=web", mod.meta().Metadata.Labels)
+	}
+	if mod.Seq <= added.Seq {
+		t.Errorf("seq did not increase: ADDED %d, MODIFIED %d", added.Seq, mod.Seq)
+	}
+
+	deletePod(t, ns, "existing")
+	s.waitJSON(eventWait, "DELETED existing", func(ev envelope) bool { return ev.Type == "DELETED" && ev.name() == "existing" })
+
+	_, code := s.interrupt(10 * time.Second)
+	if code != 0 {
+		t.Errorf("exit code after Ctrl-C = %d, want 0; stderr:\n%s", code, s.Stderr())
+	}
+}
+
+func TestWatchPodsPretty(t *testing.T) {
+	ns := newNamespace(t)
+	s := startKubeevents(t, "watch", "po", "-n", ns, "--color", "never")
+	createPod(t, ns, "web-1", nil)
+	line := s.waitFor(eventWait, "ADDED line", func(l string) bool { return strings.Contains(l, "ADDED") })
+	want := regexp.MustCompile(`^\d\d:\d\d:\d\d  ADDED\s+` + regexp.QuoteMeta(ns+"/web-1") + `\s+Pending\s+0/1\s+restarts 0\s+node -$`)
+	if !want.MatchString(line) {
+		t.Errorf("pretty ADDED line = %q, want it to match %s", line, want)
+	}
+	if strings.Contains(line, "\x1b[") {
+		t.Errorf("--color never printed escape codes: %q", line)
+	}
+	labelPod(t, ns, "web-1", "tier", "web")
+	s.waitFor(eventWait, "MODIFIED line", func(l string) bool { return strings.Contains(l, "MODIFIED") && strings.Contains(l, "web-1") })
+	deletePod(t, ns, "web-1")
+	s.waitFor(eventWait, "DELETED line", func(l string) bool { return strings.Contains(l, "DELETED") && strings.Contains(l, "lived") })
+	_, code := s.interrupt(10 * time.Second)
+	if code != 0 {
+		t.Errorf("exit code after Ctrl-C = %d, want 0", code)
+	}
+}
+
+func TestColorAlways(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "web-1", nil)
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "--color", "always")
+	line := s.waitFor(eventWait, "ADDED line", func(l string) bool { return strings.Contains(l, "ADDED") })
+	if !strings.Contains(line, "\x1b[32mADDED\x1b[0m") {
+		t.Errorf("--color always: ADDED is not green: %q", line)
+	}
+}
+
+// Custom resources go through the dynamic informer, by plural and by short name.
+func TestWatchCustomResource(t *testing.T) {
+	ns := newNamespace(t)
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+ "metadata":{"name":"widgets.e2e.kubeevents.dev"},
+ "spec":{"group":"e2e.kubeevents.dev","scope":"Namespaced",
+  "names":{"plural":"widgets","singular":"widget","kind":"Widget","shortNames":["wdg"]},
+  "versions":[{"name":"v1","served":true,"storage":true,
+   "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	applyJSON(t, "", crd)
+	waitForResource(t, "widgets.e2e.kubeevents.dev")
+
+	for _, typ := range []string{"widgets", "wdg", "widgets.e2e.kubeevents.dev"} {
+		t.Run(typ, func(t *testing.T) {
+			s := startKubeevents(t, "watch", typ, "-n", ns, "-o", "json")
+			name := "w-" + strings.ReplaceAll(strings.ReplaceAll(typ, ".", "-"), "_", "-")
+			applyJSON(t, ns, fmt.Sprintf(`{"apiVersion":"e2e.kubeevents.dev/v1","kind":"Widget","metadata":{"name":%q},"spec":{"size":3}}`, name))
+			ev := s.waitJSON(eventWait, "ADDED widget", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == name })
+			if m := ev.meta(); m.Kind != "Widget" || m.APIVersion != "e2e.kubeevents.dev/v1" {
+				t.Errorf("widget apiVersion/kind = %s/%s", m.APIVersion, m.Kind)
+			}
+			if ev.Resource["group"] != "e2e.kubeevents.dev" || ev.Resource["resource"] != "widgets" {
+				t.Errorf("resource = %v", ev.Resource)
+			}
+		})
+	}
+}
+
+// applyJSON creates an object from JSON with kubectl (namespace "" for cluster-scoped).
+func applyJSON(t *testing.T, ns, manifest string) {
+	t.Helper()
+	args := []string{"apply", "-f", "-"}
+	if ns != "" {
+		args = append(args, "-n", ns)
+	}
+	cmd := exec.Command(clusterBin+"/kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(manifest)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+}
+
+// waitForResource waits until discovery serves a newly created CRD.
+func waitForResource(t *testing.T, resource string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		cmd := exec.Command(clusterBin+"/kubectl", "--kubeconfig", kubeconfig, "get", resource, "-A")
+		if err := cmd.Run(); err == nil {
+			return
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	t.Fatalf("%s was not served within 30s", resource)
+}
+
+func TestSelectorsFilter(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "front", map[string]string{"tier": "front"})
+	createPod(t, ns, "back", map[string]string{"tier": "back"})
+
+	byLabel := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "-l", "tier=front", "-o", "name", "--max-events", "1")
+	byField := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "--field-selector", "metadata.name=back", "-o", "name", "--max-events", "1")
+	if byLabel.code != 0 || strings.TrimSpace(byLabel.stdout) != "ADDED pod/front" {
+		t.Errorf("-l tier=front: exit %d, stdout %q, stderr %q; want ADDED pod/front", byLabel.code, byLabel.stdout, byLabel.stderr)
+	}
+	if byField.code != 0 || strings.TrimSpace(byField.stdout) != "ADDED pod/back" {
+		t.Errorf("--field-selector metadata.name=back: exit %d, stdout %q, stderr %q", byField.code, byField.stdout, byField.stderr)
+	}
+	// Two NAME arguments are filtered client-side (field selectors cannot OR).
+	named := startKubeevents(t, "watch", "pods", "-n", ns, "front", "back", "-o", "name")
+	got := map[string]bool{}
+	for len(got) < 2 {
+		got[named.waitFor(eventWait, "two named pods", func(string) bool { return true })] = true
+	}
+	if !got["ADDED pod/front"] || !got["ADDED pod/back"] {
+		t.Errorf("NAME arguments front back: got %v", got)
+	}
+}
+
+func TestErrorsAreOneLine(t *testing.T) {
+	ns := newNamespace(t)
+	cases := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"unknown type", []string{"watch", "podz"}, 2, `kubeevents: unknown resource type "podz"; did you mean "pods"?`},
+		{"forbidden", []string{"watch", "pods", "-n", ns, "--context", "nobody"}, 1, `kubeevents: forbidden: user "nobody" cannot list resource "pods"`},
+		{"bad label selector", []string{"watch", "pods", "-l", "a in (b"}, 2, `kubeevents: -l/--selector "a in (b":`},
+		{"bad output", []string{"watch", "pods", "-o", "xml"}, 2, `kubeevents: -o: unknown output format "xml"`},
+		{"missing kubeconfig", []string{"watch", "pods", "--kubeconfig", "/nonexistent/kubeconfig"}, 1, `kubeevents: cannot load kubeconfig:`},
+		{"no type", []string{"watch"}, 2, `kubeevents: requires at least 1 arg`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runKubeevents(t, 30*time.Second, c.args...)
+			if r.code != c.wantCode {
+				t.Errorf("exit code = %d, want %d; stderr %q", r.code, c.wantCode, r.stderr)
+			}
+			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], c.want) {
+				t.Errorf("stderr = %q, want one line starting %q", r.stderr, c.want)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout = %q, want nothing", r.stdout)
+			}
+		})
+	}
+}
+
+// `| head -1` closes stdout: kubeevents ends quietly with 0.
+func TestClosedStdoutExitsQuietly(t *testing.T) {
+	ns := newNamespace(t)
+	for i := range 5 {
+		createPod(t, ns, fmt.Sprintf("p-%d", i), nil)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	script := fmt.Sprintf("set -o pipefail; %q watch pods -n %s --kubeconfig %q -o json | head -1", binary, ns, kubeconfig)
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Env = cleanEnv()
+	out, err := cmd.Output()
+	var stderr string
+	if ee, ok := err.(*exec.ExitError); ok {
+		stderr = string(ee.Stderr)
+	}
+	if err != nil {
+		t.Fatalf("pipeline failed (%v); stderr %q", err, stderr)
+	}
+	if n := strings.Count(string(out), "\n"); n != 1 {
+		t.Errorf("head -1 printed %d lines", n)
+	}
+}
+
+// For the same churn, kubeevents prints the same (type, name, resourceVersion) sequence
+// as `kubectl get -w --output-watch-events -o json`.
+func TestSameSequenceAsKubectl(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "pre-0", nil)
+	createPod(t, ns, "pre-1", nil)
+
+	kctx, kcancel := context.WithCancel(context.Background())
+	defer kcancel()
+	kc := exec.CommandContext(kctx, clusterBin+"/kubectl", "--kubeconfig", kubeconfig, "get", "pods", "-n", ns, "-w", "--output-watch-events", "-o", "json")
+	kout, err := kc.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kubectlEvents := make(chan [3]string, 1000)
+	go func() {
+		dec := json.NewDecoder(kout)
+		for {
+			var ev envelope
+			if err := dec.Decode(&ev); err != nil {
+				if err != io.EOF {
+					close(kubectlEvents)
+				}
+				return
+			}
+			m := ev.meta()
+			kubectlEvents <- [3]string{ev.Type, m.Metadata.Name, m.Metadata.ResourceVersion}
+		}
+	}()
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json")
+
+	// Both must have seen the initial list before the churn starts.
+	var want, got [][3]string
+	for len(want) < 2 {
+		want = append(want, <-kubectlEvents)
+	}
+	for len(got) < 2 {
+		ev := s.waitJSON(eventWait, "initial list", func(envelope) bool { return true })
+		got = append(got, [3]string{ev.Type, ev.name(), ev.meta().Metadata.ResourceVersion})
+	}
+	for i := range 3 {
+		name := fmt.Sprintf("churn-%d", i)
+		createPod(t, ns, name, nil)
+		labelPod(t, ns, name, "round", "1")
+		labelPod(t, ns, "pre-0", "round", fmt.Sprint(i))
+		deletePod(t, ns, name)
+	}
+	const total = 2 + 3*4
+	timeout := time.After(eventWait)
+	for len(want) < total {
+		select {
+		case ev, ok := <-kubectlEvents:
+			if !ok {
+				t.Fatal("kubectl output ended early")
+			}
+			want = append(want, ev)
+		case <-timeout:
+			t.Fatalf("kubectl printed %d of %d events", len(want), total)
+		}
+	}
+	for len(got) < total {
+		ev := s.waitJSON(eventWait, "churn events", func(envelope) bool { return true })
+		got = append(got, [3]string{ev.Type, ev.name(), ev.meta().Metadata.ResourceVersion})
+	}
+	// The initial list may come in either order; after it, the order is the server's.
+	if fmt.Sprint(sortedPair(want[:2])) != fmt.Sprint(sortedPair(got[:2])) {
+		t.Errorf("initial list: kubectl %v, kubeevents %v", want[:2], got[:2])
+	}
+	for i := 2; i < total; i++ {
+		if want[i] != got[i] {
+			t.Errorf("event %d: kubectl %v, kubeevents %v", i, want[i], got[i])
+		}
+	}
+}
+
+func sortedPair(evs [][3]string) [][3]string {
+	if len(evs) == 2 && evs[0][1] > evs[1][1] {
+		return [][3]string{evs[1], evs[0]}
+	}
+	return evs
+}
