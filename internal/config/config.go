@@ -1,0 +1,284 @@
+// Package config reads kubeevents' output sinks from --sink flags and from a YAML
+// config file, and checks them before anything is started.
+//
+// # The --sink flag
+//
+// Each --sink flag defines one sink:
+//
+//	KIND[(OPTIONS)][=TARGET]
+//
+// KIND is terminal, file or jq.
+//
+// TARGET is everything after the '=' that follows KIND or the closing ')', taken
+// verbatim: a jq expression may contain commas, '=', parentheses and quotes. It is the
+// path for file, the expression for jq and the format for terminal (terminal=wide).
+// file and jq need a target; terminal does not.
+//
+// OPTIONS is a comma-separated list of key=value, or a bare key for the booleans raw and
+// compress (key=true and key=false work too). Spaces around keys and values are
+// ignored. A value may be double-quoted to hold a comma or ')', with \" and \\ as the
+// only escapes inside the quotes: output="a,b.txt". The keys are:
+//
+//	name=NAME        every kind  the sink's name (default: screen for terminal, the file's
+//	                             base name for file, jq for jq; repeats get -2, -3, ...)
+//	format=FORMAT    terminal    pretty, wide, json, yaml or name (default: the -o flag)
+//	                 file        json (default), pretty or yaml
+//	buffer=N         every kind  events queued for the sink at most
+//	on-full=POLICY   every kind  block, drop-oldest, drop-newest or coalesce
+//	resync=DURATION  every kind  resync period, at least 1s (30s, 5m, 1h)
+//	raw              jq          print string results without quotes
+//	output=PATH      jq          write results to PATH instead of stdout ("-": stdout)
+//	max-size=MB      file        rotate the file when it reaches MB megabytes
+//	max-backups=N    file        rotated files kept at most (needs max-size)
+//	max-age=DAYS     file        days rotated files are kept at most (needs max-size)
+//	compress         file        gzip rotated files (needs max-size)
+//
+// Examples:
+//
+//	file=events.jsonl
+//	file(format=pretty,max-size=100,max-backups=5,compress)=events.log
+//	jq=select(.type=="DELETED")
+//	jq(raw,output=deletions.txt,on-full=drop-oldest,buffer=4096)=select(.type=="DELETED") | .object.metadata.name
+//	terminal(format=json,resync=30s)
+//	terminal=wide
+//
+// # The config file
+//
+// The config file (DefaultPath, unless the caller is told otherwise) is YAML with the
+// same settings in camelCase:
+//
+//	defaults:            # applied to every sink that leaves a field unset
+//	  buffer: 2048
+//	  onFull: drop-oldest
+//	  resync: 10m
+//	sinks:
+//	  - name: screen
+//	    type: terminal
+//	    format: pretty
+//	  - name: archive
+//	    type: file
+//	    path: events.jsonl
+//	    rotate: {maxSizeMB: 100, maxBackups: 5, maxAgeDays: 7, compress: true}
+//	    resync: 5m
+//	    buffer: 4096
+//	    onFull: block
+//	  - name: deletions
+//	    type: jq
+//	    expr: 'select(.type=="DELETED") | .object.metadata.name'
+//	    raw: true
+//	    output: deletions.txt
+//
+// It is decoded strictly: unknown and duplicate keys, values of the wrong type and
+// settings that do not fit the sink's type are errors, each reported as
+// "PATH:LINE:COLUMN: what is wrong".
+//
+// # Putting sinks together
+//
+// The caller combines the file's sinks with the flags' sinks like this:
+//
+//	sinks := f.Resolved()                       // file sinks, with f.Defaults applied
+//	for _, s := range flagSinks {
+//		sinks = append(sinks, f.Defaults.Apply(s)) // if the defaults should reach flag sinks too
+//	}
+//	config.AssignNames(sinks)                   // jq, jq-2, ... for names not given
+//	if err := config.CheckNames(sinks); err != nil { ... }
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// SinkSyntaxHelp describes the --sink flag, for its help text.
+const SinkSyntaxHelp = `output sink, repeatable: KIND[(OPTIONS)][=TARGET]
+KIND is terminal, file or jq; TARGET (taken verbatim) is the path for file, the jq expression for jq, the format for terminal.
+OPTIONS: comma-separated key=value: name, format, buffer, on-full, resync (all kinds); raw, output (jq); max-size (MB), max-backups, max-age (days), compress (file). Quote values holding ',' or ')': output="a,b.txt".
+Examples: file=events.jsonl  file(format=pretty,max-size=100,compress)=events.log  jq(raw,output=names.txt)=select(.type=="DELETED") | .object.metadata.name  terminal(format=json,resync=30s)`
+
+// Sink kinds.
+const (
+	KindTerminal = "terminal"
+	KindFile     = "file"
+	KindJQ       = "jq"
+)
+
+// MinResync is the shortest resync period accepted. client-go silently raises shorter
+// periods to this, so they are refused instead.
+const MinResync = time.Second
+
+// MaxBuffer is the largest buffer accepted. A listener allocates its whole buffer up
+// front, so an absurd value would exhaust memory rather than fail cleanly.
+const MaxBuffer = 1 << 24
+
+// Sink is one output sink's settings, from a --sink flag or the config file.
+type Sink struct {
+	// Name is unique among all sinks. When not given it defaults to "screen" for
+	// terminal, the file's base name for file ("events.jsonl") and "jq" for jq, and
+	// AutoName is set so that AssignNames may number repeats ("jq-2", ...).
+	Name string
+	// Type is KindTerminal, KindFile or KindJQ.
+	Type string
+	// Format is, for terminal: pretty, wide, json, yaml or name, "" meaning the -o
+	// flag's format; for file: json (set when not given), pretty or yaml; for jq: "".
+	Format string
+	Path   string // file: the file written (required)
+	Expr   string // jq: the expression (required)
+	Raw    bool   // jq: strings are printed raw
+	Output string // jq: file the results go to; "" or "-" means stdout
+	Rotate Rotate // file: rotation
+	Buffer int    // events queued at most; 0 means the default
+	// OnFull is a listener.Policy name; "" means the default.
+	OnFull string
+	// Resync is the resync period; 0 means none, otherwise it is at least MinResync.
+	Resync time.Duration
+
+	// AutoName reports that Name is a default rather than given by the user.
+	AutoName bool
+	// Origin says where the sink was defined, for messages: `--sink "jq=."` or
+	// "config.yaml:12:5".
+	Origin string
+}
+
+// Rotate is a file sink's rotation settings.
+type Rotate struct {
+	MaxSizeMB  int  // rotate when the file reaches this many megabytes; 0 means no rotation
+	MaxBackups int  // rotated files kept at most; 0 means all
+	MaxAgeDays int  // days a rotated file is kept at most; 0 means no limit
+	Compress   bool // gzip rotated files
+}
+
+// File is a parsed config file.
+type File struct {
+	Defaults Defaults // applied to sinks that leave a field unset; see Resolved
+	Sinks    []Sink   // as written, without Defaults applied
+}
+
+// Defaults are the settings a sink gets when it leaves them unset (zero).
+type Defaults struct {
+	Buffer int
+	OnFull string
+	Resync time.Duration
+}
+
+// Apply returns s with d's Buffer, OnFull and Resync filled in where s leaves them zero.
+func (d Defaults) Apply(s Sink) Sink {
+	if s.Buffer == 0 {
+		s.Buffer = d.Buffer
+	}
+	if s.OnFull == "" {
+		s.OnFull = d.OnFull
+	}
+	if s.Resync == 0 {
+		s.Resync = d.Resync
+	}
+	return s
+}
+
+// Resolved returns a copy of the file's sinks with Defaults applied to each. A nil File
+// has no sinks.
+func (f *File) Resolved() []Sink {
+	if f == nil || len(f.Sinks) == 0 {
+		return nil
+	}
+	sinks := make([]Sink, len(f.Sinks))
+	for i, s := range f.Sinks {
+		sinks[i] = f.Defaults.Apply(s)
+	}
+	return sinks
+}
+
+// AssignNames makes default names unique, in place: the sinks whose AutoName is set
+// keep their default name if no other sink has it and get "-2", "-3", ... appended
+// otherwise ("jq", "jq-2", "jq-3"). Names the user gave are never changed, and win over
+// default ones. Call it before CheckNames, on all sinks (config file and flags).
+func AssignNames(sinks []Sink) {
+	taken := make(map[string]bool, len(sinks))
+	for _, s := range sinks {
+		if !s.AutoName {
+			taken[s.Name] = true
+		}
+	}
+	for i := range sinks {
+		if !sinks[i].AutoName {
+			continue
+		}
+		base, name := sinks[i].Name, sinks[i].Name
+		for n := 2; taken[name]; n++ {
+			name = fmt.Sprintf("%s-%d", base, n)
+		}
+		taken[name] = true
+		sinks[i].Name = name
+	}
+}
+
+// CheckNames reports a sink without a name, or two sinks with the same name, naming
+// where each was defined.
+func CheckNames(sinks []Sink) error {
+	first := make(map[string]int, len(sinks))
+	for i, s := range sinks {
+		if s.Name == "" {
+			return fmt.Errorf("%s has no name; give it one", origin(s, i))
+		}
+		if j, ok := first[s.Name]; ok {
+			return fmt.Errorf("duplicate sink name %q: %s and %s; give each sink its own name",
+				s.Name, origin(sinks[j], j), origin(s, i))
+		}
+		first[s.Name] = i
+	}
+	return nil
+}
+
+func origin(s Sink, i int) string {
+	if s.Origin != "" {
+		return s.Origin
+	}
+	return fmt.Sprintf("sink #%d", i+1)
+}
+
+// DefaultPath returns the config file's usual place:
+// $XDG_CONFIG_HOME/kubeevents/config.yaml, or ~/.config/kubeevents/config.yaml when
+// XDG_CONFIG_HOME is unset, empty or relative (the XDG spec says to ignore relative
+// paths). It returns "" if neither that nor the home directory is known.
+func DefaultPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "kubeevents", "config.yaml")
+}
+
+// kinds lists the sink kinds in the order messages show them.
+var kinds = []string{KindTerminal, KindFile, KindJQ}
+
+func knownKind(k string) bool {
+	for _, kind := range kinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// kindList is "terminal, file or jq".
+func kindList() string {
+	return strings.Join(kinds[:len(kinds)-1], ", ") + " or " + kinds[len(kinds)-1]
+}
+
+// defaultName is a sink's name when none is given.
+func defaultName(s *Sink) string {
+	switch s.Type {
+	case KindTerminal:
+		return "screen"
+	case KindFile:
+		return filepath.Base(s.Path)
+	default:
+		return s.Type
+	}
+}

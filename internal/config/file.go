@@ -1,0 +1,439 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Load reads and parses the config file at path; see Parse. If the file cannot be read
+// the error starts with path and wraps the cause, so errors.Is(err, fs.ErrNotExist)
+// tells a missing file.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and checks a config file's contents; name is the file's path, used in
+// messages. Decoding is strict, and every error is one line of the form
+// "NAME:LINE:COLUMN: message" (or "NAME:LINE: message" for YAML syntax errors). An
+// empty file, or one with only comments, has no sinks. The sinks are returned as
+// written, with default names (AutoName), file sinks' default format and Origin
+// ("NAME:LINE:COLUMN") filled in; Defaults are not applied (see Resolved).
+func Parse(name string, data []byte) (*File, error) {
+	d := &decoder{name: name}
+	return d.parse(data)
+}
+
+type decoder struct {
+	name string
+}
+
+// errorf returns an error located at n.
+func (d *decoder) errorf(n *yaml.Node, format string, args ...any) error {
+	return fmt.Errorf("%s:%d:%d: %s", d.name, n.Line, n.Column, fmt.Sprintf(format, args...))
+}
+
+// yamlError turns an error from the YAML parser into one in "NAME:LINE: message" form.
+func (d *decoder) yamlError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, text, ok := strings.Cut(rest, ": "); ok {
+			if _, err := strconv.Atoi(num); err == nil {
+				return fmt.Errorf("%s:%s: %s", d.name, num, oneLine(text))
+			}
+		}
+	}
+	return fmt.Errorf("%s: %s", d.name, oneLine(msg))
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func (d *decoder) parse(data []byte) (*File, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if err == io.EOF {
+			return &File{}, nil
+		}
+		return nil, d.yamlError(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		if err != nil {
+			return nil, d.yamlError(err)
+		}
+		return nil, d.errorf(&extra, "a second YAML document; the config file holds one")
+	}
+
+	f := &File{}
+	root := &doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return f, nil
+		}
+		root = root.Content[0]
+	}
+	root = resolve(root)
+	if isNull(root) {
+		return f, nil
+	}
+	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks"}, func(key string, k, v *yaml.Node) error {
+		switch key {
+		case "defaults":
+			return d.defaults(v, &f.Defaults)
+		case "sinks":
+			return d.sinks(v, f)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// resolve follows an alias to the node it stands for.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// clip shortens a value quoted in a message to its first 60 bytes, and "...".
+func clip(s string) string {
+	const limit = 60
+	if len(s) <= limit {
+		return s
+	}
+	i := limit
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "..."
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// describe names what n is, for "got ..." in messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if isNull(n) {
+			return "nothing"
+		}
+		return strconv.Quote(clip(n.Value))
+	}
+	return "something else"
+}
+
+// mapping calls fn for each key of the mapping n, in order, after checking that n is a
+// mapping whose keys are known strings, each given once. where says where n is in
+// messages ("at the top level", `in sink "archive"`), and path is the prefix of its
+// keys' paths ("sinks[1].", "" at the top level).
+func (d *decoder) mapping(n *yaml.Node, where, path string, keys []string, fn func(key string, k, v *yaml.Node) error) error {
+	if n.Kind != yaml.MappingNode {
+		if path == "" {
+			return d.errorf(n, "want a mapping with \"defaults\" and \"sinks\" %s, got %s", where, describe(n))
+		}
+		return d.errorf(n, "%s: want a mapping, got %s", strings.TrimSuffix(path, "."), describe(n))
+	}
+	seen := make(map[string]*yaml.Node, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			return d.errorf(k, "want a field name %s, got %s", where, describe(k))
+		}
+		key := k.Value
+		if first, ok := seen[key]; ok {
+			return d.errorf(k, "duplicate key %q %s (first at line %d)", key, where, first.Line)
+		}
+		seen[key] = k
+		known := false
+		for _, name := range keys {
+			if key == name {
+				known = true
+				break
+			}
+		}
+		if !known {
+			return d.errorf(k, "unknown field %q %s%s", key, where, didYouMean(key, keys))
+		}
+		if err := fn(key, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *decoder) defaults(n *yaml.Node, def *Defaults) error {
+	if isNull(n) {
+		return nil
+	}
+	keys := []string{"buffer", "onFull", "resync"}
+	return d.mapping(n, "in defaults", "defaults.", keys, func(key string, k, v *yaml.Node) error {
+		path := "defaults." + key
+		var err error
+		switch key {
+		case "buffer":
+			def.Buffer, err = d.buffer(v, path)
+		case "onFull":
+			def.OnFull, err = d.onFull(v, path)
+		case "resync":
+			def.Resync, err = d.resync(v, path)
+		}
+		return err
+	})
+}
+
+func (d *decoder) sinks(n *yaml.Node, f *File) error {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return d.errorf(n, "sinks: want a list of sinks, got %s", describe(n))
+	}
+	names := make(map[string]*yaml.Node)
+	for i, item := range n.Content {
+		item = resolve(item)
+		s, nameNode, err := d.sink(item, i)
+		if err != nil {
+			return err
+		}
+		if nameNode != nil {
+			if first, ok := names[s.Name]; ok {
+				return d.errorf(nameNode, "duplicate sink name %q (also at line %d); give each sink its own name", s.Name, first.Line)
+			}
+			names[s.Name] = nameNode
+		}
+		f.Sinks = append(f.Sinks, s)
+	}
+	return nil
+}
+
+// sink decodes the i'th sink. It also returns the node of the name the user gave, if any.
+func (d *decoder) sink(n *yaml.Node, i int) (Sink, *yaml.Node, error) {
+	path := fmt.Sprintf("sinks[%d]", i)
+	if n.Kind != yaml.MappingNode {
+		return Sink{}, nil, d.errorf(n, "%s: want a mapping with a sink's settings, got %s", path, describe(n))
+	}
+	// Find the name and type first: messages name the sink, and the type says which
+	// fields are allowed.
+	who := path // how sink-level messages name the sink
+	var typeNode *yaml.Node
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		k, v := resolve(n.Content[j]), resolve(n.Content[j+1])
+		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode || isNull(v) {
+			continue
+		}
+		switch k.Value {
+		case "name":
+			if v.Value != "" {
+				who = fmt.Sprintf("sink %q", v.Value)
+			}
+		case "type":
+			typeNode = v
+		}
+	}
+	s := Sink{Origin: fmt.Sprintf("%s:%d:%d", d.name, n.Line, n.Column)}
+	if typeNode != nil {
+		if !knownKind(typeNode.Value) {
+			return Sink{}, nil, d.errorf(typeNode, "%s.type: unknown sink type %q; use %s", path, typeNode.Value, kindList())
+		}
+		s.Type = typeNode.Value
+	}
+	var nameNode, rotateNode *yaml.Node
+	err := d.mapping(n, "in "+who, path+".", yamlKeys(), func(key string, k, v *yaml.Node) error {
+		field := path + "." + key
+		if set, _ := yamlSetting(key); s.Type != "" && set.kinds&kindBit(s.Type) == 0 {
+			return d.errorf(k, "%s: not valid for %s sinks (only for %s)", field, s.Type, set.kinds)
+		}
+		var err error
+		switch key {
+		case "type":
+			if typeNode == nil {
+				return d.errorf(v, "%s: want one of %s, got %s", field, kindList(), describe(v))
+			}
+		case "name":
+			s.Name, err = d.str(v, field)
+			if s.Name != "" {
+				nameNode = v
+			}
+		case "format":
+			s.Format, err = d.str(v, field)
+			if err == nil && s.Format != "" && s.Type != "" {
+				if err := checkFormat(s.Type, s.Format); err != nil {
+					return d.errorf(v, "%s: %v", field, err)
+				}
+			}
+		case "path":
+			s.Path, err = d.str(v, field)
+		case "expr":
+			s.Expr, err = d.str(v, field)
+		case "output":
+			s.Output, err = d.str(v, field)
+		case "raw":
+			s.Raw, err = d.bool(v, field)
+		case "buffer":
+			s.Buffer, err = d.buffer(v, field)
+		case "onFull":
+			s.OnFull, err = d.onFull(v, field)
+		case "resync":
+			s.Resync, err = d.resync(v, field)
+		case "rotate":
+			rotateNode = v
+			err = d.rotate(v, field, &s.Rotate)
+		}
+		return err
+	})
+	if err != nil {
+		return Sink{}, nil, err
+	}
+	if s.Type == "" {
+		return Sink{}, nil, d.errorf(n, "%s: missing \"type\"; use %s", who, kindList())
+	}
+	switch s.Type {
+	case KindFile:
+		if s.Path == "" {
+			return Sink{}, nil, d.errorf(n, "%s: missing \"path\", which a file sink needs", who)
+		}
+		if s.Format == "" {
+			s.Format = string(fileFormats[0])
+		}
+		r := s.Rotate
+		if r.MaxSizeMB == 0 && (r.MaxBackups != 0 || r.MaxAgeDays != 0 || r.Compress) {
+			return Sink{}, nil, d.errorf(rotateNode, "%s.rotate %s: add maxSizeMB", path, errRotateNeedsSize)
+		}
+	case KindJQ:
+		if strings.TrimSpace(s.Expr) == "" {
+			return Sink{}, nil, d.errorf(n, "%s: missing \"expr\", which a jq sink needs", who)
+		}
+	}
+	if s.Name == "" {
+		s.Name, s.AutoName = defaultName(&s), true
+	}
+	return s, nameNode, nil
+}
+
+func (d *decoder) rotate(n *yaml.Node, path string, r *Rotate) error {
+	if isNull(n) {
+		return nil
+	}
+	keys := []string{"maxSizeMB", "maxBackups", "maxAgeDays", "compress"}
+	return d.mapping(n, "in "+path, path+".", keys, func(key string, k, v *yaml.Node) error {
+		field := path + "." + key
+		var err error
+		switch key {
+		case "maxSizeMB":
+			r.MaxSizeMB, err = d.count(v, field)
+		case "maxBackups":
+			r.MaxBackups, err = d.count(v, field)
+		case "maxAgeDays":
+			r.MaxAgeDays, err = d.count(v, field)
+		case "compress":
+			r.Compress, err = d.bool(v, field)
+		}
+		return err
+	})
+}
+
+// str decodes a string. Any scalar will do (a path may look like a number); null is "".
+func (d *decoder) str(n *yaml.Node, field string) (string, error) {
+	if isNull(n) {
+		return "", nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return "", d.errorf(n, "%s: want a string, got %s", field, describe(n))
+	}
+	return n.Value, nil
+}
+
+func (d *decoder) bool(n *yaml.Node, field string) (bool, error) {
+	if isNull(n) {
+		return false, nil
+	}
+	var b bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
+		return false, d.errorf(n, "%s: want true or false, got %s", field, describe(n))
+	}
+	return b, nil
+}
+
+func (d *decoder) int(n *yaml.Node, field string) (int, error) {
+	if isNull(n) {
+		return 0, nil
+	}
+	var i int
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&i) != nil {
+		return 0, d.errorf(n, "%s: want an integer, got %s", field, describe(n))
+	}
+	return i, nil
+}
+
+// count decodes a non-negative integer.
+func (d *decoder) count(n *yaml.Node, field string) (int, error) {
+	i, err := d.int(n, field)
+	if err == nil && i < 0 {
+		err = d.errorf(n, "%s: must not be negative, got %d", field, i)
+	}
+	return i, err
+}
+
+func (d *decoder) buffer(n *yaml.Node, field string) (int, error) {
+	i, err := d.int(n, field)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkBuffer(i); err != nil {
+		return 0, d.errorf(n, "%s: %v", field, err)
+	}
+	return i, nil
+}
+
+func (d *decoder) onFull(n *yaml.Node, field string) (string, error) {
+	s, err := d.str(n, field)
+	if err != nil || s == "" {
+		return s, err
+	}
+	if err := checkOnFull(s); err != nil {
+		return "", d.errorf(n, "%s: %v", field, err)
+	}
+	return s, nil
+}
+
+func (d *decoder) resync(n *yaml.Node, field string) (time.Duration, error) {
+	s, err := d.str(n, field)
+	if err != nil || s == "" {
+		return 0, err
+	}
+	r, err := parseResync(s)
+	if err != nil {
+		return 0, d.errorf(n, "%s: %v", field, err)
+	}
+	return r, nil
+}

@@ -1,0 +1,245 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// readLines returns the lines of a file, failing the test if one is not valid JSON when
+// asJSON is set.
+func readLines(t *testing.T, path string, asJSON bool) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		if asJSON && !json.Valid([]byte(line)) {
+			t.Errorf("%s: not a whole JSON line: %q", filepath.Base(path), line)
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+func seqsOf(t *testing.T, lines []string) []uint64 {
+	t.Helper()
+	var seqs []uint64
+	for _, l := range lines {
+		var ev envelope
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("bad line %q: %v", l, err)
+		}
+		seqs = append(seqs, ev.Seq)
+	}
+	return seqs
+}
+
+// Three sinks from one informer (stdout JSON, a file, a jq filter into a file) see the
+// same events with the same sequence numbers.
+func TestThreeSinksConsistent(t *testing.T) {
+	ns := newNamespace(t)
+	dir := t.TempDir()
+	file, names := filepath.Join(dir, "events.jsonl"), filepath.Join(dir, "deleted.txt")
+	createPod(t, ns, "p-0", nil)
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "-v", "1",
+		"--sink", "file="+file,
+		"--sink", "jq(raw,output="+names+")=select(.type==\"DELETED\") | .object.metadata.name")
+	s.waitJSON(eventWait, "the initial list", func(ev envelope) bool { return ev.name() == "p-0" })
+	for i := 1; i < 4; i++ {
+		createPod(t, ns, fmt.Sprintf("p-%d", i), nil)
+	}
+	labelPod(t, ns, "p-0", "x", "1")
+	deletePod(t, ns, "p-1")
+	deletePod(t, ns, "p-2")
+	s.waitJSON(eventWait, "DELETED p-2", func(ev envelope) bool { return ev.Type == "DELETED" && ev.name() == "p-2" })
+	_, code := s.interrupt(10 * time.Second)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, s.Stderr())
+	}
+
+	stdoutJSON := s.all
+	fileLines := readLines(t, file, true)
+	if got, want := fmt.Sprint(seqsOf(t, fileLines)), fmt.Sprint(seqsOf(t, stdoutJSON)); got != want {
+		t.Errorf("file sink seqs %s, stdout seqs %s", got, want)
+	}
+	// A pod deletion is an update setting deletionTimestamp, then the removal.
+	if len(fileLines) != 9 {
+		t.Errorf("file sink has %d events, want 9 (4 ADDED, 1+2 MODIFIED, 2 DELETED)", len(fileLines))
+	}
+	if got := strings.Join(readLines(t, names, false), ","); got != "p-1,p-2" {
+		t.Errorf("jq sink wrote %q, want p-1,p-2 (raw names of the deleted pods)", got)
+	}
+	info, err := os.Stat(file)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("file sink mode = %v (%v), want 0600", info.Mode().Perm(), err)
+	}
+	summary := regexp.MustCompile(`stopped after 9 events — screen 9 delivered; events\.jsonl 9 delivered; jq 2 delivered, 7 filtered`)
+	if !summary.MatchString(s.Stderr()) {
+		t.Errorf("summary missing or wrong; stderr:\n%s", s.Stderr())
+	}
+}
+
+// A sink whose reader has stalled (a FIFO nobody reads) neither delays the terminal sink
+// nor loses count: its drops are reported as they begin and in the summary.
+func TestStalledSinkDoesNotDelayOthers(t *testing.T) {
+	ns := newNamespace(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "stalled.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Hold the read end open but never read: the writer fills the pipe and then blocks.
+	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "-v", "1", "--grace", "1s",
+		"--sink", "jq(output="+fifo+",buffer=4,on-full=drop-newest,name=stalled)=.")
+	// A pipe holds 64 KiB; pod events are about 1 KiB each, so 150 events overflow it.
+	const pods = 150
+	for i := range pods {
+		createPod(t, ns, fmt.Sprintf("p-%03d", i), map[string]string{"padding": strings.Repeat("x", 60)})
+	}
+	start := time.Now()
+	s.waitJSON(30*time.Second, "the last pod on the terminal", func(ev envelope) bool { return ev.name() == fmt.Sprintf("p-%03d", pods-1) })
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("terminal sink took %s to show the events: the stalled sink held it up", d)
+	}
+	s.waitForStderr(t, 10*time.Second, `sink "stalled" is full (buffer 4, on-full=drop-newest); dropping events`)
+
+	_, code := s.interrupt(15 * time.Second)
+	stderr := s.Stderr()
+	m := regexp.MustCompile(`stalled (\d+) delivered, (\d+) dropped`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no summary for the stalled sink; exit %d, stderr:\n%s", code, stderr)
+	}
+	delivered, _ := strconv.Atoi(m[1])
+	dropped, _ := strconv.Atoi(m[2])
+	if delivered+dropped != pods || dropped == 0 {
+		t.Errorf("stalled sink: %d delivered + %d dropped, want %d in all with some dropped", delivered, dropped, pods)
+	}
+	if !strings.Contains(stderr, "screen 150 delivered") {
+		t.Errorf("terminal sink did not deliver all 150 events; stderr:\n%s", stderr)
+	}
+}
+
+func (s *stream) waitForStderr(t *testing.T, timeout time.Duration, want string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if strings.Contains(s.Stderr(), want) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("stderr never said %q; stderr:\n%s", want, s.Stderr())
+}
+
+// A sink with resync: 2s receives SYNC events for unchanged objects; the others do not.
+func TestPerSinkResync(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "steady", nil)
+	dir := t.TempDir()
+	syncing := filepath.Join(dir, "syncing.jsonl")
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "--sink", "file(resync=2s)="+syncing)
+	s.waitJSON(eventWait, "ADDED steady", func(ev envelope) bool { return ev.Type == "ADDED" })
+	time.Sleep(5500 * time.Millisecond)
+	s.interrupt(10 * time.Second)
+	for _, l := range s.all {
+		if strings.Contains(l, `"type":"SYNC"`) {
+			t.Errorf("the terminal sink (no resync) got a SYNC event: %s", l)
+		}
+	}
+	syncs := 0
+	for _, l := range readLines(t, syncing, true) {
+		var ev envelope
+		_ = json.Unmarshal([]byte(l), &ev)
+		if ev.Type == "SYNC" {
+			syncs++
+			if ev.Seq != 0 || ev.name() != "steady" {
+				t.Errorf("SYNC event has seq %d and name %q; want no seq and steady", ev.Seq, ev.name())
+			}
+		}
+	}
+	if syncs < 2 || syncs > 3 {
+		t.Errorf("resync=2s sink got %d SYNC events in 5.5s, want 2 or 3", syncs)
+	}
+}
+
+// Ctrl-C while events flow leaves only whole lines in a file sink.
+func TestInterruptLeavesWholeLines(t *testing.T) {
+	ns := newNamespace(t)
+	file := filepath.Join(t.TempDir(), "events.jsonl")
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "name", "--sink", "file="+file)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 40 {
+			createPod(t, ns, fmt.Sprintf("p-%d", i), nil)
+		}
+	}()
+	s.waitFor(eventWait, "some events", func(l string) bool { return strings.Contains(l, "p-10") })
+	_, code := s.interrupt(10 * time.Second)
+	<-done
+	if code != 0 {
+		t.Errorf("exit %d after Ctrl-C", code)
+	}
+	if n := len(readLines(t, file, true)); n < 11 {
+		t.Errorf("file has %d lines, want at least the 11 printed before Ctrl-C", n)
+	}
+	raw, _ := os.ReadFile(file)
+	if len(raw) == 0 || raw[len(raw)-1] != '\n' {
+		t.Errorf("file does not end in a whole line")
+	}
+}
+
+// The config file defines named sinks; flags add to them.
+func TestConfigFileSinks(t *testing.T) {
+	ns := newNamespace(t)
+	dir := t.TempDir()
+	archive := filepath.Join(dir, "archive.jsonl")
+	cfg := filepath.Join(dir, "config.yaml")
+	content := fmt.Sprintf(`defaults:
+  buffer: 64
+sinks:
+  - name: archive
+    type: file
+    path: %s
+    onFull: coalesce
+`, archive)
+	if err := os.WriteFile(cfg, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runKubeevents(t, 10*time.Second, "config", "validate", cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "OK, 1 sink") {
+		t.Fatalf("config validate: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	createPod(t, ns, "p-0", nil)
+	r = runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "--config", cfg, "-o", "name", "--max-events", "1", "-v", "1")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "ADDED pod/p-0" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "2 sinks (screen, archive)") {
+		t.Errorf("start line does not list both sinks: %q", r.stderr)
+	}
+	if lines := readLines(t, archive, true); len(lines) != 1 {
+		t.Errorf("archive has %d lines, want 1", len(lines))
+	}
+}
