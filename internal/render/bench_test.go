@@ -1,8 +1,11 @@
 package render
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/wI2L/jsondiff"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -125,6 +128,154 @@ func BenchmarkPrettyLine(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
+		if dst, err = p.Append(dst[:0], ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(dst)))
+}
+
+// rolledPodEvent is a realistic pod's MODIFIED event as a rollout step sends it: a
+// container became ready after a restart, its Ready condition moved, a label was added.
+func rolledPodEvent() *informer.Event {
+	old := realisticPod()
+	old.Status.ContainerStatuses[0].Ready = false
+	pod := old.DeepCopy()
+	pod.ResourceVersion = "88123499"
+	pod.Labels["canary"] = "true"
+	pod.Status.ContainerStatuses[0].RestartCount++
+	pod.Status.ContainerStatuses[0].Ready = true
+	pod.Status.Conditions[1].LastTransitionTime = metav1.NewTime(t0.Add(time.Minute))
+	return &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod, Old: old}
+}
+
+// warmEvent is ev with its JSON and generic values computed, as the first sink leaves it.
+func warmEvent(b *testing.B, ev *informer.Event) *informer.Event {
+	for _, compute := range []func() (any, error){ev.ObjectValue, ev.OldValue} {
+		if _, err := compute(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ev
+}
+
+// BenchmarkDiffPod is the diff of a MODIFIED pod from its decoded values (what the
+// first sink pays once per event), against jsondiff.CompareJSON on the encoded objects,
+// which would decode both again (and make numbers float64).
+func BenchmarkDiffPod(b *testing.B) {
+	ev := warmEvent(b, rolledPodEvent())
+	d := NewDiffer(mustParseIgnores(b, "status.conditions.*.lastProbeTime"))
+	b.Run("CompareWithoutMarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if changes, err := d.compute(ev); err != nil || len(changes) != 4 {
+				b.Fatal(changes, err)
+			}
+		}
+	})
+	b.Run("CompareJSON", func(b *testing.B) {
+		old, _ := ev.OldJSON()
+		object, _ := ev.ObjectJSON()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := jsondiff.CompareJSON(old, object, jsondiff.Ignores(d.exact...)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkObjectValue is the number normalisation of a fresh event: encoding the pod
+// (see BenchmarkJSONLineEncode for that part alone) and decoding it with json.Number.
+func BenchmarkObjectValue(b *testing.B) {
+	pod := realisticPod()
+	b.ReportAllocs()
+	for b.Loop() {
+		ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod}
+		if _, err := ev.ObjectValue(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEnvelopeValue builds the jq envelope of an event whose values and diff are
+// computed (EnvelopeValue then caches it for further jq sinks).
+func BenchmarkEnvelopeValue(b *testing.B) {
+	ev := warmEvent(b, rolledPodEvent())
+	d := NewDiffer(nil)
+	if _, err := d.Changes(ev); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := buildEnvelopeValue(ev, d, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkJQSelect is a typical filter on a built envelope, the per-sink cost of --jq.
+func BenchmarkJQSelect(b *testing.B) {
+	ev := warmEvent(b, rolledPodEvent())
+	envelope, err := EnvelopeValue(ev, NewDiffer(nil), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := mustCompileJQ(b, `select(.type=="DELETED")`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if outputs, err := q.Run(ctx, envelope); err != nil || len(outputs) != 0 {
+			b.Fatal(outputs, err)
+		}
+	}
+}
+
+// BenchmarkJSONLineWithDiff is a JSON line with "diff": for the first sink of a fresh
+// event (encoding, decoding and diffing both objects) and for every further sink.
+func BenchmarkJSONLineWithDiff(b *testing.B) {
+	d := NewDiffer(nil)
+	b.Run("FirstSink", func(b *testing.B) {
+		p, events := newBenchPrinter(b, FormatJSON), rolledPodEvent()
+		p.differ = d
+		var dst []byte
+		b.ReportAllocs()
+		for b.Loop() {
+			ev := &informer.Event{Type: events.Type, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: events.Object, Old: events.Old}
+			var err error
+			if dst, err = p.Append(dst[:0], ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.SetBytes(int64(len(dst)))
+	})
+	b.Run("FurtherSink", func(b *testing.B) {
+		p, ev := newBenchPrinter(b, FormatJSON), rolledPodEvent()
+		p.differ = d
+		dst, err := p.Append(nil, ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if dst, err = p.Append(dst[:0], ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.SetBytes(int64(len(dst)))
+	})
+}
+
+// BenchmarkPrettyLineWithDiff is a pretty line with its change lines, diff cached.
+func BenchmarkPrettyLineWithDiff(b *testing.B) {
+	p, ev := newBenchPrinter(b, FormatPretty), rolledPodEvent()
+	p.differ = NewDiffer(nil)
+	dst, err := p.Append(nil, ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
 		if dst, err = p.Append(dst[:0], ev); err != nil {
 			b.Fatal(err)
 		}

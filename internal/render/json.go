@@ -15,13 +15,35 @@ import (
 //
 // seq is left out for SYNC events (which have none) and finalStateUnknown unless true.
 // The object is copied from ev.ObjectJSON, so it is encoded once however many sinks
-// write it. The envelope always ends in '}': a caller that adds fields (diff, old) can
-// drop that byte, append ',"diff":…' and close the object again. On error dst is
-// returned unchanged.
+// write it. On error dst is returned unchanged.
 func AppendEnvelope(dst []byte, ev *informer.Event) ([]byte, error) {
+	return AppendEnvelopeWithDiff(dst, ev, nil, false)
+}
+
+// AppendEnvelopeWithDiff is AppendEnvelope with, after "object", the previous object as
+// "old" (if showOld, for MODIFIED and SYNC events) and the changes as "diff" (if d is
+// not nil, for MODIFIED events):
+//
+//	"old":{...},"diff":[{"op":"replace","path":"/spec/replicas","value":3,"old":1},{"op":"add","path":"/metadata/labels/tier","value":"web"},{"op":"remove","path":"/metadata/annotations/note","old":"x"}]
+//
+// A change has "value" unless it is a remove and "old" unless it is an add; numbers are
+// written as they are in the object. Both are copied from per-event caches, so they are
+// encoded once however many sinks write them.
+func AppendEnvelopeWithDiff(dst []byte, ev *informer.Event, d *Differ, showOld bool) ([]byte, error) {
 	object, err := ev.ObjectJSON()
 	if err != nil {
 		return dst, fmt.Errorf("encoding %s %q as JSON: %w", ev.Kind, ev.Key(), err)
+	}
+	var old, diff []byte
+	if showOld && hasOld(ev) {
+		if old, err = ev.OldJSON(); err != nil {
+			return dst, fmt.Errorf("encoding the previous %s %q as JSON: %w", ev.Kind, ev.Key(), err)
+		}
+	}
+	if d.diffs(ev) {
+		if diff, err = d.changesJSON(ev); err != nil {
+			return dst, err
+		}
 	}
 	dst = append(dst, `{"type":`...)
 	dst = appendJSONString(dst, string(ev.Type))
@@ -40,10 +62,71 @@ func AppendEnvelope(dst []byte, ev *informer.Event) ([]byte, error) {
 	dst = appendJSONString(dst, ev.Resource.Resource)
 	dst = append(dst, `},"object":`...)
 	dst = append(dst, object...)
+	if old != nil {
+		dst = append(dst, `,"old":`...)
+		dst = append(dst, old...)
+	}
+	if diff != nil {
+		dst = append(dst, `,"diff":`...)
+		dst = append(dst, diff...)
+	}
 	if ev.FinalStateUnknown {
 		dst = append(dst, `,"finalStateUnknown":true`...)
 	}
 	return append(dst, '}'), nil
+}
+
+// hasOld reports whether ev carries a previous state worth showing: MODIFIED and SYNC
+// events do.
+func hasOld(ev *informer.Event) bool {
+	return ev.Old != nil && (ev.Type == informer.Modified || ev.Type == informer.Sync)
+}
+
+// changesJSON is ev's diff as the JSON array of the envelope's "diff", encoded once per
+// event.
+func (d *Differ) changesJSON(ev *informer.Event) ([]byte, error) {
+	changes, err := d.Changes(ev)
+	if err != nil {
+		return nil, err
+	}
+	view := viewOf(ev, d)
+	view.diffJSONOnce.Do(func() { view.diffJSON, view.diffJSONErr = appendChangesJSON(nil, changes) })
+	if view.diffJSONErr != nil {
+		return nil, fmt.Errorf("encoding the diff of %s %q as JSON: %w", ev.Kind, ev.Key(), view.diffJSONErr)
+	}
+	return view.diffJSON, nil
+}
+
+// appendChangesJSON appends changes as a JSON array, "op" and "path" first. Values are
+// encoded by encoding/json, as the object is, so both escape strings alike and a
+// json.Number is written as it was read.
+func appendChangesJSON(dst []byte, changes []Change) ([]byte, error) {
+	dst = append(dst, '[')
+	for i, change := range changes {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"op":`...)
+		dst = appendJSONString(dst, change.Op)
+		dst = append(dst, `,"path":`...)
+		dst = appendJSONString(dst, change.Path)
+		if change.Op != OpRemove {
+			value, err := json.Marshal(change.Value)
+			if err != nil {
+				return nil, err
+			}
+			dst = append(append(dst, `,"value":`...), value...)
+		}
+		if change.Op != OpAdd {
+			old, err := json.Marshal(change.Old)
+			if err != nil {
+				return nil, err
+			}
+			dst = append(append(dst, `,"old":`...), old...)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']'), nil
 }
 
 // appendJSONString appends s as a JSON string. The envelope's strings are API

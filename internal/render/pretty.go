@@ -57,9 +57,12 @@ func newTypeLabels(enabled bool) map[string]string {
 	return labels
 }
 
-// appendLine renders ev in the pretty or wide format:
+// appendLine renders ev in the pretty or wide format, with its changes below when
+// diffs are on:
 //
 //	15:04:05  ADDED        default/web-7d9f8-abc12                 Pending   0/1  restarts 0  node -
+//	15:04:07  MODIFIED     default/web-7d9f8-abc12                 Running   1/1  restarts 0  node worker-1
+//	          ~ status.phase: Pending → Running
 func (p *Printer) appendLine(dst []byte, ev *informer.Event) ([]byte, error) {
 	m, err := eventMeta(ev)
 	if err != nil {
@@ -69,8 +72,10 @@ func (p *Printer) appendLine(dst []byte, ev *informer.Event) ([]byte, error) {
 	if p.timestamps {
 		layout = timestampLayout
 	}
+	lineStart := len(dst)
 	dst = ev.Time.In(p.location).AppendFormat(dst, layout)
 	dst = append(dst, columnGap...)
+	timeColumnWidth := len(dst) - lineStart // times are ASCII
 
 	label := string(ev.Type)
 	isTerminating := ev.Type == informer.Modified && m.GetDeletionTimestamp() != nil
@@ -98,7 +103,11 @@ func (p *Printer) appendLine(dst []byte, ev *informer.Event) ([]byte, error) {
 	dst = padColumn(dst, start, nameColumnWidth)
 
 	dst = p.appendSummary(dst, ev, m, isTerminating)
-	return append(dst, '\n'), nil
+	dst = append(dst, '\n')
+	if p.differ.diffs(ev) {
+		return p.appendChanges(dst, ev, timeColumnWidth)
+	}
+	return dst, nil
 }
 
 // appendSummary appends the columns after the name: what the kind's status says at a

@@ -3,12 +3,15 @@
 // Formats:
 //
 //   - pretty (the default): one aligned line per event, with a short kind-aware
-//     summary (pod phase and readiness, deployment replicas, …).
+//     summary (pod phase and readiness, deployment replicas, …), and with diffs on,
+//     a line per change under each MODIFIED event.
 //   - wide: pretty plus columns that are mostly useful when debugging (pod IP,
 //     resourceVersion).
 //   - json: JSON Lines. "type" and "object" are the keys kubectl uses for
 //     `get -w --output-watch-events -o json`, so tools written for kubectl keep working;
 //     "time", "seq", "resource" and (only when true) "finalStateUnknown" are added.
+//     With diffs on, MODIFIED events add "diff", their changes (see Differ); with
+//     ShowOld, MODIFIED and SYNC events add "old", the previous object.
 //   - yaml: one YAML document per event ("---" first), with the same keys as json.
 //   - name: "<TYPE> <kind>[.<group>]/<name>", e.g. "ADDED pod/web-1". The second field is
 //     exactly what `kubectl get -o name` prints (it omits the namespace too), so
@@ -22,6 +25,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -72,6 +76,12 @@ type Options struct {
 	ShowKind bool
 	// Location is the time zone for pretty and wide times; nil means time.Local.
 	Location *time.Location
+	// Diff computes what MODIFIED events changed: pretty and wide print it under the
+	// event line, json and yaml add it as "diff". Nil turns diffs off (--no-diff).
+	Diff *Differ
+	// ShowOld adds the whole previous object as "old" to json and yaml output of
+	// MODIFIED and SYNC events.
+	ShowOld bool
 }
 
 // Printer renders events in one format. It keeps scratch state between calls, so each
@@ -88,6 +98,13 @@ type Printer struct {
 	kindPrefixes map[schema.GroupKind]string
 	// yamlBuf receives each YAML document before it is copied to the caller's buffer.
 	yamlBuf bytes.Buffer
+	differ  *Differ
+	showOld bool
+	// changeMarks are the signs of diff lines, coloured or not, like typeLabels.
+	changeMarks changeMarks
+	// valueEncoder writes the JSON of diff values shown in pretty output to valueBuf.
+	valueBuf     bytes.Buffer
+	valueEncoder *json.Encoder
 }
 
 // NewPrinter returns a Printer for o.
@@ -103,15 +120,26 @@ func NewPrinter(o Options) (*Printer, error) {
 	if location == nil {
 		location = time.Local
 	}
-	return &Printer{
+	p := &Printer{
 		format:       format,
 		timestamps:   o.Timestamps,
 		showKind:     o.ShowKind,
 		location:     location,
 		typeLabels:   newTypeLabels(o.Color),
 		kindPrefixes: make(map[schema.GroupKind]string),
-	}, nil
+		differ:       o.Diff,
+		showOld:      o.ShowOld,
+		changeMarks:  newChangeMarks(o.Color),
+	}
+	p.valueEncoder = json.NewEncoder(&p.valueBuf)
+	p.valueEncoder.SetEscapeHTML(false)
+	return p, nil
 }
+
+// Unchanged reports whether ev is a MODIFIED event with nothing left in its diff once
+// the ignored paths are left out (see Differ.Unchanged): what --changes-only skips.
+// Always false when diffs are off.
+func (p *Printer) Unchanged(ev *informer.Event) bool { return p.differ.Unchanged(ev) }
 
 // Append renders ev as one or more complete lines, each ending in '\n', appended to
 // dst. On error dst is returned unchanged.
@@ -120,7 +148,7 @@ func (p *Printer) Append(dst []byte, ev *informer.Event) ([]byte, error) {
 	var err error
 	switch p.format {
 	case FormatJSON:
-		dst, err = AppendEnvelope(dst, ev)
+		dst, err = AppendEnvelopeWithDiff(dst, ev, p.differ, p.showOld)
 		dst = append(dst, '\n')
 	case FormatYAML:
 		dst, err = p.appendYAML(dst, ev)

@@ -10,19 +10,38 @@ import (
 	"github.com/kubeevents/kubeevents/internal/informer"
 )
 
-// appendYAML appends ev as a YAML document with the envelope of AppendEnvelope. The
-// object is converted from ev.ObjectJSON through a yaml.Node rather than a map, so its
-// keys keep the order of the JSON (apiVersion, kind, metadata, spec, status).
+// appendYAML appends ev as a YAML document with the envelope of AppendEnvelopeWithDiff.
+// The object (and old object and diff) are converted from their JSON through a
+// yaml.Node rather than a map, so keys keep the order of the JSON (apiVersion, kind,
+// metadata, spec, status; op, path, value, old) and numbers their digits.
 func (p *Printer) appendYAML(dst []byte, ev *informer.Event) ([]byte, error) {
 	objectJSON, err := ev.ObjectJSON()
 	if err != nil {
 		return dst, fmt.Errorf("encoding %s %q as JSON: %w", ev.Kind, ev.Key(), err)
 	}
-	var object yaml.Node // JSON is YAML, so the YAML parser reads it as is
-	if err := yaml.Unmarshal(objectJSON, &object); err != nil {
+	object, err := yamlNode(objectJSON)
+	if err != nil {
 		return dst, fmt.Errorf("converting %s %q to YAML: %w", ev.Kind, ev.Key(), err)
 	}
-	blockStyle(&object)
+	var old, diff *yaml.Node
+	if p.showOld && hasOld(ev) {
+		oldJSON, err := ev.OldJSON()
+		if err != nil {
+			return dst, fmt.Errorf("encoding the previous %s %q as JSON: %w", ev.Kind, ev.Key(), err)
+		}
+		if old, err = yamlNode(oldJSON); err != nil {
+			return dst, fmt.Errorf("converting the previous %s %q to YAML: %w", ev.Kind, ev.Key(), err)
+		}
+	}
+	if p.differ.diffs(ev) {
+		diffJSON, err := p.differ.changesJSON(ev)
+		if err != nil {
+			return dst, err
+		}
+		if diff, err = yamlNode(diffJSON); err != nil {
+			return dst, fmt.Errorf("converting the diff of %s %q to YAML: %w", ev.Kind, ev.Key(), err)
+		}
+	}
 
 	envelope := mapping(
 		str("type"), str(string(ev.Type)),
@@ -37,8 +56,14 @@ func (p *Printer) appendYAML(dst []byte, ev *informer.Event) ([]byte, error) {
 			str("version"), str(ev.Resource.Version),
 			str("resource"), str(ev.Resource.Resource),
 		),
-		str("object"), object.Content[0],
+		str("object"), object,
 	)
+	if old != nil {
+		envelope.Content = append(envelope.Content, str("old"), old)
+	}
+	if diff != nil {
+		envelope.Content = append(envelope.Content, str("diff"), diff)
+	}
 	if ev.FinalStateUnknown {
 		envelope.Content = append(envelope.Content, str("finalStateUnknown"), scalar("!!bool", "true"))
 	}
@@ -55,6 +80,16 @@ func (p *Printer) appendYAML(dst []byte, ev *informer.Event) ([]byte, error) {
 	}
 	dst = append(dst, "---\n"...)
 	return append(dst, p.yamlBuf.Bytes()...), nil
+}
+
+// yamlNode converts JSON to the YAML node of its value, in block style.
+func yamlNode(jsonText []byte) (*yaml.Node, error) {
+	var document yaml.Node // JSON is YAML, so the YAML parser reads it as is
+	if err := yaml.Unmarshal(jsonText, &document); err != nil {
+		return nil, err
+	}
+	blockStyle(&document)
+	return document.Content[0], nil
 }
 
 // blockStyle drops the styles the parser recorded from the JSON (flow mappings, quoted

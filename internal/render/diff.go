@@ -1,0 +1,289 @@
+package render
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/wI2L/jsondiff"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+)
+
+// defaultIgnores are left out of every diff. resourceVersion changes with every write,
+// so it would be in every diff and says nothing about what changed; managedFields (which
+// the informer drops anyway) records which manager last wrote which field, changes with
+// almost every update and is long.
+var defaultIgnores = [...]string{"metadata.resourceVersion", "metadata.managedFields"}
+
+// DefaultIgnorePaths lists the paths every Differ ignores, for help texts.
+func DefaultIgnorePaths() []IgnorePath {
+	paths := make([]IgnorePath, len(defaultIgnores))
+	for i, s := range defaultIgnores {
+		path, err := ParseIgnorePath(s)
+		if err != nil {
+			panic(err) // a constant above is broken
+		}
+		paths[i] = path
+	}
+	return paths
+}
+
+// Change operations, the JSON Patch (RFC 6902) names.
+const (
+	OpAdd     = jsondiff.OperationAdd
+	OpRemove  = jsondiff.OperationRemove
+	OpReplace = jsondiff.OperationReplace
+)
+
+// Change is one difference between a MODIFIED event's old and new object.
+type Change struct {
+	// Op is OpAdd, OpRemove or OpReplace.
+	Op string
+	// Path is a JSON pointer (RFC 6901) as in a JSON Patch applied in order: an element
+	// appended to a list has the index "-", and trailing elements removed from a list
+	// all have the index where the list now ends.
+	Path string
+	// Value is the new value (add, replace); Old the previous one (remove, replace). Both
+	// are generic JSON values shared with the event: they must not be modified.
+	Value any
+	Old   any
+}
+
+// Differ computes the changes of MODIFIED events, leaving out ignored paths. A nil
+// *Differ means diffs are off: every method then reports no diff. A Differ is safe for
+// concurrent use.
+type Differ struct {
+	ignores []IgnorePath // the default ones, then the caller's
+	// exact are the JSON pointers of the ignores without wildcards, handed to jsondiff as
+	// they are; wildcards are expanded against each event's objects.
+	exact     []string
+	wildcards []IgnorePath
+}
+
+// NewDiffer returns a Differ that ignores the default paths (DefaultIgnorePaths) and
+// ignores.
+func NewDiffer(ignores []IgnorePath) *Differ {
+	d := &Differ{ignores: append(DefaultIgnorePaths(), ignores...)}
+	for _, path := range d.ignores {
+		if path.hasWildcard() {
+			d.wildcards = append(d.wildcards, path)
+		} else {
+			d.exact = append(d.exact, path.pointer())
+		}
+	}
+	return d
+}
+
+// Changes is ev's diff: for a MODIFIED event the changes from ev.Old to ev.Object, in
+// the order of their paths (keys sorted, list elements by index); for other events
+// none. It is computed once per event and shared by every sink: callers must not modify
+// the result.
+func (d *Differ) Changes(ev *informer.Event) ([]Change, error) {
+	if !d.diffs(ev) {
+		return nil, nil
+	}
+	view := viewOf(ev, d)
+	view.diffOnce.Do(func() { view.changes, view.diffErr = d.compute(ev) })
+	return view.changes, view.diffErr
+}
+
+// Unchanged reports whether ev is a MODIFIED event whose diff is empty once the ignored
+// paths are left out, as when only the resourceVersion moved: what --changes-only
+// skips. It is false when diffs are off or fail, so that no event is hidden for want of
+// a diff.
+func (d *Differ) Unchanged(ev *informer.Event) bool {
+	if !d.diffs(ev) {
+		return false
+	}
+	changes, err := d.Changes(ev)
+	return err == nil && len(changes) == 0
+}
+
+// diffs reports whether ev carries a diff: diffs are on and ev is a MODIFIED event with
+// its previous state. SYNC events never do: they re-deliver an unchanged object.
+func (d *Differ) diffs(ev *informer.Event) bool {
+	return d != nil && ev.Type == informer.Modified && ev.Old != nil
+}
+
+func (d *Differ) compute(ev *informer.Event) ([]Change, error) {
+	old, err := ev.OldValue()
+	if err != nil {
+		return nil, fmt.Errorf("decoding the previous %s %q: %w", ev.Kind, ev.Key(), err)
+	}
+	object, err := ev.ObjectValue()
+	if err != nil {
+		return nil, fmt.Errorf("decoding %s %q: %w", ev.Kind, ev.Key(), err)
+	}
+	ignored := d.exact
+	if len(d.wildcards) > 0 {
+		ignored = append([]string(nil), d.exact...)
+		for _, path := range d.wildcards {
+			ignored = appendMatchingPointers(ignored, old, path.segments, "")
+			ignored = appendMatchingPointers(ignored, object, path.segments, "")
+		}
+	}
+	// The values are generic JSON with json.Number numbers, as jsondiff compares them
+	// without encoding; Factorize (move/copy) and Invertible (test) stay off, so every
+	// operation is an add, remove or replace, and replace and remove carry the old value.
+	patch, err := jsondiff.CompareWithoutMarshal(old, object, jsondiff.Ignores(ignored...))
+	if err != nil {
+		return nil, fmt.Errorf("comparing %s %q with its previous state: %w", ev.Kind, ev.Key(), err)
+	}
+	changes := make([]Change, 0, len(patch))
+	for _, op := range patch {
+		change := Change{Op: op.Type, Path: op.Path}
+		switch op.Type {
+		case OpAdd:
+			change.Value = op.Value
+		case OpRemove:
+			change.Old = op.OldValue
+		case OpReplace:
+			change.Value, change.Old = op.Value, op.OldValue
+		default:
+			return nil, fmt.Errorf("comparing %s %q: unexpected %q operation", ev.Kind, ev.Key(), op.Type)
+		}
+		if change, keep := d.pruneIgnored(change); keep {
+			changes = append(changes, change)
+		}
+	}
+	return changes, nil
+}
+
+// pruneIgnored leaves out of a change's values what an ignore path below the change
+// matches: adding metadata.annotations whole must not bring an ignored annotation with
+// it. An add or remove left with only an empty map or list is dropped, since all it
+// added or removed is ignored.
+func (d *Differ) pruneIgnored(change Change) (Change, bool) {
+	for _, path := range d.ignores {
+		below, ok := ignoredBelow(path.segments, change.Path)
+		if !ok {
+			continue
+		}
+		var prunedValue, prunedOld bool
+		if change.Op != OpRemove {
+			change.Value, prunedValue = withoutMatches(change.Value, below)
+		}
+		if change.Op != OpAdd {
+			change.Old, prunedOld = withoutMatches(change.Old, below)
+		}
+		if change.Op == OpAdd && prunedValue && isEmptyContainer(change.Value) ||
+			change.Op == OpRemove && prunedOld && isEmptyContainer(change.Old) {
+			return change, false
+		}
+	}
+	return change, true
+}
+
+// ignoredBelow matches the leading segments against the JSON pointer of a change and, if
+// they match all of it, returns the segments left: the part to remove from the change's
+// values. A path that ends at or above the change matched nothing (jsondiff left out
+// what it matches).
+func ignoredBelow(segments []string, pointer string) ([]string, bool) {
+	for i, segment := range segments {
+		if pointer == "" {
+			return segments[i:], true
+		}
+		escaped, rest := nextPointerSegment(pointer)
+		if !segmentMatchesPointerSegment(segment, escaped) {
+			return nil, false
+		}
+		pointer = rest
+	}
+	return nil, false
+}
+
+// nextPointerSegment splits "/a/b/c" into "a" (still escaped) and "/b/c".
+func nextPointerSegment(pointer string) (segment, rest string) {
+	pointer = pointer[1:]
+	if i := strings.IndexByte(pointer, '/'); i >= 0 {
+		return pointer[:i], pointer[i:]
+	}
+	return pointer, ""
+}
+
+// withoutMatches returns v without the values segments match, copying only the maps and
+// lists on the way to them: v is shared with the event.
+func withoutMatches(v any, segments []string) (any, bool) {
+	switch node := v.(type) {
+	case map[string]any:
+		return mapWithout(node, segments)
+	case []any:
+		return listWithout(node, segments)
+	}
+	return v, false
+}
+
+func mapWithout(node map[string]any, segments []string) (any, bool) {
+	var out map[string]any
+	prune := func(key string, child any) {
+		replacement, remove, changed := childWithout(child, segments[1:])
+		if !changed {
+			return
+		}
+		if out == nil {
+			out = maps.Clone(node)
+		}
+		if remove {
+			delete(out, key)
+		} else {
+			out[key] = replacement
+		}
+	}
+	if segments[0] == wildcard {
+		for key, child := range node {
+			prune(key, child)
+		}
+	} else if child, ok := node[segments[0]]; ok {
+		prune(segments[0], child)
+	}
+	if out == nil {
+		return node, false
+	}
+	return out, true
+}
+
+func listWithout(node []any, segments []string) (any, bool) {
+	var out []any
+	for i, child := range node {
+		var replacement any
+		remove, changed := false, false
+		if segmentMatchesIndex(segments[0], i) {
+			replacement, remove, changed = childWithout(child, segments[1:])
+		}
+		switch {
+		case changed && out == nil:
+			out = append(make([]any, 0, len(node)), node[:i]...)
+		case !changed && out != nil:
+			replacement = child
+		case !changed:
+			continue
+		}
+		if !remove {
+			out = append(out, replacement)
+		}
+	}
+	if out == nil {
+		return node, false
+	}
+	return out, true
+}
+
+// childWithout prunes a matched child: with no segments left the child itself goes.
+func childWithout(child any, segments []string) (replacement any, remove, changed bool) {
+	if len(segments) == 0 {
+		return nil, true, true
+	}
+	replacement, changed = withoutMatches(child, segments)
+	return replacement, false, changed
+}
+
+func isEmptyContainer(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
+}

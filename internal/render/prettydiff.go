@@ -1,0 +1,285 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/fatih/color"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+)
+
+const (
+	// maxChangeLines caps the lines of changes under one event, so that a rewritten
+	// object does not push the rest of the stream off the screen.
+	maxChangeLines = 20
+	// maxValueRunes is how long a value may be before its middle is cut out: the ends of
+	// a digest, an image or a message tell values apart better than their first part.
+	maxValueRunes = 60
+	changeArrow   = " → "
+)
+
+// changeMarks are the leading "+ ", "- " and "~ " of change lines, coloured when the
+// Printer is, built once like the type labels.
+type changeMarks struct{ add, remove, replace string }
+
+func newChangeMarks(enabled bool) changeMarks {
+	mark := func(sign string, attribute color.Attribute) string {
+		style := color.New(attribute)
+		if enabled {
+			style.EnableColor()
+		} else {
+			style.DisableColor()
+		}
+		return style.Sprint(sign) + " "
+	}
+	return changeMarks{add: mark("+", color.FgGreen), remove: mark("-", color.FgRed), replace: mark("~", color.FgYellow)}
+}
+
+// appendChanges appends one line per change of ev, indented by indent columns (under the
+// event type, past the time):
+//
+//	~ spec.replicas: 1 → 3
+//	+ metadata.labels.tier: web
+//	- metadata.annotations.note: old-value
+func (p *Printer) appendChanges(dst []byte, ev *informer.Event, indent int) ([]byte, error) {
+	changes, paths, err := p.differ.readableChanges(ev)
+	if err != nil {
+		return dst, err
+	}
+	indent = min(indent, len(spaces))
+	shown := len(changes)
+	if shown > maxChangeLines {
+		shown = maxChangeLines - 1 // the last line says how many are left out
+	}
+	for i, change := range changes[:shown] {
+		dst = append(dst, spaces[:indent]...)
+		switch change.Op {
+		case OpAdd:
+			dst = append(dst, p.changeMarks.add...)
+		case OpRemove:
+			dst = append(dst, p.changeMarks.remove...)
+		default:
+			dst = append(dst, p.changeMarks.replace...)
+		}
+		dst = appendEscaped(dst, paths[i])
+		dst = append(dst, ": "...)
+		switch change.Op {
+		case OpAdd:
+			dst = p.appendChangeValue(dst, change.Value)
+		case OpRemove:
+			dst = p.appendChangeValue(dst, change.Old)
+		default:
+			dst = p.appendChangeValue(dst, change.Old)
+			dst = append(dst, changeArrow...)
+			dst = p.appendChangeValue(dst, change.Value)
+		}
+		dst = append(dst, '\n')
+	}
+	if hidden := len(changes) - shown; hidden > 0 {
+		dst = append(dst, spaces[:indent]...)
+		dst = append(dst, "… and "...)
+		dst = strconv.AppendInt(dst, int64(hidden), 10)
+		dst = append(dst, " more changes\n"...)
+	}
+	return dst, nil
+}
+
+// appendChangeValue appends v for a change line: a string as it is unless it needs JSON
+// quotes to be read right (see needsQuotes), other scalars as in JSON, maps and lists as
+// compact JSON; shortened in the middle past maxValueRunes, and escaped.
+func (p *Printer) appendChangeValue(dst []byte, v any) []byte {
+	var text string
+	switch v := v.(type) {
+	case string:
+		text = v
+		if needsQuotes(v) {
+			text = p.compactJSON(v)
+		}
+	case json.Number:
+		text = v.String()
+	case bool:
+		text = strconv.FormatBool(v)
+	case nil:
+		text = "null"
+	default:
+		text = p.compactJSON(v)
+	}
+	return appendEscaped(dst, shortenMiddle(text, maxValueRunes))
+}
+
+// needsQuotes reports whether a string would be misread unquoted: empty, with spaces at
+// either end, spelling another JSON value (true, 3, {…}), containing control characters
+// (shown as JSON escapes inside quotes) or the arrow that separates old from new.
+func needsQuotes(s string) bool {
+	if s == "" || s == "true" || s == "false" || s == "null" {
+		return true
+	}
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	if unicode.IsSpace(first) || unicode.IsSpace(last) || strings.ContainsAny(s[:1], `"{[`) {
+		return true
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return true
+		}
+	}
+	return strings.Contains(s, changeArrow)
+}
+
+// compactJSON encodes v as one line of JSON, without encoding/json's escaping of <, >
+// and &, which is for HTML and would garble "<redacted: …>" on a terminal.
+func (p *Printer) compactJSON(v any) string {
+	p.valueBuf.Reset()
+	if err := p.valueEncoder.Encode(v); err != nil {
+		return fmt.Sprint(v) // generic JSON values always encode
+	}
+	return string(bytes.TrimSuffix(p.valueBuf.Bytes(), []byte("\n")))
+}
+
+// shortenMiddle replaces the middle of s with "…" so that it has max runes.
+func shortenMiddle(s string, max int) string {
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return s
+	}
+	tail := (max - 1) / 2
+	head := max - 1 - tail
+	headEnd := 0
+	for range head {
+		_, size := utf8.DecodeRuneInString(s[headEnd:])
+		headEnd += size
+	}
+	tailStart := len(s)
+	for range tail {
+		_, size := utf8.DecodeLastRuneInString(s[:tailStart])
+		tailStart -= size
+	}
+	return s[:headEnd] + "…" + s[tailStart:]
+}
+
+// readableChanges is ev's diff with the path of each change in readable form, both
+// computed once per event.
+func (d *Differ) readableChanges(ev *informer.Event) ([]Change, []string, error) {
+	changes, err := d.Changes(ev)
+	if err != nil || len(changes) == 0 {
+		return nil, nil, err
+	}
+	view := viewOf(ev, d)
+	view.fieldsOnce.Do(func() {
+		old, _ := ev.OldValue() // Changes decoded it without error
+		view.fields = readablePaths(changes, old)
+	})
+	return changes, view.fields, nil
+}
+
+// readablePaths are the changes' paths as pretty output shows them, dotted, with list
+// elements in brackets: status.containerStatuses[app].ready. An element is named by its
+// "name" (containers, volumes, env), else its "type" (conditions), else its index. Keys
+// are shown as they are, dots and all (metadata.labels.app.kubernetes.io/name): this is
+// for reading, not for pasting into --ignore.
+func readablePaths(changes []Change, old any) []string {
+	paths := make([]string, len(changes))
+	// repeats counts the earlier changes with the same list path: jsondiff writes every
+	// appended element as "-" and every trailing removed one at the same index.
+	var repeats map[string]int
+	for i, change := range changes {
+		repeat := 0
+		if change.Op == OpRemove || strings.HasSuffix(change.Path, "/-") {
+			if repeats == nil {
+				repeats = make(map[string]int)
+			}
+			repeat = repeats[change.Path]
+			repeats[change.Path]++
+		}
+		paths[i] = readablePath(change, old, repeat)
+	}
+	return paths
+}
+
+// readablePath walks change.Path through the old object, which has every list element
+// the path passes through (jsondiff compares lists index by index).
+func readablePath(change Change, old any, repeat int) string {
+	var b []byte
+	node := old
+	for pointer := change.Path; pointer != ""; {
+		escaped, rest := nextPointerSegment(pointer)
+		pointer = rest
+		key, err := unescapePointerSegment(escaped, 0)
+		if err != nil {
+			key = escaped
+		}
+		list, isList := node.([]any)
+		if !isList {
+			if len(b) > 0 {
+				b = append(b, '.')
+			}
+			b = append(b, key...)
+			object, _ := node.(map[string]any)
+			node = object[key]
+			continue
+		}
+		index, err := strconv.Atoi(key)
+		var element any
+		if err == nil && index >= 0 && index < len(list) {
+			element = list[index]
+		}
+		label := elementName(element)
+		if pointer == "" {
+			label = elementName(changedElement(change))
+		}
+		if label == "" {
+			switch {
+			case key == "-":
+				label = strconv.Itoa(len(list) + repeat)
+			case err == nil && pointer == "" && change.Op == OpRemove:
+				label = strconv.Itoa(index + repeat)
+			default:
+				label = key
+			}
+		}
+		b = append(b, '[')
+		b = append(b, label...)
+		b = append(b, ']')
+		node = element
+	}
+	if len(b) == 0 {
+		return "."
+	}
+	return string(b)
+}
+
+// changedElement is the list element a change adds, removes or replaces.
+func changedElement(change Change) any {
+	switch {
+	case change.Op == OpRemove:
+		return change.Old
+	case change.Op == OpReplace && elementName(change.Value) == "":
+		return change.Old
+	}
+	return change.Value
+}
+
+// elementName is a list element's "name", else its "type"; "" if it has neither.
+func elementName(element any) string {
+	object, ok := element.(map[string]any)
+	if !ok {
+		return ""
+	}
+	if name, ok := object["name"].(string); ok && name != "" {
+		return name
+	}
+	if typ, ok := object["type"].(string); ok {
+		return typ
+	}
+	return ""
+}
