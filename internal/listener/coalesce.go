@@ -8,11 +8,13 @@ import "github.com/kubeevents/kubeevents/internal/informer"
 //
 // A reader of the merged event must end up where reading both would have left it. So the
 // type follows from whether the object existed for the reader before queued and whether
-// it exists after next:
+// it exists after next. existedBefore says the former: it is whether the first event
+// merged into queued was not an ADDED, which queued's own type no longer tells once an
+// ADDED and a DELETED have been merged into a DELETED.
 //
 //	before queued         after next         merged
-//	no (queued ADDED)     yes                ADDED: the object is still new to the reader
-//	no (queued ADDED)     no (next DELETED)  DELETED: the object's short life stays visible
+//	no (first ADDED)      yes                ADDED: the object is still new to the reader
+//	no (first ADDED)      no (next DELETED)  DELETED: the object's short life stays visible
 //	yes                   no (next DELETED)  DELETED
 //	yes                   yes                MODIFIED; SYNC if both were SYNC. A deletion
 //	                                         followed by a re-creation (DELETED, then ADDED)
@@ -25,7 +27,7 @@ import "github.com/kubeevents/kubeevents/internal/informer"
 // for a queued DELETED the deleted object), set only for MODIFIED and SYNC as Event
 // documents. A merged ADDED keeps queued's InInitialList; a merged DELETED keeps next's
 // FinalStateUnknown.
-func coalesce(queued, next *informer.Event) *informer.Event {
+func coalesce(queued, next *informer.Event, existedBefore bool) *informer.Event {
 	merged := &informer.Event{
 		Time:     next.Time,
 		Seq:      next.Seq,
@@ -36,7 +38,6 @@ func coalesce(queued, next *informer.Event) *informer.Event {
 	if next.Type == informer.Sync {
 		merged.Seq = queued.Seq
 	}
-	existedBefore := queued.Type != informer.Added
 	existsAfter := next.Type != informer.Deleted
 	switch {
 	case !existsAfter:

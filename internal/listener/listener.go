@@ -69,6 +69,9 @@ type Listener struct {
 	mu    sync.Mutex
 	queue *ring      // guarded by mu
 	state state      // guarded by mu
+	// writing is set while Run's sink.Write is in flight. Abort counts that event as
+	// Dropped and clears it, so an event is counted once however late its Write returns.
+	writing bool // guarded by mu
 	err   error      // guarded by mu
 	ready *sync.Cond // on mu; Run waits on it for an event or a change of state
 	room  *sync.Cond // on mu; Adds under a waiting policy wait on it for a free slot or a change of state
@@ -205,6 +208,7 @@ func (l *Listener) next() (*informer.Event, bool) {
 		}
 		if ev, ok := l.queue.pop(); ok {
 			l.room.Broadcast()
+			l.writing = true
 			return ev, true
 		}
 		if l.state == closing {
@@ -219,7 +223,7 @@ func (l *Listener) next() (*informer.Event, bool) {
 func (l *Listener) deliver(ev *informer.Event) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			l.failed.Add(1)
+			l.settle(&l.failed)
 			if l.panicNotice.allow(time.Now()) {
 				l.warn("sink %q panicked on an event: %v; skipping it", l.cfg.Name, p)
 			}
@@ -227,13 +231,23 @@ func (l *Listener) deliver(ev *informer.Event) (err error) {
 	}()
 	switch err := l.sink.Write(ev); {
 	case err == nil:
-		l.delivered.Add(1)
+		l.settle(&l.delivered)
 	case errors.Is(err, ErrFiltered):
-		l.filtered.Add(1)
+		l.settle(&l.filtered)
 	default:
 		return err
 	}
 	return nil
+}
+
+// settle counts the event whose Write just returned, unless Abort already counted it.
+func (l *Listener) settle(counter *atomic.Uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.writing {
+		counter.Add(1)
+		l.writing = false
+	}
 }
 
 // stop takes a sink whose Write failed out of service: the failed event, the queued ones
@@ -242,7 +256,11 @@ func (l *Listener) stop(err error) {
 	l.mu.Lock()
 	l.state = failed
 	l.err = err
-	l.failed.Add(1 + uint64(l.queue.discard()))
+	if l.writing {
+		l.failed.Add(1)
+		l.writing = false
+	}
+	l.failed.Add(uint64(l.queue.discard()))
 	l.room.Broadcast()
 	l.mu.Unlock()
 	if !errors.Is(err, ErrOutputClosed) {
@@ -292,6 +310,10 @@ func (l *Listener) Abort() {
 	}
 	l.state = aborted
 	l.dropped.Add(uint64(l.queue.discard()))
+	if l.writing {
+		l.dropped.Add(1) // its Write may never return; it is not known to be written
+		l.writing = false
+	}
 	l.ready.Broadcast()
 	l.room.Broadcast()
 }

@@ -31,6 +31,9 @@ type ring struct {
 	// (only head does), so a slot index stays valid until its event is popped.
 	keys   []objectKey
 	slotOf map[objectKey]int
+	// existed[i] is whether slot i's object existed for the reader before the first of the
+	// events merged into it (that event was not an ADDED), for coalesce.
+	existed []bool
 }
 
 // objectKey identifies an object across resources: Event.Key is unique per resource only.
@@ -43,6 +46,7 @@ func newRing(capacity int, policy Policy) *ring {
 	r := &ring{policy: policy, slots: make([]*informer.Event, capacity)}
 	if policy == Coalesce {
 		r.keys = make([]objectKey, capacity)
+		r.existed = make([]bool, capacity)
 		r.slotOf = make(map[objectKey]int, capacity)
 	}
 	return r
@@ -54,7 +58,7 @@ func (r *ring) put(ev *informer.Event) putResult {
 	if r.policy == Coalesce {
 		k := objectKey{ev.Resource, ev.Key()}
 		if i, ok := r.slotOf[k]; ok {
-			r.slots[i] = coalesce(r.slots[i], ev)
+			r.slots[i] = coalesce(r.slots[i], ev, r.existed[i])
 			return coalesced
 		}
 		if r.n == len(r.slots) {
@@ -62,6 +66,7 @@ func (r *ring) put(ev *informer.Event) putResult {
 		}
 		i := r.push(ev)
 		r.keys[i] = k
+		r.existed[i] = ev.Type != informer.Added
 		r.slotOf[k] = i
 		return queued
 	}

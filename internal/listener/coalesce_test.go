@@ -1,0 +1,249 @@
+package listener
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+)
+
+// snapshot is an Event's exported fields, to check that coalesce leaves its inputs alone
+// (Event holds sync.Once values, so it cannot be copied whole).
+type snapshot struct {
+	typ                        informer.EventType
+	seq                        uint64
+	object, old                runtime.Object
+	initial, finalStateUnknown bool
+	time                       time.Time
+}
+
+func snap(ev *informer.Event) snapshot {
+	return snapshot{ev.Type, ev.Seq, ev.Object, ev.Old, ev.InInitialList, ev.FinalStateUnknown, ev.Time}
+}
+
+func TestCoalesceMergeTable(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	mk := func(typ informer.EventType, seq uint64, withOld bool) *informer.Event {
+		ev := newEv(typ, "a", seq)
+		ev.Time = t0.Add(time.Duration(seq) * time.Second)
+		if withOld {
+			ev.Old = podObj("a", "old")
+		}
+		return ev
+	}
+	type want struct {
+		typ               informer.EventType
+		seq               uint64
+		old               string // "queued.Old", "queued.Object" or "" for nil
+		initial           bool
+		finalStateUnknown bool
+	}
+	tests := []struct {
+		name          string
+		queued, next  *informer.Event
+		existedBefore bool
+		want          want
+	}{
+		{
+			name:          "ADDED+MODIFIED=ADDED",
+			queued:        func() *informer.Event { e := mk(informer.Added, 1, false); e.InInitialList = true; return e }(),
+			next:          mk(informer.Modified, 2, true),
+			existedBefore: false,
+			want:          want{typ: informer.Added, seq: 2, initial: true},
+		},
+		{
+			name:          "ADDED+DELETED=DELETED",
+			queued:        mk(informer.Added, 1, false),
+			next:          mk(informer.Deleted, 2, false),
+			existedBefore: false,
+			want:          want{typ: informer.Deleted, seq: 2},
+		},
+		{
+			name:          "ADDED+DELETED(final state unknown)=DELETED(final state unknown)",
+			queued:        mk(informer.Added, 1, false),
+			next:          func() *informer.Event { e := mk(informer.Deleted, 2, false); e.FinalStateUnknown = true; return e }(),
+			existedBefore: false,
+			want:          want{typ: informer.Deleted, seq: 2, finalStateUnknown: true},
+		},
+		{
+			name:          "MODIFIED+DELETED=DELETED",
+			queued:        mk(informer.Modified, 1, true),
+			next:          mk(informer.Deleted, 2, false),
+			existedBefore: true,
+			want:          want{typ: informer.Deleted, seq: 2},
+		},
+		{
+			name:          "MODIFIED+DELETED(final state unknown)=DELETED(final state unknown)",
+			queued:        mk(informer.Modified, 1, true),
+			next:          func() *informer.Event { e := mk(informer.Deleted, 2, false); e.FinalStateUnknown = true; return e }(),
+			existedBefore: true,
+			want:          want{typ: informer.Deleted, seq: 2, finalStateUnknown: true},
+		},
+		{
+			name:          "DELETED+ADDED=MODIFIED from the deleted object",
+			queued:        mk(informer.Deleted, 1, false),
+			next:          mk(informer.Added, 2, false),
+			existedBefore: true,
+			want:          want{typ: informer.Modified, seq: 2, old: "queued.Object"},
+		},
+		{
+			name:          "DELETED(final state unknown)+ADDED=MODIFIED",
+			queued:        func() *informer.Event { e := mk(informer.Deleted, 1, false); e.FinalStateUnknown = true; return e }(),
+			next:          mk(informer.Added, 2, false),
+			existedBefore: true,
+			want:          want{typ: informer.Modified, seq: 2, old: "queued.Object"},
+		},
+		{
+			name:          "MODIFIED+MODIFIED=MODIFIED",
+			queued:        mk(informer.Modified, 1, true),
+			next:          mk(informer.Modified, 2, true),
+			existedBefore: true,
+			want:          want{typ: informer.Modified, seq: 2, old: "queued.Old"},
+		},
+		{
+			name:          "SYNC+SYNC=SYNC",
+			queued:        mk(informer.Sync, 0, true),
+			next:          mk(informer.Sync, 0, true),
+			existedBefore: true,
+			want:          want{typ: informer.Sync, seq: 0, old: "queued.Old"},
+		},
+		{
+			name:          "SYNC+MODIFIED=MODIFIED",
+			queued:        mk(informer.Sync, 0, true),
+			next:          mk(informer.Modified, 7, true),
+			existedBefore: true,
+			want:          want{typ: informer.Modified, seq: 7, old: "queued.Old"},
+		},
+		{
+			name:          "MODIFIED+SYNC=MODIFIED keeping the real change's Seq",
+			queued:        mk(informer.Modified, 3, true),
+			next:          mk(informer.Sync, 0, true),
+			existedBefore: true,
+			want:          want{typ: informer.Modified, seq: 3, old: "queued.Old"},
+		},
+		{
+			name:          "ADDED+SYNC=ADDED keeping Seq",
+			queued:        func() *informer.Event { e := mk(informer.Added, 4, false); e.InInitialList = true; return e }(),
+			next:          mk(informer.Sync, 0, true),
+			existedBefore: false,
+			want:          want{typ: informer.Added, seq: 4, initial: true},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, n := snap(tt.queued), snap(tt.next)
+			got := coalesce(tt.queued, tt.next, tt.existedBefore)
+			if snap(tt.queued) != q || snap(tt.next) != n {
+				t.Fatal("coalesce modified an input event")
+			}
+			if got == tt.queued || got == tt.next {
+				t.Fatal("coalesce returned one of its inputs; events are shared and must not be reused as merged")
+			}
+			if got.Type != tt.want.typ {
+				t.Errorf("Type = %s, want %s", got.Type, tt.want.typ)
+			}
+			if got.Seq != tt.want.seq {
+				t.Errorf("Seq = %d, want %d", got.Seq, tt.want.seq)
+			}
+			if got.Object != tt.next.Object {
+				t.Errorf("Object is not next's (the latest state)")
+			}
+			var wantOld runtime.Object
+			switch tt.want.old {
+			case "queued.Old":
+				wantOld = tt.queued.Old
+			case "queued.Object":
+				wantOld = tt.queued.Object
+			}
+			if got.Old != wantOld {
+				t.Errorf("Old = %v, want %s", got.Old, tt.want.old)
+			}
+			if got.InInitialList != tt.want.initial {
+				t.Errorf("InInitialList = %v, want %v", got.InInitialList, tt.want.initial)
+			}
+			if got.FinalStateUnknown != tt.want.finalStateUnknown {
+				t.Errorf("FinalStateUnknown = %v, want %v", got.FinalStateUnknown, tt.want.finalStateUnknown)
+			}
+			if !got.Time.Equal(tt.next.Time) || got.Kind != tt.next.Kind || got.Resource != tt.next.Resource {
+				t.Errorf("Time/Kind/Resource not taken from next: %v %s %v", got.Time, got.Kind, got.Resource)
+			}
+		})
+	}
+}
+
+// TestCoalesceChains merges whole sequences through the ring, as the listener does: the
+// merged event must leave a reader where reading every event would have.
+func TestCoalesceChains(t *testing.T) {
+	tests := []struct {
+		name    string
+		types   []informer.EventType
+		want    informer.EventType
+		wantOld int // index of the event whose Object is the merged Old; -1 for the first event's Old; -2 for nil
+	}{
+		{"MODIFIED x3", []informer.EventType{informer.Modified, informer.Modified, informer.Modified}, informer.Modified, -1},
+		{"ADDED MODIFIED MODIFIED", []informer.EventType{informer.Added, informer.Modified, informer.Modified}, informer.Added, -2},
+		{"ADDED MODIFIED DELETED", []informer.EventType{informer.Added, informer.Modified, informer.Deleted}, informer.Deleted, -2},
+		{"MODIFIED DELETED ADDED", []informer.EventType{informer.Modified, informer.Deleted, informer.Added}, informer.Modified, 1},
+		{"MODIFIED DELETED ADDED MODIFIED", []informer.EventType{informer.Modified, informer.Deleted, informer.Added, informer.Modified}, informer.Modified, 1},
+		// The object was new to the reader when the first event was queued and exists at
+		// the end: ADDED, not a MODIFIED of an object the reader never saw.
+		{"ADDED DELETED ADDED", []informer.EventType{informer.Added, informer.Deleted, informer.Added}, informer.Added, -2},
+		{"ADDED DELETED ADDED MODIFIED", []informer.EventType{informer.Added, informer.Deleted, informer.Added, informer.Modified}, informer.Added, -2},
+		{"ADDED DELETED ADDED DELETED", []informer.EventType{informer.Added, informer.Deleted, informer.Added, informer.Deleted}, informer.Deleted, -2},
+		{"SYNC SYNC SYNC", []informer.EventType{informer.Sync, informer.Sync, informer.Sync}, informer.Sync, -1},
+		{"SYNC MODIFIED SYNC", []informer.EventType{informer.Sync, informer.Modified, informer.Sync}, informer.Modified, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRing(4, Coalesce)
+			var evs []*informer.Event
+			var lastSeq uint64
+			for i, typ := range tt.types {
+				seq := uint64(0)
+				if typ != informer.Sync {
+					seq = uint64(i + 1)
+					lastSeq = seq
+				}
+				ev := newEv(typ, "a", seq)
+				if typ == informer.Modified || typ == informer.Sync {
+					ev.Old = podObj("a", "old-"+string(rune('0'+i)))
+				}
+				evs = append(evs, ev)
+				want := coalesced
+				if i == 0 {
+					want = queued
+				}
+				if res := r.put(ev); res != want {
+					t.Fatalf("put %d: %v, want %v", i, res, want)
+				}
+			}
+			got := drain(r)
+			if len(got) != 1 {
+				t.Fatalf("%d events queued, want 1", len(got))
+			}
+			m := got[0]
+			if m.Type != tt.want {
+				t.Errorf("merged type %s, want %s", m.Type, tt.want)
+			}
+			if m.Object != evs[len(evs)-1].Object {
+				t.Error("merged Object is not the last event's")
+			}
+			if m.Seq != lastSeq {
+				t.Errorf("merged Seq %d, want %d (the last real change)", m.Seq, lastSeq)
+			}
+			var wantOld runtime.Object
+			switch tt.wantOld {
+			case -2:
+			case -1:
+				wantOld = evs[0].Old
+			default:
+				wantOld = evs[tt.wantOld].Object
+			}
+			if m.Old != wantOld {
+				t.Errorf("merged Old = %v, want %v", m.Old, wantOld)
+			}
+		})
+	}
+}

@@ -1,0 +1,224 @@
+package listener
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+)
+
+var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+func podObj(name, rv string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: rv}}
+}
+
+// newEv is an event of type typ about pod default/name with sequence number seq; its
+// object is a fresh pod whose resourceVersion is seq, so every event's object is distinct.
+func newEv(typ informer.EventType, name string, seq uint64) *informer.Event {
+	return &informer.Event{Type: typ, Seq: seq, Resource: podsGVR, Kind: "Pod", Object: podObj(name, strconv.FormatUint(seq, 10))}
+}
+
+// distinctEvents is n ADDED events about n different pods, with Seq 1..n.
+func distinctEvents(n int) []*informer.Event {
+	evs := make([]*informer.Event, n)
+	for i := range evs {
+		evs[i] = newEv(informer.Added, "pod-"+strconv.Itoa(i+1), uint64(i+1))
+	}
+	return evs
+}
+
+func seqs(evs []*informer.Event) []uint64 {
+	out := make([]uint64, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Seq
+	}
+	return out
+}
+
+func seqRange(from, to uint64) []uint64 {
+	var out []uint64
+	for s := from; s <= to; s++ {
+		out = append(out, s)
+	}
+	return out
+}
+
+// testSink records what the delivery goroutine writes.
+type testSink struct {
+	// entered, if set, receives every event as Write begins (before the gate).
+	entered chan *informer.Event
+	// gate, if set, must yield one value per Write before it proceeds; close it to let
+	// every Write through.
+	gate chan struct{}
+	// onWrite, if set, runs after the gate: an error fails the Write, and it may panic.
+	onWrite func(ev *informer.Event) error
+	// closeErr is what Close returns.
+	closeErr error
+
+	gateOnce sync.Once
+
+	mu               sync.Mutex
+	got              []*informer.Event // written successfully, in order
+	calls            int               // Write calls, whatever their outcome
+	closes           int
+	writesAfterClose int
+}
+
+func (s *testSink) Write(ev *informer.Event) error {
+	s.mu.Lock()
+	s.calls++
+	if s.closes > 0 {
+		s.writesAfterClose++
+	}
+	s.mu.Unlock()
+	if s.entered != nil {
+		s.entered <- ev
+	}
+	if s.gate != nil {
+		<-s.gate
+	}
+	if s.onWrite != nil {
+		if err := s.onWrite(ev); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.got = append(s.got, ev)
+	s.mu.Unlock()
+	return nil
+}
+
+// open lets every Write through from now on; it may be called more than once.
+func (s *testSink) open() {
+	s.gateOnce.Do(func() { close(s.gate) })
+}
+
+func (s *testSink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closes++
+	return s.closeErr
+}
+
+func (s *testSink) written() []*informer.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*informer.Event(nil), s.got...)
+}
+
+func (s *testSink) closeCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closes
+}
+
+func (s *testSink) writeCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+// warnings records a listener's diagnostics.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) warn(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, fmt.Sprintf(format, args...))
+}
+
+func (w *warnings) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.msgs...)
+}
+
+// containing is the diagnostics that contain substr.
+func (w *warnings) containing(substr string) []string {
+	var out []string
+	for _, m := range w.all() {
+		if strings.Contains(m, substr) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitDone waits for l's Run to return.
+func waitDone(t *testing.T, l *Listener) {
+	t.Helper()
+	select {
+	case <-l.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("listener %q: Run did not return; stats %+v", l.Name(), l.Stats())
+	}
+}
+
+// waitEntered waits until the sink's Write has begun on an event and returns it.
+func waitEntered(t *testing.T, s *testSink) *informer.Event {
+	t.Helper()
+	select {
+	case ev := <-s.entered:
+		return ev
+	case <-time.After(30 * time.Second):
+		t.Fatal("sink.Write was not called")
+		return nil
+	}
+}
+
+// checkBalance asserts the Stats invariant that holds once Run has returned.
+func checkBalance(t *testing.T, st Stats) {
+	t.Helper()
+	if sum := st.Delivered + st.Filtered + st.Dropped + st.Coalesced + st.Failed; st.Received != sum {
+		t.Errorf("Received %d != Delivered %d + Filtered %d + Dropped %d + Coalesced %d + Failed %d = %d",
+			st.Received, st.Delivered, st.Filtered, st.Dropped, st.Coalesced, st.Failed, sum)
+	}
+}
+
+// addReturns runs l.Add(ev) on a new goroutine and returns a channel closed when it
+// returns.
+func addReturns(l *Listener, ev *informer.Event) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.Add(ev)
+	}()
+	return done
+}
+
+func returned(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopOnCleanup makes sure that when the test ends, even by t.Fatal, l's goroutines and
+// any Adds waiting on it finish: a synctest bubble must not end with goroutines blocked,
+// and a real-time test should not leak them.
+func stopOnCleanup(t *testing.T, l *Listener, s *testSink) {
+	t.Cleanup(func() {
+		l.Abort()
+		if s != nil && s.gate != nil {
+			s.open()
+		}
+		select { // Run was started: let it finish (a sink may be sleeping in fake time)
+		case <-l.Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+}
