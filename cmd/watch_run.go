@@ -25,7 +25,8 @@ type stopReason int
 
 const (
 	stopInterrupted stopReason = iota // Ctrl-C, SIGTERM
-	stopCondition                     // --max-events, --until, --until-deleted met
+	stopCondition                     // --until, --until-deleted met
+	stopLimit                         // --max-events reached
 	stopTimeout                       // --timeout
 	stopOutputGone                    // every sink stopped (stdout closed, ...)
 	stopFatal                         // an error the informer cannot retry past
@@ -56,7 +57,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	var conditions *conditionSink
 	receivers := make([]*listener.Listener, 0, len(listeners)+1)
 	receivers = append(receivers, listeners...)
-	if o.MaxEvents > 0 || o.until != nil || o.UntilDeleted {
+	if o.until != nil || o.UntilDeleted {
 		conditions = o.newConditionSink()
 		// The condition listener blocks when full rather than drop: it must see every event.
 		cl := listener.New(listener.Config{Name: "conditions", OnFull: listener.Block}, conditions, o.warnf)
@@ -70,6 +71,8 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		return err
 	}
 	seq := new(atomic.Uint64)
+	limitReached := make(chan struct{})
+	var limitOnce sync.Once
 	informers := make([]*informer.Informer, 0, len(o.resources))
 	for _, res := range o.resources {
 		regs := make([]informer.Registration, 0, len(receivers))
@@ -85,6 +88,8 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			WatchOnly:     o.WatchOnly,
 			MetadataOnly:  o.MetadataOnly,
 			ShowSecrets:   o.ShowSecrets,
+			MaxEvents:     uint64(o.MaxEvents),
+			Limit:         func() { limitOnce.Do(func() { close(limitReached) }) },
 			Warn:          o.warnf,
 			Fatal:         reportFatal,
 		}, regs)
@@ -116,11 +121,14 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		}()
 	}
 
-	reason, runErr := o.wait(ctx, fatal, conditions, listeners)
+	reason, runErr := o.wait(ctx, fatal, conditions, limitReached, listeners)
 
 	// The event that met a condition must reach every sink before the informers stop.
-	if reason == stopCondition {
+	switch reason {
+	case stopCondition:
 		o.awaitSeen(listeners, conditions.metSeq(), o.Grace)
+	case stopLimit:
+		o.awaitSeen(listeners, uint64(o.MaxEvents), o.Grace)
 	}
 	for _, inf := range informers {
 		inf.Stop()
@@ -147,7 +155,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 }
 
 // wait blocks until the stream should end and says why.
-func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions *conditionSink, listeners []*listener.Listener) (stopReason, error) {
+func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions *conditionSink, limit <-chan struct{}, listeners []*listener.Listener) (stopReason, error) {
 	var timeout <-chan time.Time
 	if o.Timeout > 0 {
 		t := time.NewTimer(o.Timeout)
@@ -172,6 +180,8 @@ func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions 
 		return stopFatal, err
 	case <-met:
 		return stopCondition, nil
+	case <-limit:
+		return stopLimit, nil
 	case <-allStopped:
 		return stopOutputGone, nil
 	case <-timeout:
@@ -338,8 +348,8 @@ func thousandsInt(n uint64) string {
 	return s
 }
 
-// conditionSink watches the stream for the exit conditions: --max-events, --until and
-// --until-deleted. It is a listener of its own, so it sees every event in order without
+// conditionSink watches the stream for the exit conditions --until and --until-deleted
+// (--max-events is counted where events are numbered, in the informer). It is a listener of its own, so it sees every event in order without
 // holding up the real sinks.
 type conditionSink struct {
 	o         *WatchOptions
@@ -362,38 +372,15 @@ func (c *conditionSink) Write(ev *informer.Event) error {
 	if ev.Type == informer.Sync || c.filter.Skip(ev) {
 		return nil
 	}
-	if c.o.stdoutJQ != nil && c.o.MaxEvents > 0 && !c.passesStdoutJQ(ev) {
-		return nil
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.counted++
 	switch {
-	case c.o.MaxEvents > 0 && c.counted >= c.o.MaxEvents:
-		c.fire(ev.Seq)
 	case c.o.until != nil && c.untilTrue(ev):
 		c.fire(ev.Seq)
 	case c.o.UntilDeleted && c.isSynced && ev.Type == informer.Deleted && c.allDeleted():
 		c.fire(ev.Seq)
 	}
 	return nil
-}
-
-func (c *conditionSink) passesStdoutJQ(ev *informer.Event) bool {
-	input, err := render.EnvelopeValue(ev, c.o.differ, c.o.ShowOld)
-	if err != nil {
-		return false
-	}
-	outs, err := c.o.stdoutJQ.Run(context.Background(), input)
-	if err != nil {
-		return false
-	}
-	for _, v := range outs {
-		if render.Truthy(v) {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *conditionSink) untilTrue(ev *informer.Event) bool {

@@ -45,6 +45,11 @@ type Options struct {
 	MetadataOnly bool
 	// ShowSecrets keeps Secret values; by default they are redacted before caching.
 	ShowSecrets bool
+	// MaxEvents, if not zero, is the last Seq handed out: later changes are not turned
+	// into events, so no sink ever gets more than MaxEvents, and Limit is called once
+	// the event numbered MaxEvents has been made (from a client-go goroutine).
+	MaxEvents uint64
+	Limit     func()
 	// Warn prints one diagnostic line (watch lost, re-synced, ...); Fatal ends the
 	// command, for errors before the first watch is established. Both may be called from
 	// client-go's goroutines.
@@ -159,7 +164,8 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 	if seq == nil {
 		seq = new(atomic.Uint64)
 	}
-	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, pending: map[notification]*pendingEvent{}}
+	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly,
+		maxSeq: opts.MaxEvents, limit: opts.Limit, pending: map[notification]*pendingEvent{}}
 	if len(opts.Names) > 1 {
 		m.names = opts.Names
 	}
@@ -254,6 +260,8 @@ type minter struct {
 	res       Resource
 	names     []string
 	watchOnly bool
+	maxSeq    uint64 // 0: no limit
+	limit     func()
 	receivers int
 	seq       *atomic.Uint64
 
@@ -297,6 +305,14 @@ func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *E
 	}
 	if typ != Sync {
 		ev.Seq = m.seq.Add(1)
+		if m.maxSeq > 0 {
+			if ev.Seq > m.maxSeq {
+				return nil
+			}
+			if ev.Seq == m.maxSeq && m.limit != nil {
+				m.limit()
+			}
+		}
 	}
 	return ev
 }

@@ -76,8 +76,8 @@ func NewDiffer(ignores []IgnorePath) *Differ {
 }
 
 // Changes is ev's diff: for a MODIFIED event the changes from ev.Old to ev.Object, in
-// the order of their paths (keys sorted, list elements by index); for other events
-// none. It is computed once per event and shared by every sink: callers must not modify
+// jsondiff's order (keys sorted; in a list that shrank, the removed elements first, then
+// the rest by index); for other events none. It is computed once per event and shared by every sink: callers must not modify
 // the result.
 func (d *Differ) Changes(ev *informer.Event) ([]Change, error) {
 	if !d.diffs(ev) {

@@ -26,7 +26,8 @@ func AppendEnvelope(dst []byte, ev *informer.Event) ([]byte, error) {
 //
 //	"old":{...},"diff":[{"op":"replace","path":"/spec/replicas","value":3,"old":1},{"op":"add","path":"/metadata/labels/tier","value":"web"},{"op":"remove","path":"/metadata/annotations/note","old":"x"}]
 //
-// A change has "value" unless it is a remove and "old" unless it is an add; numbers are
+// Every MODIFIED event has "diff", empty if only ignored paths changed. A change has
+// "value" unless it is a remove and "old" unless it is an add; numbers are
 // written as they are in the object. Both are copied from per-event caches, so they are
 // encoded once however many sinks write them.
 func AppendEnvelopeWithDiff(dst []byte, ev *informer.Event, d *Differ, showOld bool) ([]byte, error) {

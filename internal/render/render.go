@@ -91,6 +91,8 @@ type Printer struct {
 	timestamps bool
 	showKind   bool
 	location   *time.Location
+	differ     *Differ // nil: no diffs
+	showOld    bool
 	// typeLabels maps an event type (and TERMINATING) to its padded, maybe coloured,
 	// column, built once so that a line costs no colour formatting.
 	typeLabels map[string]string
@@ -98,8 +100,6 @@ type Printer struct {
 	kindPrefixes map[schema.GroupKind]string
 	// yamlBuf receives each YAML document before it is copied to the caller's buffer.
 	yamlBuf bytes.Buffer
-	differ  *Differ
-	showOld bool
 	// changeMarks are the signs of diff lines, coloured or not, like typeLabels.
 	changeMarks changeMarks
 	// valueEncoder writes the JSON of diff values shown in pretty output to valueBuf.

@@ -1,0 +1,602 @@
+package informer
+
+// These tests drive informer.New end to end through client-go's fake dynamic client
+// (k8s.io/client-go/dynamic/fake), inside testing/synctest bubbles: client-go's reflector
+// and resync timers use k8s.io/utils/clock's RealClock, which calls the time package, so
+// in a bubble they run on fake time and resync periods can be checked exactly.
+//
+// The fake typed clientset (k8s.io/client-go/kubernetes/fake) cannot be used: New takes
+// Clients.TypedREST, a factory of rest.Interface, and the fake clientset has none to
+// give (its typed clients' RESTClient() returns a nil *rest.RESTClient). The typed-object
+// half of the transform is therefore tested on the transform itself.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+)
+
+var (
+	podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	podsRes = Resource{GVR: podsGVR, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true}
+)
+
+// recorder is a Receiver that keeps every event it is given.
+type recorder struct {
+	mu     sync.Mutex
+	events []*Event
+}
+
+func (r *recorder) Add(ev *Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, ev)
+}
+
+func (r *recorder) all() []*Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+// split separates SYNC events from changes (ADDED, MODIFIED, DELETED).
+func (r *recorder) split() (changes, syncs []*Event) {
+	for _, ev := range r.all() {
+		if ev.Type == Sync {
+			syncs = append(syncs, ev)
+		} else {
+			changes = append(changes, ev)
+		}
+	}
+	return changes, syncs
+}
+
+// unstructuredPod is pod default/name at resourceVersion rv, as the dynamic client has
+// it, with managedFields for the transform to drop.
+func unstructuredPod(name, rv string) *unstructured.Unstructured {
+	pod := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "default", Name: name, ResourceVersion: rv,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}},
+		},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:" + rv}}},
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
+		panic(err)
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+func newClient(names ...string) *dynamicfake.FakeDynamicClient {
+	var objs []runtime.Object
+	for _, n := range names {
+		objs = append(objs, unstructuredPod(n, "1"))
+	}
+	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{podsGVR: "PodList"}, objs...)
+}
+
+// start builds and starts an informer over client and waits for its initial list; it
+// is stopped when the test ends.
+func start(t *testing.T, client *dynamicfake.FakeDynamicClient, opts Options, regs ...Registration) *Informer {
+	t.Helper()
+	if opts.Fatal == nil {
+		opts.Fatal = func(err error) { t.Errorf("fatal: %v", err) }
+	}
+	inf, err := New(podsRes, Clients{Dynamic: client}, opts, regs)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	inf.Start()
+	t.Cleanup(inf.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if !inf.WaitForSync(ctx) {
+		t.Fatal("informer did not sync")
+	}
+	synctest.Wait() // the initial ADDED events have reached the receivers
+	return inf
+}
+
+func pods(client *dynamicfake.FakeDynamicClient) interface {
+	Create(context.Context, *unstructured.Unstructured, metav1.CreateOptions, ...string) (*unstructured.Unstructured, error)
+	Update(context.Context, *unstructured.Unstructured, metav1.UpdateOptions, ...string) (*unstructured.Unstructured, error)
+	Delete(context.Context, string, metav1.DeleteOptions, ...string) error
+} {
+	return client.Resource(podsGVR).Namespace("default")
+}
+
+func names(evs []*Event) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		out[i] = string(ev.Type) + " " + ev.Key()
+	}
+	return out
+}
+
+// syncRounds groups SYNC events by their time (a resync hands every object over at one
+// instant of fake time) and returns the times and the keys resynced at each.
+func syncRounds(syncs []*Event) (times []time.Time, keys [][]string) {
+	for _, ev := range syncs {
+		if n := len(times); n == 0 || !times[n-1].Equal(ev.Time) {
+			times = append(times, ev.Time)
+			keys = append(keys, nil)
+		}
+		keys[len(keys)-1] = append(keys[len(keys)-1], ev.Key())
+	}
+	for _, k := range keys {
+		slices.Sort(k)
+	}
+	return times, keys
+}
+
+// TestPerListenerResync: one informer, three receivers with resync 0, 2s and 10s. The
+// informer resyncs at the smallest period, and client-go hands resyncs only to the
+// receivers whose own period is due.
+func TestPerListenerResync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := newClient("a", "b", "c")
+		r0, r2, r10 := &recorder{}, &recorder{}, &recorder{}
+		t0 := time.Now()
+		start(t, client, Options{},
+			Registration{Receiver: r0, Resync: 0},
+			Registration{Receiver: r2, Resync: 2 * time.Second},
+			Registration{Receiver: r10, Resync: 10 * time.Second})
+		time.Sleep(21*time.Second - time.Since(t0))
+		synctest.Wait()
+
+		for name, r := range map[string]*recorder{"resync 0": r0, "resync 2s": r2, "resync 10s": r10} {
+			changes, _ := r.split()
+			if got := names(changes); !slices.Equal(got, []string{"ADDED default/a", "ADDED default/b", "ADDED default/c"}) {
+				t.Errorf("%s: changes %v, want the three initial ADDED", name, got)
+			}
+		}
+		if _, syncs := r0.split(); len(syncs) != 0 {
+			t.Errorf("the resync-0 receiver got %d SYNC events", len(syncs))
+		}
+		check := func(name string, r *recorder, period time.Duration, rounds int) []*Event {
+			t.Helper()
+			_, syncs := r.split()
+			times, keys := syncRounds(syncs)
+			if len(times) != rounds {
+				t.Errorf("%s: %d resync rounds in 21s, want %d (at %v)", name, len(times), rounds, times)
+			}
+			for i, at := range times {
+				if want := t0.Add(time.Duration(i+1) * period); !at.Equal(want) {
+					t.Errorf("%s: round %d at %v after start, want %v", name, i+1, at.Sub(t0), want.Sub(t0))
+				}
+				if !slices.Equal(keys[i], []string{"default/a", "default/b", "default/c"}) {
+					t.Errorf("%s: round %d resynced %v, want every pod once", name, i+1, keys[i])
+				}
+			}
+			for _, ev := range syncs {
+				if ev.Seq != 0 || ev.Old == nil || ev.Kind != "Pod" || ev.Resource != podsGVR {
+					t.Fatalf("%s: SYNC event seq %d old %v kind %q: want Seq 0, an Old, kind Pod", name, ev.Seq, ev.Old, ev.Kind)
+				}
+			}
+			return syncs
+		}
+		syncs2 := check("resync 2s", r2, 2*time.Second, 10)
+		syncs10 := check("resync 10s", r10, 10*time.Second, 2)
+		// A SYNC belongs to one receiver: it is not shared with another that resyncs at the
+		// same moment (at 10s and 20s both are due).
+		for _, a := range syncs10 {
+			if slices.Contains(syncs2, a) {
+				t.Fatalf("SYNC event for %s shared between receivers", a.Key())
+			}
+		}
+		// Resyncs take no sequence numbers: the changes are still 1..3.
+		changes, _ := r2.split()
+		for i, ev := range changes {
+			if ev.Seq != uint64(i+1) {
+				t.Errorf("change %d has seq %d", i, ev.Seq)
+			}
+		}
+	})
+}
+
+// TestResyncBelowMinimum: client-go raises a resync period below one second to one
+// second; that is the period the receiver gets.
+func TestResyncBelowMinimum(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &recorder{}
+		t0 := time.Now()
+		start(t, newClient("a"), Options{}, Registration{Receiver: r, Resync: 100 * time.Millisecond})
+		time.Sleep(3*time.Second + 500*time.Millisecond - time.Since(t0))
+		synctest.Wait()
+		_, syncs := r.split()
+		times, _ := syncRounds(syncs)
+		if len(times) != 3 {
+			t.Fatalf("%d resyncs in 3.5s with a 100ms period raised to 1s, want 3: %v", len(times), times)
+		}
+		for i, at := range times {
+			if d := at.Sub(t0); d != time.Duration(i+1)*time.Second {
+				t.Errorf("resync %d at %v", i+1, d)
+			}
+		}
+	})
+}
+
+// TestEventsAreShared: every receiver gets the same *Event for the same change, and
+// Seq counts changes one by one, in order, from the shared counter.
+func TestEventsAreShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := newClient("a", "b", "c")
+		var seq atomic.Uint64
+		seq.Store(100) // as if another informer of the same command had minted 100 events
+		rs := []*recorder{{}, {}, {}}
+		inf := start(t, client, Options{Seq: &seq},
+			Registration{Receiver: rs[0]}, Registration{Receiver: rs[1]}, Registration{Receiver: rs[2]})
+		if inf.Typed {
+			t.Error("an informer over the dynamic client says it is typed")
+		}
+
+		ctx := context.Background()
+		oldA := inf.Store().List() // the cached objects before the update
+		if _, err := pods(client).Update(ctx, unstructuredPod("a", "2"), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pods(client).Create(ctx, unstructuredPod("d", "3"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := pods(client).Delete(ctx, "b", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pods(client).Update(ctx, unstructuredPod("c", "4"), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+
+		want := []string{"ADDED default/a", "ADDED default/b", "ADDED default/c",
+			"MODIFIED default/a", "ADDED default/d", "DELETED default/b", "MODIFIED default/c"}
+		evs := rs[0].all()
+		if got := names(evs); !slices.Equal(got, want) {
+			t.Fatalf("events %v, want %v", got, want)
+		}
+		for i, r := range rs[1:] {
+			other := r.all()
+			if len(other) != len(evs) {
+				t.Fatalf("receiver %d got %d events, receiver 0 %d", i+1, len(other), len(evs))
+			}
+			for j := range evs {
+				if other[j] != evs[j] {
+					t.Fatalf("receiver %d event %d (%s) is not the same *Event as receiver 0's", i+1, j, names(other[j:j+1]))
+				}
+			}
+		}
+		for i, ev := range evs {
+			if ev.Seq != uint64(101+i) {
+				t.Errorf("event %d (%s) has seq %d, want %d", i, names(evs[i:i+1]), ev.Seq, 101+i)
+			}
+			if initial := i < 3; ev.InInitialList != initial {
+				t.Errorf("event %d InInitialList = %v", i, ev.InInitialList)
+			}
+		}
+		if got := seq.Load(); got != 107 {
+			t.Errorf("shared counter at %d, want 107", got)
+		}
+		// MODIFIED carries the cached state before the change; ADDED and DELETED none.
+		modA := evs[3]
+		if modA.Old == nil || resourceVersion(modA.Old) != "1" || resourceVersion(modA.Object) != "2" {
+			t.Errorf("MODIFIED a: old rv %q new rv %q, want 1 → 2", resourceVersion(modA.Old), resourceVersion(modA.Object))
+		}
+		if !slices.ContainsFunc(oldA, func(o any) bool { return o == modA.Old }) {
+			t.Error("MODIFIED a: Old is not the object that was in the cache")
+		}
+		for _, i := range []int{0, 4, 5} {
+			if evs[i].Old != nil {
+				t.Errorf("%s has an Old", names(evs[i:i+1]))
+			}
+		}
+		if del := evs[5]; del.FinalStateUnknown || resourceVersion(del.Object) != "1" {
+			t.Errorf("DELETED b: final state unknown %v, rv %q", del.FinalStateUnknown, resourceVersion(del.Object))
+		}
+	})
+}
+
+// TestNamesFilter: several names are filtered in the informer, for changes and resyncs.
+func TestNamesFilter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := newClient("a", "b", "c", "d")
+		plain, resyncing := &recorder{}, &recorder{}
+		start(t, client, Options{Names: []string{"c", "a", "x"}},
+			Registration{Receiver: plain}, Registration{Receiver: resyncing, Resync: 2 * time.Second})
+		ctx := context.Background()
+		for i, n := range []string{"b", "a", "d", "c"} {
+			if _, err := pods(client).Update(ctx, unstructuredPod(n, fmt.Sprint(10+i)), metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := pods(client).Create(ctx, unstructuredPod("x", "20"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pods(client).Create(ctx, unstructuredPod("y", "21"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := pods(client).Delete(ctx, "d", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := pods(client).Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+
+		want := []string{"ADDED default/a", "ADDED default/c", "MODIFIED default/a", "MODIFIED default/c", "ADDED default/x", "DELETED default/a"}
+		for name, r := range map[string]*recorder{"plain": plain, "resyncing": resyncing} {
+			changes, syncs := r.split()
+			if got := names(changes); !slices.Equal(got, want) {
+				t.Errorf("%s: %v, want %v", name, got, want)
+			}
+			for i, ev := range changes {
+				if ev.Seq != uint64(i+1) {
+					t.Errorf("%s: %s seq %d: filtered-out changes must not take sequence numbers", name, names(changes[i:i+1]), ev.Seq)
+				}
+			}
+			if name == "plain" && len(syncs) != 0 {
+				t.Errorf("plain receiver got SYNCs")
+			}
+			if name == "resyncing" {
+				_, keys := syncRounds(syncs)
+				if len(keys) != 2 {
+					t.Errorf("%d resync rounds in 5s at 2s, want 2", len(keys))
+				}
+				for _, k := range keys {
+					if !slices.Equal(k, []string{"default/c", "default/x"}) {
+						t.Errorf("resynced %v, want only the named pods still there", k)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestOneNameIsAFieldSelector: a single name is left to the server, as a field selector
+// (the fake client does not apply field selectors, so the requests are checked).
+func TestOneNameIsAFieldSelector(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := newClient("a", "b")
+		inf := start(t, client, Options{Names: []string{"b"}, FieldSelector: "status.phase=Running", LabelSelector: "app=web"},
+			Registration{Receiver: &recorder{}})
+		if inf == nil {
+			return
+		}
+		var verbs []string
+		for _, a := range client.Actions() {
+			var fieldSel, labels string
+			switch a := a.(type) {
+			case k8stesting.ListActionImpl:
+				fieldSel, labels = a.GetListRestrictions().Fields.String(), a.GetListRestrictions().Labels.String()
+			case k8stesting.WatchActionImpl:
+				fieldSel, labels = a.GetWatchRestrictions().Fields.String(), a.GetWatchRestrictions().Labels.String()
+			default:
+				continue
+			}
+			verbs = append(verbs, a.GetVerb())
+			// The selector as the server would parse it (fields.Selector sorts its terms).
+			if want := fields.ParseSelectorOrDie("status.phase=Running,metadata.name=b").String(); fieldSel != want {
+				t.Errorf("%s field selector %q, want %q", a.GetVerb(), fieldSel, want)
+			}
+			if labels != "app=web" {
+				t.Errorf("%s label selector %q", a.GetVerb(), labels)
+			}
+		}
+		if !slices.Equal(verbs, []string{"list", "watch"}) {
+			t.Errorf("requests %v, want list then watch", verbs)
+		}
+	})
+}
+
+func TestWatchOnlySkipsInitialList(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := newClient("a", "b")
+		r := &recorder{}
+		start(t, client, Options{WatchOnly: true}, Registration{Receiver: r}, Registration{Receiver: &recorder{}})
+		if evs := r.all(); len(evs) != 0 {
+			t.Fatalf("watch-only got %v from the initial list", names(evs))
+		}
+		if _, err := pods(client).Create(context.Background(), unstructuredPod("c", "5"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pods(client).Update(context.Background(), unstructuredPod("a", "6"), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		evs := r.all()
+		if got := names(evs); !slices.Equal(got, []string{"ADDED default/c", "MODIFIED default/a"}) {
+			t.Fatalf("events %v", got)
+		}
+		if evs[0].Seq != 1 || evs[1].Seq != 2 || evs[0].InInitialList {
+			t.Errorf("seqs %d %d, initial %v", evs[0].Seq, evs[1].Seq, evs[0].InInitialList)
+		}
+	})
+}
+
+// TestTransformEndToEnd: objects reaching receivers carry apiVersion and kind and no
+// managedFields, in the events and in the cache.
+func TestTransformEndToEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := newClient("a")
+		r := &recorder{}
+		inf := start(t, client, Options{}, Registration{Receiver: r})
+		if _, err := pods(client).Update(context.Background(), unstructuredPod("a", "2"), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		evs := r.all()
+		if len(evs) != 2 {
+			t.Fatalf("events %v", names(evs))
+		}
+		objs := []runtime.Object{evs[0].Object, evs[1].Object, evs[1].Old}
+		for _, o := range inf.Store().List() {
+			objs = append(objs, o.(runtime.Object))
+		}
+		for _, o := range objs {
+			u := o.(*unstructured.Unstructured)
+			if u.GetAPIVersion() != "v1" || u.GetKind() != "Pod" {
+				t.Errorf("object %s has apiVersion %q kind %q", u.GetName(), u.GetAPIVersion(), u.GetKind())
+			}
+			if mf := u.GetManagedFields(); mf != nil {
+				t.Errorf("object %s still has managedFields %v", u.GetName(), mf)
+			}
+			if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields"); found {
+				t.Errorf("object %s still has a managedFields key", u.GetName())
+			}
+		}
+		raw, err := evs[1].ObjectJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(raw); !strings.HasPrefix(s, `{"apiVersion":"v1","kind":"Pod",`) || strings.Contains(s, "managedFields") {
+			t.Errorf("JSON %s", s)
+		}
+	})
+}
+
+// TestTransformTypedObjects: typed objects decoded by an informer lack apiVersion and
+// kind; the transform fills them in from the resource and drops managedFields.
+func TestTransformTypedObjects(t *testing.T) {
+	inf := &Informer{Resource: podsRes}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: "a", Namespace: "default",
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+	}}
+	if !pod.GetObjectKind().GroupVersionKind().Empty() {
+		t.Fatal("fixture already has a kind")
+	}
+	out, err := inf.transform(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.Pod)
+	if got.APIVersion != "v1" || got.Kind != "Pod" {
+		t.Errorf("apiVersion %q kind %q, want v1 Pod", got.APIVersion, got.Kind)
+	}
+	if got.ManagedFields != nil {
+		t.Errorf("managedFields kept: %v", got.ManagedFields)
+	}
+	raw, err := (&Event{Object: got}).ObjectJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(raw), `{"kind":"Pod","apiVersion":"v1",`) {
+		t.Errorf("typed JSON %s lacks kind/apiVersion", raw)
+	}
+
+	// A kind that is already set is left alone.
+	deploy := &unstructured.Unstructured{}
+	deploy.SetAPIVersion("apps/v1")
+	deploy.SetKind("Deployment")
+	deploy.SetName("d")
+	if out, _ := inf.transform(deploy); out.(*unstructured.Unstructured).GetKind() != "Deployment" {
+		t.Error("transform overwrote a set kind")
+	}
+	// Tombstones pass through untouched: their object was transformed on the way in.
+	tomb := cache.DeletedFinalStateUnknown{Key: "default/a", Obj: got}
+	if out, err := inf.transform(tomb); err != nil || out != any(tomb) {
+		t.Errorf("tombstone: %v, %v", out, err)
+	}
+	// Metadata-only objects are named by their real kind.
+	pom := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}}
+	if out, _ := inf.transform(pom); out.(*metav1.PartialObjectMetadata).Kind != "Pod" || out.(*metav1.PartialObjectMetadata).APIVersion != "v1" {
+		t.Errorf("PartialObjectMetadata kind %v", out.(*metav1.PartialObjectMetadata).TypeMeta)
+	}
+}
+
+// TestMinterHandlers drives the handlers directly, as client-go's processor does: one
+// notification, with the same object pointer, to each handler in turn.
+func TestMinterHandlers(t *testing.T) {
+	var seq atomic.Uint64
+	m := &minter{res: podsRes, receivers: 3, seq: &seq, pending: map[notification]*pendingEvent{}}
+	rs := []*recorder{{}, {}, {}}
+	hs := make([]*handler, 3)
+	for i := range hs {
+		hs[i] = &handler{minter: m, receiver: rs[i]}
+	}
+	a1, a2 := unstructuredPod("a", "1"), unstructuredPod("a", "2")
+	for _, h := range hs {
+		h.OnAdd(a1, true)
+	}
+	// The handlers run on their own goroutines and may be at different notifications:
+	// the second handler sees the update before the third sees the add.
+	hs[0].OnUpdate(a1, a2)
+	hs[1].OnUpdate(a1, a2)
+	hs[2].OnUpdate(a1, a2)
+	// A resync (same resourceVersion) reaches one handler only.
+	hs[1].OnUpdate(a2, a2)
+	tomb := cache.DeletedFinalStateUnknown{Key: "default/a", Obj: a2}
+	for _, h := range hs {
+		h.OnDelete(tomb)
+		h.OnDelete(cache.DeletedFinalStateUnknown{Key: "default/gone"}) // no object: ignored
+	}
+	if len(m.pending) != 0 {
+		t.Errorf("%d notifications still pending after every handler took them", len(m.pending))
+	}
+	for i, r := range rs {
+		evs := r.all()
+		want := []string{"ADDED default/a", "MODIFIED default/a", "DELETED default/a"}
+		if i == 1 {
+			want = []string{"ADDED default/a", "MODIFIED default/a", "SYNC default/a", "DELETED default/a"}
+		}
+		if got := names(evs); !slices.Equal(got, want) {
+			t.Fatalf("receiver %d: %v, want %v", i, got, want)
+		}
+	}
+	e0, e1 := rs[0].all(), rs[1].all()
+	for _, j := range []int{0, 1} {
+		if e0[j] != e1[j] || e0[j] != rs[2].all()[j] {
+			t.Errorf("%s not shared", names(e0[j:j+1]))
+		}
+	}
+	if e0[2] != e1[3] || !e0[2].FinalStateUnknown || e0[2].Object != a2 || e0[2].Seq != 3 {
+		t.Errorf("tombstone DELETED: shared %v, unknown %v, seq %d", e0[2] == e1[3], e0[2].FinalStateUnknown, e0[2].Seq)
+	}
+	if s := e1[2]; s.Seq != 0 || s.Old != a2 || s.Object != a2 {
+		t.Errorf("SYNC: seq %d", s.Seq)
+	}
+	if e0[0].Seq != 1 || e0[1].Seq != 2 || !e0[0].InInitialList || e0[1].Old != a1 {
+		t.Errorf("seqs %d %d", e0[0].Seq, e0[1].Seq)
+	}
+}
+
+func TestSmallestResync(t *testing.T) {
+	regs := func(ds ...time.Duration) []Registration {
+		var out []Registration
+		for _, d := range ds {
+			out = append(out, Registration{Resync: d})
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		regs []Registration
+		want time.Duration
+	}{
+		{nil, 0},
+		{regs(0, 0), 0},
+		{regs(0, 10*time.Second, 2*time.Second), 2 * time.Second},
+		{regs(time.Minute), time.Minute},
+	} {
+		if got := smallestResync(tt.regs); got != tt.want {
+			t.Errorf("smallestResync(%v) = %v, want %v", tt.regs, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,255 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func createDeployment(t *testing.T, ns, name string, replicas int32) {
+	t.Helper()
+	labels := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+			},
+		},
+	}
+	if _, err := client.AppsV1().Deployments(ns).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating deployment: %v", err)
+	}
+}
+
+func scaleDeployment(t *testing.T, ns, name string, replicas int32) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+	if _, err := client.AppsV1().Deployments(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("scaling deployment: %v", err)
+	}
+}
+
+// Scaling a Deployment shows the replicas change, in pretty output and in JSON.
+func TestDiffOnScale(t *testing.T) {
+	ns := newNamespace(t)
+	createDeployment(t, ns, "web", 1)
+
+	pretty := startKubeevents(t, "watch", "deploy", "-n", ns, "--color", "never")
+	js := startKubeevents(t, "watch", "deployments.apps", "-n", ns, "-o", "json", "--show-old")
+	pretty.waitFor(eventWait, "ADDED web", func(l string) bool { return strings.Contains(l, "ADDED") })
+	js.waitJSON(eventWait, "ADDED web", func(ev envelope) bool { return ev.Type == "ADDED" })
+
+	scaleDeployment(t, ns, "web", 3)
+	line := pretty.waitFor(eventWait, "MODIFIED web", func(l string) bool { return strings.Contains(l, "MODIFIED") })
+	if !strings.Contains(line, ns+"/web") || !strings.Contains(line, "ready 0/3") {
+		t.Errorf("MODIFIED line = %q, want the deployment with ready 0/3", line)
+	}
+	pretty.waitFor(eventWait, "the replicas diff line", func(l string) bool {
+		return strings.TrimSpace(l) == "~ spec.replicas: 1 → 3"
+	})
+
+	ev := js.waitJSON(eventWait, "MODIFIED web", func(ev envelope) bool { return ev.Type == "MODIFIED" })
+	var found bool
+	for _, op := range ev.Diff {
+		if op.Path == "/spec/replicas" {
+			found = true
+			if op.Op != "replace" || fmt.Sprint(op.Value) != "3" || fmt.Sprint(op.Old) != "1" {
+				t.Errorf("replicas op = %+v, want replace 1 → 3", op)
+			}
+		}
+		if strings.HasPrefix(op.Path, "/metadata/resourceVersion") || strings.HasPrefix(op.Path, "/metadata/managedFields") {
+			t.Errorf("diff contains ignored path %s", op.Path)
+		}
+	}
+	if !found {
+		t.Errorf("diff %+v has no /spec/replicas operation", ev.Diff)
+	}
+	var old appsv1.Deployment
+	if err := json.Unmarshal(ev.Old, &old); err != nil || old.Spec.Replicas == nil || *old.Spec.Replicas != 1 {
+		t.Errorf("--show-old: old = %s (%v), want the deployment with 1 replica", ev.Old, err)
+	}
+}
+
+// An update that changes nothing but ignored fields (here: only managedFields, by a
+// server-side apply of the same content under another field manager) is hidden by
+// --changes-only and shown without it.
+func TestChangesOnly(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "steady", map[string]string{"app": "web"})
+	all := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json")
+	changed := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "--changes-only")
+	all.waitJSON(eventWait, "ADDED", func(ev envelope) bool { return ev.Type == "ADDED" })
+	changed.waitJSON(eventWait, "ADDED", func(ev envelope) bool { return ev.Type == "ADDED" })
+
+	manifest := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"steady","namespace":%q,"labels":{"app":"web"}}}`, ns)
+	cmd := exec.Command(clusterBin+"/kubectl", "--kubeconfig", kubeconfig, "apply", "--server-side", "--field-manager", "other-manager", "-f", "-")
+	cmd.Stdin = strings.NewReader(manifest)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("server-side apply: %v\n%s", err, out)
+	}
+	noop := all.waitJSON(eventWait, "the managedFields-only MODIFIED", func(ev envelope) bool { return ev.Type == "MODIFIED" })
+	if len(noop.Diff) != 0 {
+		t.Errorf("a managedFields-only update has diff %+v, want none", noop.Diff)
+	}
+	labelPod(t, ns, "steady", "tier", "front")
+	ev := changed.waitJSON(eventWait, "the next MODIFIED", func(ev envelope) bool { return ev.Type == "MODIFIED" })
+	if ev.meta().Metadata.Labels["tier"] != "front" {
+		t.Errorf("--changes-only printed %s first; want the label change (the no-op update hidden)", ev.Object)
+	}
+}
+
+func TestWatchOnlySkipsExisting(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "old-1", nil)
+	createPod(t, ns, "old-2", nil)
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "name", "--watch-only")
+	time.Sleep(1500 * time.Millisecond) // time for the initial list
+	createPod(t, ns, "new-1", nil)
+	first := s.waitFor(eventWait, "an event", func(string) bool { return true })
+	if first != "ADDED pod/new-1" {
+		t.Errorf("first event with --watch-only = %q, want ADDED pod/new-1", first)
+	}
+}
+
+func TestUntilDeletedAndUntil(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "doomed", nil)
+	createPod(t, ns, "other", nil)
+
+	until := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "name", "--until", `.type == "DELETED" and .object.metadata.name == "doomed"`)
+	untilDeleted := startKubeevents(t, "watch", "pods", "doomed", "-n", ns, "-o", "name", "--until-deleted", "--timeout", "60s")
+	until.waitFor(eventWait, "ADDED doomed", func(l string) bool { return l == "ADDED pod/doomed" })
+	untilDeleted.waitFor(eventWait, "ADDED doomed", func(l string) bool { return l == "ADDED pod/doomed" })
+	deletePod(t, ns, "doomed")
+	for name, s := range map[string]*stream{"--until": until, "--until-deleted": untilDeleted} {
+		rest, code := s.wait(eventWait)
+		if code != 0 {
+			t.Errorf("%s: exit %d, want 0; stderr %s", name, code, s.Stderr())
+		}
+		if len(rest) == 0 || rest[len(rest)-1] != "DELETED pod/doomed" {
+			t.Errorf("%s: last lines %q, want the deletion printed last", name, rest)
+		}
+	}
+
+	// Named objects that do not exist count as deleted already, as with kubectl wait.
+	r := runKubeevents(t, 30*time.Second, "watch", "pods", "never-existed", "-n", ns, "-o", "name", "--until-deleted")
+	if r.code != 0 || r.stdout != "" {
+		t.Errorf("--until-deleted of a missing pod: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestTimeoutExitCodes(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "stays", nil)
+	start := time.Now()
+	r := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "-o", "name", "--until", `.type == "DELETED"`, "--timeout", "2s")
+	if r.code != 3 {
+		t.Errorf("--until not met within --timeout: exit %d, want 3; stderr %q", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "timed out after 2s") {
+		t.Errorf("stderr %q does not say it timed out", r.stderr)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s to time out after 2s", d)
+	}
+	r = runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "-o", "name", "--timeout", "2s")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "ADDED pod/stays" {
+		t.Errorf("plain --timeout: exit %d, stdout %q; want 0 and the one pod", r.code, r.stdout)
+	}
+}
+
+func TestMaxEvents(t *testing.T) {
+	ns := newNamespace(t)
+	for i := range 5 {
+		createPod(t, ns, fmt.Sprintf("p-%d", i), nil)
+	}
+	file := t.TempDir() + "/events.jsonl"
+	r := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "-o", "name", "--max-events", "3", "--sink", "file="+file)
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 3 {
+		t.Errorf("--max-events 3: exit %d, stdout %q", r.code, r.stdout)
+	}
+	if n := len(readLines(t, file, true)); n < 3 {
+		t.Errorf("the file sink got %d events; every sink must get the events up to the last one counted", n)
+	}
+}
+
+// Several types at once: one informer each, one stream, the kind leading each name.
+func TestSeveralTypes(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "web-1", nil)
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(),
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"a": "1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createDeployment(t, ns, "api", 2)
+	s := startKubeevents(t, "watch", "pods,deploy,cm", "-n", ns, "--color", "never")
+	seen := map[string]bool{}
+	for len(seen) < 3 {
+		line := s.waitFor(eventWait, "one event per type", func(string) bool { return true })
+		for _, want := range []string{"pod/" + ns + "/web-1", "deployment.apps/" + ns + "/api", "configmap/" + ns + "/settings"} {
+			if strings.Contains(line, " "+want+" ") {
+				seen[want] = true
+			}
+		}
+	}
+}
+
+// --metadata-only: events carry the object's metadata, not its spec or status.
+func TestMetadataOnly(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "meta", map[string]string{"app": "web"})
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "--metadata-only")
+	ev := s.waitJSON(eventWait, "ADDED meta", func(ev envelope) bool { return ev.Type == "ADDED" })
+	var obj map[string]any
+	_ = json.Unmarshal(ev.Object, &obj)
+	if _, ok := obj["spec"]; ok {
+		t.Errorf("--metadata-only object has a spec: %s", ev.Object)
+	}
+	if m := ev.meta(); m.Kind != "Pod" || m.Metadata.Labels["app"] != "web" {
+		t.Errorf("--metadata-only object = %s; want kind Pod with its labels", ev.Object)
+	}
+}
+
+// Secret values never reach any sink: not in JSON, not in diffs, not in jq.
+func TestSecretsRedacted(t *testing.T) {
+	ns := newNamespace(t)
+	const value, changed = "hunter2-very-secret", "hunter3-also-secret"
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"}, StringData: map[string]string{"password": value}}
+	if _, err := client.CoreV1().Secrets(ns).Create(context.Background(), sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	file := t.TempDir() + "/secrets.jsonl"
+	s := startKubeevents(t, "watch", "secrets", "-n", ns, "-o", "json", "--sink", "file(format=pretty)="+file)
+	s.waitJSON(eventWait, "ADDED creds", func(ev envelope) bool { return ev.Type == "ADDED" })
+	patch := fmt.Sprintf(`{"stringData":{"password":%q}}`, changed)
+	if _, err := client.CoreV1().Secrets(ns).Patch(context.Background(), "creds", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mod := s.waitJSON(eventWait, "MODIFIED creds", func(ev envelope) bool { return ev.Type == "MODIFIED" })
+	if len(mod.Diff) == 0 || mod.Diff[0].Path != "/data/password" || mod.Diff[0].Old == mod.Diff[0].Value {
+		t.Errorf("the changed value must still show as a change: diff %+v", mod.Diff)
+	}
+	s.interrupt(10 * time.Second)
+	all := strings.Join(s.all, "\n") + strings.Join(readLines(t, file, false), "\n") + s.Stderr()
+	for _, secret := range []string{value, changed, "aHVudGVyMi", "aHVudGVyMy"} {
+		if strings.Contains(all, secret) {
+			t.Errorf("secret %q leaked into the output", secret)
+		}
+	}
+	if !strings.Contains(all, "<redacted: 19 bytes #") {
+		t.Errorf("no redaction placeholder in the output:\n%s", all)
+	}
+}
