@@ -45,6 +45,9 @@ type Event struct {
 	Old runtime.Object
 	// InInitialList is true for ADDED events that come from the informer's first list.
 	InInitialList bool
+	// Related is true for a core Event about one of the watched objects (--with-events),
+	// interleaved with their changes.
+	Related bool
 	// FinalStateUnknown is true for a DELETED event whose deletion the watch missed
 	// (client-go's DeletedFinalStateUnknown): Object is the last state seen before.
 	FinalStateUnknown bool

@@ -50,6 +50,10 @@ type Options struct {
 	// the event numbered MaxEvents has been made (from a client-go goroutine).
 	MaxEvents uint64
 	Limit     func()
+	// Related marks this informer's events as core Events about watched objects
+	// (--with-events); Accept, if set, picks the objects that become events at all.
+	Related bool
+	Accept  func(obj any) bool
 	// Warn prints one diagnostic line (watch lost, re-synced, ...); Fatal ends the
 	// command, for errors before the first watch is established. Both may be called from
 	// client-go's goroutines.
@@ -169,6 +173,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 	if len(opts.Names) > 1 {
 		m.names = opts.Names
 	}
+	m.related, m.accept = opts.Related, opts.Accept
 	for _, reg := range regs {
 		h := &handler{minter: m, receiver: reg.Receiver}
 		if _, err := inf.informer.AddEventHandlerWithOptions(h, cache.HandlerOptions{ResyncPeriod: &reg.Resync}); err != nil {
@@ -262,6 +267,8 @@ type minter struct {
 	watchOnly bool
 	maxSeq    uint64 // 0: no limit
 	limit     func()
+	related   bool
+	accept    func(obj any) bool
 	receivers int
 	seq       *atomic.Uint64
 
@@ -274,20 +281,30 @@ func (m *minter) shared(typ EventType, key, obj, old any, initial, unknown bool)
 		return nil
 	}
 	if m.receivers == 1 {
-		return m.newEvent(typ, obj, old, initial, unknown)
+		return m.acceptedEvent(typ, obj, old, initial, unknown)
 	}
 	n := notification{typ: typ, obj: key}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.pending[n]
 	if !ok {
-		p = &pendingEvent{ev: m.newEvent(typ, obj, old, initial, unknown), remaining: m.receivers}
+		p = &pendingEvent{ev: m.acceptedEvent(typ, obj, old, initial, unknown), remaining: m.receivers}
 		m.pending[n] = p
 	}
 	if p.remaining--; p.remaining == 0 {
 		delete(m.pending, n)
 	}
 	return p.ev
+}
+
+// acceptedEvent makes the event unless Accept rejects the object. It runs once per
+// change, so every receiver gets the same answer even though Accept may look at state
+// that changes meanwhile.
+func (m *minter) acceptedEvent(typ EventType, obj, old any, initial, unknown bool) *Event {
+	if m.accept != nil && !m.accept(obj) {
+		return nil
+	}
+	return m.newEvent(typ, obj, old, initial, unknown)
 }
 
 func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *Event {
@@ -299,6 +316,7 @@ func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *E
 		Object:            obj.(runtime.Object),
 		InInitialList:     initial,
 		FinalStateUnknown: unknown,
+		Related:           m.related,
 	}
 	if old != nil {
 		ev.Old = old.(runtime.Object)

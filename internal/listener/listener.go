@@ -67,14 +67,14 @@ type Listener struct {
 	warn func(format string, args ...any)
 
 	mu    sync.Mutex
-	queue *ring      // guarded by mu
-	state state      // guarded by mu
+	queue *ring // guarded by mu
+	state state // guarded by mu
 	// writing is set while Run's sink.Write is in flight. Abort counts that event as
 	// Dropped and clears it, so an event is counted once however late its Write returns.
-	writing bool // guarded by mu
-	err   error      // guarded by mu
-	ready *sync.Cond // on mu; Run waits on it for an event or a change of state
-	room  *sync.Cond // on mu; Adds under a waiting policy wait on it for a free slot or a change of state
+	writing bool       // guarded by mu
+	err     error      // guarded by mu
+	ready   *sync.Cond // on mu; Run waits on it for an event or a change of state
+	room    *sync.Cond // on mu; Adds under a waiting policy wait on it for a free slot or a change of state
 
 	dropNotice  throttle // guarded by mu
 	panicNotice throttle // Run's goroutine only

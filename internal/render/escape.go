@@ -65,3 +65,7 @@ func appendHex(dst []byte, v uint32, digits int) []byte {
 	}
 	return dst
 }
+
+// AppendTerminalText appends s escaped for a terminal, as every string from an object is
+// in pretty output: for raw text (jq -r) that goes to a terminal.
+func AppendTerminalText(dst []byte, s string) []byte { return appendEscaped(dst, s) }

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -44,6 +45,8 @@ func newTypeLabels(enabled bool) map[string]string {
 		string(informer.Deleted):  color.New(color.FgRed),
 		string(informer.Sync):     color.New(color.Faint),
 		terminating:               color.New(color.FgRed),
+		relatedEvent:              color.New(color.FgCyan),
+		relatedWarning:            color.New(color.FgRed, color.Bold),
 	}
 	labels := make(map[string]string, len(styles))
 	for label, style := range styles {
@@ -77,6 +80,9 @@ func (p *Printer) appendLine(dst []byte, ev *informer.Event) ([]byte, error) {
 	dst = append(dst, columnGap...)
 	timeColumnWidth := len(dst) - lineStart // times are ASCII
 
+	if related, ok := ev.Object.(*corev1.Event); ok && ev.Related {
+		return p.appendRelatedEvent(dst, related), nil
+	}
 	label := string(ev.Type)
 	isTerminating := ev.Type == informer.Modified && m.GetDeletionTimestamp() != nil
 	if isTerminating {
@@ -108,6 +114,44 @@ func (p *Printer) appendLine(dst []byte, ev *informer.Event) ([]byte, error) {
 		return p.appendChanges(dst, ev, timeColumnWidth)
 	}
 	return dst, nil
+}
+
+// Labels of core Events interleaved with --with-events, in place of the event type.
+const (
+	relatedEvent   = "EVENT"
+	relatedWarning = "WARNING"
+)
+
+// appendRelatedEvent renders a core Event about a watched object (--with-events) as a
+// line of its own, marked EVENT, or WARNING for Warning events, and naming the object it
+// is about rather than the Event itself:
+//
+//	15:04:09  WARNING      pod/default/web-1                       BackOff: Back-off restarting failed container (x3)
+func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event) []byte {
+	label := relatedEvent
+	if ev.Type == corev1.EventTypeWarning {
+		label = relatedWarning
+	}
+	dst = append(dst, p.typeLabels[label]...)
+	start := len(dst)
+	obj := ev.InvolvedObject
+	dst = appendEscaped(dst, strings.ToLower(obj.Kind))
+	dst = append(dst, '/')
+	if obj.Namespace != "" {
+		dst = appendEscaped(dst, obj.Namespace)
+		dst = append(dst, '/')
+	}
+	dst = appendEscaped(dst, obj.Name)
+	dst = padColumn(dst, start, nameColumnWidth)
+	dst = appendEscaped(dst, ev.Reason)
+	dst = append(dst, ": "...)
+	dst = appendEscaped(dst, shortenMiddle(ev.Message, 120))
+	if ev.Count > 1 {
+		dst = append(dst, " (x"...)
+		dst = strconv.AppendInt(dst, int64(ev.Count), 10)
+		dst = append(dst, ')')
+	}
+	return append(dst, '\n')
 }
 
 // appendSummary appends the columns after the name: what the kind's status says at a

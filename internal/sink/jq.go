@@ -17,16 +17,18 @@ const runtimeNoticeEvery = 5 * time.Second
 // JQ runs a jq program on each event's envelope and writes what it yields: JSON lines, or
 // raw text for strings. An event for which it yields nothing, false or null is left out.
 type JQ struct {
-	name     string
-	query    *render.JQ
-	differ   *render.Differ
-	showOld  bool
-	raw      bool
-	filter   Filter
-	w        io.Writer
-	describe string
-	closeFn  func() error
-	warn     func(format string, args ...any)
+	name    string
+	query   *render.JQ
+	differ  *render.Differ
+	showOld bool
+	raw     bool
+	// escapeRaw escapes raw strings, for a terminal: they come from objects.
+	escapeRaw bool
+	filter    Filter
+	w         io.Writer
+	describe  string
+	closeFn   func() error
+	warn      func(format string, args ...any)
 
 	buf        []byte
 	lastNotice time.Time
@@ -35,11 +37,13 @@ type JQ struct {
 
 // JQOptions configure a jq sink.
 type JQOptions struct {
-	Name     string
-	Query    *render.JQ
-	Differ   *render.Differ
-	ShowOld  bool
-	Raw      bool
+	Name    string
+	Query   *render.JQ
+	Differ  *render.Differ
+	ShowOld bool
+	Raw     bool
+	// Terminal says Out is a terminal: raw strings are then escaped as in pretty output.
+	Terminal bool
 	Filter   Filter
 	Out      io.Writer
 	Describe string       // "stdout" or "file deletions.txt"
@@ -48,7 +52,7 @@ type JQOptions struct {
 }
 
 func NewJQ(o JQOptions) *JQ {
-	return &JQ{name: o.Name, query: o.Query, differ: o.Differ, showOld: o.ShowOld, raw: o.Raw, filter: o.Filter,
+	return &JQ{name: o.Name, query: o.Query, differ: o.Differ, showOld: o.ShowOld, raw: o.Raw, escapeRaw: o.Raw && o.Terminal, filter: o.Filter,
 		w: o.Out, describe: o.Describe, closeFn: o.CloseFn, warn: o.Warn}
 }
 
@@ -68,6 +72,10 @@ func (s *JQ) Write(ev *informer.Event) error {
 	s.buf = s.buf[:0]
 	for _, v := range outputs {
 		if !render.Truthy(v) {
+			continue
+		}
+		if str, ok := v.(string); ok && s.escapeRaw {
+			s.buf = append(render.AppendTerminalText(s.buf, str), '\n')
 			continue
 		}
 		if s.buf, err = render.AppendJQOutput(s.buf, v, s.raw); err != nil {

@@ -253,3 +253,40 @@ func TestSecretsRedacted(t *testing.T) {
 		t.Errorf("no redaction placeholder in the output:\n%s", all)
 	}
 }
+
+func recordEvent(t *testing.T, ns, name, podName, evType, reason, message string) {
+	t.Helper()
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: name},
+		InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: podName},
+		Type:           evType, Reason: reason, Message: message, Count: 1,
+		Source: corev1.EventSource{Component: "e2e"},
+	}
+	if _, err := client.CoreV1().Events(ns).Create(context.Background(), ev, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating event: %v", err)
+	}
+}
+
+// --with-events interleaves core Events about watched objects, marked, warnings apart.
+func TestWithEvents(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "web-1", map[string]string{"app": "web"})
+	createPod(t, ns, "db-1", map[string]string{"app": "db"})
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "-l", "app=web", "--with-events", "--color", "never")
+	s.waitFor(eventWait, "ADDED web-1", func(l string) bool { return strings.Contains(l, "ADDED") })
+	time.Sleep(time.Second) // the events informer lists before it reports anything new
+	recordEvent(t, ns, "about-db", "db-1", corev1.EventTypeWarning, "Unwatched", "not about a watched pod")
+	recordEvent(t, ns, "about-web", "web-1", corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container")
+	line := s.waitFor(eventWait, "the WARNING line", func(l string) bool { return strings.Contains(l, "WARNING") })
+	if !strings.Contains(line, "pod/"+ns+"/web-1") || !strings.Contains(line, "BackOff: Back-off restarting failed container") {
+		t.Errorf("WARNING line = %q; want the pod it is about, the reason and the message", line)
+	}
+	labelPod(t, ns, "web-1", "x", "1")
+	s.waitFor(eventWait, "MODIFIED web-1", func(l string) bool { return strings.Contains(l, "MODIFIED") })
+	rest, _ := s.interrupt(10 * time.Second)
+	for _, l := range append(s.all, rest...) {
+		if strings.Contains(l, "Unwatched") {
+			t.Errorf("an event about an unwatched pod was shown: %q", l)
+		}
+	}
+}
