@@ -3,7 +3,8 @@ package informer
 import (
 	"context"
 	"errors"
-	"fmt"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 	"net"
 	"strings"
 	"sync"
@@ -206,11 +207,7 @@ func shortReason(err error) string {
 	return err.Error()
 }
 
-// thousands formats n with comma separators.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+// thousands formats n with comma separators, as counts in diagnostics are.
+func thousands(n int) string { return englishNumbers.Sprint(n) }
+
+var englishNumbers = message.NewPrinter(language.English)

@@ -1,7 +1,8 @@
 package listener
 
 import (
-	"strconv"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 	"strings"
 )
 
@@ -33,14 +34,6 @@ func (s Stats) Summary(name string) string {
 }
 
 // thousands formats n with comma separators: 1234567 → "1,234,567".
-func thousands(n uint64) string {
-	digits := strconv.FormatUint(n, 10)
-	var b strings.Builder
-	for i, d := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(d)
-	}
-	return b.String()
-}
+func thousands(n uint64) string { return englishNumbers.Sprint(n) }
+
+var englishNumbers = message.NewPrinter(language.English)
