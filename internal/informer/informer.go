@@ -169,7 +169,8 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		seq = new(atomic.Uint64)
 	}
 	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly,
-		maxSeq: opts.MaxEvents, limit: opts.Limit, pending: map[notification]*pendingEvent{}}
+		maxSeq: opts.MaxEvents, limit: opts.Limit, pending: map[notification]*pendingEvent{},
+		recent: newRecentEncodings(recentEncodingsKept)}
 	if len(opts.Names) > 1 {
 		m.names = opts.Names
 	}
@@ -269,6 +270,7 @@ type minter struct {
 	limit     func()
 	related   bool
 	accept    func(obj any) bool
+	recent    *recentEncodings
 	receivers int
 	seq       *atomic.Uint64
 
@@ -331,9 +333,14 @@ func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *E
 				m.limit()
 			}
 		}
+		m.recent.share(ev)
 	}
 	return ev
 }
+
+// recentEncodingsKept is how many objects' encodings an informer keeps for their next
+// change: about 2 KB of JSON each (more once a diff or jq decoded them).
+const recentEncodingsKept = 1024
 
 func (m *minter) wanted(obj any) bool {
 	acc, err := meta.Accessor(obj)
