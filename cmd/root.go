@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -53,7 +54,7 @@ from one shared informer, showing what changed in every update.`,
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.CompletionOptions.HiddenDefaultCmd = false
+	root.CompletionOptions.DisableDefaultCmd = true // our own `completion` command: cmd/completion.go
 
 	configFlags.AddFlags(root.PersistentFlags())
 	verbosity := root.PersistentFlags().IntP("v", "v", 0, "diagnostics: 1 shows the start line and exit summary even when stderr is not a terminal; 6 and up also log client-go's requests (credentials masked)")
@@ -61,6 +62,10 @@ from one shared informer, showing what changed in every update.`,
 
 	root.AddCommand(NewWatchCommand(configFlags, streams, verbosity))
 	root.AddCommand(NewConfigCommand(streams))
+	root.AddCommand(NewCompletionCommand(streams))
+	root.AddCommand(NewVersionCommand(configFlags, streams))
+	registerConfigFlagCompletions(root, configFlags)
+	setPluginDisplayName(root, os.Args[0]) // "kubectl tail-resources" when run as the kubectl plugin
 	return root
 }
 

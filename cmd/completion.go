@@ -1,0 +1,599 @@
+package cmd
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/render"
+)
+
+// shells are the shells `kubeevents completion` writes scripts for, with the file each
+// script has in completions/ (see `make completions`).
+var shells = []struct{ Name, File string }{
+	{"bash", "kubeevents.bash"},
+	{"zsh", "_kubeevents"},
+	{"fish", "kubeevents.fish"},
+	{"powershell", "kubeevents.ps1"},
+}
+
+const completionLong = `Prints the shell completion script for bash, zsh, fish or PowerShell. The scripts
+complete commands and flags, and ask kubeevents itself for resource types (short names and
+custom resources too), object names, namespaces, contexts, output formats and sinks.
+Completion that needs the cluster gives up quietly after 2 seconds.
+
+Packages install the scripts (see completions/ in the release archives); by hand:
+
+  bash:        kubeevents completion bash > ~/.local/share/bash-completion/completions/kubeevents
+               (needs the bash-completion package; or: source <(kubeevents completion bash) in ~/.bashrc)
+  zsh:         kubeevents completion zsh > "${fpath[1]}/_kubeevents"
+               (compinit must be enabled: autoload -U compinit; compinit)
+  fish:        kubeevents completion fish > ~/.config/fish/completions/kubeevents.fish
+  PowerShell:  kubeevents completion powershell | Out-String | Invoke-Expression
+               (add it to $PROFILE to keep it)`
+
+// NewCompletionCommand is `kubeevents completion bash|zsh|fish|powershell`.
+func NewCompletionCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	noDescriptions := false
+	c := &cobra.Command{
+		Use:   "completion bash|zsh|fish|powershell",
+		Short: "Print the shell completion script for bash, zsh, fish or PowerShell",
+		Long:  completionLong,
+		ValidArgs: []string{
+			"bash\tcompletion script for bash",
+			"zsh\tcompletion script for zsh",
+			"fish\tcompletion script for fish",
+			"powershell\tcompletion script for PowerShell",
+		},
+		Args:                  cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
+		DisableFlagsInUseLine: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			return genCompletion(c.Root(), args[0], streams.Out, !noDescriptions)
+		},
+	}
+	c.Flags().BoolVar(&noDescriptions, "no-descriptions", false, "leave the descriptions out of the completions")
+	return c
+}
+
+// genCompletion writes root's completion script for shell.
+func genCompletion(root *cobra.Command, shell string, w io.Writer, descriptions bool) error {
+	switch shell {
+	case "bash":
+		return root.GenBashCompletionV2(w, descriptions)
+	case "zsh":
+		if descriptions {
+			return root.GenZshCompletion(w)
+		}
+		return root.GenZshCompletionNoDesc(w)
+	case "fish":
+		return root.GenFishCompletion(w, descriptions)
+	case "powershell":
+		if descriptions {
+			return root.GenPowerShellCompletionWithDesc(w)
+		}
+		return root.GenPowerShellCompletion(w)
+	}
+	return usageErrorf("no completion for shell %q; use bash, zsh, fish or powershell", shell)
+}
+
+// The kubectl plugin: krew does not accept names starting with "kube", so the plugin is
+// "tail-resources", and kubectl runs it as the executable kubectl-tail_resources (a copy
+// of, or a link to, kubeevents).
+const (
+	pluginExecutable  = "kubectl-tail_resources"
+	pluginDisplayName = "kubectl tail-resources"
+)
+
+// setPluginDisplayName makes help and usage say `kubectl tail-resources` when kubeevents
+// runs as the kubectl plugin (arg0 is os.Args[0]).
+func setPluginDisplayName(root *cobra.Command, arg0 string) {
+	base := filepath.Base(arg0)
+	base = strings.TrimSuffix(strings.TrimSuffix(base, ".exe"), ".EXE")
+	if base != pluginExecutable {
+		return
+	}
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[cobra.CommandDisplayNameAnnotation] = pluginDisplayName
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Example = strings.ReplaceAll(c.Example, root.Name()+" ", pluginDisplayName+" ")
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// completionTimeout bounds every completion that talks to the cluster: on an unreachable
+// or slow server the shell gets no candidates after this long, rather than hanging.
+const completionTimeout = 2 * time.Second
+
+// noFiles is the directive of every dynamic completion: candidates or nothing, never
+// the shell's file names.
+const noFiles = cobra.ShellCompDirectiveNoFileComp
+
+// clusterCompletion runs fn with a deadline and a short request timeout on the REST
+// config. It returns nothing if fn takes longer, fails or panics: a completion never
+// prints errors into the shell.
+func clusterCompletion(cmd *cobra.Command, configFlags *genericclioptions.ConfigFlags, fn func(ctx context.Context) []cobra.Completion) []cobra.Completion {
+	limitRequestTimeout(configFlags)
+	parent := cmd.Context()
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, completionTimeout)
+	defer cancel()
+	done := make(chan []cobra.Completion, 1)
+	go func() {
+		defer func() {
+			if recover() != nil {
+				done <- nil
+			}
+		}()
+		done <- fn(ctx)
+	}()
+	select {
+	case comps := <-done:
+		return comps
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// limitRequestTimeout caps the timeout of every request made through configFlags at
+// completionTimeout (a shorter --request-timeout stays).
+func limitRequestTimeout(configFlags *genericclioptions.ConfigFlags) {
+	wrap := configFlags.WrapConfigFn
+	configFlags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		if wrap != nil {
+			c = wrap(c)
+		}
+		if c.Timeout <= 0 || c.Timeout > completionTimeout {
+			c.Timeout = completionTimeout
+		}
+		c.WarningHandler = rest.NoWarnings{}
+		return c
+	}
+}
+
+// registerConfigFlagCompletions completes kubectl's connection flags: namespaces from
+// the cluster, contexts, clusters and users from the kubeconfig.
+func registerConfigFlagCompletions(root *cobra.Command, configFlags *genericclioptions.ConfigFlags) {
+	_ = root.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return clusterCompletion(cmd, configFlags, func(ctx context.Context) []cobra.Completion {
+			return listNames(ctx, configFlags, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", metav1.ListOptions{}, toComplete, nil)
+		}), noFiles
+	})
+	_ = root.RegisterFlagCompletionFunc("context", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return kubeconfigCompletions(configFlags, "context", toComplete), noFiles
+	})
+	_ = root.RegisterFlagCompletionFunc("cluster", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return kubeconfigCompletions(configFlags, "cluster", toComplete), noFiles
+	})
+	_ = root.RegisterFlagCompletionFunc("user", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return kubeconfigCompletions(configFlags, "user", toComplete), noFiles
+	})
+}
+
+// kubeconfigCompletions lists the kubeconfig's contexts, clusters or users (what is
+// "context", "cluster" or "user"), without asking the server.
+func kubeconfigCompletions(configFlags *genericclioptions.ConfigFlags, what, toComplete string) []cobra.Completion {
+	raw, err := configFlags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil
+	}
+	var comps []cobra.Completion
+	add := func(name, desc string) {
+		if strings.HasPrefix(name, toComplete) {
+			comps = append(comps, cobra.CompletionWithDesc(name, desc))
+		}
+	}
+	switch what {
+	case "context":
+		for name, c := range raw.Contexts {
+			desc := "cluster " + c.Cluster + ", user " + c.AuthInfo
+			if c.Namespace != "" {
+				desc += ", namespace " + c.Namespace
+			}
+			if name == raw.CurrentContext {
+				desc = "(current) " + desc
+			}
+			add(name, desc)
+		}
+	case "cluster":
+		for name, c := range raw.Clusters {
+			add(name, c.Server)
+		}
+	case "user":
+		for name := range raw.AuthInfos {
+			add(name, "")
+		}
+	}
+	sort.Strings(comps)
+	return comps
+}
+
+// completeWatchArgs completes `watch`'s arguments: the first is a comma-separated list
+// of resource types, the rest are object names of those types.
+func completeWatchArgs(configFlags *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return clusterCompletion(cmd, configFlags, func(context.Context) []cobra.Completion {
+				return completeTypes(configFlags, toComplete)
+			}), noFiles
+		}
+		if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
+			return nil, noFiles // NAME arguments cannot be used with -A
+		}
+		return clusterCompletion(cmd, configFlags, func(ctx context.Context) []cobra.Completion {
+			return completeObjectNames(ctx, cmd, configFlags, args, toComplete)
+		}), noFiles
+	}
+}
+
+// completeTypes completes the last element of a comma-separated list of resource types
+// from the (disk-cached) discovery information: every type that can be listed and
+// watched, by plural name and by short name. Plural names found in more than one API
+// group, and any name once a '.' is typed, are offered as plural.group.
+func completeTypes(configFlags *genericclioptions.ConfigFlags, toComplete string) []cobra.Completion {
+	prefix, last := "", toComplete
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		prefix, last = toComplete[:i+1], toComplete[i+1:]
+	}
+	typed := map[string]bool{}
+	for _, t := range strings.Split(prefix, ",") {
+		typed[strings.TrimSpace(t)] = true
+	}
+	disco, err := configFlags.ToDiscoveryClient()
+	if err != nil {
+		return nil
+	}
+	comps := typeCandidates(preferredResources(disco), prefix, last, typed)
+	if len(comps) == 0 && last != "" {
+		// Perhaps a type created since the cache was written: look again, as kubectl's
+		// RESTMapper does for a type it does not know.
+		disco.Invalidate()
+		comps = typeCandidates(preferredResources(disco), prefix, last, typed)
+	}
+	return comps
+}
+
+// preferredResources is discovery's preferred version of every resource; a group whose
+// discovery failed is left out, the others are still offered.
+func preferredResources(disco discovery.DiscoveryInterface) []*metav1.APIResourceList {
+	lists, _ := disco.ServerPreferredResources()
+	return lists
+}
+
+// typeCandidates makes the completions for the last element of a type list from
+// discovery's resource lists.
+func typeCandidates(lists []*metav1.APIResourceList, prefix, last string, typed map[string]bool) []cobra.Completion {
+	type resource struct {
+		gv  schema.GroupVersion
+		api metav1.APIResource
+	}
+	var resources []resource
+	groupsOf := map[string]int{} // plural name -> number of groups serving it
+	for _, list := range lists {
+		if list == nil {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
+				continue
+			}
+			resources = append(resources, resource{gv, r})
+			groupsOf[r.Name]++
+		}
+	}
+	qualified := strings.Contains(last, ".")
+	seen := map[string]bool{}
+	var comps []cobra.Completion
+	add := func(name, desc string) {
+		if seen[name] || typed[name] || !strings.HasPrefix(name, last) {
+			return
+		}
+		seen[name] = true
+		comps = append(comps, cobra.CompletionWithDesc(prefix+name, desc))
+	}
+	for _, r := range resources {
+		full := r.api.Name
+		if r.gv.Group != "" {
+			full += "." + r.gv.Group
+		}
+		desc := r.api.Kind + " (" + r.gv.String() + ")"
+		switch {
+		case qualified || (groupsOf[r.api.Name] > 1 && r.gv.Group != ""):
+			add(full, desc)
+		default:
+			add(r.api.Name, desc)
+		}
+		for _, short := range r.api.ShortNames {
+			add(short, desc+", short for "+full)
+		}
+	}
+	sort.Strings(comps)
+	return comps
+}
+
+// completeObjectNames lists the names of the objects of the types in args[0], in the
+// namespace and with the selectors the command line gives, leaving out names already
+// given.
+func completeObjectNames(ctx context.Context, cmd *cobra.Command, configFlags *genericclioptions.ConfigFlags, args []string, toComplete string) []cobra.Completion {
+	mapper, err := configFlags.ToRESTMapper()
+	if err != nil {
+		return nil
+	}
+	disco, err := configFlags.ToDiscoveryClient()
+	if err != nil {
+		return nil
+	}
+	namespace, _, err := configFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil
+	}
+	opts := metav1.ListOptions{}
+	opts.LabelSelector, _ = cmd.Flags().GetString("selector")
+	opts.FieldSelector, _ = cmd.Flags().GetString("field-selector")
+	given := map[string]bool{}
+	for _, name := range args[1:] {
+		given[name] = true
+	}
+	var comps []cobra.Completion
+	seen := map[string]bool{}
+	for _, t := range strings.Split(args[0], ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		res, err := informer.Resolve(t, mapper, disco)
+		if err != nil {
+			continue
+		}
+		ns := namespace
+		if !res.Namespaced {
+			ns = ""
+		}
+		for _, c := range listNames(ctx, configFlags, res.GVR, ns, opts, toComplete, given) {
+			if !seen[c] {
+				seen[c] = true
+				comps = append(comps, c)
+			}
+		}
+	}
+	sort.Strings(comps)
+	return comps
+}
+
+// listNames lists the names of gvr's objects in namespace ("" for all or cluster-scoped)
+// that start with toComplete, through the metadata API (no object bodies).
+func listNames(ctx context.Context, configFlags *genericclioptions.ConfigFlags, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions, toComplete string, skip map[string]bool) []cobra.Completion {
+	restConfig, err := configFlags.ToRESTConfig()
+	if err != nil {
+		return nil
+	}
+	client, err := metadata.NewForConfig(restConfig)
+	if err != nil {
+		return nil
+	}
+	var list *metav1.PartialObjectMetadataList
+	if namespace == "" {
+		list, err = client.Resource(gvr).List(ctx, opts)
+	} else {
+		list, err = client.Resource(gvr).Namespace(namespace).List(ctx, opts)
+	}
+	if err != nil {
+		return nil
+	}
+	var names []cobra.Completion
+	for _, item := range list.Items {
+		if strings.HasPrefix(item.Name, toComplete) && !skip[item.Name] {
+			names = append(names, item.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Descriptions shown next to flag values; a value without one is offered bare.
+var (
+	formatDescriptions = map[string]string{
+		string(render.FormatPretty): "one aligned line per event, with what changed",
+		string(render.FormatWide):   "pretty plus pod IP and resourceVersion",
+		string(render.FormatJSON):   "JSON Lines: one object per event",
+		string(render.FormatYAML):   "one YAML document per event",
+		string(render.FormatName):   "TYPE kind/name, as kubectl get -o name",
+	}
+	policyDescriptions = map[string]string{
+		string(listener.Block):      "wait for room: lossless, may hold up this sink's informer handler",
+		string(listener.DropOldest): "drop the oldest queued event: the sink stays current",
+		string(listener.DropNewest): "drop the incoming event: keep what is queued",
+		string(listener.Coalesce):   "merge events for the same object: every final state arrives",
+	}
+	colorValues       = []string{"auto", "always", "never"}
+	colorDescriptions = map[string]string{
+		"auto":   "only when stdout is a terminal and NO_COLOR is unset",
+		"always": "always colour",
+		"never":  "never colour",
+	}
+	sinkKindDescriptions = map[string]string{
+		config.KindTerminal: "the standard output",
+		config.KindFile:     "a file",
+		config.KindJQ:       "a jq filter",
+	}
+	sinkOptionDescriptions = map[string]string{
+		"name":        "the sink's name",
+		"format":      "output format",
+		"buffer":      "events queued for the sink at most",
+		"on-full":     "what the sink does when its buffer is full",
+		"resync":      "re-deliver cached objects this often (30s, 5m, 1h)",
+		"raw":         "print string results without quotes",
+		"output":      "write results to PATH instead of stdout",
+		"max-size":    "rotate the file at this many megabytes",
+		"max-backups": "rotated files kept at most",
+		"max-age":     "days rotated files are kept at most",
+		"compress":    "gzip rotated files",
+	}
+)
+
+// withDescriptions offers the values starting with toComplete (after prefix), each with
+// its description.
+func withDescriptions(prefix string, values []string, descriptions map[string]string, toComplete string) []cobra.Completion {
+	var comps []cobra.Completion
+	for _, v := range values {
+		if strings.HasPrefix(prefix+v, toComplete) {
+			comps = append(comps, cobra.CompletionWithDesc(prefix+v, descriptions[v]))
+		}
+	}
+	return comps
+}
+
+func completeFormats(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return withDescriptions("", render.Formats(), formatDescriptions, toComplete), noFiles
+}
+
+func completeOnFull(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return withDescriptions("", listener.Policies(), policyDescriptions, toComplete), noFiles
+}
+
+func completeColor(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return withDescriptions("", colorValues, colorDescriptions, toComplete), noFiles
+}
+
+// completeSink completes a --sink value, KIND[(OPTIONS)][=TARGET], step by step: the
+// kind, then the option keys of that kind and the values of format, on-full, raw and
+// compress, then a terminal's format.
+func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	partial := cobra.ShellCompDirectiveNoSpace | noFiles
+	i := strings.IndexAny(toComplete, "(=")
+	if i < 0 {
+		var comps []cobra.Completion
+		for _, kind := range config.Kinds() {
+			desc := sinkKindDescriptions[kind]
+			forms := []cobra.Completion{
+				cobra.CompletionWithDesc(kind+"=", desc+targetHint(kind)),
+				cobra.CompletionWithDesc(kind+"(", desc+", with options"),
+			}
+			if kind == config.KindTerminal {
+				forms = append([]cobra.Completion{cobra.CompletionWithDesc(kind, desc+", in the -o format")}, forms...)
+			}
+			for _, f := range forms {
+				if strings.HasPrefix(f, toComplete) {
+					comps = append(comps, f)
+				}
+			}
+		}
+		return comps, partial
+	}
+	kind := toComplete[:i]
+	if !slices.Contains(config.Kinds(), kind) {
+		return nil, noFiles
+	}
+	if toComplete[i] == '=' {
+		if kind == config.KindTerminal {
+			return withDescriptions(toComplete[:i+1], render.Formats(), formatDescriptions, toComplete), noFiles
+		}
+		return nil, noFiles // a path or a jq expression
+	}
+	// Inside or after the option list.
+	rest := toComplete[i+1:]
+	closeAt, segStart := optionListEnd(rest)
+	if closeAt >= 0 {
+		if closeAt == len(rest)-1 && kind != config.KindTerminal {
+			what := map[string]string{config.KindFile: "then the file's PATH", config.KindJQ: "then the jq EXPRESSION"}[kind]
+			return []cobra.Completion{cobra.CompletionWithDesc(toComplete+"=", what)}, partial
+		}
+		return nil, noFiles // complete, or a path or a jq expression
+	}
+	base := toComplete[:i+1+segStart]
+	seg := rest[segStart:]
+	if eq := strings.IndexByte(seg, '='); eq >= 0 {
+		key := seg[:eq]
+		base += key + "="
+		var values []string
+		descriptions := map[string]string{}
+		switch {
+		case key == "format" && kind == config.KindFile:
+			values, descriptions = config.FileFormats(), formatDescriptions
+		case key == "format":
+			values, descriptions = render.Formats(), formatDescriptions
+		case key == "on-full":
+			values, descriptions = listener.Policies(), policyDescriptions
+		case config.BareOption(key):
+			values = []string{"true", "false"}
+		}
+		return withDescriptions(base, values, descriptions, toComplete), partial
+	}
+	used := map[string]bool{}
+	for _, opt := range strings.Split(rest[:segStart], ",") {
+		used[strings.TrimSpace(strings.SplitN(opt, "=", 2)[0])] = true
+	}
+	var comps []cobra.Completion
+	for _, key := range config.OptionKeys(kind) {
+		if used[key] {
+			continue
+		}
+		form := key + "="
+		if config.BareOption(key) {
+			form = key
+		}
+		if strings.HasPrefix(base+form, toComplete) {
+			comps = append(comps, cobra.CompletionWithDesc(base+form, sinkOptionDescriptions[key]))
+		}
+	}
+	return comps, partial
+}
+
+func targetHint(kind string) string {
+	switch kind {
+	case config.KindTerminal:
+		return " in FORMAT"
+	case config.KindFile:
+		return ": file=PATH"
+	case config.KindJQ:
+		return ": jq=EXPRESSION"
+	}
+	return ""
+}
+
+// optionListEnd scans an option list (what follows '(') the way the --sink parser does:
+// closeAt is the index of its closing ')' (-1 if still open), segStart where the option
+// being typed starts.
+func optionListEnd(s string) (closeAt, segStart int) {
+	inQuote := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case inQuote && c == '\\':
+			i++
+		case c == '"':
+			inQuote = !inQuote
+		case inQuote:
+		case c == ',':
+			segStart = i + 1
+		case c == ')':
+			return i, segStart
+		}
+	}
+	return -1, segStart
+}

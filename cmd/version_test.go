@@ -1,0 +1,157 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+func runVersion(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, append([]string{"version"}, args...))
+	code = ExitCode(err, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// setBuildVars sets what -ldflags -X sets at release time.
+func setBuildVars(t *testing.T, v, c, d string) {
+	t.Helper()
+	oldV, oldC, oldD := version, commit, date
+	version, commit, date = v, c, d
+	t.Cleanup(func() { version, commit, date = oldV, oldC, oldD })
+}
+
+func TestVersionText(t *testing.T) {
+	isolate(t)
+	setBuildVars(t, "v1.2.3", "abc1234", "2026-01-02T03:04:05Z")
+	out, errOut, code := runVersion(t)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"version:    v1.2.3\n", "commit:     abc1234\n", "built:      2026-01-02T03:04:05Z\n", "go:         " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + "\n", "client-go:  "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "server") {
+		t.Errorf("server version without --server:\n%s", out)
+	}
+}
+
+func TestVersionDefaults(t *testing.T) {
+	setBuildVars(t, "", "", "")
+	if v := versionFrom(nil); v.Version != "dev" || v.Commit != "unknown" || v.Date != "unknown" || v.ClientGoVersion != "unknown" {
+		t.Errorf("without -ldflags and build information: %+v", v)
+	}
+	bi := &debug.BuildInfo{
+		Main: debug.Module{Path: "github.com/kubeevents/kubeevents", Version: "v1.4.0"},
+		Deps: []*debug.Module{
+			{Path: "github.com/spf13/cobra", Version: "v1.10.2"},
+			{Path: "k8s.io/client-go", Version: "v0.37.1"},
+		},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-05-06T07:08:09Z"}},
+	}
+	v := versionFrom(bi)
+	if v.Version != "v1.4.0" || v.Commit != "0123456789ab" || v.Date != "2026-05-06T07:08:09Z" || v.ClientGoVersion != "v0.37.1" {
+		t.Errorf("from build information (go install ...@v1.4.0): %+v", v)
+	}
+	bi.Main.Version = "(devel)"
+	bi.Deps[1].Replace = &debug.Module{Path: "../client-go", Version: "v0.37.2-fork"}
+	if v := versionFrom(bi); v.Version != "dev" || v.ClientGoVersion != "v0.37.2-fork" {
+		t.Errorf("devel build with a replaced client-go: %+v", v)
+	}
+	setBuildVars(t, "v2.0.0", "feedbee", "2027-01-01T00:00:00Z")
+	if v := versionFrom(bi); v.Version != "v2.0.0" || v.Commit != "feedbee" || v.Date != "2027-01-01T00:00:00Z" {
+		t.Errorf("-ldflags must win over build information: %+v", v)
+	}
+}
+
+func TestVersionJSON(t *testing.T) {
+	isolate(t)
+	setBuildVars(t, "v1.2.3", "abc1234", "2026-01-02T03:04:05Z")
+	out, _, code := runVersion(t, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	want := map[string]string{"version": "v1.2.3", "commit": "abc1234", "date": "2026-01-02T03:04:05Z", "goVersion": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %q", k, got[k], v)
+		}
+	}
+	if s, _ := got["clientGoVersion"].(string); s == "" { // "unknown" in a test binary: it records no dependencies
+		t.Errorf("clientGoVersion = %v", got["clientGoVersion"])
+	}
+	if _, ok := got["serverVersion"]; ok {
+		t.Errorf("serverVersion without --server")
+	}
+	if _, _, code := runVersion(t, "-o", "yaml"); code != ExitUsage {
+		t.Errorf("-o yaml: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+func TestVersionServer(t *testing.T) {
+	isolate(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/version" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"major":"1","minor":"99","gitVersion":"v1.99.0","platform":"linux/amd64"}`))
+	}))
+	defer srv.Close()
+	kc := writeKubeconfig(t, srv.URL)
+
+	out, errOut, code := runVersion(t, "--server", "--kubeconfig", kc)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "server:     v1.99.0\n") {
+		t.Errorf("no server version:\n%s", out)
+	}
+	out, _, _ = runVersion(t, "--server", "--kubeconfig", kc, "-o", "json")
+	var got struct {
+		ServerVersion struct {
+			GitVersion string `json:"gitVersion"`
+		} `json:"serverVersion"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.ServerVersion.GitVersion != "v1.99.0" {
+		t.Errorf("serverVersion.gitVersion = %q (%v):\n%s", got.ServerVersion.GitVersion, err, out)
+	}
+}
+
+func TestVersionServerUnreachable(t *testing.T) {
+	isolate(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	kc := writeKubeconfig(t, "https://"+addr)
+	out, errOut, code := runVersion(t, "--server", "--kubeconfig", kc)
+	if code != ExitError {
+		t.Errorf("exit %d, want %d", code, ExitError)
+	}
+	if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "kubeevents: server version: cannot reach the API server at https://"+addr) {
+		t.Errorf("stderr is not one line about the unreachable server: %q", errOut)
+	}
+	if !strings.Contains(out, "client-go:") {
+		t.Errorf("the client's version is not printed before the error:\n%s", out)
+	}
+}

@@ -1,0 +1,192 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Shell completion goes through cobra's `__complete` entry point, which the generated
+// shell scripts (and kubectl, for the plugin) call with the words typed so far.
+
+const gadgetCRDName = "gadgets.completion.kubeevents.dev"
+
+const gadgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+ "metadata":{"name":"gadgets.completion.kubeevents.dev"},
+ "spec":{"group":"completion.kubeevents.dev","scope":"Namespaced",
+  "names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","shortNames":["gdg"]},
+  "versions":[{"name":"v1","served":true,"storage":true,
+   "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+
+type completed struct {
+	values    []string // candidates, without descriptions
+	directive string
+}
+
+// completer runs `kubeevents __complete SUBCOMMAND --kubeconfig ... --cache-dir DIR ARGS...`:
+// the connection flags go first so that the last argument stays the word being
+// completed. The discovery cache is the test's own.
+func completer(t *testing.T) func(subcommand string, args ...string) completed {
+	cache := t.TempDir()
+	return func(subcommand string, args ...string) completed {
+		t.Helper()
+		all := append([]string{"__complete", subcommand, "--kubeconfig", kubeconfig, "--cache-dir", cache}, args...)
+		start := time.Now()
+		r := runKubeevents(t, 20*time.Second, all...)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("completing %q took %s", args, took.Round(time.Millisecond))
+		}
+		if r.code != 0 {
+			t.Fatalf("__complete %q: exit %d, stderr:\n%s", args, r.code, r.stderr)
+		}
+		return parseCompletion(t, args, r.stdout, r.stderr)
+	}
+}
+
+func parseCompletion(t *testing.T, args []string, stdout, stderr string) completed {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if line != "" && !strings.HasPrefix(line, "Completion ended with directive:") && !strings.HasPrefix(line, "[Debug]") {
+			t.Errorf("__complete %q printed %q on stderr", args, line)
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	c := completed{directive: lines[len(lines)-1]}
+	if !strings.HasPrefix(c.directive, ":") {
+		t.Fatalf("__complete %q: no directive line:\n%s", args, stdout)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		c.values = append(c.values, strings.SplitN(l, "\t", 2)[0])
+	}
+	return c
+}
+
+func (c completed) has(t *testing.T, what string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !slices.Contains(c.values, w) {
+			t.Errorf("%s: %q not offered; got %q", what, w, c.values)
+		}
+	}
+}
+
+func (c completed) is(t *testing.T, what string, want ...string) {
+	t.Helper()
+	if !slices.Equal(c.values, want) {
+		t.Errorf("%s: got %q, want %q", what, c.values, want)
+	}
+	if c.directive != ":4" {
+		t.Errorf("%s: directive %s, want :4 (no file completion)", what, c.directive)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	ns := newNamespace(t)
+	createPod(t, ns, "alpha-1", map[string]string{"tier": "front"})
+	createPod(t, ns, "alpha-2", map[string]string{"tier": "back"})
+	createPod(t, ns, "beta-1", nil)
+	complete := completer(t)
+
+	// Start without the CRD (a failed earlier run may have left it), and fill the
+	// discovery cache before it exists: completion must find it all the same.
+	_ = exec.Command(filepath.Join(clusterBin, "kubectl"), "--kubeconfig", kubeconfig, "delete", "crd", gadgetCRDName,
+		"--ignore-not-found", "--wait=true", "--timeout=30s").Run()
+	if c := complete("watch", "gad"); slices.Contains(c.values, "gadgets") {
+		t.Logf("%s could not be deleted before the test; the stale-cache case is not covered", gadgetCRDName)
+	}
+	applyJSON(t, "", gadgetCRD)
+	t.Cleanup(func() {
+		_ = exec.Command(filepath.Join(clusterBin, "kubectl"), "--kubeconfig", kubeconfig, "delete", "crd", gadgetCRDName, "--wait=false").Run()
+	})
+	waitForResource(t, gadgetCRDName)
+	applyJSON(t, ns, `{"apiVersion":"completion.kubeevents.dev/v1","kind":"Gadget","metadata":{"name":"gizmo"}}`)
+
+	t.Run("types", func(t *testing.T) {
+		complete("watch", "gad").is(t, "gad (after the cache was filled without it)", "gadgets")
+		all := complete("watch", "")
+		all.has(t, "all types", "pods", "po", "configmaps", "cm", "deployments", "deploy", "namespaces", "ns", "gadgets", "gdg")
+		for _, v := range all.values {
+			if strings.Contains(v, "/") || v == "bindings" || v == "tokenreviews" {
+				t.Errorf("%q offered: it cannot be listed and watched", v)
+			}
+		}
+		complete("watch", "pods,gd").is(t, "pods,gd", "pods,gdg")
+		complete("watch", "gadgets.").is(t, "gadgets.", "gadgets.completion.kubeevents.dev")
+		complete("watch", "deployments.").is(t, "deployments.", "deployments.apps")
+	})
+
+	t.Run("names", func(t *testing.T) {
+		complete("watch", "-n", ns, "pods", "").is(t, "pods", "alpha-1", "alpha-2", "beta-1")
+		complete("watch", "-n", ns, "po", "alpha-1", "al").is(t, "po alpha-1 al", "alpha-2")
+		complete("watch", "-n", ns, "-l", "tier=front", "pods", "").is(t, "pods -l tier=front", "alpha-1")
+		complete("watch", "-n", ns, "pods,gdg", "").is(t, "pods,gdg", "alpha-1", "alpha-2", "beta-1", "gizmo")
+		complete("watch", "--namespace="+ns, "gadgets.completion.kubeevents.dev", "").is(t, "gadgets", "gizmo")
+		complete("watch", "-A", "pods", "").is(t, "-A pods (names cannot be used with -A)")
+		// No rights: nothing, and no error text in the shell.
+		complete("watch", "--context", "nobody", "-n", ns, "pods", "").is(t, "--context nobody")
+	})
+
+	t.Run("namespaces", func(t *testing.T) {
+		complete("watch", "-n", "").has(t, "-n", ns, "default", "kube-system")
+		complete("watch", "-n", ns[:len(ns)-4]).is(t, "-n prefix", ns)
+		complete("watch", "--namespace", ns[:len(ns)-4]).is(t, "--namespace prefix", ns)
+	})
+
+	t.Run("contexts", func(t *testing.T) {
+		complete("watch", "--context", "").is(t, "--context", "admin", "nobody")
+		complete("watch", "--context", "n").is(t, "--context n", "nobody")
+	})
+}
+
+// kubectl runs kubeevents as the plugin `kubectl tail-resources` when it is on PATH as
+// kubectl-tail_resources, and completes it through kubectl_complete-tail_resources.
+func TestCompletionKubectlPlugin(t *testing.T) {
+	if clusterBin == "" {
+		t.Fatal("KUBEEVENTS_CLUSTER_BIN is not set; run the tests with 'make test-e2e'")
+	}
+	ns := newNamespace(t)
+	createPod(t, ns, "plugged", nil)
+	dir := t.TempDir()
+	if err := os.Symlink(binary, filepath.Join(dir, "kubectl-tail_resources")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(repoRoot, "completions", "kubectl_complete-tail_resources"), filepath.Join(dir, "kubectl_complete-tail_resources")); err != nil {
+		t.Fatal(err)
+	}
+	kubectlPlugin := func(args ...string) (string, string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(clusterBin, "kubectl"), args...)
+		cmd.Env = append(cleanEnv(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
+
+	help, _ := kubectlPlugin("tail-resources", "watch", "--help")
+	if !strings.Contains(help, "Usage:\n  kubectl tail-resources watch TYPE") || !strings.Contains(help, "  kubectl tail-resources watch pods\n") {
+		t.Errorf("help of the plugin does not say kubectl tail-resources:\n%s", help)
+	}
+	args := []string{"__complete", "tail-resources", "watch", "--kubeconfig", kubeconfig, "-n", ns, "pods", ""}
+	stdout, stderr := kubectlPlugin(args...)
+	c := parseCompletion(t, args, stdout, stderr)
+	c.is(t, "kubectl tail-resources watch pods", "plugged")
+}
+
+func TestVersionServer(t *testing.T) {
+	r := runKubeevents(t, 20*time.Second, "version", "--server")
+	if r.code != 0 {
+		t.Fatalf("version --server: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"version:    ", "client-go:  v0.", "server:     v1."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("version --server lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
