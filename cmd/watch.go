@@ -72,6 +72,7 @@ type WatchOptions struct {
 	UntilDeleted  bool
 	ShowSecrets   bool
 	MetadataOnly  bool
+	WithEvents    bool
 
 	// From arguments.
 	TypeArgs []string // "pods", "deployments.apps", ...
@@ -85,7 +86,7 @@ type WatchOptions struct {
 	sinks      []config.Sink
 	differ     *render.Differ
 	until      *render.JQ
-	stdoutJQ   *render.JQ
+	queries    map[string]*render.JQ // each jq sink's compiled expression, by sink name
 	flagsSet   func(name string) bool
 }
 
@@ -103,6 +104,9 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 				return err
 			}
 			if err := o.Validate(); err != nil {
+				return err
+			}
+			if err := o.Connect(); err != nil {
 				return err
 			}
 			return o.Run(c.Context())
@@ -133,7 +137,16 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.StringVar(&o.Until, "until", "", "exit 0 once an event makes this jq expression true (after printing it)")
 	f.BoolVar(&o.UntilDeleted, "until-deleted", false, "with NAME arguments: exit 0 once all named objects are deleted")
 	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values (redacted by default, in every sink)")
+	f.BoolVar(&o.WithEvents, "with-events", false, "also show new core Events about the watched objects, interleaved (EVENT, or WARNING highlighted)")
 	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "cache and report only object metadata (much less memory on large clusters)")
+	c.ValidArgsFunction = completeWatchArgs(configFlags)
+	_ = c.RegisterFlagCompletionFunc("output", completeFormats)
+	_ = c.RegisterFlagCompletionFunc("color", completeColor)
+	_ = c.RegisterFlagCompletionFunc("on-full", completeOnFull)
+	_ = c.RegisterFlagCompletionFunc("sink", completeSink)
+	for _, name := range []string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until"} {
+		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
+	}
 	return c
 }
 
@@ -144,8 +157,9 @@ func displayPath(p string) string {
 	return p
 }
 
-// Complete reads the arguments, the kubeconfig and the config file, and resolves the
-// resource types against the cluster's discovery information.
+// Complete reads the arguments and the config file, and compiles the jq expressions and
+// ignored paths: everything that needs no cluster, so bad input is reported before
+// anything connects.
 func (o *WatchOptions) Complete(args []string) error {
 	if err := o.parseArgs(args); err != nil {
 		return err
@@ -153,13 +167,12 @@ func (o *WatchOptions) Complete(args []string) error {
 	if err := o.completeSinks(); err != nil {
 		return err
 	}
-	if err := o.completeQueries(); err != nil {
-		return err
-	}
-	if o.AllNamespaces && len(o.Names) > 0 {
-		return usageErrorf("NAME arguments cannot be used with -A/--all-namespaces: names are looked up in one namespace (use -n NAMESPACE)")
-	}
+	return o.completeQueries()
+}
 
+// Connect loads the kubeconfig and resolves the resource types against the cluster's
+// discovery information.
+func (o *WatchOptions) Connect() error {
 	var err error
 	if o.restConfig, err = o.ConfigFlags.ToRESTConfig(); err != nil {
 		return kubeconfigError(err)
@@ -319,12 +332,19 @@ func (o *WatchOptions) completeQueries() error {
 		}
 		o.until = q
 	}
-	if o.JQ != "" {
-		q, err := render.CompileJQ(o.JQ)
-		if err != nil {
-			return usageErrorf("--jq: %v", err)
+	o.queries = map[string]*render.JQ{}
+	for _, s := range o.sinks {
+		if s.Type != config.KindJQ {
+			continue
 		}
-		o.stdoutJQ = q
+		q, err := render.CompileJQ(s.Expr)
+		switch {
+		case err != nil && s.Origin == "--jq":
+			return usageErrorf("--jq: %v", err)
+		case err != nil:
+			return usageErrorf("sink %q: %v", s.Name, err)
+		}
+		o.queries[s.Name] = q
 	}
 	return nil
 }
@@ -360,6 +380,9 @@ func (o *WatchOptions) Validate() error {
 	}
 	if o.NoDiff && (o.ChangesOnly || len(o.IgnorePaths) > 0) {
 		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")
+	}
+	if o.AllNamespaces && len(o.Names) > 0 {
+		return usageErrorf("NAME arguments cannot be used with -A/--all-namespaces: names are looked up in one namespace (use -n NAMESPACE)")
 	}
 	return nil
 }

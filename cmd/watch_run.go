@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/informer"
@@ -34,8 +39,22 @@ const (
 
 // Run starts the informers and the sinks and streams until interrupted, a condition is
 // met, or an error ends it.
-func (o *WatchOptions) Run(ctx context.Context) error {
-	listeners, failedSinks, err := o.buildListeners()
+func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
+	o.capVerbosityForSecrets()
+	var files []*sink.File
+	defer func() {
+		// A run that never got going (bad credentials, missing rights, a bad expression in
+		// a later sink) leaves no empty output files behind; a real run keeps its files,
+		// even empty ones.
+		var sinkFailed *SinkFailedError
+		var timeout *TimeoutError
+		if runErr != nil && !errors.As(runErr, &sinkFailed) && !errors.As(runErr, &timeout) {
+			for _, f := range files {
+				f.RemoveIfUnused()
+			}
+		}
+	}()
+	listeners, failedSinks, err := o.buildListeners(&files)
 	if err != nil {
 		return err
 	}
@@ -77,7 +96,18 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	for _, res := range o.resources {
 		regs := make([]informer.Registration, 0, len(receivers))
 		for _, l := range receivers {
-			regs = append(regs, informer.Registration{Receiver: l, Resync: l.Config().Resync})
+			var r informer.Receiver = l
+			if l.Config().Resync == 0 {
+				r = noSync{l}
+			}
+			regs = append(regs, informer.Registration{Receiver: r, Resync: l.Config().Resync})
+		}
+		metadataOnly := o.MetadataOnly
+		if metadataOnly && isSecret(res) && !o.ShowSecrets {
+			// A Secret's metadata holds its values in clear in the last-applied-configuration
+			// annotation, which is redacted only in whole objects: watch those instead.
+			metadataOnly = false
+			o.infof("--metadata-only is not used for %s: their values are redacted in whole objects only (use --show-secrets to watch metadata only)", res)
 		}
 		inf, err := informer.New(res, clients, informer.Options{
 			Namespace:     o.namespace,
@@ -86,7 +116,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			Names:         o.Names,
 			Seq:           seq,
 			WatchOnly:     o.WatchOnly,
-			MetadataOnly:  o.MetadataOnly,
+			MetadataOnly:  metadataOnly,
 			ShowSecrets:   o.ShowSecrets,
 			MaxEvents:     uint64(o.MaxEvents),
 			Limit:         func() { limitOnce.Do(func() { close(limitReached) }) },
@@ -99,7 +129,28 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		informers = append(informers, inf)
 	}
 	if conditions != nil {
-		conditions.informers = informers
+		conditions.informers = informers[:len(informers):len(informers)]
+	}
+	if o.WithEvents {
+		regs := make([]informer.Registration, 0, len(receivers))
+		for _, l := range receivers {
+			regs = append(regs, informer.Registration{Receiver: l})
+		}
+		inf, err := informer.New(coreEvents, clients, informer.Options{
+			Namespace: o.namespace,
+			Seq:       seq,
+			WatchOnly: true, // only what happens from now on, like the changes they explain
+			MaxEvents: uint64(o.MaxEvents),
+			Limit:     func() { limitOnce.Do(func() { close(limitReached) }) },
+			Related:   true,
+			Accept:    involvesWatched(informers),
+			Warn:      o.warnf,
+			Fatal:     reportFatal,
+		}, regs)
+		if err != nil {
+			return err
+		}
+		informers = append(informers, inf)
 	}
 
 	o.checkNamespace(ctx)
@@ -136,7 +187,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	late := listener.Drain(listeners, o.Grace)
 	for _, l := range late {
 		o.warnf("sink %q did not finish writing within --grace %s; %s events it still held were dropped",
-			l.Name(), o.Grace, thousandsInt(l.Stats().Dropped))
+			l.Name(), o.Grace, thousands(l.Stats().Dropped))
 	}
 	o.summary(listeners, seq.Load())
 
@@ -152,6 +203,42 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		return &SinkFailedError{Names: failedSinks}
 	}
 	return nil
+}
+
+// coreEvents is the resource --with-events watches besides the user's types.
+var coreEvents = informer.Resource{
+	GVR:        schema.GroupVersionResource{Version: "v1", Resource: "events"},
+	GVK:        schema.GroupVersionKind{Version: "v1", Kind: "Event"},
+	Namespaced: true,
+}
+
+// involvesWatched accepts the core Events whose involvedObject is in one of the watched
+// informers' caches.
+func involvesWatched(watched []*informer.Informer) func(obj any) bool {
+	return func(obj any) bool {
+		ev, ok := obj.(*corev1.Event)
+		if !ok {
+			return false
+		}
+		ref := ev.InvolvedObject
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			return false
+		}
+		key := ref.Name
+		if ref.Namespace != "" {
+			key = ref.Namespace + "/" + ref.Name
+		}
+		for _, inf := range watched {
+			if inf.Resource.GVK.Kind != ref.Kind || inf.Resource.GVK.Group != gv.Group {
+				continue
+			}
+			if _, exists, _ := inf.Store().GetByKey(key); exists {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // wait blocks until the stream should end and says why.
@@ -207,24 +294,61 @@ func (o *WatchOptions) awaitSeen(listeners []*listener.Listener, seq uint64, gra
 	}
 	deadline := time.Now().Add(grace)
 	for _, l := range listeners {
-		for !l.Seen(seq) && time.Now().Before(deadline) {
-			select {
-			case <-l.Done():
-				goto next
-			case <-time.After(5 * time.Millisecond):
-			}
+		for !l.Seen(seq) && !isDone(l) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
 		}
-	next:
+	}
+}
+
+func isDone(l *listener.Listener) bool {
+	select {
+	case <-l.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// noSync hands a listener everything but SYNC events: for a sink that asked for no
+// resync. client-go re-delivers every unchanged object to every handler after a re-list
+// (a watch lost and re-established) unless a resync period has passed over that handler;
+// those are not changes, and would print every object again after each outage.
+type noSync struct{ *listener.Listener }
+
+func (n noSync) Add(ev *informer.Event) {
+	if ev.Type != informer.Sync {
+		n.Listener.Add(ev)
+	}
+}
+
+func isSecret(res informer.Resource) bool {
+	return res.GVK.Group == "" && res.GVK.Kind == "Secret"
+}
+
+// capVerbosityForSecrets keeps Secret values out of client-go's logs: from -v=8 it logs
+// response bodies, which hold them in clear, before any redaction can happen.
+func (o *WatchOptions) capVerbosityForSecrets() {
+	if o.ShowSecrets || o.Verbosity == nil || *o.Verbosity < 8 {
+		return
+	}
+	for _, res := range o.resources {
+		if isSecret(res) {
+			var level klog.Level
+			_ = level.Set("7")
+			o.warnf("-v=%d would log Secret values (in API response bodies); logging as with -v=7 (--show-secrets allows more)", *o.Verbosity)
+			return
+		}
 	}
 }
 
 // buildListeners opens every sink. A sink that cannot be opened (a file in a directory
-// that is not writable) is reported and left out; the others go on.
-func (o *WatchOptions) buildListeners() ([]*listener.Listener, []string, error) {
+// that is not writable) is reported and left out; the others go on. Every file it
+// opens is added to files.
+func (o *WatchOptions) buildListeners(files *[]*sink.File) ([]*listener.Listener, []string, error) {
 	var ls []*listener.Listener
 	var failed []string
 	for _, s := range o.sinks {
-		out, err := o.newSink(s)
+		out, err := o.newSink(s, files)
 		if err != nil {
 			var usage *UsageError
 			if errors.As(err, &usage) {
@@ -243,9 +367,9 @@ func (o *WatchOptions) buildListeners() ([]*listener.Listener, []string, error) 
 	return ls, failed, nil
 }
 
-func (o *WatchOptions) newSink(s config.Sink) (listener.Sink, error) {
+func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sink, error) {
 	filter := sink.Filter{ChangesOnly: o.ChangesOnly, Differ: o.differ}
-	showKind := len(o.resources) > 1
+	showKind := len(o.resources) > 1 || o.WithEvents
 	switch s.Type {
 	case config.KindTerminal:
 		p, err := render.NewPrinter(render.Options{
@@ -261,6 +385,7 @@ func (o *WatchOptions) newSink(s config.Sink) (listener.Sink, error) {
 		if err != nil {
 			return nil, err
 		}
+		*files = append(*files, f)
 		p, err := render.NewPrinter(render.Options{
 			Format: render.Format(s.Format), Timestamps: true, ShowKind: showKind, Diff: o.differ, ShowOld: o.ShowOld,
 		})
@@ -270,21 +395,15 @@ func (o *WatchOptions) newSink(s config.Sink) (listener.Sink, error) {
 		}
 		return sink.NewPrinter(f, p, filter, "file "+s.Path, f.Close), nil
 	case config.KindJQ:
-		q := o.stdoutJQ
-		if s.Origin != "--jq" || q == nil {
-			var err error
-			if q, err = render.CompileJQ(s.Expr); err != nil {
-				return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
-			}
-		}
-		opts := sink.JQOptions{Name: s.Name, Query: q, Differ: o.differ, ShowOld: o.ShowOld, Raw: s.Raw,
-			Filter: filter, Out: o.Streams.Out, Describe: "stdout", Warn: o.warnf}
+		opts := sink.JQOptions{Name: s.Name, Query: o.queries[s.Name], Differ: o.differ, ShowOld: o.ShowOld, Raw: s.Raw,
+			Filter: filter, Out: o.Streams.Out, Terminal: isTerminal(o.Streams.Out), Describe: "stdout", Warn: o.warnf}
 		if s.Output != "" && s.Output != "-" {
 			f, err := sink.OpenFile(s.Output, sink.Rotation{}, o.warnf)
 			if err != nil {
 				return nil, err
 			}
-			opts.Out, opts.Describe, opts.CloseFn = f, "file "+s.Output, f.Close
+			*files = append(*files, f)
+			opts.Out, opts.Terminal, opts.Describe, opts.CloseFn = f, false, "file "+s.Output, f.Close
 		}
 		return sink.NewJQ(opts), nil
 	}
@@ -297,11 +416,11 @@ func (o *WatchOptions) summary(listeners []*listener.Listener, events uint64) {
 	for _, l := range listeners {
 		parts = append(parts, l.Stats().Summary(l.Name()))
 	}
-	o.infof("stopped after %s events — %s", thousandsInt(events), strings.Join(parts, "; "))
+	o.infof("stopped after %s events — %s", thousands(events), strings.Join(parts, "; "))
 	// Losses are worth saying even when nobody asked for the summary.
 	for _, l := range listeners {
 		if st := l.Stats(); st.Dropped > 0 && !o.summaryShown() {
-			o.warnf("sink %q dropped %s events (buffer %d, on-full=%s)", l.Name(), thousandsInt(st.Dropped), l.Config().Buffer, l.Config().OnFull)
+			o.warnf("sink %q dropped %s events (buffer %d, on-full=%s)", l.Name(), thousands(st.Dropped), l.Config().Buffer, l.Config().OnFull)
 		}
 	}
 }
@@ -340,13 +459,10 @@ func plural(n int) string {
 	return "s"
 }
 
-func thousandsInt(n uint64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+// thousands formats n with comma separators, like the counts in every diagnostic.
+func thousands(n uint64) string { return englishNumbers.Sprint(n) }
+
+var englishNumbers = message.NewPrinter(language.English)
 
 // conditionSink watches the stream for the exit conditions --until and --until-deleted
 // (--max-events is counted where events are numbered, in the informer). It is a listener of its own, so it sees every event in order without

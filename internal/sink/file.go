@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"gopkg.in/natefinch/lumberjack.v2"
 )
@@ -27,12 +28,18 @@ type File struct {
 	w    io.Writer
 	sync func() error
 	cl   func() error
+	// created is set when OpenFile made the file; written once anything was written to
+	// it. A run that fails before its first event removes what it created and never
+	// wrote (RemoveIfUnused): bad input leaves no output file behind.
+	created bool
+	written atomic.Bool
 }
 
 // OpenFile opens (creating, appending) path for a file sink. warn receives a notice when
 // an existing file is readable by others. Errors name the path and say what to do.
 func OpenFile(path string, rot Rotation, warn func(format string, args ...any)) (*File, error) {
-	if info, err := os.Stat(path); err == nil {
+	info, statErr := os.Stat(path)
+	if statErr == nil {
 		if info.IsDir() {
 			return nil, fmt.Errorf("file sink %s is a directory; give a file path", path)
 		}
@@ -46,8 +53,15 @@ func OpenFile(path string, rot Rotation, warn func(format string, args ...any)) 
 	if err != nil {
 		return nil, fmt.Errorf("cannot open file sink %s: %v", path, describeOpenError(err, path))
 	}
+	created := os.IsNotExist(statErr)
 	if rot.MaxSizeMB <= 0 {
-		return &File{Path: path, w: f, sync: f.Sync, cl: f.Close}, nil
+		sync := f.Sync
+		if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+			// A device or FIFO (/dev/stdout, /dev/full, a named pipe) cannot be fsynced
+			// (EINVAL), and has nothing to sync.
+			sync = func() error { return nil }
+		}
+		return &File{Path: path, w: f, sync: sync, cl: f.Close, created: created}, nil
 	}
 	if err := f.Close(); err != nil {
 		return nil, err
@@ -61,7 +75,7 @@ func OpenFile(path string, rot Rotation, warn func(format string, args ...any)) 
 	}
 	// lumberjack keeps the mode of the file it rotates (0600 as created above) for the new
 	// one, and writes each Write whole into one file.
-	return &File{Path: path, w: lj, sync: func() error { return nil }, cl: lj.Close}, nil
+	return &File{Path: path, w: lj, sync: func() error { return nil }, cl: lj.Close, created: created}, nil
 }
 
 func describeOpenError(err error, path string) string {
@@ -78,7 +92,22 @@ func describeOpenError(err error, path string) string {
 	return err.Error()
 }
 
-func (f *File) Write(b []byte) (int, error) { return f.w.Write(b) }
+func (f *File) Write(b []byte) (int, error) {
+	n, err := f.w.Write(b)
+	if n > 0 {
+		f.written.Store(true)
+	}
+	return n, err
+}
+
+// RemoveIfUnused removes the file if OpenFile created it and nothing was written to it:
+// for a run that ends in an error before its first event (bad credentials, missing
+// rights, another sink's bad expression), which must leave no output file behind.
+func (f *File) RemoveIfUnused() {
+	if f.created && !f.written.Load() {
+		_ = os.Remove(f.Path)
+	}
+}
 
 // Close syncs and closes the file.
 func (f *File) Close() error {

@@ -1,0 +1,118 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// runCommand runs kubeevents with fake streams and returns the exit code, stdout and
+// stderr, as main would produce them.
+func runCommand(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no user config file
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	err := Execute(context.Background(), streams, args)
+	code := ExitCode(err, errOut)
+	return code, out.String(), errOut.String()
+}
+
+// Bad input is reported before anything connects: every case points --kubeconfig at a
+// file that does not exist, so reaching the cluster code would give exit 1 instead.
+func TestWatchUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	badConfig := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(badConfig, []byte("sinks:\n  - name: archive\n    type: file\n    pathh: x.jsonl\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string // the start of stderr's first line
+	}{
+		{"bad output", []string{"watch", "pods", "-o", "xml"}, `kubeevents: -o: unknown output format "xml"; use one of: pretty, wide, json, yaml, name`},
+		{"bad color", []string{"watch", "pods", "--color", "sometimes"}, `kubeevents: --color "sometimes": use auto, always or never`},
+		{"bad label selector", []string{"watch", "pods", "-l", "a in (b"}, `kubeevents: -l/--selector "a in (b":`},
+		{"bad field selector", []string{"watch", "pods", "--field-selector", "metadata.name"}, `kubeevents: --field-selector "metadata.name":`},
+		{"until-deleted without names", []string{"watch", "pods", "--until-deleted"}, `kubeevents: --until-deleted needs the names of the objects to wait for`},
+		{"all namespaces with names", []string{"watch", "pods", "web-1", "-A"}, `kubeevents: NAME arguments cannot be used with -A/--all-namespaces`},
+		{"type/name argument", []string{"watch", "pods", "pod/web-1"}, `kubeevents: NAME "pod/web-1": give the type once`},
+		{"bad sink kind", []string{"watch", "pods", "--sink", "filez=x"}, `kubeevents: --sink "filez=x": unknown sink kind "filez"`},
+		{"bad policy", []string{"watch", "pods", "--on-full", "explode"}, `kubeevents: --on-full: unknown on-full policy "explode"`},
+		{"zero buffer", []string{"watch", "pods", "--buffer", "0"}, `kubeevents: --buffer 0: give a number of events from 1 to`},
+		{"short resync", []string{"watch", "pods", "--resync", "100ms"}, `kubeevents: --resync 100ms: use 0 (never) or at least 1s`},
+		{"no-diff with changes-only", []string{"watch", "pods", "--no-diff", "--changes-only"}, `kubeevents: --changes-only and --ignore-path need diffs`},
+		{"bad ignore path", []string{"watch", "pods", "--ignore-path", "spec..x"}, `kubeevents: --ignore-path "spec..x":`},
+		{"until without value", []string{"watch", "pods", "--until"}, `kubeevents: flag needs an argument: --until`},
+		{"unknown flag", []string{"watch", "pods", "--colour", "never"}, `kubeevents: unknown flag: --colour`},
+		{"jq syntax", []string{"watch", "pods", "--jq", ".type =="}, `kubeevents: --jq: syntax error at column 9: unexpected end of input`},
+		{"jq in a sink", []string{"watch", "pods", "--sink", "jq(output=x)=select(.a"}, `kubeevents: sink "jq": syntax error`},
+		{"config unknown key", []string{"watch", "pods", "--config", badConfig}, `kubeevents: ` + badConfig + `:4:5: unknown field "pathh" in sink "archive" (did you mean "path"?)`},
+		{"jq and a stdout sink", []string{"watch", "pods", "--jq", ".", "--sink", "terminal=json"}, `kubeevents: --jq filters the standard output stream, but a sink already writes to stdout`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"--kubeconfig", filepath.Join(dir, "missing-kubeconfig")}, c.args...)
+			code, stdout, stderr := runCommand(t, args...)
+			if code != ExitUsage {
+				t.Errorf("exit code %d, want %d (usage); stderr %q", code, ExitUsage, stderr)
+			}
+			if !strings.HasPrefix(stderr, c.want) {
+				t.Errorf("stderr = %q, want it to start with %q", stderr, c.want)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+			lines := strings.Count(strings.TrimRight(stderr, "\n"), "\n") + 1
+			if lines != 1 && !strings.Contains(c.name, "jq") {
+				t.Errorf("stderr has %d lines, want one: %q", lines, stderr)
+			}
+		})
+	}
+}
+
+// The jq syntax error shows the expression and a caret under the column.
+func TestJQSyntaxErrorCaret(t *testing.T) {
+	_, _, stderr := runCommand(t, "watch", "pods", "--jq", ".type ==", "--kubeconfig", "/nonexistent")
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("stderr = %q, want the message, the expression and the caret", stderr)
+	}
+	expr, caret := lines[1], lines[2]
+	col := strings.Index(caret, "^")
+	if !strings.HasSuffix(expr, ".type ==") || col != len(expr) {
+		t.Errorf("caret at column %d of %q, want just past the end of the expression", col, expr)
+	}
+}
+
+func TestMissingKubeconfigIsOneLine(t *testing.T) {
+	code, _, stderr := runCommand(t, "watch", "pods", "--kubeconfig", "/nonexistent/kubeconfig")
+	if code != ExitError || !strings.HasPrefix(stderr, "kubeevents: cannot load kubeconfig:") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want 1 and one line about the kubeconfig", code, stderr)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{nil, ExitOK},
+		{usageErrorf("x"), ExitUsage},
+		{&TimeoutError{Err: os.ErrDeadlineExceeded}, ExitTimeout},
+		{&SinkFailedError{Names: []string{"archive"}}, ExitSinkFailed},
+		{os.ErrPermission, ExitError},
+	} {
+		var b strings.Builder
+		if got := ExitCode(c.err, &b); got != c.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", c.err, got, c.want)
+		}
+		if c.err != nil && !strings.HasPrefix(b.String(), "kubeevents: ") {
+			t.Errorf("ExitCode(%v) printed %q", c.err, b.String())
+		}
+	}
+}
