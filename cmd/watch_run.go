@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,6 +162,17 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	for _, inf := range informers {
 		inf.Start()
 	}
+	go func() {
+		for _, inf := range informers {
+			if !inf.WaitForSync(ctx) {
+				return
+			}
+		}
+		// The initial list arrives as whole responses that are decoded at once: the heap
+		// peaks far above what the cache then holds. Give that memory back now, once,
+		// rather than holding it as RSS for the life of the watch.
+		debug.FreeOSMemory()
+	}()
 	if conditions != nil && o.UntilDeleted {
 		go func() {
 			for _, inf := range informers {

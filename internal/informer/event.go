@@ -3,12 +3,14 @@ package informer
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -92,11 +94,17 @@ func (c *encoded) jsonOf(obj runtime.Object) ([]byte, error) {
 	return c.json, c.jsonErr
 }
 
-// valueOf decodes the JSON into maps, slices, strings, bools and json.Number: the one
-// number normalisation per event, in the form gojq and jsondiff both accept (unstructured
-// objects hold int64, which gojq rejects).
+// valueOf is the object as maps, slices, strings, bools and numbers (json.Number or
+// float64): the one number normalisation per event, in the form gojq and jsondiff both
+// accept (unstructured objects hold int64, which both reject). A typed object is decoded
+// from its JSON (encoded once anyway for output); an unstructured one is already a map,
+// so it is copied with its integers converted, which costs far less than a round trip.
 func (c *encoded) valueOf(obj runtime.Object) (any, error) {
 	c.valueOnce.Do(func() {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			c.value = normalized(u.Object)
+			return
+		}
 		raw, err := c.jsonOf(obj)
 		if err != nil || raw == nil {
 			c.valueErr = err
@@ -107,6 +115,46 @@ func (c *encoded) valueOf(obj runtime.Object) (any, error) {
 		c.valueErr = dec.Decode(&c.value)
 	})
 	return c.value, c.valueErr
+}
+
+// normalized copies an unstructured value, turning its numbers into json.Number as
+// decoding its JSON would. The original is shared with the informer's cache and is not touched.
+func normalized(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = normalized(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = normalized(x)
+		}
+		return out
+	case int64:
+		return json.Number(strconv.FormatInt(v, 10))
+	case int:
+		return json.Number(strconv.Itoa(v))
+	case int32:
+		return json.Number(strconv.FormatInt(int64(v), 10))
+	case float64:
+		return floatNumber(v)
+	case float32:
+		return floatNumber(float64(v))
+	}
+	return v
+}
+
+// floatNumber spells f as the JSON encoding does, so both forms agree; floats are rare
+// in objects (resource quantities are strings).
+func floatNumber(f float64) any {
+	raw, err := json.Marshal(f)
+	if err != nil {
+		return f // NaN or ±Inf, which no object holds
+	}
+	return json.Number(raw)
 }
 
 // ObjectJSON is the compact JSON encoding of Object, computed at most once per event.

@@ -1,11 +1,15 @@
 package informer
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func podAt(name, rv string) *corev1.Pod {
@@ -63,5 +67,33 @@ func TestRecentEncodingsBounded(t *testing.T) {
 	r.share(&Event{Type: Deleted, Object: objs[2]})
 	if _, ok := r.byObject[objs[2]]; ok {
 		t.Error("a deleted object is still remembered")
+	}
+}
+
+// An unstructured object's generic form has json.Number where it held int64, and the
+// cached object itself is left as it was.
+func TestUnstructuredValueNormalised(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "w", "generation": int64(3)},
+		"spec":     map[string]any{"sizes": []any{int64(1), 2.5, "x", true, nil}},
+	}}
+	ev := &Event{Type: Added, Object: u}
+	v, err := ev.ObjectValue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromJSON any
+	raw, _ := ev.ObjectJSON()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(v, fromJSON) {
+		t.Errorf("normalised value %#v differs from the decoded JSON %#v", v, fromJSON)
+	}
+	if _, still := u.Object["metadata"].(map[string]any)["generation"].(int64); !still {
+		t.Error("the cached object was modified")
 	}
 }
