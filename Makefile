@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X github.com/kubeevents/kubeevents/cmd.version=$(VERSION) \
 	-X github.com/kubeevents/kubeevents/cmd.commit=$(shell git rev-parse --short HEAD 2>/dev/null) \
 	-X github.com/kubeevents/kubeevents/cmd.date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build demo test test-unit test-e2e test-faults fuzz cluster-up cluster-down bench bench-mem completions release-check clean
+.PHONY: build demo test test-unit test-e2e test-bench test-faults fuzz cluster-up cluster-down bench bench-mem completions release-check clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -25,7 +25,7 @@ cluster-down:
 
 # Unit tests, fuzz seed corpora, and end-to-end tests against the real local cluster
 # (brought up here; under CI=true a missing cluster fails the run, it is never skipped).
-test: test-unit test-e2e
+test: test-unit test-e2e test-bench
 
 test-unit:
 	$(GO) vet ./...
@@ -35,12 +35,56 @@ test-e2e: cluster-up
 	KUBEEVENTS_KUBECONFIG=$$(hack/cluster.sh kubeconfig) KUBEEVENTS_CLUSTER_BIN=$$(hack/cluster.sh bin) \
 		$(GO) test -count=1 -timeout 30m ./test/e2e/...
 
+# Fault, bad-input and security tests (test/e2e: TestFault*, TestBadInput*, TestSecurity*)
+# against a SEPARATE local cluster of their own, since they kill its kube-apiserver and
+# compact its etcd: never the cluster of cluster-up/test-e2e. Brought up here and torn
+# down at the end, whatever the outcome.
+FAULTS_CLUSTER_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubeevents/cluster-faults
+FAULTS_APISERVER_PORT ?= 17443
+FAULTS_ETCD_PORT ?= 13379
+FAULTS_CLUSTER := KUBEEVENTS_CLUSTER_DIR=$(FAULTS_CLUSTER_DIR) KUBEEVENTS_APISERVER_PORT=$(FAULTS_APISERVER_PORT) KUBEEVENTS_ETCD_PORT=$(FAULTS_ETCD_PORT)
+FAULTS_RUN ?= Fault|BadInput|Security
+test-faults:
+	$(FAULTS_CLUSTER) hack/cluster.sh up >/dev/null
+	status=0; \
+	KUBEEVENTS_KUBECONFIG=$(FAULTS_CLUSTER_DIR)/kubeconfig KUBEEVENTS_CLUSTER_BIN=$$(hack/cluster.sh bin) \
+	KUBEEVENTS_FAULTS_CLUSTER_DIR=$(FAULTS_CLUSTER_DIR) KUBEEVENTS_FAULTS_KUBECONFIG=$(FAULTS_CLUSTER_DIR)/kubeconfig \
+	KUBEEVENTS_FAULTS_APISERVER_PORT=$(FAULTS_APISERVER_PORT) KUBEEVENTS_FAULTS_ETCD_PORT=$(FAULTS_ETCD_PORT) \
+		$(GO) test -count=1 -timeout 30m -v -run '$(FAULTS_RUN)' ./test/e2e/ || status=$$?; \
+	$(FAULTS_CLUSTER) hack/cluster.sh down; \
+	exit $$status
+
+# Benchmarks of issue 6 (bench/README.md): ratios of clients measured side by side on the
+# local cluster. make bench [N=1000] [M=10] [CR=1]: kubeevents vs kubectl vs the decode
+# floors on churn, results in bench/results.json. make bench-mem [N=10000]: RSS and
+# initial-sync CPU with many cached pods, results in bench/results-mem.json.
+bench: cluster-up build
+	KUBEEVENTS_BIN=$(BIN) hack/bench.sh e2e
+
+bench-mem: cluster-up build
+	KUBEEVENTS_BIN=$(BIN) hack/bench.sh mem
+
+# The benchmark harness on a short run (N=50 M=2, the custom-resource variant, bench-mem
+# with 50 pods): checks that every client saw every event, not times.
+test-bench: cluster-up build
+	KUBEEVENTS_BIN=$(BIN) hack/bench.sh short
+
 # Each fuzz target for a bounded time (their seed corpora also run in test-unit).
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSinkSpec$$' -fuzztime $(FUZZTIME) ./internal/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./internal/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnorePath$$' -fuzztime $(FUZZTIME) ./internal/render/
+
+# Regenerates the shell completion scripts in completions/ (a unit test fails when they
+# are stale).
+completions:
+	GO=$(GO) hack/completions.sh
+
+# goreleaser check, then a full snapshot release into dist/ (all archives, .deb, .rpm,
+# krew manifest) and checks of what it built. Installs goreleaser once, cached by version.
+release-check:
+	hack/release-check.sh
 
 clean:
 	rm -rf bin dist

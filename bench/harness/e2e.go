@@ -1,0 +1,712 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// sentinelName is the object the harness pokes until every client has shown that its
+// watch is open; its events are never counted.
+const sentinelName = "zz-sentinel"
+
+type e2eOpts struct {
+	tools
+	n, m, workers int
+	cr            bool
+	out           string
+	drain         time.Duration
+	ready         time.Duration
+}
+
+// outputResult is what one output of one client showed.
+type outputResult struct {
+	Counts         map[string]int `json:"counts"`
+	Expected       map[string]int `json:"expected"`
+	CountsOK       bool           `json:"counts_ok"`
+	Unmatched      int            `json:"unmatched,omitempty"` // events that match no call of the generator
+	P50LagMS       float64        `json:"p50_lag_ms"`
+	P99LagMS       float64        `json:"p99_lag_ms"`
+	MaxLagMS       float64        `json:"max_lag_ms"`
+	LastEventS     float64        `json:"last_event_s"`      // when the last event was printed, seconds after the churn started
+	LastEventLagMS float64        `json:"last_event_lag_ms"` // when the last event was printed, after the generator's last call returned (may be < 0: a watch event can arrive before the response to the call)
+	// The lag this client adds over the floor of the same run (typed floor for pods,
+	// dynamic floor for custom resources): its read time minus the floor's for the same
+	// event. Stalls of the apiserver or of the machine hit every client alike and cancel
+	// out here; what is left is the client's own work.
+	P50OverFloorMS float64 `json:"p50_lag_over_floor_ms"`
+	P99OverFloorMS float64 `json:"p99_lag_over_floor_ms"`
+	lastT          int64
+	Error          string `json:"error,omitempty"`
+}
+
+type clientResult struct {
+	outputResult
+	CPUS          float64                  `json:"cpu_s"`            // CPU (user+system) from "watching" to the end of the run
+	CPUTotalS     float64                  `json:"cpu_total_s"`      // including start-up and the initial list
+	CPUPerEventUS float64                  `json:"cpu_per_event_us"` // cpu_s / events it printed
+	RSSMB         float64                  `json:"rss_mb"`           // peak (VmHWM)
+	RSSEndMB      float64                  `json:"rss_end_mb"`       // VmRSS when stopped
+	Command       string                   `json:"command"`
+	ExitedEarly   string                   `json:"exited_early,omitempty"`
+	Outputs       map[string]*outputResult `json:"outputs,omitempty"` // per sink, when there are several
+}
+
+type phaseResult struct {
+	Namespace string `json:"namespace"`
+	Resource  string `json:"resource"`
+	Objects   int    `json:"objects"`
+	Patches   int    `json:"patches_per_object"`
+	// Terminating MODIFIED events (deletionTimestamp set by a pod's delete), part of
+	// Events["MODIFIED"]; they are counted but left out of the lag figures, since no call
+	// of the generator returns between them and the DELETED that follows.
+	Terminating int            `json:"terminating_modified"`
+	Events      map[string]int `json:"events"`
+	Total       int            `json:"events_total"`
+	Churn       struct {
+		WallS      float64 `json:"wall_s"`
+		CPUS       float64 `json:"cpu_s"`
+		EventsPerS float64 `json:"events_per_s"`
+		Workers    int     `json:"workers"`
+	} `json:"churn"`
+	Clients  map[string]*clientResult `json:"clients"`
+	CountsOK bool                     `json:"counts_ok"`
+	start    int64                    // when the churn started (Unix ns)
+	// apiserver_terminated_watchers_total during the run, by resource: watches the
+	// apiserver closed because their client did not keep up.
+	TerminatedWatchers map[string]float64 `json:"terminated_watchers,omitempty"`
+	order              []string
+}
+
+type phaseSpec struct {
+	label    string // pods, custom resource
+	kind     string // churn -kind: pod or cr
+	typeArg  string // TYPE for kubeevents and kubectl
+	floorRes string // -resource of the floors
+	clients  []string
+}
+
+func runE2E(args []string) error {
+	o := &e2eOpts{}
+	fs := flag.NewFlagSet("harness e2e", flag.ExitOnError)
+	o.tools.flags(fs)
+	fs.IntVar(&o.n, "n", 1000, "objects (pods) in the namespace")
+	fs.IntVar(&o.m, "m", 10, "merge patches per object; then every object is deleted")
+	fs.IntVar(&o.workers, "workers", 8, "generator workers")
+	fs.BoolVar(&o.cr, "cr", false, "also run the custom-resource variant (widgets.bench.kubeevents.io)")
+	fs.StringVar(&o.out, "out", "bench/results.json", "results file")
+	fs.DurationVar(&o.drain, "drain", 60*time.Second, "after the churn, how long to wait for a client that makes no progress")
+	fs.DurationVar(&o.ready, "ready-timeout", 2*time.Minute, "how long clients may take to open their watches")
+	fs.BoolVar(&showTargets, "targets", true, "print the targets and whether they were met (the short run of make test does not: it checks counts only)")
+	_ = fs.Parse(args)
+	if err := o.tools.check(); err != nil {
+		return err
+	}
+	ns := "kubeevents-bench-" + randomSuffix()
+	if _, err := o.churn("ns", "-n", ns); err != nil {
+		return err
+	}
+
+	pods, err := runPhase(o, ns, phaseSpec{
+		label: "pods", kind: "pod", typeArg: "pods", floorRes: "pods",
+		clients: []string{"kubeevents_json", "kubectl", "floor_typed", "floor_dynamic", "kubeevents_3sinks"},
+	})
+	if err != nil {
+		return err
+	}
+	ke, kc := pods.Clients["kubeevents_json"], pods.Clients["kubectl"]
+	ft, fd, k3 := pods.Clients["floor_typed"], pods.Clients["floor_dynamic"], pods.Clients["kubeevents_3sinks"]
+	results := map[string]any{
+		"params": map[string]any{
+			"n": o.n, "m": o.m, "workers": o.workers, "namespace": ns, "cpus": runtime.NumCPU(),
+			"time": time.Now().UTC().Format(time.RFC3339), "kubeevents": o.kubeevents, "kubectl": o.kubectl,
+			"cpu_s":                           "utime+stime from /proc/PID/stat between 'watch open' (every client printed a sentinel event) and just before stopping; cpu_total_s adds start-up and the initial list; cpu ratios are of cpu_per_event_us (cpu_s / events the client printed), the same as of cpu_s when every client printed every event",
+			"lag_ms":                          "time the harness read the event from the client's output (stdout pipe, or a tailed sink file) minus the time the generator's patch (matched by name+resourceVersion) or delete (by name) returned",
+			"lag_over_floor_ms":               "the client's read time minus the typed floor's (dynamic floor for custom resources) for the same event",
+			"last_event_lag_ratio_vs_kubectl": "(time kubeevents -o json printed its last event - churn start) / (the same for kubectl); last_event_delta_ms_vs_kubectl is the difference",
+			"rss_mb":                          "VmHWM (peak RSS) just before stopping",
+		},
+		"events":                          pods.Total,
+		"events_by_type":                  pods.Events,
+		"pods":                            pods,
+		"cpu_s":                           cpuMap(pods),
+		"p50_lag_ms":                      lagMap(pods, func(c *clientResult) float64 { return c.P50LagMS }),
+		"p99_lag_ms":                      lagMap(pods, func(c *clientResult) float64 { return c.P99LagMS }),
+		"rss_mb":                          lagMap(pods, func(c *clientResult) float64 { return c.RSSMB }),
+		"cpu_ratio_vs_kubectl":            ratio(ke.CPUPerEventUS, kc.CPUPerEventUS),
+		"cpu_ratio_vs_typed_floor":        ratio(ke.CPUPerEventUS, ft.CPUPerEventUS),
+		"cpu_ratio_vs_dynamic_floor":      ratio(ke.CPUPerEventUS, fd.CPUPerEventUS),
+		"last_event_lag_ratio_vs_kubectl": lastRatio(ke, kc, pods.start),
+		"last_event_delta_ms_vs_kubectl":  round(float64(ke.lastT-kc.lastT)/1e6, 2),
+		"three_sinks_cpu_ratio_vs_one":    ratio(k3.CPUPerEventUS, ke.CPUPerEventUS),
+		"p99_lag_ms_three_sinks":          k3.P99LagMS,
+	}
+	result := map[string]any{
+		"events":                            pods.Total,
+		"cpu_ratio_vs_kubectl":              results["cpu_ratio_vs_kubectl"],
+		"cpu_ratio_vs_typed_floor":          results["cpu_ratio_vs_typed_floor"],
+		"cpu_ratio_vs_dynamic_floor":        results["cpu_ratio_vs_dynamic_floor"],
+		"last_event_lag_ratio_vs_kubectl":   results["last_event_lag_ratio_vs_kubectl"],
+		"three_sinks_cpu_ratio_vs_one":      results["three_sinks_cpu_ratio_vs_one"],
+		"p99_lag_ms_three_sinks":            k3.P99LagMS,
+		"p99_lag_ms_json":                   ke.P99LagMS,
+		"last_event_delta_ms_vs_kubectl":    results["last_event_delta_ms_vs_kubectl"],
+		"p99_lag_over_floor_ms_json":        ke.P99OverFloorMS,
+		"p99_lag_over_floor_ms_three_sinks": k3.P99OverFloorMS,
+	}
+	targets := []target{
+		newTarget("cpu_ratio_vs_kubectl (pods, -o json)", ratio(ke.CPUPerEventUS, kc.CPUPerEventUS), 0.5),
+		newTarget("cpu_ratio_vs_typed_floor (pods, -o json)", ratio(ke.CPUPerEventUS, ft.CPUPerEventUS), 1.5),
+		newTarget("last_event_lag_ratio_vs_kubectl", lastRatio(ke, kc, pods.start), 1.0),
+		newTarget("p99_lag_ms_three_sinks", k3.P99LagMS, 50),
+	}
+	countsOK := pods.CountsOK
+
+	if o.cr {
+		if _, err := o.churn("crd"); err != nil {
+			return err
+		}
+		cr, err := runPhase(o, ns, phaseSpec{
+			label: "custom resource", kind: "cr", typeArg: "widgets.bench.kubeevents.io", floorRes: "bench.kubeevents.io/v1/widgets",
+			clients: []string{"kubeevents_json", "kubectl", "floor_dynamic"},
+		})
+		if err != nil {
+			return err
+		}
+		cke, ckc, cfd := cr.Clients["kubeevents_json"], cr.Clients["kubectl"], cr.Clients["floor_dynamic"]
+		results["custom_resource"] = cr
+		results["cpu_ratio_vs_kubectl_cr"] = ratio(cke.CPUPerEventUS, ckc.CPUPerEventUS)
+		results["cpu_ratio_vs_dynamic_floor_cr"] = ratio(cke.CPUPerEventUS, cfd.CPUPerEventUS)
+		result["cpu_ratio_vs_kubectl_cr"] = results["cpu_ratio_vs_kubectl_cr"]
+		result["cpu_ratio_vs_dynamic_floor_cr"] = results["cpu_ratio_vs_dynamic_floor_cr"]
+		targets = append(targets, newTarget("cpu_ratio_vs_kubectl_cr", ratio(cke.CPUPerEventUS, ckc.CPUPerEventUS), 0.8))
+		countsOK = countsOK && cr.CountsOK
+	}
+	results["counts_ok"] = countsOK
+	results["targets"] = targets
+	result["counts_ok"] = countsOK
+	if err := writeJSON(o.out, results); err != nil {
+		return err
+	}
+	printTargets(targets)
+	fmt.Printf("\nresults: %s   raw outputs: %s\n", o.out, o.outdir)
+	fmt.Println(resultLine(result))
+	if !countsOK {
+		return fmt.Errorf("some client did not print every event exactly once (see counts above); the figures are not comparable")
+	}
+	return nil
+}
+
+func cpuMap(p *phaseResult) map[string]float64 {
+	return lagMap(p, func(c *clientResult) float64 { return c.CPUS })
+}
+
+func lagMap(p *phaseResult, f func(*clientResult) float64) map[string]float64 {
+	m := map[string]float64{}
+	for name, c := range p.Clients {
+		m[name] = f(c)
+	}
+	return m
+}
+
+// clientSpec is the command line and outputs of one client of the e2e benchmark. Every
+// one of them skips the objects that exist when it starts (watch-only).
+func (o *e2eOpts) clientSpec(name, ns string, ps phaseSpec, dir string) procSpec {
+	ke, kc, k := o.kubeevents, o.kubectl, o.kubeconfig
+	switch name {
+	case "kubeevents_json":
+		return procSpec{name: name, stdoutFormat: formatEnvelope,
+			argv: []string{ke, "watch", ps.typeArg, "-n", ns, "-o", "json", "--watch-only", "--kubeconfig", k}}
+	case "kubectl":
+		return procSpec{name: name, stdoutFormat: formatEnvelope,
+			argv: []string{kc, "--kubeconfig", k, "get", ps.typeArg, "-n", ns, "-w", "--watch-only", "--output-watch-events", "-o", "json"}}
+	case "floor_typed":
+		return procSpec{name: name, stdoutFormat: formatFloor,
+			argv: []string{o.bin("floor"), "-kubeconfig", k, "-n", ns, "-client", "typed", "-resource", ps.floorRes}}
+	case "floor_dynamic":
+		return procSpec{name: name, stdoutFormat: formatFloor,
+			argv: []string{o.bin("floor"), "-kubeconfig", k, "-n", ns, "-client", "dynamic", "-resource", ps.floorRes}}
+	case "kubeevents_3sinks":
+		file, _ := filepath.Abs(filepath.Join(dir, name+".file.jsonl"))
+		jq, _ := filepath.Abs(filepath.Join(dir, name+".jq-deleted.txt"))
+		return procSpec{name: name,
+			argv: []string{ke, "watch", ps.typeArg, "-n", ns, "-o", "pretty", "--watch-only",
+				"--sink", "file=" + file,
+				"--sink", `jq(output=` + jq + `)=select(.type=="DELETED") | .object.metadata.name`,
+				"--kubeconfig", k},
+			files: []fileOutput{{"file", file, formatEnvelope}, {"jq", jq, formatJQName}}}
+	}
+	panic("unknown client " + name)
+}
+
+func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
+	dir := filepath.Join(o.outdir, strings.ReplaceAll(ps.label, " ", "-"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	// Deleting a pod is two writes, hence two events: MODIFIED (deletionTimestamp set,
+	// grace period 0: the pod was never scheduled) and DELETED. A custom resource without
+	// finalizers is deleted at once.
+	terminating := 0
+	if ps.kind == "pod" {
+		terminating = o.n
+	}
+	modified := o.n*o.m + terminating
+	res := &phaseResult{Namespace: ns, Resource: ps.typeArg, Objects: o.n, Patches: o.m, Terminating: terminating,
+		Events: map[string]int{"ADDED": 0, "MODIFIED": modified, "DELETED": o.n}, Clients: map[string]*clientResult{}}
+	res.Total = modified + o.n
+	res.Churn.Workers = o.workers
+	kind := []string{"-kind", ps.kind}
+
+	logf("%s: creating %d objects in namespace %s", ps.label, o.n, ns)
+	if _, err := o.churn(append([]string{"create", "-n", ns, "-count", strconv.Itoa(o.n), "-workers", strconv.Itoa(o.workers)}, kind...)...); err != nil {
+		return nil, err
+	}
+	if _, err := o.churn(append([]string{"create", "-n", ns, "-name", sentinelName}, kind...)...); err != nil {
+		return nil, err
+	}
+	defer func() {
+		// The generator deletes its objects; the sentinel is ours to delete.
+		_, _ = o.churn(append([]string{"delete", "-n", ns, "-name", sentinelName}, kind...)...)
+	}()
+
+	// Start every client side by side, after the objects exist.
+	env := cleanEnv()
+	var procs []*proc
+	stopAll := func() {
+		var wg sync.WaitGroup
+		for _, p := range procs {
+			wg.Go(func() { p.stop(15 * time.Second) })
+		}
+		wg.Wait()
+	}
+	for _, name := range ps.clients {
+		spec := o.clientSpec(name, ns, ps, dir)
+		p, err := startProc(spec, dir, sentinelName, env)
+		if err != nil {
+			stopAll()
+			return nil, err
+		}
+		res.Clients[name] = &clientResult{Command: strings.Join(spec.argv, " ")}
+		res.order = append(res.order, name)
+		procs = append(procs, p)
+	}
+	defer stopAll()
+
+	// Poke the sentinel until every client has printed one of its events: then every
+	// watch is open, and the initial lists are behind them.
+	logf("%s: waiting until all %d clients watch", ps.label, len(procs))
+	deadline := time.Now().Add(o.ready)
+	for i := 1; ; i++ {
+		if err := exitedEarly(procs); err != nil {
+			return nil, err
+		}
+		if allWatching(procs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s: not every client opened its watch within %s: %s", ps.label, o.ready, notWatching(procs))
+		}
+		if _, err := o.churn(append([]string{"poke", "-n", ns, "-name", sentinelName, "-value", "p" + strconv.Itoa(i)}, kind...)...); err != nil {
+			return nil, err
+		}
+		for range 10 {
+			time.Sleep(50 * time.Millisecond)
+			if allWatching(procs) {
+				break
+			}
+		}
+	}
+	time.Sleep(time.Second)
+	m0, err := o.terminatedWatchers()
+	if err != nil {
+		logf("cannot read the apiserver's metrics (%v); watches it closes will not be reported", err)
+	}
+	cpu0 := map[string]float64{}
+	for _, p := range procs {
+		c, err := p.cpu()
+		if err != nil {
+			return nil, err
+		}
+		cpu0[p.name] = c
+	}
+
+	// The churn.
+	record := filepath.Join(dir, "churn.tsv")
+	logf("%s: churn: %d objects x %d patches, then delete all (%d workers)", ps.label, o.n, o.m, o.workers)
+	t0 := time.Now()
+	st, err := o.churn(append([]string{"run", "-n", ns, "-count", strconv.Itoa(o.n), "-patches", strconv.Itoa(o.m),
+		"-workers", strconv.Itoa(o.workers), "-record", record}, kind...)...)
+	if err != nil {
+		return nil, err
+	}
+	res.Churn.WallS = round(time.Since(t0).Seconds(), 3)
+	res.Churn.CPUS = round((st.UserTime() + st.SystemTime()).Seconds(), 3)
+	res.Churn.EventsPerS = round(float64(res.Total)/res.Churn.WallS, 1)
+
+	// Wait until every output holds every event, or makes no progress for o.drain.
+	expected := func(s *source) map[string]int {
+		if s.format == formatJQName {
+			return map[string]int{"DELETED": o.n}
+		}
+		return map[string]int{"MODIFIED": modified, "DELETED": o.n}
+	}
+	lastProgress, lastTotal := time.Now(), -1
+	for {
+		complete, total := true, 0
+		for _, p := range procs {
+			for _, s := range p.sources {
+				n := s.total()
+				total += n
+				if !p.alive() && isDone(s) {
+					continue // ended early: it will print nothing more
+				}
+				want := 0
+				for _, v := range expected(s) {
+					want += v
+				}
+				if n < want {
+					complete = false
+				}
+			}
+		}
+		if complete {
+			break
+		}
+		if total != lastTotal {
+			lastTotal, lastProgress = total, time.Now()
+		} else if time.Since(lastProgress) > o.drain {
+			logf("%s: some clients stopped short of every event; going on after %s without progress", ps.label, o.drain)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, p := range procs {
+		c := res.Clients[p.name]
+		if !p.alive() {
+			c.ExitedEarly = fmt.Sprintf("exited before the end of the run (%v); its CPU and peak RSS are its totals at exit", p.waitErr)
+			logf("%s: %s %s", ps.label, p.name, c.ExitedEarly)
+		}
+		cpu1, err := p.cpu()
+		if err != nil {
+			return nil, err
+		}
+		rss, hwm, err := p.memory()
+		if err != nil {
+			return nil, err
+		}
+		c.CPUS, c.CPUTotalS = round(cpu1-cpu0[p.name], 3), round(cpu1, 3)
+		c.RSSMB, c.RSSEndMB = round(hwm, 1), round(rss, 1)
+	}
+	stopAll()
+	if m1, err := o.terminatedWatchers(); err == nil && m0 != nil {
+		for k, v := range m1 {
+			if d := v - m0[k]; d > 0 {
+				if res.TerminatedWatchers == nil {
+					res.TerminatedWatchers = map[string]float64{}
+				}
+				res.TerminatedWatchers[k] = d
+			}
+		}
+		if len(res.TerminatedWatchers) > 0 {
+			logf("%s: apiserver_terminated_watchers_total rose during the run: %v (watches closed because their client was too slow; cluster-wide, so possibly not ours: a client of ours that lost its watch shows up as EXITED or short of events)", ps.label, res.TerminatedWatchers)
+		}
+	}
+
+	calls, err := loadCalls(record)
+	if err != nil {
+		return nil, err
+	}
+	res.start = calls.start
+	var floor *source
+	for _, p := range procs {
+		if p.name == "floor_typed" || (p.name == "floor_dynamic" && floor == nil) {
+			floor = p.sources[0]
+		}
+	}
+	reference := map[string]int64{}
+	if floor != nil {
+		floor.mu.Lock()
+		for _, r := range floor.recs {
+			reference[eventKey(r)] = r.t
+		}
+		floor.mu.Unlock()
+	}
+	res.CountsOK = true
+	for _, p := range procs {
+		c := res.Clients[p.name]
+		for i, s := range p.sources {
+			out := analyse(s, expected(s), calls, terminating > 0, reference)
+			if len(p.sources) > 1 {
+				if c.Outputs == nil {
+					c.Outputs = map[string]*outputResult{}
+				}
+				_, sinkName, _ := strings.Cut(s.name, "/")
+				c.Outputs[sinkName] = out
+			}
+			if i == 0 {
+				c.outputResult = *out
+			}
+			res.CountsOK = res.CountsOK && out.CountsOK
+		}
+		// Per event printed: equal to cpu_s / events when the counts are right, and still a
+		// fair comparison when a client fell behind or was cut off.
+		if printed := sum(c.Counts); printed > 0 {
+			c.CPUPerEventUS = round(c.CPUS/float64(printed)*1e6, 1)
+		}
+		if !c.CountsOK {
+			logf("%s: %s printed %v, want %v; stderr:\n%s", ps.label, p.name, c.Counts, c.Expected, p.stderrTail())
+		}
+	}
+	printPhase(ps.label, res)
+	return res, nil
+}
+
+func exitedEarly(procs []*proc) error {
+	for _, p := range procs {
+		if !p.alive() {
+			return fmt.Errorf("%s exited early (%v):\n%s", p.name, p.waitErr, p.stderrTail())
+		}
+	}
+	return nil
+}
+
+// watchingSources are the outputs that print every event (not the jq sink of DELETED).
+func watching(p *proc) bool {
+	for _, s := range p.sources {
+		if s.format == formatJQName {
+			continue
+		}
+		if _, n, _ := s.snapshot(); n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func allWatching(procs []*proc) bool {
+	for _, p := range procs {
+		if !watching(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func notWatching(procs []*proc) string {
+	var names []string
+	for _, p := range procs {
+		if !watching(p) {
+			names = append(names, p.name+" (stderr: "+p.stderrTail()+")")
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// calls are the generator's calls: when each returned.
+type calls struct {
+	start, end int64
+	patches    map[string]int64 // name \x00 resourceVersion
+	deletes    map[string]int64 // name
+}
+
+func loadCalls(path string) (*calls, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c := &calls{patches: map[string]int64{}, deletes: map[string]int64{}}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		t, err := strconv.ParseInt(fields[len(fields)-1], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: bad line %q", path, sc.Text())
+		}
+		switch fields[0] {
+		case "START":
+			c.start = t
+		case "END":
+			c.end = t
+		case "P":
+			c.patches[fields[1]+"\x00"+fields[2]] = t
+		case "D":
+			c.deletes[fields[1]] = t
+		}
+	}
+	return c, sc.Err()
+}
+
+// analyse checks an output's counts and measures its lag against the generator's calls.
+func analyse(s *source, want map[string]int, c *calls, countTerminating bool, reference map[string]int64) *outputResult {
+	counts, _, err := s.snapshot()
+	out := &outputResult{Counts: counts, Expected: want, CountsOK: countsEqual(counts, want) && err == nil}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	s.mu.Lock()
+	recs := s.recs
+	s.mu.Unlock()
+	var lags, over []float64
+	var last int64
+	terminating := map[string]bool{}
+	for _, r := range recs {
+		if ft, ok := reference[eventKey(r)]; ok {
+			over = append(over, float64(r.t-ft)/1e6)
+		}
+		var at int64
+		var ok bool
+		switch r.typ {
+		case "MODIFIED":
+			at, ok = c.patches[r.name+"\x00"+r.rv]
+			if !ok && countTerminating {
+				// Not a patch: the deletionTimestamp update of the pod's delete call.
+				if _, deleted := c.deletes[r.name]; deleted && !terminating[r.name] {
+					terminating[r.name] = true
+					last = max(last, r.t)
+					continue
+				}
+			}
+		case "DELETED":
+			at, ok = c.deletes[r.name]
+		}
+		if !ok {
+			out.Unmatched++
+			continue
+		}
+		lags = append(lags, float64(r.t-at)/1e6)
+		last = max(last, r.t)
+	}
+	if out.Unmatched > 0 {
+		out.CountsOK = false
+	}
+	sorted := sortedCopy(lags)
+	out.P50LagMS = round(percentile(sorted, 50), 2)
+	out.P99LagMS = round(percentile(sorted, 99), 2)
+	if len(sorted) > 0 {
+		out.MaxLagMS = round(sorted[len(sorted)-1], 2)
+	}
+	over = sortedCopy(over)
+	out.P50OverFloorMS = round(percentile(over, 50), 2)
+	out.P99OverFloorMS = round(percentile(over, 99), 2)
+	out.lastT = last
+	if last > 0 {
+		out.LastEventS = round(float64(last-c.start)/1e9, 3)
+		out.LastEventLagMS = round(float64(last-c.end)/1e6, 2)
+	}
+	return out
+}
+
+func printPhase(label string, r *phaseResult) {
+	fmt.Printf("\n%s: %d objects x %d patches + delete = %d events (MODIFIED %d, DELETED %d, ADDED 0), namespace %s\n",
+		label, r.Objects, r.Patches, r.Total, r.Events["MODIFIED"], r.Events["DELETED"], r.Namespace)
+	if r.Terminating > 0 {
+		fmt.Printf("(MODIFIED includes %d deletionTimestamp updates: each pod delete is MODIFIED + DELETED; they are counted, not timed)\n", r.Terminating)
+	}
+	fmt.Printf("churn: %.1f s, %.0f events/s, %d workers, generator CPU %.2f s\n\n", r.Churn.WallS, r.Churn.EventsPerS, r.Churn.Workers, r.Churn.CPUS)
+	fmt.Printf("%-22s %-6s %7s %8s %7s %7s %7s %9s %9s %9s %8s\n",
+		"client", "counts", "cpu_s", "us/event", "p50 ms", "p99 ms", "max ms", "p50 +flr", "p99 +flr", "last s", "peak MB")
+	row := func(name string, o *outputResult, c *clientResult) {
+		ok := "ok"
+		if !o.CountsOK {
+			ok = "WRONG"
+		}
+		if c != nil && c.ExitedEarly != "" {
+			ok = "EXITED"
+		}
+		cpu, per, rss := "", "", ""
+		if c != nil {
+			cpu, per, rss = fmt.Sprintf("%.2f", c.CPUS), fmt.Sprintf("%.1f", c.CPUPerEventUS), fmt.Sprintf("%.1f", c.RSSMB)
+		}
+		fmt.Printf("%-22s %-6s %7s %8s %7.1f %7.1f %7.1f %9.2f %9.2f %9.3f %8s\n",
+			name, ok, cpu, per, o.P50LagMS, o.P99LagMS, o.MaxLagMS, o.P50OverFloorMS, o.P99OverFloorMS, o.LastEventS, rss)
+	}
+	for _, name := range r.order {
+		c := r.Clients[name]
+		if len(c.Outputs) == 0 {
+			row(name, &c.outputResult, c)
+			continue
+		}
+		row(name, &c.outputResult, c)
+		for _, sink := range []string{"file", "jq"} {
+			if o, ok := c.Outputs[sink]; ok {
+				row("  "+sink+" sink", o, nil)
+			}
+		}
+	}
+	fmt.Println("\ncpu_s: CPU from 'watching' to the end; lag: harness read time - generator call return time;")
+	fmt.Println("+flr: lag over the floor's for the same event; last s: last event printed, after the churn started")
+}
+
+func isDone(s *source) bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// terminatedWatchers reads apiserver_terminated_watchers_total by resource.
+func (o *e2eOpts) terminatedWatchers() (map[string]float64, error) {
+	cmd := exec.Command(o.kubectl, "--kubeconfig", o.kubeconfig, "get", "--raw", "/metrics")
+	cmd.Env = cleanEnv()
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]float64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "apiserver_terminated_watchers_total{") {
+			continue
+		}
+		labels, value, ok := strings.Cut(strings.TrimPrefix(line, "apiserver_terminated_watchers_total"), " ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		m[labels] = v
+	}
+	return m, nil
+}
+
+// eventKey identifies one event across clients: DELETED by name (clients may print the
+// last known state or the deleted object), others by name and resourceVersion.
+func eventKey(r rec) string {
+	if r.typ == "DELETED" {
+		return "D\x00" + r.name
+	}
+	return r.typ + "\x00" + r.name + "\x00" + r.rv
+}
+
+// lastRatio is (when a printed its last event - start) / (the same for b), to 6 digits:
+// the two are usually within milliseconds of each other after a churn of seconds.
+func lastRatio(a, b *clientResult, start int64) float64 {
+	if b.lastT <= start || a.lastT == 0 {
+		return 0
+	}
+	return round(float64(a.lastT-start)/float64(b.lastT-start), 6)
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+type memOpts struct {
+	tools
+	n, workers  int
+	namespace   string
+	settle      time.Duration
+	syncTimeout time.Duration
+	cleanup     bool
+	out         string
+}
+
+type memClient struct {
+	Command     string  `json:"command"`
+	Added       int     `json:"added"`
+	CountsOK    bool    `json:"counts_ok"`
+	SyncS       float64 `json:"sync_s"`        // start until the last object of the initial list was printed
+	InitialCPUS float64 `json:"initial_cpu_s"` // CPU (user+system) from start until then
+	RSSMB       float64 `json:"rss_mb"`        // VmRSS after the settle time
+	HWMMB       float64 `json:"hwm_mb"`        // VmHWM (peak)
+	OutputMB    float64 `json:"output_mb"`
+	Error       string  `json:"error,omitempty"`
+	syncedAt    time.Time
+}
+
+func runMem(args []string) error {
+	o := &memOpts{}
+	fs := flag.NewFlagSet("harness mem", flag.ExitOnError)
+	o.tools.flags(fs)
+	fs.IntVar(&o.n, "n", 10000, "pods to cache")
+	fs.IntVar(&o.workers, "workers", 32, "workers creating the pods")
+	fs.StringVar(&o.namespace, "namespace", "", "namespace (default kubeevents-bench-mem-N: reused across runs, pods created only where missing)")
+	fs.DurationVar(&o.settle, "settle", 15*time.Second, "wait after every client printed the initial list, before reading VmRSS")
+	fs.DurationVar(&o.syncTimeout, "sync-timeout", 15*time.Minute, "how long the clients may take to print the initial list")
+	fs.BoolVar(&o.cleanup, "cleanup", false, "delete the pods afterwards (default: keep them for the next run)")
+	fs.StringVar(&o.out, "out", "bench/results-mem.json", "results file")
+	fs.BoolVar(&showTargets, "targets", true, "print the targets and whether they were met (the short run of make test does not: it checks counts only)")
+	_ = fs.Parse(args)
+	if err := o.tools.check(); err != nil {
+		return err
+	}
+	ns := o.namespace
+	if ns == "" {
+		ns = "kubeevents-bench-mem-" + strconv.Itoa(o.n)
+	}
+	if _, err := o.churn("ns", "-n", ns); err != nil {
+		return err
+	}
+	logf("mem: making sure %s holds %d realistic pods (server-side apply; the first time takes a while)", ns, o.n)
+	t0 := time.Now()
+	if _, err := o.churn("populate", "-n", ns, "-count", strconv.Itoa(o.n), "-workers", strconv.Itoa(o.workers)); err != nil {
+		return err
+	}
+	populateS := time.Since(t0).Seconds()
+	if o.cleanup {
+		defer func() {
+			logf("mem: deleting the pods of %s", ns)
+			_, _ = o.churn("delete", "-n", ns, "-prefix", "mem-", "-count", strconv.Itoa(o.n), "-workers", strconv.Itoa(o.workers))
+		}()
+	}
+
+	k := o.kubeconfig
+	specs := []procSpec{
+		{name: "kubeevents_json", stdoutFormat: formatEnvelope,
+			argv: []string{o.kubeevents, "watch", "pods", "-n", ns, "-o", "json", "--kubeconfig", k}},
+		{name: "kubeevents_metadata_only", stdoutFormat: formatEnvelope,
+			argv: []string{o.kubeevents, "watch", "pods", "-n", ns, "-o", "json", "--metadata-only", "--kubeconfig", k}},
+		{name: "plain_informer", stdoutFormat: formatEnvelope,
+			argv: []string{o.bin("plaininformer"), "-kubeconfig", k, "-n", ns}},
+		{name: "kubectl", stdoutFormat: formatEnvelope,
+			argv: []string{o.kubectl, "--kubeconfig", k, "get", "pods", "-n", ns, "-w", "--output-watch-events", "-o", "json"}},
+	}
+	res := map[string]*memClient{}
+	var procs []*proc
+	env := cleanEnv()
+	stopAll := func() {
+		var wg sync.WaitGroup
+		for _, p := range procs {
+			wg.Go(func() { p.stop(15 * time.Second) })
+		}
+		wg.Wait()
+	}
+	defer stopAll()
+	logf("mem: starting %d clients side by side", len(specs))
+	for _, spec := range specs {
+		p, err := startProc(spec, o.outdir, "", env)
+		if err != nil {
+			return err
+		}
+		procs = append(procs, p)
+		res[spec.name] = &memClient{Command: strings.Join(spec.argv, " ")}
+	}
+
+	// Each client is synced once it printed every pod; its CPU is read right then.
+	deadline := time.Now().Add(o.syncTimeout)
+	for {
+		pending := 0
+		for _, p := range procs {
+			c := res[p.name]
+			if !c.syncedAt.IsZero() {
+				continue
+			}
+			counts, _, err := p.sources[0].snapshot()
+			if err != nil {
+				return fmt.Errorf("%s: %v", p.name, err)
+			}
+			if counts["ADDED"] >= o.n {
+				cpu, err := p.cpu()
+				if err != nil {
+					return err
+				}
+				c.syncedAt = time.Now()
+				c.SyncS = round(c.syncedAt.Sub(p.started).Seconds(), 2)
+				c.InitialCPUS = round(cpu, 3)
+				logf("mem: %s printed the %d pods in %.1f s (CPU %.2f s)", p.name, o.n, c.SyncS, cpu)
+				continue
+			}
+			if !p.alive() {
+				return fmt.Errorf("%s exited early (%v):\n%s", p.name, p.waitErr, p.stderrTail())
+			}
+			pending++
+		}
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not every client printed the %d pods within %s", o.n, o.syncTimeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	logf("mem: all synced; settling %s before reading RSS", o.settle)
+	time.Sleep(o.settle)
+	for _, p := range procs {
+		rss, hwm, err := p.memory()
+		if err != nil {
+			return err
+		}
+		c := res[p.name]
+		c.RSSMB, c.HWMMB = round(rss, 1), round(hwm, 1)
+	}
+	stopAll()
+	countsOK := true
+	for _, p := range procs {
+		c := res[p.name]
+		counts, _, err := p.sources[0].snapshot()
+		c.Added = counts["ADDED"]
+		c.CountsOK = countsEqual(counts, map[string]int{"ADDED": o.n}) && err == nil
+		c.OutputMB = round(float64(p.sources[0].bytes)/(1<<20), 1)
+		if err != nil {
+			c.Error = err.Error()
+		}
+		countsOK = countsOK && c.CountsOK
+	}
+
+	ke, km, pl, kc := res["kubeevents_json"], res["kubeevents_metadata_only"], res["plain_informer"], res["kubectl"]
+	results := map[string]any{
+		"params": map[string]any{
+			"n": o.n, "namespace": ns, "settle_s": o.settle.Seconds(), "cpus": runtime.NumCPU(),
+			"time": time.Now().UTC().Format(time.RFC3339), "populate_s": round(populateS, 1),
+			"rss_mb":        "VmRSS after every client printed the initial list and the settle time",
+			"hwm_mb":        "VmHWM (peak RSS)",
+			"initial_cpu_s": "utime+stime from start until the client printed the last pod of the initial list",
+		},
+		"clients":                             res,
+		"counts_ok":                           countsOK,
+		"rss_ratio_vs_plain_informer":         ratio(ke.RSSMB, pl.RSSMB),
+		"hwm_ratio_vs_plain_informer":         ratio(ke.HWMMB, pl.HWMMB),
+		"rss_ratio_metadata_only":             ratio(km.RSSMB, pl.RSSMB),
+		"hwm_ratio_metadata_only":             ratio(km.HWMMB, pl.HWMMB),
+		"initial_cpu_ratio_vs_kubectl":        ratio(ke.InitialCPUS, kc.InitialCPUS),
+		"initial_cpu_ratio_vs_plain_informer": ratio(ke.InitialCPUS, pl.InitialCPUS),
+	}
+	targets := []target{
+		newTarget("rss_ratio_vs_plain_informer", ratio(ke.RSSMB, pl.RSSMB), 0.6),
+		newTarget("rss_ratio_metadata_only", ratio(km.RSSMB, pl.RSSMB), 0.25),
+		newTarget("initial_cpu_ratio_vs_kubectl", ratio(ke.InitialCPUS, kc.InitialCPUS), 0.5),
+	}
+	results["targets"] = targets
+	if err := writeJSON(o.out, results); err != nil {
+		return err
+	}
+
+	fmt.Printf("\nmem: %d pods with realistic metadata in %s, cached by each client (settle %s)\n\n", o.n, ns, o.settle)
+	fmt.Printf("%-26s %-7s %8s %14s %10s %10s %10s\n", "client", "counts", "sync s", "initial cpu s", "RSS MB", "peak MB", "output MB")
+	for _, spec := range specs {
+		c := res[spec.name]
+		ok := "ok"
+		if !c.CountsOK {
+			ok = "WRONG"
+		}
+		fmt.Printf("%-26s %-7s %8.1f %14.2f %10.1f %10.1f %10.1f\n", spec.name, ok, c.SyncS, c.InitialCPUS, c.RSSMB, c.HWMMB, c.OutputMB)
+	}
+	printTargets(targets)
+	fmt.Printf("\nresults: %s   raw outputs: %s\n", o.out, o.outdir)
+	fmt.Println(resultLine(map[string]any{
+		"pods":                         o.n,
+		"rss_ratio_vs_plain_informer":  results["rss_ratio_vs_plain_informer"],
+		"rss_ratio_metadata_only":      results["rss_ratio_metadata_only"],
+		"hwm_ratio_vs_plain_informer":  results["hwm_ratio_vs_plain_informer"],
+		"initial_cpu_ratio_vs_kubectl": results["initial_cpu_ratio_vs_kubectl"],
+		"counts_ok":                    countsOK,
+	}))
+	if !countsOK {
+		return fmt.Errorf("some client did not print every pod exactly once")
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Benchmarks of issue 6: kubeevents against kubectl and against the decode floor, on the
+# real local cluster. Every target is a RATIO of clients measured side by side in the same
+# run: the machine is shared, absolute times drift. See bench/README.md.
+set -euo pipefail
+
+usage() {
+  cat <<USAGE
+usage: hack/bench.sh COMMAND [HARNESS FLAGS...]
+
+  e2e     (make bench)      N pods (default 1000), M merge patches each (default 10), then
+                            delete all; kubeevents -o json, kubectl get -w, the typed and
+                            dynamic floors and kubeevents with three sinks watch side by side.
+                            Results: bench/results.json and a RESULT line.
+  mem     (make bench-mem)  N realistic pods (default 10000) cached by kubeevents,
+                            kubeevents --metadata-only, a plain dynamic informer and kubectl
+                            get -w: RSS and initial-sync CPU. Results: bench/results-mem.json.
+  short   (make test-bench) e2e with N=50 M=2 plus the custom-resource variant, and mem with
+                            50 pods: checks that every client saw every event, not times.
+  clean                     delete the pods and widgets of every kubeevents-bench-* namespace
+                            (namespaces themselves never finish deleting: no controllers)
+
+environment:
+  N, M, WORKERS             objects, patches per object, generator workers
+  CR=1                      e2e: also the custom-resource variant (cpu_ratio_vs_kubectl_cr)
+  SETTLE                    mem: wait before reading RSS (default 15s)
+  KUBEEVENTS_BIN            kubeevents binary to measure (default: build bin/kubeevents)
+USAGE
+}
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+GO=${GO:-go}
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  e2e|mem|short|clean) ;;
+  -h|--help|help) usage; exit 0 ;;
+  *) usage >&2; exit 2 ;;
+esac
+
+KUBECONFIG_PATH=$(hack/cluster.sh up)
+KUBECTL="$(hack/cluster.sh bin)/kubectl"
+mkdir -p bin/bench
+"$GO" build -trimpath -o bin/bench/ ./bench/...
+KUBEEVENTS=${KUBEEVENTS_BIN:-}
+if [ -z "$KUBEEVENTS" ]; then
+  "$GO" build -trimpath -ldflags "-s -w" -o bin/kubeevents .
+  KUBEEVENTS=bin/kubeevents
+fi
+# Raw outputs of the last runs stay in bench/out (tens of MB each): keep the newest 3.
+if [ -d bench/out ]; then
+  ls -1dt bench/out/*/ 2>/dev/null | tail -n +4 | xargs -r rm -rf
+fi
+common=(-kubeconfig "$KUBECONFIG_PATH" -kubectl "$KUBECTL" -kubeevents "$KUBEEVENTS" -bindir bin/bench)
+
+case "$cmd" in
+  e2e)
+    args=(-n "${N:-1000}" -m "${M:-10}" -workers "${WORKERS:-8}")
+    if [ "${CR:-0}" = 1 ]; then args+=(-cr); fi
+    exec bin/bench/harness e2e "${common[@]}" "${args[@]}" "$@"
+    ;;
+  mem)
+    exec bin/bench/harness mem "${common[@]}" -n "${N:-10000}" -workers "${WORKERS:-32}" -settle "${SETTLE:-15s}" "$@"
+    ;;
+  short)
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/kubeevents-bench-short.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    bin/bench/harness e2e "${common[@]}" -n 50 -m 2 -workers 4 -cr -drain 30s -targets=false \
+      -out "$tmp/results.json" -outdir "$tmp/e2e" "$@"
+    suffix=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+    bin/bench/harness mem "${common[@]}" -n 50 -workers 8 -settle 1s -cleanup -targets=false \
+      -namespace "kubeevents-bench-mem-short-$suffix" -out "$tmp/results-mem.json" -outdir "$tmp/mem"
+    echo "bench: short run OK (every client saw every event)"
+    ;;
+  clean)
+    for ns in $("$KUBECTL" --kubeconfig "$KUBECONFIG_PATH" get namespaces -o name | sed -n 's|^namespace/\(kubeevents-bench-.*\)|\1|p'); do
+      bin/bench/churn wipe -kubeconfig "$KUBECONFIG_PATH" -n "$ns" -workers 32
+    done
+    ;;
+esac
