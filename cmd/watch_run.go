@@ -97,18 +97,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	for _, res := range o.resources {
 		regs := make([]informer.Registration, 0, len(receivers))
 		for _, l := range receivers {
-			var r informer.Receiver = l
-			if l.Config().Resync == 0 {
-				r = noSync{l}
-			}
-			regs = append(regs, informer.Registration{Receiver: r, Resync: l.Config().Resync})
-		}
-		metadataOnly := o.MetadataOnly
-		if metadataOnly && isSecret(res) && !o.ShowSecrets {
-			// A Secret's metadata holds its values in clear in the last-applied-configuration
-			// annotation, which is redacted only in whole objects: watch those instead.
-			metadataOnly = false
-			o.infof("--metadata-only is not used for %s: their values are redacted in whole objects only (use --show-secrets to watch metadata only)", res)
+			regs = append(regs, informer.Registration{Receiver: l, Resync: l.Config().Resync})
 		}
 		inf, err := informer.New(res, clients, informer.Options{
 			Namespace:     o.namespace,
@@ -117,7 +106,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			Names:         o.Names,
 			Seq:           seq,
 			WatchOnly:     o.WatchOnly,
-			MetadataOnly:  metadataOnly,
+			MetadataOnly:  o.MetadataOnly,
 			ShowSecrets:   o.ShowSecrets,
 			MaxEvents:     uint64(o.MaxEvents),
 			Limit:         func() { limitOnce.Do(func() { close(limitReached) }) },
@@ -318,18 +307,6 @@ func isDone(l *listener.Listener) bool {
 		return true
 	default:
 		return false
-	}
-}
-
-// noSync hands a listener everything but SYNC events: for a sink that asked for no
-// resync. client-go re-delivers every unchanged object to every handler after a re-list
-// (a watch lost and re-established) unless a resync period has passed over that handler;
-// those are not changes, and would print every object again after each outage.
-type noSync struct{ *listener.Listener }
-
-func (n noSync) Add(ev *informer.Event) {
-	if ev.Type != informer.Sync {
-		n.Listener.Add(ev)
 	}
 }
 

@@ -22,6 +22,8 @@ environment:
   KUBEEVENTS_CLUSTER_DIR    state directory (default \${XDG_CACHE_HOME:-\$HOME/.cache}/kubeevents/cluster)
   KUBEEVENTS_APISERVER_PORT kube-apiserver port on 127.0.0.1 (default 16443)
   KUBEEVENTS_ETCD_PORT      etcd client port on 127.0.0.1 (default 12379; peer port is +1)
+  (once 'up' has run, the state directory remembers both ports: later commands given only
+  KUBEEVENTS_CLUSTER_DIR use them, and restart-apiserver and compact refuse other ports)
 USAGE
 }
 
@@ -37,9 +39,29 @@ API_PORT="${KUBEEVENTS_APISERVER_PORT:-16443}"
 ETCD_PORT="${KUBEEVENTS_ETCD_PORT:-12379}"
 ETCD_PEER_PORT=$((ETCD_PORT + 1))
 KUBECONFIG_PATH="$STATE/kubeconfig"
+# A cluster records the ports it was started with in its state directory. Later commands
+# given only KUBEEVENTS_CLUSTER_DIR use them, and restart-apiserver and compact refuse to
+# act on ports other than the recorded ones: a second cluster (e.g. the fault tests' own)
+# must never restart or compact another cluster's processes by a forgotten variable.
+PORTS_FILE="$STATE/ports"
+if [ -f "$PORTS_FILE" ]; then
+  read -r REC_API_PORT REC_ETCD_PORT < "$PORTS_FILE" || true
+  if [ -z "${KUBEEVENTS_APISERVER_PORT:-}" ] && [ -n "${REC_API_PORT:-}" ]; then API_PORT=$REC_API_PORT; fi
+  if [ -z "${KUBEEVENTS_ETCD_PORT:-}" ] && [ -n "${REC_ETCD_PORT:-}" ]; then
+    ETCD_PORT=$REC_ETCD_PORT; ETCD_PEER_PORT=$((ETCD_PORT + 1))
+  fi
+fi
 
 log() { printf 'cluster: %s\n' "$*" >&2; }
 die() { printf 'cluster: %s\n' "$*" >&2; exit 1; }
+
+# same_cluster dies unless this state directory's recorded ports are the ones in use.
+same_cluster() {
+  [ -f "$PORTS_FILE" ] || return 0
+  if [ "${REC_API_PORT:-}" != "$API_PORT" ] || [ "${REC_ETCD_PORT:-}" != "$ETCD_PORT" ]; then
+    die "$STATE was started with kube-apiserver port ${REC_API_PORT:-?} and etcd port ${REC_ETCD_PORT:-?}, not $API_PORT and $ETCD_PORT; unset or fix KUBEEVENTS_APISERVER_PORT and KUBEEVENTS_ETCD_PORT"
+  fi
+}
 
 # build compiles the three binaries once per version; later calls reuse the cache.
 build() {
@@ -189,6 +211,7 @@ up() {
   start_etcd
   start_apiserver
   write_kubeconfig
+  printf '%s %s\n' "$API_PORT" "$ETCD_PORT" > "$PORTS_FILE"
   log "kube-apiserver $KUBE_VERSION ready on https://127.0.0.1:$API_PORT in $((SECONDS - t0))s"
   echo "$KUBECONFIG_PATH"
 }
@@ -222,6 +245,7 @@ status() {
 restart_apiserver() {
   local down_for=${1:-10}
   [ -f "$STATE/kube-apiserver.pid" ] || die "no cluster is running; run 'hack/cluster.sh up' first"
+  same_cluster
   if pid_alive "$STATE/kube-apiserver.pid"; then kill -9 "$(cat "$STATE/kube-apiserver.pid")"; fi
   rm -f "$STATE/kube-apiserver.pid"
   log "kube-apiserver killed; starting again in ${down_for}s"
@@ -232,6 +256,7 @@ restart_apiserver() {
 
 compact() {
   local rev
+  same_cluster
   rev=$(curl -sf -X POST "http://127.0.0.1:$ETCD_PORT/v3/kv/range" -d '{"key":"AA=="}' | sed -n 's/.*"revision":"\([0-9]*\)".*/\1/p')
   [ -n "$rev" ] || die "could not read etcd's revision (is the cluster up?)"
   curl -sf -X POST "http://127.0.0.1:$ETCD_PORT/v3/kv/compaction" -d "{\"revision\":\"$rev\",\"physical\":true}" >/dev/null \

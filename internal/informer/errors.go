@@ -53,6 +53,9 @@ func connectionProblem(err error) (reason, server string, ok bool) {
 		return "no such host " + dnsErr.Name, server, true
 	case errors.As(err, &opErr):
 		return shortReason(err), server, true
+	case strings.Contains(err.Error(), "TLS handshake timeout"):
+		// client-go's own 10 s limit on the handshake, whatever --request-timeout says.
+		return "no answer (the TLS handshake timed out)", server, true
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
 		return "no answer within --request-timeout", server, true
 	case urlErr != nil:

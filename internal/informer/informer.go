@@ -176,7 +176,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 	}
 	m.related, m.accept = opts.Related, opts.Accept
 	for _, reg := range regs {
-		h := &handler{minter: m, receiver: reg.Receiver}
+		h := &handler{minter: m, receiver: reg.Receiver, resyncs: reg.Resync > 0}
 		if _, err := inf.informer.AddEventHandlerWithOptions(h, cache.HandlerOptions{ResyncPeriod: &reg.Resync}); err != nil {
 			return nil, err
 		}
@@ -223,6 +223,9 @@ func (i *Informer) transform(obj any) (any, error) {
 	case *metav1.PartialObjectMetadata:
 		// The metadata API calls every object a PartialObjectMetadata; name its real kind.
 		o.SetGroupVersionKind(i.Resource.GVK)
+		if i.redactor != nil {
+			i.redactor.redactLastApplied(o)
+		}
 	case *unstructured.Unstructured:
 		if i.redactor != nil {
 			i.redactor.redactSecret(o)
@@ -352,6 +355,11 @@ func (m *minter) wanted(obj any) bool {
 type handler struct {
 	minter   *minter
 	receiver Receiver
+	// resyncs is whether the receiver asked for a resync period. client-go counts every
+	// handler as due for a resync until its first resync check, which never comes for a
+	// handler without a period: so after a re-list it would hand such a handler every
+	// unchanged object. Those are not changes, and the receiver did not ask for them.
+	resyncs bool
 }
 
 func (h *handler) OnAdd(obj any, isInInitialList bool) {
@@ -363,6 +371,9 @@ func (h *handler) OnAdd(obj any, isInInitialList bool) {
 
 func (h *handler) OnUpdate(oldObj, newObj any) {
 	if sameVersion(oldObj, newObj) {
+		if !h.resyncs {
+			return
+		}
 		// client-go hands unchanged objects (resyncs) only to the handlers whose resync
 		// period is due, so this event belongs to this receiver alone.
 		if h.minter.names == nil || h.minter.wanted(newObj) {

@@ -530,7 +530,7 @@ func TestMinterHandlers(t *testing.T) {
 	rs := []*recorder{{}, {}, {}}
 	hs := make([]*handler, 3)
 	for i := range hs {
-		hs[i] = &handler{minter: m, receiver: rs[i]}
+		hs[i] = &handler{minter: m, receiver: rs[i], resyncs: i == 1}
 	}
 	a1, a2 := unstructuredPod("a", "1"), unstructuredPod("a", "2")
 	for _, h := range hs {
@@ -541,8 +541,10 @@ func TestMinterHandlers(t *testing.T) {
 	hs[0].OnUpdate(a1, a2)
 	hs[1].OnUpdate(a1, a2)
 	hs[2].OnUpdate(a1, a2)
-	// A resync (same resourceVersion) reaches one handler only.
+	// A resync (same resourceVersion) reaches one handler only; one handed to a handler
+	// that asked for no resync (client-go does so after a re-list) is not passed on.
 	hs[1].OnUpdate(a2, a2)
+	hs[2].OnUpdate(a2, a2)
 	tomb := cache.DeletedFinalStateUnknown{Key: "default/a", Obj: a2}
 	for _, h := range hs {
 		h.OnDelete(tomb)

@@ -99,7 +99,50 @@ func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.Lis
 		w.resumeTimer = time.AfterFunc(resumeQuiet, w.resumed)
 	}
 	w.mu.Unlock()
-	return wi, nil
+	return newErrorSpy(wi, w.watchError), nil
+}
+
+// watchError sees an ERROR event on an open watch, typically 410 Gone ("too old
+// resource version") from a server that restarted or compacted past the watch: the
+// reflector will re-list, after its backoff, so the outage is not over.
+func (w *watchReporter) watchError() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopResumeTimerLocked()
+}
+
+// errorSpy passes a watch's events through unchanged, calling onError for ERROR
+// events before handing them on.
+type errorSpy struct {
+	inner    watch.Interface
+	result   chan watch.Event
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+func newErrorSpy(inner watch.Interface, onError func()) watch.Interface {
+	s := &errorSpy{inner: inner, result: make(chan watch.Event), stop: make(chan struct{})}
+	go func() {
+		defer close(s.result)
+		for ev := range inner.ResultChan() {
+			if ev.Type == watch.Error {
+				onError()
+			}
+			select {
+			case s.result <- ev:
+			case <-s.stop:
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *errorSpy) ResultChan() <-chan watch.Event { return s.result }
+
+func (s *errorSpy) Stop() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.inner.Stop()
 }
 
 // resumed declares an outage over when the watch re-opened without needing a re-list:

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -57,8 +58,14 @@ func (r *redactor) redactSecret(u *unstructured.Unstructured) {
 			data[k] = r.placeholder([]byte(s))
 		}
 	}
-	if annotations := u.GetAnnotations(); annotations[lastAppliedAnnotation] != "" {
+	r.redactLastApplied(u)
+}
+
+// redactLastApplied hides the last-applied annotation, which holds the whole Secret as
+// applied, values included: in full objects and in metadata-only ones alike.
+func (r *redactor) redactLastApplied(m metav1.Object) {
+	if annotations := m.GetAnnotations(); annotations[lastAppliedAnnotation] != "" {
 		annotations[lastAppliedAnnotation] = r.placeholder([]byte(annotations[lastAppliedAnnotation]))
-		u.SetAnnotations(annotations)
+		m.SetAnnotations(annotations)
 	}
 }
