@@ -1,6 +1,8 @@
 package render
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -84,7 +86,7 @@ func (d *Differ) Changes(ev *informer.Event) ([]Change, error) {
 		return nil, nil
 	}
 	view := viewOf(ev, d)
-	view.diffOnce.Do(func() { view.changes, view.diffErr = d.compute(ev) })
+	view.diffOnce.Do(func() { view.changes, view.comparedOld, view.diffErr = d.compute(ev) })
 	return view.changes, view.diffErr
 }
 
@@ -106,14 +108,18 @@ func (d *Differ) diffs(ev *informer.Event) bool {
 	return d != nil && ev.Type == informer.Modified && ev.Old != nil
 }
 
-func (d *Differ) compute(ev *informer.Event) ([]Change, error) {
-	old, err := ev.OldValue()
+func (d *Differ) compute(ev *informer.Event) ([]Change, any, error) {
+	oldJSON, err := ev.OldJSON()
 	if err != nil {
-		return nil, fmt.Errorf("decoding the previous %s %q: %w", ev.Kind, ev.Key(), err)
+		return nil, nil, fmt.Errorf("encoding the previous %s %q: %w", ev.Kind, ev.Key(), err)
 	}
-	object, err := ev.ObjectValue()
+	objectJSON, err := ev.ObjectJSON()
 	if err != nil {
-		return nil, fmt.Errorf("decoding %s %q: %w", ev.Kind, ev.Key(), err)
+		return nil, nil, fmt.Errorf("encoding %s %q: %w", ev.Kind, ev.Key(), err)
+	}
+	old, object, err := changedParts(oldJSON, objectJSON, prunedLevels)
+	if err != nil {
+		return nil, nil, fmt.Errorf("decoding %s %q: %w", ev.Kind, ev.Key(), err)
 	}
 	ignored := d.exact
 	if len(d.wildcards) > 0 {
@@ -128,7 +134,7 @@ func (d *Differ) compute(ev *informer.Event) ([]Change, error) {
 	// operation is an add, remove or replace, and replace and remove carry the old value.
 	patch, err := jsondiff.CompareWithoutMarshal(old, object, jsondiff.Ignores(ignored...))
 	if err != nil {
-		return nil, fmt.Errorf("comparing %s %q with its previous state: %w", ev.Kind, ev.Key(), err)
+		return nil, nil, fmt.Errorf("comparing %s %q with its previous state: %w", ev.Kind, ev.Key(), err)
 	}
 	changes := make([]Change, 0, len(patch))
 	for _, op := range patch {
@@ -141,13 +147,77 @@ func (d *Differ) compute(ev *informer.Event) ([]Change, error) {
 		case OpReplace:
 			change.Value, change.Old = op.Value, op.OldValue
 		default:
-			return nil, fmt.Errorf("comparing %s %q: unexpected %q operation", ev.Kind, ev.Key(), op.Type)
+			return nil, nil, fmt.Errorf("comparing %s %q: unexpected %q operation", ev.Kind, ev.Key(), op.Type)
 		}
 		if change, keep := d.pruneIgnored(change); keep {
 			changes = append(changes, change)
 		}
 	}
-	return changes, nil
+	return changes, old, nil
+}
+
+// prunedLevels is how deep changedParts compares encoded fields before decoding: the
+// top level (metadata, spec, status) and the one below it (labels, containers, phase).
+const prunedLevels = 2
+
+// changedParts decodes, of two encoded objects, only the parts that differ, as generic
+// JSON with json.Number numbers. Down to levels deep, an object field whose encoding is
+// the same on both sides is left out of both: it cannot produce a change, and decoding
+// a whole object into maps costs several times its encoding. An update that touches a
+// label then decodes little more than the labels and the resourceVersion. The encodings
+// are canonical (struct field order, or sorted map keys), so equal fields encode equally.
+func changedParts(oldJSON, newJSON []byte, levels int) (old, object any, err error) {
+	if levels == 0 || !isJSONObject(oldJSON) || !isJSONObject(newJSON) {
+		if old, err = decodeGeneric(oldJSON); err != nil {
+			return nil, nil, err
+		}
+		object, err = decodeGeneric(newJSON)
+		return old, object, err
+	}
+	var oldFields, newFields map[string]json.RawMessage
+	if err := json.Unmarshal(oldJSON, &oldFields); err != nil {
+		return nil, nil, err
+	}
+	if err := json.Unmarshal(newJSON, &newFields); err != nil {
+		return nil, nil, err
+	}
+	oldParts := make(map[string]any, len(oldFields))
+	newParts := make(map[string]any, len(newFields))
+	for key, oldField := range oldFields {
+		newField, both := newFields[key]
+		switch {
+		case !both:
+			if oldParts[key], err = decodeGeneric(oldField); err != nil {
+				return nil, nil, err
+			}
+		case !bytes.Equal(oldField, newField):
+			if oldParts[key], newParts[key], err = changedParts(oldField, newField, levels-1); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	for key, newField := range newFields {
+		if _, both := oldFields[key]; !both {
+			if newParts[key], err = decodeGeneric(newField); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return oldParts, newParts, nil
+}
+
+func isJSONObject(raw []byte) bool {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+// decodeGeneric decodes JSON into maps, slices and json.Number, as Event.ObjectValue does.
+func decodeGeneric(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
 }
 
 // pruneIgnored leaves out of a change's values what an ignore path below the change

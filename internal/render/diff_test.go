@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/wI2L/jsondiff"
 	"reflect"
 	"strings"
 	"testing"
@@ -575,5 +576,40 @@ func TestConcurrentSinks(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// changedParts leaves out what is equal on both sides, and the diff from its parts is the
+// diff of the whole objects.
+func TestChangedPartsSameDiffAsWholeObjects(t *testing.T) {
+	old := []byte(`{"metadata":{"name":"a","labels":{"x":"1"},"resourceVersion":"1"},"spec":{"replicas":1,"template":{"big":[1,2,3]}},"status":{"phase":"Pending"}}`)
+	cases := map[string]string{
+		"label changed":   `{"metadata":{"name":"a","labels":{"x":"2"},"resourceVersion":"2"},"spec":{"replicas":1,"template":{"big":[1,2,3]}},"status":{"phase":"Pending"}}`,
+		"field added":     `{"metadata":{"name":"a","labels":{"x":"1"},"resourceVersion":"2"},"spec":{"replicas":1,"template":{"big":[1,2,3]}},"status":{"phase":"Pending","podIP":"10.0.0.1"}}`,
+		"section removed": `{"metadata":{"name":"a","labels":{"x":"1"},"resourceVersion":"2"},"spec":{"replicas":1,"template":{"big":[1,2,3]}}}`,
+		"deep change":     `{"metadata":{"name":"a","labels":{"x":"1"},"resourceVersion":"2"},"spec":{"replicas":1,"template":{"big":[1,2,4]}},"status":{"phase":"Pending"}}`,
+		"not an object":   `[1]`,
+	}
+	for name, updated := range cases {
+		t.Run(name, func(t *testing.T) {
+			oldPart, newPart, err := changedParts(old, []byte(updated), prunedLevels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := jsondiff.CompareWithoutMarshal(oldPart, newPart)
+			if err != nil {
+				t.Fatal(err)
+			}
+			oldWhole, _ := decodeGeneric(old)
+			newWhole, _ := decodeGeneric([]byte(updated))
+			want, _ := jsondiff.CompareWithoutMarshal(oldWhole, newWhole)
+			if got.String() != want.String() {
+				t.Errorf("diff of the changed parts:\n%s\nwant the diff of the whole objects:\n%s", got, want)
+			}
+		})
+	}
+	oldPart, _, _ := changedParts(old, []byte(cases["label changed"]), prunedLevels)
+	if _, decoded := oldPart.(map[string]any)["spec"]; decoded {
+		t.Error("the unchanged spec was decoded")
 	}
 }

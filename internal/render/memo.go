@@ -23,6 +23,9 @@ type eventView struct {
 	diffOnce sync.Once
 	changes  []Change
 	diffErr  error
+	// comparedOld is the part of the previous state the diff decoded (changedParts):
+	// enough to name the list elements of every change's path.
+	comparedOld any
 
 	diffJSONOnce sync.Once
 	diffJSON     []byte // the "diff" array of the JSON envelope

@@ -176,8 +176,7 @@ func (d *Differ) readableChanges(ev *informer.Event) ([]Change, []string, error)
 	}
 	view := viewOf(ev, d)
 	view.fieldsOnce.Do(func() {
-		old, _ := ev.OldValue() // Changes decoded it without error
-		view.fields = readablePaths(changes, old)
+		view.fields = readablePaths(changes, view.comparedOld)
 	})
 	return changes, view.fields, nil
 }
