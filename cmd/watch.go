@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -454,7 +455,7 @@ func (o *WatchOptions) checkNamespace(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := client.CoreV1().Namespaces().Get(ctx, o.namespace, metaGetOptions); apierrors.IsNotFound(err) {
+	if _, err := client.CoreV1().Namespaces().Get(ctx, o.namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		o.warnf("namespace %q does not exist (yet); watching anyway, its objects will show up if it is created", o.namespace)
 	}
 }

@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
@@ -23,8 +22,6 @@ import (
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
-
-var metaGetOptions = metav1.GetOptions{}
 
 // stopReason says why the stream ended.
 type stopReason int
@@ -62,9 +59,6 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	if len(listeners) == 0 {
 		return &SinkFailedError{Names: failedSinks}
 	}
-	for _, l := range listeners {
-		go l.Run()
-	}
 
 	fatal := make(chan error, 1)
 	reportFatal := func(err error) {
@@ -80,10 +74,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	if o.until != nil || o.UntilDeleted {
 		conditions = o.newConditionSink()
 		// The condition listener blocks when full rather than drop: it must see every event.
-		cl := listener.New(listener.Config{Name: "conditions", OnFull: listener.Block}, conditions, o.warnf)
-		go cl.Run()
-		receivers = append(receivers, cl)
-		defer func() { cl.Close(); <-cl.Done() }()
+		receivers = append(receivers, listener.New(listener.Config{Name: "conditions", OnFull: listener.Block}, conditions, o.warnf))
 	}
 
 	clients, err := informer.NewClients(o.restConfig)
@@ -93,12 +84,9 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	seq := new(atomic.Uint64)
 	limitReached := make(chan struct{})
 	var limitOnce sync.Once
-	informers := make([]*informer.Informer, 0, len(o.resources))
+	limit := func() { limitOnce.Do(func() { close(limitReached) }) }
+	informers := make([]*informer.Informer, 0, len(o.resources)+1)
 	for _, res := range o.resources {
-		regs := make([]informer.Registration, 0, len(receivers))
-		for _, l := range receivers {
-			regs = append(regs, informer.Registration{Receiver: l, Resync: l.Config().Resync})
-		}
 		inf, err := informer.New(res, clients, informer.Options{
 			Namespace:     o.namespace,
 			LabelSelector: o.LabelSelector,
@@ -109,10 +97,10 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			MetadataOnly:  o.MetadataOnly,
 			ShowSecrets:   o.ShowSecrets,
 			MaxEvents:     uint64(o.MaxEvents),
-			Limit:         func() { limitOnce.Do(func() { close(limitReached) }) },
+			Limit:         limit,
 			Warn:          o.warnf,
 			Fatal:         reportFatal,
-		}, regs)
+		}, registrations(receivers, true))
 		if err != nil {
 			return err
 		}
@@ -122,21 +110,17 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		conditions.informers = informers[:len(informers):len(informers)]
 	}
 	if o.WithEvents {
-		regs := make([]informer.Registration, 0, len(receivers))
-		for _, l := range receivers {
-			regs = append(regs, informer.Registration{Receiver: l})
-		}
 		inf, err := informer.New(coreEvents, clients, informer.Options{
 			Namespace: o.namespace,
 			Seq:       seq,
 			WatchOnly: true, // only what happens from now on, like the changes they explain
 			MaxEvents: uint64(o.MaxEvents),
-			Limit:     func() { limitOnce.Do(func() { close(limitReached) }) },
+			Limit:     limit,
 			Related:   true,
 			Accept:    involvesWatched(informers),
 			Warn:      o.warnf,
 			Fatal:     reportFatal,
-		}, regs)
+		}, registrations(receivers, false))
 		if err != nil {
 			return err
 		}
@@ -148,6 +132,14 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		resourceList(o.resources), o.where(), len(informers), plural(len(informers)),
 		len(listeners), plural(len(listeners)), sinkNames(listeners))
 
+	// Delivery starts only now: an error above returns before any goroutine runs.
+	for _, l := range receivers {
+		go l.Run()
+	}
+	if conditions != nil {
+		conditionListener := receivers[len(receivers)-1]
+		defer func() { conditionListener.Close(); <-conditionListener.Done() }()
+	}
 	for _, inf := range informers {
 		inf.Start()
 	}
@@ -204,6 +196,20 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		return &SinkFailedError{Names: failedSinks}
 	}
 	return nil
+}
+
+// registrations registers every receiver with an informer, each with its own resync
+// period when resync is set (Events interleaved by --with-events are never re-sent).
+func registrations(receivers []*listener.Listener, resync bool) []informer.Registration {
+	regs := make([]informer.Registration, 0, len(receivers))
+	for _, l := range receivers {
+		reg := informer.Registration{Receiver: l}
+		if resync {
+			reg.Resync = l.Config().Resync
+		}
+		regs = append(regs, reg)
+	}
+	return regs
 }
 
 // coreEvents is the resource --with-events watches besides the user's types.
