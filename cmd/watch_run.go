@@ -31,7 +31,7 @@ const (
 	stopCondition                     // --until, --until-deleted met
 	stopLimit                         // --max-events reached
 	stopTimeout                       // --timeout
-	stopOutputGone                    // every sink stopped (stdout closed, ...)
+	stopOutputGone                    // every sink stopped, or nobody reads stdout any more
 	stopFatal                         // an error the informer cannot retry past
 )
 
@@ -165,7 +165,14 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		}()
 	}
 
-	reason, runErr := o.wait(ctx, fatal, conditions, limitReached, listeners)
+	readerGone := make(chan struct{})
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	if onlyStdout(o.sinks) {
+		watchReaderGone(watchCtx, o.Streams.Out, func() { close(readerGone) })
+	}
+
+	reason, runErr := o.wait(ctx, fatal, conditions, limitReached, readerGone, listeners)
 
 	// The event that met a condition must reach every sink before the informers stop.
 	switch reason {
@@ -196,6 +203,18 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		return &SinkFailedError{Names: failedSinks}
 	}
 	return nil
+}
+
+// onlyStdout reports whether every sink writes to stdout: then nobody reading it any
+// more ends the command. With other sinks the stdout sink just stops quietly at its next
+// write, and the rest go on.
+func onlyStdout(sinks []config.Sink) bool {
+	for _, s := range sinks {
+		if s.Type == config.KindFile || s.Type == config.KindJQ && s.Output != "" && s.Output != "-" {
+			return false
+		}
+	}
+	return true
 }
 
 // registrations registers every receiver with an informer, each with its own resync
@@ -249,7 +268,7 @@ func involvesWatched(watched []*informer.Informer) func(obj any) bool {
 }
 
 // wait blocks until the stream should end and says why.
-func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions *conditionSink, limit <-chan struct{}, listeners []*listener.Listener) (stopReason, error) {
+func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions *conditionSink, limit, readerGone <-chan struct{}, listeners []*listener.Listener) (stopReason, error) {
 	var timeout <-chan time.Time
 	if o.Timeout > 0 {
 		t := time.NewTimer(o.Timeout)
@@ -277,6 +296,8 @@ func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions 
 	case <-limit:
 		return stopLimit, nil
 	case <-allStopped:
+		return stopOutputGone, nil
+	case <-readerGone:
 		return stopOutputGone, nil
 	case <-timeout:
 		if o.until != nil || o.UntilDeleted {

@@ -101,24 +101,24 @@ func TestColorAlways(t *testing.T) {
 func TestWatchCustomResource(t *testing.T) {
 	ns := newNamespace(t)
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
- "metadata":{"name":"widgets.e2e.kubeevents.dev"},
+ "metadata":{"name":"gizmos.e2e.kubeevents.dev"},
  "spec":{"group":"e2e.kubeevents.dev","scope":"Namespaced",
-  "names":{"plural":"widgets","singular":"widget","kind":"Widget","shortNames":["wdg"]},
+  "names":{"plural":"gizmos","singular":"gizmo","kind":"Gizmo","shortNames":["gzm"]},
   "versions":[{"name":"v1","served":true,"storage":true,
    "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
 	applyJSON(t, "", crd)
-	waitForResource(t, "widgets.e2e.kubeevents.dev")
+	waitForResource(t, "gizmos.e2e.kubeevents.dev")
 
-	for _, typ := range []string{"widgets", "wdg", "widgets.e2e.kubeevents.dev"} {
+	for _, typ := range []string{"gizmos", "gzm", "gizmos.e2e.kubeevents.dev"} {
 		t.Run(typ, func(t *testing.T) {
 			s := startKubeevents(t, "watch", typ, "-n", ns, "-o", "json")
 			name := "w-" + strings.ReplaceAll(strings.ReplaceAll(typ, ".", "-"), "_", "-")
-			applyJSON(t, ns, fmt.Sprintf(`{"apiVersion":"e2e.kubeevents.dev/v1","kind":"Widget","metadata":{"name":%q},"spec":{"size":3}}`, name))
-			ev := s.waitJSON(eventWait, "ADDED widget", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == name })
-			if m := ev.meta(); m.Kind != "Widget" || m.APIVersion != "e2e.kubeevents.dev/v1" {
-				t.Errorf("widget apiVersion/kind = %s/%s", m.APIVersion, m.Kind)
+			applyJSON(t, ns, fmt.Sprintf(`{"apiVersion":"e2e.kubeevents.dev/v1","kind":"Gizmo","metadata":{"name":%q},"spec":{"size":3}}`, name))
+			ev := s.waitJSON(eventWait, "ADDED gizmo", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == name })
+			if m := ev.meta(); m.Kind != "Gizmo" || m.APIVersion != "e2e.kubeevents.dev/v1" {
+				t.Errorf("gizmo apiVersion/kind = %s/%s", m.APIVersion, m.Kind)
 			}
-			if ev.Resource["group"] != "e2e.kubeevents.dev" || ev.Resource["resource"] != "widgets" {
+			if ev.Resource["group"] != "e2e.kubeevents.dev" || ev.Resource["resource"] != "gizmos" {
 				t.Errorf("resource = %v", ev.Resource)
 			}
 		})
@@ -209,7 +209,8 @@ func TestErrorsAreOneLine(t *testing.T) {
 	}
 }
 
-// `| head -1` closes stdout: kubeevents ends quietly with 0.
+// `| head -1` closes stdout: kubeevents ends quietly with 0, even when no further event
+// would make a write fail.
 func TestClosedStdoutExitsQuietly(t *testing.T) {
 	ns := newNamespace(t)
 	for i := range 5 {
@@ -220,7 +221,14 @@ func TestClosedStdoutExitsQuietly(t *testing.T) {
 	script := fmt.Sprintf("set -o pipefail; %q watch pods -n %s --kubeconfig %q -o json | head -1", binary, ns, kubeconfig)
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Env = cleanEnv()
+	cmd.WaitDelay = 5 * time.Second // never hang on a kubeevents left holding stderr
+	start := time.Now()
 	out, err := cmd.Output()
+	// No event comes after the first five: kubeevents must notice by itself that nobody
+	// reads its output any more, not wait for a write to fail.
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the pipeline took %s to end after head -1 had its line", d)
+	}
 	var stderr string
 	if ee, ok := err.(*exec.ExitError); ok {
 		stderr = string(ee.Stderr)

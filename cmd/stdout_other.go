@@ -1,0 +1,12 @@
+//go:build !unix
+
+package cmd
+
+import (
+	"context"
+	"io"
+)
+
+// watchReaderGone is a no-op where pipes cannot be polled: a closed reader is noticed at
+// the next write instead.
+func watchReaderGone(context.Context, io.Writer, func()) {}
