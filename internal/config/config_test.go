@@ -123,23 +123,3 @@ func TestDefaultsApply(t *testing.T) {
 		t.Errorf("Apply to set sink = %+v, want it unchanged", got)
 	}
 }
-
-func TestSuggest(t *testing.T) {
-	candidates := []string{"name", "format", "on-full", "maxSizeMB", "raw"}
-	tests := []struct{ in, want string }{
-		{"fromat", "format"},
-		{"NAME", "name"},
-		{"on_full", "on-full"},
-		{"onfull", "on-full"},
-		{"maxsizemb", "maxSizeMB"},
-		{"rw", "raw"},
-		{"a", ""},
-		{"colour", ""},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := suggest(tt.in, candidates); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
 // Load reads and parses the config file at path; see Parse. If the file cannot be read
@@ -182,7 +184,7 @@ func (d *decoder) mapping(n *yaml.Node, where, path string, keys []string, fn fu
 			}
 		}
 		if !known {
-			return d.errorf(k, "unknown field %q %s%s", key, where, didYouMean(key, keys))
+			return d.errorf(k, "unknown field %q %s%s", key, where, suggest.DidYouMean(key, keys))
 		}
 		if err := fn(key, k, v); err != nil {
 			return err

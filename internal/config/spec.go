@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
 // syntaxHint ends the messages about the shape of a --sink value.
@@ -216,7 +218,7 @@ func applyOptions(s *Sink, opts []option) error {
 				return fmt.Errorf("unknown option %q; the expression is the target: %s(...)=EXPR", o.key, s.Type)
 			}
 			return fmt.Errorf("unknown option %q%s; %s sinks take: %s",
-				o.key, didYouMean(o.key, flagKeys(s.Type)), s.Type, strings.Join(flagKeys(s.Type), ", "))
+				o.key, suggest.DidYouMean(o.key, flagKeys(s.Type)), s.Type, strings.Join(flagKeys(s.Type), ", "))
 		}
 		if set.kinds&kindBit(s.Type) == 0 {
 			return fmt.Errorf("option %q is for %s sinks only; %s sinks take: %s",

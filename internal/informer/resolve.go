@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+
+	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
 // Resource is a resolved, watchable resource type.
@@ -67,7 +69,7 @@ func Resolve(arg string, mapper meta.RESTMapper, disco discovery.DiscoveryInterf
 	}
 	if err != nil {
 		if meta.IsNoMatchError(err) {
-			return Resource{}, &UnknownTypeError{Arg: arg, Suggestion: suggest(arg, disco)}
+			return Resource{}, &UnknownTypeError{Arg: arg, Suggestion: suggestType(arg, disco)}
 		}
 		return Resource{}, err
 	}
@@ -104,9 +106,9 @@ func resourceVerbs(disco discovery.DiscoveryInterface, gvr schema.GroupVersionRe
 	return nil, false
 }
 
-// suggest finds the served name closest to a mistyped one (plural, singular, kind or
+// suggestType finds the served name closest to a mistyped one (plural, singular, kind or
 // short name), if one is close enough to be a typo.
-func suggest(arg string, disco discovery.DiscoveryInterface) string {
+func suggestType(arg string, disco discovery.DiscoveryInterface) string {
 	if disco == nil {
 		return ""
 	}
@@ -115,43 +117,21 @@ func suggest(arg string, disco discovery.DiscoveryInterface) string {
 }
 
 func closestName(arg string, lists []*metav1.APIResourceList) string {
-	best, bestDist := "", 3 // at most two edits away
+	// Every name a type answers to, each leading to the plural that is suggested.
+	var candidates []string
+	plurals := map[string]string{}
 	for _, list := range lists {
 		for _, r := range list.APIResources {
 			if strings.Contains(r.Name, "/") {
 				continue // subresources are not watchable types
 			}
-			candidates := append([]string{r.Name, r.SingularName, strings.ToLower(r.Kind)}, r.ShortNames...)
-			for _, c := range candidates {
-				if c == "" {
-					continue
-				}
-				if d := editDistance(arg, c); d < bestDist {
-					best, bestDist = r.Name, d
+			for _, c := range append([]string{r.Name, r.SingularName, strings.ToLower(r.Kind)}, r.ShortNames...) {
+				if _, seen := plurals[c]; c != "" && !seen {
+					plurals[c] = r.Name
+					candidates = append(candidates, c)
 				}
 			}
 		}
 	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return plurals[suggest.Closest(arg, candidates)]
 }

@@ -1,21 +1,23 @@
-package config
+// Package suggest finds the "did you mean" for a mistyped name: a sink option, a config
+// key, a resource type.
+package suggest
 
 import (
 	"fmt"
 	"strings"
 )
 
-// didYouMean returns ` (did you mean "x"?)` for the candidate closest to s, if one is
-// within an edit distance of 2 (and less than s is long), or equal to s but for case,
-// '-' and '_'. It returns "" otherwise.
-func didYouMean(s string, candidates []string) string {
-	if best := suggest(s, candidates); best != "" {
+// DidYouMean returns ` (did you mean "x"?)` for Closest(s, candidates), or "".
+func DidYouMean(s string, candidates []string) string {
+	if best := Closest(s, candidates); best != "" {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return ""
 }
 
-func suggest(s string, candidates []string) string {
+// Closest returns the candidate closest to s: one equal to s but for case, '-' and '_',
+// else the nearest within an edit distance of 2 (and less than s is long); "" if none is.
+func Closest(s string, candidates []string) string {
 	const maxDistance = 2
 	folded := fold(s)
 	for _, c := range candidates {
