@@ -104,17 +104,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 	var example runtime.Object
 	switch {
 	case opts.MetadataOnly && clients.Metadata != nil:
-		client := clients.Metadata.Resource(res.GVR).Namespace(ns)
-		lw = &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				tweak(&o)
-				return client.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				tweak(&o)
-				return client.Watch(ctx, o)
-			},
-		}
+		lw = listWatchOf(clients.Metadata.Resource(res.GVR).Namespace(ns), tweak)
 		example = &metav1.PartialObjectMetadata{}
 	case clients.TypedREST != nil && scheme.Scheme.Recognizes(res.GVK) && inf.redactor == nil:
 		client, err := clients.TypedREST(res.GVR.GroupVersion())
@@ -129,17 +119,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 	default:
 		// Custom resources, and Secrets being redacted (whose values must become strings
 		// rather than typed []byte).
-		client := clients.Dynamic.Resource(res.GVR).Namespace(ns)
-		lw = &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				tweak(&o)
-				return client.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				tweak(&o)
-				return client.Watch(ctx, o)
-			},
-		}
+		lw = listWatchOf(clients.Dynamic.Resource(res.GVR).Namespace(ns), tweak)
 		example = &unstructured.Unstructured{}
 	}
 
@@ -182,6 +162,26 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		}
 	}
 	return inf, nil
+}
+
+// listWatchClient is what the dynamic and the metadata clients have in common.
+type listWatchClient[L runtime.Object] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// listWatchOf lists and watches through client with the selectors tweak sets.
+func listWatchOf[L runtime.Object](client listWatchClient[L], tweak func(*metav1.ListOptions)) *cache.ListWatch {
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			tweak(&o)
+			return client.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			tweak(&o)
+			return client.Watch(ctx, o)
+		},
+	}
 }
 
 // Start runs the informer until Stop.
