@@ -102,7 +102,7 @@ func (c *encoded) jsonOf(obj runtime.Object) ([]byte, error) {
 func (c *encoded) valueOf(obj runtime.Object) (any, error) {
 	c.valueOnce.Do(func() {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
-			c.value = normalized(u.Object)
+			c.value = Generic(u.Object)
 			return
 		}
 		raw, err := c.jsonOf(obj)
@@ -117,20 +117,20 @@ func (c *encoded) valueOf(obj runtime.Object) (any, error) {
 	return c.value, c.valueErr
 }
 
-// normalized copies an unstructured value, turning its numbers into json.Number as
-// decoding its JSON would. The original is shared with the informer's cache and is not touched.
-func normalized(v any) any {
+// Generic copies an unstructured value (or part of one), turning its numbers into
+// json.Number as decoding its JSON would. The original is shared with the informer's cache and is not touched.
+func Generic(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, x := range v {
-			out[k] = normalized(x)
+			out[k] = Generic(x)
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
-			out[i] = normalized(x)
+			out[i] = Generic(x)
 		}
 		return out
 	case int64:

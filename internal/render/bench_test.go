@@ -166,7 +166,7 @@ func warmEvent(b *testing.B, ev *informer.Event) *informer.Event {
 func BenchmarkDiffPod(b *testing.B) {
 	ev := warmEvent(b, rolledPodEvent())
 	d := NewDiffer(mustParseIgnores(b, "status.conditions.*.lastProbeTime"))
-	b.Run("ChangedParts", func(b *testing.B) {
+	b.Run("ComparedParts", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if changes, _, err := d.compute(ev); err != nil || len(changes) != 4 {

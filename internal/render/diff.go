@@ -109,17 +109,9 @@ func (d *Differ) diffs(ev *informer.Event) bool {
 }
 
 func (d *Differ) compute(ev *informer.Event) ([]Change, any, error) {
-	oldJSON, err := ev.OldJSON()
+	old, object, err := comparedParts(ev)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encoding the previous %s %q: %w", ev.Kind, ev.Key(), err)
-	}
-	objectJSON, err := ev.ObjectJSON()
-	if err != nil {
-		return nil, nil, fmt.Errorf("encoding %s %q: %w", ev.Kind, ev.Key(), err)
-	}
-	old, object, err := changedParts(oldJSON, objectJSON, prunedLevels)
-	if err != nil {
-		return nil, nil, fmt.Errorf("decoding %s %q: %w", ev.Kind, ev.Key(), err)
+		return nil, nil, fmt.Errorf("converting %s %q for comparison: %w", ev.Kind, ev.Key(), err)
 	}
 	ignored := d.exact
 	if len(d.wildcards) > 0 {
@@ -156,11 +148,13 @@ func (d *Differ) compute(ev *informer.Event) ([]Change, any, error) {
 	return changes, old, nil
 }
 
-// prunedLevels is how deep changedParts compares encoded fields before decoding: the
-// top level (metadata, spec, status) and the one below it (labels, containers, phase).
+// prunedLevels is how deep comparedParts and changedParts compare fields before
+// converting them: the top level (metadata, spec, status) and the one below it (labels,
+// containers, phase).
 const prunedLevels = 2
 
-// changedParts decodes, of two encoded objects, only the parts that differ, as generic
+// changedParts is comparedParts on encodings: it decodes, of two encoded objects, only
+// the parts that differ, as generic
 // JSON with json.Number numbers. Down to levels deep, an object field whose encoding is
 // the same on both sides is left out of both: it cannot produce a change, and decoding
 // a whole object into maps costs several times its encoding. An update that touches a
