@@ -96,7 +96,7 @@ func structParts(old, object reflect.Value, levels int) (map[string]any, map[str
 		o, n := old.Field(i), object.Field(i)
 		if field.Anonymous && name == "" {
 			// Inlined fields (TypeMeta): equal, they add nothing; else compare encodings.
-			if reflect.DeepEqual(o.Interface(), n.Interface()) {
+			if same(o, n) {
 				continue
 			}
 			return nil, nil, false
@@ -107,7 +107,7 @@ func structParts(old, object reflect.Value, levels int) (map[string]any, map[str
 		oPresent, nPresent := present(o, opts), present(n, opts)
 		switch {
 		case !oPresent && !nPresent:
-		case reflect.DeepEqual(o.Interface(), n.Interface()):
+		case same(o, n):
 		case oPresent && !nPresent:
 			v, err := genericOf(o)
 			if err != nil {
@@ -136,6 +136,21 @@ func structParts(old, object reflect.Value, levels int) (map[string]any, map[str
 		}
 	}
 	return oldParts, newParts, true
+}
+
+// same compares two fields deeply through their addresses, so that a large struct (a
+// pod's spec) is not copied into an interface to be compared.
+func same(o, n reflect.Value) bool {
+	return reflect.DeepEqual(addressOf(o), addressOf(n))
+}
+
+// addressOf is &v where v is addressable (fields of an object reached by pointer are),
+// as encoding/json sees such a field, pointer methods included.
+func addressOf(v reflect.Value) any {
+	if v.CanAddr() {
+		return v.Addr().Interface()
+	}
+	return v.Interface()
 }
 
 // ownEncoding reports whether t (or *t) encodes itself (metav1.Time, resource.Quantity):
@@ -193,7 +208,7 @@ func isZero(v reflect.Value) bool {
 
 // genericOf is one field's value as generic JSON, through its encoding.
 func genericOf(v reflect.Value) (any, error) {
-	raw, err := json.Marshal(v.Interface())
+	raw, err := json.Marshal(addressOf(v))
 	if err != nil {
 		return nil, err
 	}
