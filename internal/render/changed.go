@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -206,8 +207,34 @@ func isZero(v reflect.Value) bool {
 	return v.IsZero()
 }
 
-// genericOf is one field's value as generic JSON, through its encoding.
+// genericOf is one field's value as generic JSON: directly for the plain values most
+// updates touch (resourceVersion, phase, counts, labels and annotations), through its
+// encoding for anything else.
 func genericOf(v reflect.Value) (any, error) {
+	if !ownEncoding(v.Type()) {
+		switch v.Kind() {
+		case reflect.String:
+			return v.String(), nil
+		case reflect.Bool:
+			return v.Bool(), nil
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			return json.Number(strconv.FormatInt(v.Int(), 10)), nil
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			return json.Number(strconv.FormatUint(v.Uint(), 10)), nil
+		case reflect.Map:
+			if v.Type().Key().Kind() == reflect.String && v.Type().Elem().Kind() == reflect.String &&
+				!ownEncoding(v.Type().Key()) && !ownEncoding(v.Type().Elem()) {
+				if v.IsNil() {
+					return nil, nil
+				}
+				m := make(map[string]any, v.Len())
+				for it := v.MapRange(); it.Next(); {
+					m[it.Key().String()] = it.Value().String()
+				}
+				return m, nil
+			}
+		}
+	}
 	raw, err := json.Marshal(addressOf(v))
 	if err != nil {
 		return nil, err
