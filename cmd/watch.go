@@ -12,7 +12,6 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -81,7 +80,6 @@ type WatchOptions struct {
 
 	// Set by Complete.
 	restConfig *rest.Config
-	mapper     meta.RESTMapper
 	namespace  string
 	resources  []informer.Resource
 	sinks      []config.Sink
@@ -184,7 +182,8 @@ func (o *WatchOptions) Connect() error {
 	} else if o.namespace, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {
 		return kubeconfigError(err)
 	}
-	if o.mapper, err = o.ConfigFlags.ToRESTMapper(); err != nil {
+	mapper, err := o.ConfigFlags.ToRESTMapper()
+	if err != nil {
 		return kubeconfigError(err)
 	}
 	disco, err := o.ConfigFlags.ToDiscoveryClient()
@@ -193,7 +192,7 @@ func (o *WatchOptions) Connect() error {
 	}
 	seen := map[schema.GroupVersionResource]bool{}
 	for _, arg := range o.TypeArgs {
-		res, err := informer.Resolve(arg, o.mapper, disco)
+		res, err := informer.Resolve(arg, mapper, disco)
 		if err != nil {
 			var unknown *informer.UnknownTypeError
 			var notWatchable *informer.NotWatchableError

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -55,23 +54,9 @@ type Event struct {
 	// (client-go's DeletedFinalStateUnknown): Object is the last state seen before.
 	FinalStateUnknown bool
 
-	// The JSON and generic forms of Object and Old, each computed at most once. An
-	// object's forms are shared between the event where it is new and the next event of
-	// the same object, where it is old (see recentEncodings): a MODIFIED then encodes and
-	// decodes only its new state.
-	object, old atomic.Pointer[encoded]
+	object, old encoded // JSON and generic forms of Object and Old, each computed at most once
 	memoOnce    sync.Once
 	memo        any
-}
-
-// encodedOf returns the forms held in p, creating them on first use (events built by
-// tests, or SYNC events, have none from the minter).
-func encodedOf(p *atomic.Pointer[encoded]) *encoded {
-	if c := p.Load(); c != nil {
-		return c
-	}
-	p.CompareAndSwap(nil, new(encoded))
-	return p.Load()
 }
 
 // encoded is one object's JSON encoding and its generic decoding, each computed at most
@@ -158,17 +143,17 @@ func floatNumber(f float64) any {
 }
 
 // ObjectJSON is the compact JSON encoding of Object, computed at most once per event.
-func (e *Event) ObjectJSON() ([]byte, error) { return encodedOf(&e.object).jsonOf(e.Object) }
+func (e *Event) ObjectJSON() ([]byte, error) { return e.object.jsonOf(e.Object) }
 
 // OldJSON is the compact JSON encoding of Old (nil if there is none), computed at most once.
-func (e *Event) OldJSON() ([]byte, error) { return encodedOf(&e.old).jsonOf(e.Old) }
+func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old) }
 
 // ObjectValue is Object as generic JSON values (map[string]any, []any, string, bool,
 // json.Number, nil), decoded once from ObjectJSON. Shared: callers must not modify it.
-func (e *Event) ObjectValue() (any, error) { return encodedOf(&e.object).valueOf(e.Object) }
+func (e *Event) ObjectValue() (any, error) { return e.object.valueOf(e.Object) }
 
 // OldValue is Old as generic JSON values, like ObjectValue; nil if there is no Old.
-func (e *Event) OldValue() (any, error) { return encodedOf(&e.old).valueOf(e.Old) }
+func (e *Event) OldValue() (any, error) { return e.old.valueOf(e.Old) }
 
 // Memo caches one value derived from the event by the renderer (its diff and envelope),
 // computed by the first caller, so every sink shares it. Every caller of one command must
@@ -198,49 +183,4 @@ func (e *Event) Key() string {
 		return ns + "/" + m.GetName()
 	}
 	return m.GetName()
-}
-
-// recentEncodings remembers the forms of the objects most recently made new by an event,
-// keyed by the object itself (the informer's cache hands the same pointer back as the old
-// state of that object's next change). Bounded: it keeps the forms of the last capacity
-// objects, so a burst of updates to the same objects (a rollout, status updates) decodes
-// each state once, while memory stays bounded however many objects are cached.
-type recentEncodings struct {
-	mu       sync.Mutex
-	capacity int
-	byObject map[runtime.Object]*encoded
-	order    []runtime.Object // ring of the keys, oldest at next
-	next     int
-}
-
-func newRecentEncodings(capacity int) *recentEncodings {
-	return &recentEncodings{capacity: capacity, byObject: make(map[runtime.Object]*encoded, capacity)}
-}
-
-// share gives ev.old the forms already made for ev.Old, if still remembered, and
-// remembers ev.Object's forms for its next change.
-func (r *recentEncodings) share(ev *Event) {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ev.Old != nil {
-		if c, ok := r.byObject[ev.Old]; ok {
-			ev.old.Store(c)
-			delete(r.byObject, ev.Old) // its object is superseded: no later event has it as old
-		}
-	}
-	if ev.Type == Deleted {
-		delete(r.byObject, ev.Object)
-		return
-	}
-	if len(r.order) < r.capacity {
-		r.order = append(r.order, ev.Object)
-	} else {
-		delete(r.byObject, r.order[r.next])
-		r.order[r.next] = ev.Object
-		r.next = (r.next + 1) % r.capacity
-	}
-	r.byObject[ev.Object] = encodedOf(&ev.object)
 }

@@ -2,7 +2,6 @@ package informer
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -149,8 +148,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		seq = new(atomic.Uint64)
 	}
 	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly,
-		maxSeq: opts.MaxEvents, limit: opts.Limit, pending: map[notification]*pendingEvent{},
-		recent: newRecentEncodings(recentEncodingsKept)}
+		maxSeq: opts.MaxEvents, limit: opts.Limit, pending: map[notification]*pendingEvent{}}
 	if len(opts.Names) > 1 {
 		m.names = opts.Names
 	}
@@ -273,7 +271,6 @@ type minter struct {
 	limit     func()
 	related   bool
 	accept    func(obj any) bool
-	recent    *recentEncodings
 	receivers int
 	seq       *atomic.Uint64
 
@@ -336,14 +333,9 @@ func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *E
 				m.limit()
 			}
 		}
-		m.recent.share(ev)
 	}
 	return ev
 }
-
-// recentEncodingsKept is how many objects' encodings an informer keeps for their next
-// change: about 2 KB of JSON each (more once a diff or jq decoded them).
-const recentEncodingsKept = 1024
 
 func (m *minter) wanted(obj any) bool {
 	acc, err := meta.Accessor(obj)
@@ -405,13 +397,4 @@ func sameVersion(a, b any) bool {
 	am, err1 := meta.Accessor(a)
 	bm, err2 := meta.Accessor(b)
 	return err1 == nil && err2 == nil && am.GetResourceVersion() == bm.GetResourceVersion()
-}
-
-// String describes the informer for diagnostics.
-func (i *Informer) String() string {
-	kind := "dynamic"
-	if i.Typed {
-		kind = "typed"
-	}
-	return fmt.Sprintf("%s (%s)", i.Resource, kind)
 }

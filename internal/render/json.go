@@ -9,19 +9,15 @@ import (
 	"github.com/kubeevents/kubeevents/internal/informer"
 )
 
-// AppendEnvelope appends ev as one compact JSON object, without a trailing newline:
+// AppendEnvelopeWithDiff appends ev as one compact JSON object, without a trailing
+// newline:
 //
 //	{"type":"ADDED","time":"<RFC 3339, UTC>","seq":42,"resource":{"group":"","version":"v1","resource":"pods"},"object":{...},"finalStateUnknown":true}
 //
 // seq is left out for SYNC events (which have none) and finalStateUnknown unless true.
 // The object is copied from ev.ObjectJSON, so it is encoded once however many sinks
-// write it. On error dst is returned unchanged.
-func AppendEnvelope(dst []byte, ev *informer.Event) ([]byte, error) {
-	return AppendEnvelopeWithDiff(dst, ev, nil, false)
-}
-
-// AppendEnvelopeWithDiff is AppendEnvelope with, after "object", the previous object as
-// "old" (if showOld, for MODIFIED and SYNC events) and the changes as "diff" (if d is
+// write it. On error dst is returned unchanged. After "object" come the previous object
+// as "old" (if showOld, for MODIFIED and SYNC events) and the changes as "diff" (if d is
 // not nil, for MODIFIED events):
 //
 //	"old":{...},"diff":[{"op":"replace","path":"/spec/replicas","value":3,"old":1},{"op":"add","path":"/metadata/labels/tier","value":"web"},{"op":"remove","path":"/metadata/annotations/note","old":"x"}]
