@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -50,7 +51,7 @@ func mapParts(old, object map[string]any, levels int) (map[string]any, map[strin
 		switch {
 		case !both:
 			oldParts[key] = informer.Generic(o)
-		case reflect.DeepEqual(o, n):
+		case genericEqual(o, n):
 		default:
 			om, oIsMap := o.(map[string]any)
 			nm, nIsMap := n.(map[string]any)
@@ -80,51 +81,43 @@ var (
 // encoding at the top, so that the caller compares encodings instead.
 func structParts(old, object reflect.Value, levels int) (map[string]any, map[string]any, bool) {
 	old, object = reflect.Indirect(old), reflect.Indirect(object)
-	if !old.IsValid() || !object.IsValid() || old.Type() != object.Type() || old.Kind() != reflect.Struct || ownEncoding(old.Type()) {
+	if !old.IsValid() || !object.IsValid() || old.Type() != object.Type() || old.Kind() != reflect.Struct {
+		return nil, nil, false
+	}
+	plan := planOf(old.Type())
+	if plan == nil {
 		return nil, nil, false
 	}
 	oldParts, newParts := map[string]any{}, map[string]any{}
-	for i := range old.NumField() {
-		field := old.Type().Field(i)
-		if !field.IsExported() {
-			continue
-		}
-		tag := field.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		o, n := old.Field(i), object.Field(i)
-		if field.Anonymous && name == "" {
+	for _, field := range plan.fields {
+		o, n := old.Field(field.index), object.Field(field.index)
+		if field.inline {
 			// Inlined fields (TypeMeta): equal, they add nothing; else compare encodings.
-			if same(o, n) {
+			if field.same(o, n) {
 				continue
 			}
 			return nil, nil, false
 		}
-		if name == "" {
-			name = field.Name
-		}
-		oPresent, nPresent := present(o, opts), present(n, opts)
+		oPresent, nPresent := field.present(o), field.present(n)
 		switch {
 		case !oPresent && !nPresent:
-		case same(o, n):
+		case field.same(o, n):
 		case oPresent && !nPresent:
 			v, err := genericOf(o)
 			if err != nil {
 				return nil, nil, false
 			}
-			oldParts[name] = v
+			oldParts[field.name] = v
 		case !oPresent && nPresent:
 			v, err := genericOf(n)
 			if err != nil {
 				return nil, nil, false
 			}
-			newParts[name] = v
+			newParts[field.name] = v
 		default:
 			if levels > 1 {
 				if op, np, ok := structParts(o, n, levels-1); ok {
-					oldParts[name], newParts[name] = op, np
+					oldParts[field.name], newParts[field.name] = op, np
 					continue
 				}
 			}
@@ -133,16 +126,73 @@ func structParts(old, object reflect.Value, levels int) (map[string]any, map[str
 			if err1 != nil || err2 != nil {
 				return nil, nil, false
 			}
-			oldParts[name], newParts[name] = ov, nv
+			oldParts[field.name], newParts[field.name] = ov, nv
 		}
 	}
 	return oldParts, newParts, true
 }
 
-// same compares two fields deeply through their addresses, so that a large struct (a
-// pod's spec) is not copied into an interface to be compared.
-func same(o, n reflect.Value) bool {
-	return reflect.DeepEqual(addressOf(o), addressOf(n))
+// structPlan is what structParts needs of a struct type, worked out once per type: its
+// fields as encoding/json writes them.
+type structPlan struct {
+	fields []fieldPlan
+}
+
+type fieldPlan struct {
+	index               int
+	name                string // the JSON name
+	inline              bool   // an embedded struct without a name: its fields are inlined
+	omitEmpty, omitZero bool
+	equal               equalFunc
+}
+
+var structPlans sync.Map // reflect.Type → *structPlan (nil: structParts does not apply)
+
+// planOf is t's plan, or nil when t encodes itself (metav1.Time, resource.Quantity): its
+// fields say nothing about its JSON.
+func planOf(t reflect.Type) *structPlan {
+	if p, ok := structPlans.Load(t); ok {
+		return p.(*structPlan)
+	}
+	var plan *structPlan
+	if !ownEncoding(t) {
+		plan = &structPlan{}
+		for i := range t.NumField() {
+			field := t.Field(i)
+			if !field.IsExported() {
+				continue
+			}
+			tag := field.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			fp := fieldPlan{index: i, name: name, inline: field.Anonymous && name == "", equal: equalOf(field.Type)}
+			if fp.name == "" {
+				fp.name = field.Name
+			}
+			for opt := range strings.SplitSeq(opts, ",") {
+				fp.omitEmpty = fp.omitEmpty || opt == "omitempty"
+				fp.omitZero = fp.omitZero || opt == "omitzero"
+			}
+			plan.fields = append(plan.fields, fp)
+		}
+	}
+	structPlans.Store(t, plan)
+	return plan
+}
+
+// same reports whether a field has the same value on both sides.
+func (f *fieldPlan) same(o, n reflect.Value) bool {
+	if o.CanAddr() && n.CanAddr() {
+		return f.equal(o.Addr().UnsafePointer(), n.Addr().UnsafePointer())
+	}
+	return reflect.DeepEqual(o.Interface(), n.Interface())
+}
+
+// present reports whether encoding/json writes the field.
+func (f *fieldPlan) present(v reflect.Value) bool {
+	return !(f.omitEmpty && isEmptyValue(v)) && !(f.omitZero && isZero(v))
 }
 
 // addressOf is &v where v is addressable (fields of an object reached by pointer are),
@@ -157,26 +207,16 @@ func addressOf(v reflect.Value) any {
 // ownEncoding reports whether t (or *t) encodes itself (metav1.Time, resource.Quantity):
 // its fields say nothing about its JSON.
 func ownEncoding(t reflect.Type) bool {
+	if own, ok := ownEncodings.Load(t); ok {
+		return own.(bool)
+	}
 	pt := reflect.PointerTo(t)
-	return t.Implements(jsonMarshaler) || pt.Implements(jsonMarshaler) || t.Implements(textMarshaler) || pt.Implements(textMarshaler)
+	own := t.Implements(jsonMarshaler) || pt.Implements(jsonMarshaler) || t.Implements(textMarshaler) || pt.Implements(textMarshaler)
+	ownEncodings.Store(t, own)
+	return own
 }
 
-// present reports whether encoding/json writes a field with these tag options.
-func present(v reflect.Value, opts string) bool {
-	for opt := range strings.SplitSeq(opts, ",") {
-		switch opt {
-		case "omitempty":
-			if isEmptyValue(v) {
-				return false
-			}
-		case "omitzero":
-			if isZero(v) {
-				return false
-			}
-		}
-	}
-	return true
-}
+var ownEncodings sync.Map // reflect.Type → bool, as Implements is slow
 
 // isEmptyValue is encoding/json's test for omitempty.
 func isEmptyValue(v reflect.Value) bool {
