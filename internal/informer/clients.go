@@ -20,6 +20,9 @@ type Clients struct {
 	// smaller in the cache. Nil means every resource goes through Dynamic.
 	TypedREST func(gv schema.GroupVersion) (rest.Interface, error)
 	Dynamic   dynamic.Interface
+	// DynamicREST, where set, serves the watches of the resources that go through
+	// Dynamic: JSON events decoded in one pass (watchUnstructured).
+	DynamicREST rest.Interface
 	// Metadata serves --metadata-only informers.
 	Metadata metadata.Interface
 }
@@ -31,6 +34,12 @@ func NewClients(config *rest.Config) (Clients, error) {
 		return Clients{}, err
 	}
 	meta, err := metadata.NewForConfig(config)
+	if err != nil {
+		return Clients{}, err
+	}
+	dynCfg := dynamic.ConfigFor(config)
+	dynCfg.GroupVersion = nil
+	dynREST, err := rest.UnversionedRESTClientFor(dynCfg)
 	if err != nil {
 		return Clients{}, err
 	}
@@ -58,5 +67,5 @@ func NewClients(config *rest.Config) (Clients, error) {
 		typed[gv] = c
 		return c, nil
 	}
-	return Clients{TypedREST: typedREST, Dynamic: dyn, Metadata: meta}, nil
+	return Clients{TypedREST: typedREST, Dynamic: dyn, DynamicREST: dynREST, Metadata: meta}, nil
 }

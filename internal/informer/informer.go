@@ -119,6 +119,12 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		// Custom resources, and Secrets being redacted (whose values must become strings
 		// rather than typed []byte).
 		lw = listWatchOf(clients.Dynamic.Resource(res.GVR).Namespace(ns), tweak)
+		if clients.DynamicREST != nil {
+			lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				tweak(&o)
+				return watchUnstructured(ctx, clients.DynamicREST, res.GVR, ns, o)
+			}
+		}
 		example = &unstructured.Unstructured{}
 	}
 
