@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/gcheadroom"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
@@ -143,6 +144,19 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	for _, inf := range informers {
 		inf.Start()
 	}
+	var heap struct {
+		sync.Mutex
+		returned bool
+		stop     func()
+	}
+	defer func() {
+		heap.Lock()
+		defer heap.Unlock()
+		heap.returned = true
+		if heap.stop != nil {
+			heap.stop()
+		}
+	}()
 	go func() {
 		for _, inf := range informers {
 			if !inf.WaitForSync(ctx) {
@@ -153,6 +167,13 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		// peaks far above what the cache then holds. Give that memory back now, once,
 		// rather than holding it as RSS for the life of the watch.
 		debug.FreeOSMemory()
+		// From now on the heap is the cache plus events in flight: keep some headroom
+		// between collections, so a small cache is not marked every few hundred events.
+		heap.Lock()
+		defer heap.Unlock()
+		if !heap.returned {
+			heap.stop = gcheadroom.Keep(gcheadroom.DefaultHeadroom)
+		}
 	}()
 	if conditions != nil && o.UntilDeleted {
 		go func() {
