@@ -73,7 +73,7 @@ type encoded struct {
 func (c *encoded) jsonOf(obj runtime.Object) ([]byte, error) {
 	c.jsonOnce.Do(func() {
 		if obj != nil {
-			c.json, c.jsonErr = json.Marshal(obj)
+			c.json, c.jsonErr = marshalJSON(obj)
 		}
 	})
 	return c.json, c.jsonErr

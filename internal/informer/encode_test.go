@@ -1,0 +1,115 @@
+package informer
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/randfill"
+)
+
+// marshalJSON writes exactly what json.Marshal writes, for random objects of every type
+// of client-go's scheme: strings of any runes (escaping), maps (key order), numbers,
+// times, quantities, and creationTimestamps set and zero (omitzero), at the top and in
+// templates.
+func TestMarshalJSONSameAsEncodingJSON(t *testing.T) {
+	var compared, fast int
+	for gvk, typ := range scheme.Scheme.AllKnownTypes() {
+		for round := range 12 {
+			obj, ok := reflect.New(typ).Interface().(runtime.Object)
+			if !ok {
+				continue
+			}
+			fill := randfill.New().NilChance(0.2).NumElements(0, 2).MaxDepth(7).RandSource(rand.NewSource(int64(round)))
+			if !fillObject(fill, obj) {
+				continue
+			}
+			if round%2 == 1 {
+				zeroCreationTimestamps(reflect.ValueOf(obj))
+			}
+			want, err := json.Marshal(obj)
+			if err != nil {
+				continue // random raw bytes in a RawExtension: not an object a server sends
+			}
+			got, err := marshalJSON(obj)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s (round %d): marshalJSON differs from json.Marshal (err %v)\n got %s\nwant %s", gvk, round, err, got, want)
+			}
+			compared++
+			if plan := fastEncodingOf(typ); plan != nil && plan.allSet(reflect.ValueOf(obj)) {
+				fast++
+			}
+		}
+	}
+	if compared < 1000 || fast < compared/4 {
+		t.Fatalf("%d objects compared, %d of them on the fast path: too few", compared, fast)
+	}
+}
+
+// The fast path is taken for a pod from the server, and not for a Deployment whose
+// template has no creationTimestamp.
+func TestMarshalJSONPaths(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", CreationTimestamp: metav1.Now()}}
+	if plan := fastEncodingOf(reflect.TypeOf(pod)); plan == nil || !plan.allSet(reflect.ValueOf(pod)) {
+		t.Error("a pod with a creationTimestamp is not encoded on the fast path")
+	}
+	// ObjectMeta.CreationTimestamp, and that of every ephemeral volume's claim template.
+	if plan := fastEncodingOf(reflect.TypeOf(&corev1.Pod{})); len(plan.omitZero) != 2 || !reflect.DeepEqual(plan.omitZero[0], []step{{field: 1}, {field: 7}}) {
+		t.Errorf("omitzero paths of Pod %v", plan.omitZero)
+	}
+	withTemplate := pod.DeepCopy()
+	withTemplate.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{
+		Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{}}}}}
+	if got, _ := marshalJSON(withTemplate); bytes.Contains(got, []byte(`"creationTimestamp":null`)) {
+		t.Errorf("zero creationTimestamp of a volume claim template written: %s", got)
+	}
+	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "r", CreationTimestamp: metav1.Now()},
+		Spec: corev1.ReplicationControllerSpec{Template: &corev1.PodTemplateSpec{}}}
+	if plan := fastEncodingOf(reflect.TypeOf(rc)); plan == nil || plan.allSet(reflect.ValueOf(rc)) {
+		t.Error("a template without creationTimestamp would be encoded on the fast path")
+	}
+	if got, _ := marshalJSON(rc); bytes.Contains(got, []byte(`"creationTimestamp":null`)) {
+		t.Errorf("zero creationTimestamp written: %s", got)
+	}
+	if plan := fastEncodingOf(reflect.TypeOf(&corev1.PodList{})); plan == nil || !plan.omitZero[0][1].each {
+		t.Errorf("PodList: the creationTimestamps of its items are not checked: %+v", plan)
+	}
+}
+
+func fillObject(fill *randfill.Filler, obj any) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	fill.Fill(obj)
+	return true
+}
+
+// zeroCreationTimestamps clears every creationTimestamp reachable through structs and
+// pointers.
+func zeroCreationTimestamps(v reflect.Value) {
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return
+	}
+	if v.Type() == reflect.TypeFor[metav1.ObjectMeta]() {
+		v.FieldByName("CreationTimestamp").Set(reflect.Zero(reflect.TypeFor[metav1.Time]()))
+	}
+	for i := range v.NumField() {
+		if v.Field(i).CanSet() {
+			zeroCreationTimestamps(v.Field(i))
+		}
+	}
+}
