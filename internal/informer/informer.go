@@ -111,6 +111,16 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 			return nil, err
 		}
 		lw = cache.NewFilteredListWatchFromClient(client, res.GVR.Resource, ns, tweak)
+		clientGoWatch := lw.WatchFuncWithContext
+		lw.WatchFunc = nil
+		lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.Watch = true
+			tweak(&o)
+			if w, ok := watchTyped(ctx, client, res.GVR.Resource, ns, o); ok {
+				return w, nil
+			}
+			return clientGoWatch(ctx, o)
+		}
 		if example, err = scheme.Scheme.New(res.GVK); err != nil {
 			return nil, err
 		}
@@ -120,9 +130,13 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		// rather than typed []byte).
 		lw = listWatchOf(clients.Dynamic.Resource(res.GVR).Namespace(ns), tweak)
 		if clients.DynamicREST != nil {
+			dynamicWatch := lw.WatchFuncWithContext
 			lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				tweak(&o)
-				return watchUnstructured(ctx, clients.DynamicREST, res.GVR, ns, o)
+				if w, ok := watchUnstructured(ctx, clients.DynamicREST, res.GVR, ns, o); ok {
+					return w, nil
+				}
+				return dynamicWatch(ctx, o)
 			}
 		}
 		example = &unstructured.Unstructured{}

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	kjson "sigs.k8s.io/json"
@@ -27,24 +26,24 @@ import (
 // validation scan and a decode). On custom resources that was 40% of kubeevents' CPU per
 // event. The result is the same: the maps of unstructured.Unstructured with integers as
 // int64 and other numbers as float64 (sigs.k8s.io/json, as client-go decodes them).
-func watchUnstructured(ctx context.Context, client rest.Interface, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (watch.Interface, error) {
+//
+// When the watch cannot be opened it returns ok=false: the caller then opens the dynamic
+// client's watch, which retries a dropped connection and reports errors as the reflector
+// expects (an empty watch here would look like a watch that closed at once, and make the
+// reflector re-list).
+func watchUnstructured(ctx context.Context, client rest.Interface, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (w watch.Interface, ok bool) {
 	opts.Watch = true
 	body, err := client.Get().AbsPath(resourcePath(gvr, ns)).
 		SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
 		SetHeader("Accept", runtime.ContentTypeJSON).
 		Stream(ctx)
 	if err != nil {
-		// As client-go's Watch: a connection that dropped before the watch began is an
-		// empty watch, which the reflector simply opens again.
-		if utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err) {
-			return watch.NewEmptyWatch(), nil
-		}
-		return nil, err
+		return nil, false
 	}
 	return watch.NewStreamWatcher(
 		&unstructuredEventDecoder{body: body, decoder: kjson.NewDecoderCaseSensitivePreserveInts(body)},
 		apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"),
-	), nil
+	), true
 }
 
 // resourcePath is the URL path of a resource, as the dynamic client builds it.

@@ -81,10 +81,10 @@ func collect(t *testing.T, w watch.Interface) []watch.Event {
 // the Status the reflector reads as "410 Gone". The request is the dynamic client's.
 func TestWatchUnstructuredDecodesAsClientGo(t *testing.T) {
 	cfg, requests := watchServer(t, widgetStream)
-	w, err := watchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "ns",
+	w, ok := watchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "ns",
 		metav1.ListOptions{ResourceVersion: "9", LabelSelector: "x=1", AllowWatchBookmarks: true})
-	if err != nil {
-		t.Fatal(err)
+	if !ok {
+		t.Fatal("watch not opened")
 	}
 	evs := collect(t, w)
 	req := <-requests
@@ -134,9 +134,9 @@ func TestWatchUnstructuredBrokenStreams(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg, _ := watchServer(t, []string{widgetStream[0], frame, widgetStream[1]})
-			w, err := watchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "", metav1.ListOptions{})
-			if err != nil {
-				t.Fatal(err)
+			w, ok := watchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "", metav1.ListOptions{})
+			if !ok {
+				t.Fatal("watch not opened")
 			}
 			evs := collect(t, w)
 			if len(evs) != 2 || evs[0].Type != watch.Added || evs[1].Type != watch.Error {
@@ -154,11 +154,31 @@ func TestWatchUnstructuredBrokenStreams(t *testing.T) {
 func TestWatchUnstructuredTruncatedStream(t *testing.T) {
 	cut := strings.Index(widgetStream[1], `"spec"`)
 	cfg, _ := watchServer(t, []string{widgetStream[0], widgetStream[1][:cut]})
-	w, err := watchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "", metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
+	w, ok := watchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "", metav1.ListOptions{})
+	if !ok {
+		t.Fatal("watch not opened")
 	}
 	if evs := collect(t, w); len(evs) != 1 || evs[0].Type != watch.Added {
 		t.Fatalf("events %v, want the one complete ADDED", evs)
+	}
+}
+
+// A watch that cannot be opened (an error status, a closed port) is left to the dynamic
+// client, whose errors and retries the reflector knows.
+func TestWatchUnstructuredFallsBack(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`)
+	}))
+	defer srv.Close()
+	if w, ok := watchUnstructured(context.Background(), dynamicREST(t, &rest.Config{Host: srv.URL}), widgetsGVR, "", metav1.ListOptions{}); ok {
+		w.Stop()
+		t.Fatal("a 403 did not fall back to the dynamic client's watch")
+	}
+	srv.Close()
+	if w, ok := watchUnstructured(context.Background(), dynamicREST(t, &rest.Config{Host: srv.URL}), widgetsGVR, "", metav1.ListOptions{}); ok {
+		w.Stop()
+		t.Fatal("a closed port did not fall back to the dynamic client's watch")
 	}
 }

@@ -765,6 +765,50 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	t.Logf("stderr:\n%s", p.Stderr())
 }
 
+// TestFaultAPIServerRestartSecrets: the same outage on a resource kubeevents watches
+// through its own JSON watch decoding (Secrets, redacted, go the dynamic way, as custom
+// resources do): the outage is reported as a lost watch, not as a decoding failure, and
+// what changed meanwhile arrives, redacted.
+func TestFaultAPIServerRestartSecrets(t *testing.T) {
+	fc := faultsCluster(t)
+	ns := fc.newNamespace(t)
+	create := func(name string) {
+		t.Helper()
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, StringData: map[string]string{"password": "hunter2"}}
+		if _, err := fc.client.CoreV1().Secrets(ns).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("before")
+	out := filepath.Join(t.TempDir(), "stdout.jsonl")
+	p := startProc(t, createFile(t, out), nil, "watch", "secrets", "-n", ns, "-o", "json", "--kubeconfig", fc.kubeconfig)
+	waitLines(t, p, eventWait, 1, out)
+
+	restarted := fc.restartAPIServer(t, 5*time.Second)
+	// client-go's JSON watch sees the dead connection as a broken stream, so the reflector
+	// re-lists rather than re-watches (as with the dynamic client's own watch).
+	p.waitStderr(8*time.Second, regexp.MustCompile(`watch of secrets lost( \([^)]+\); retrying|; re-listing)`))
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	create("after")
+	waitLines(t, p, 60*time.Second, 2, out)
+	if stderr := p.Stderr(); strings.Contains(stderr, "decode") {
+		t.Errorf("the outage was reported as a decoding failure:\n%s", stderr)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"name":"after"`) || strings.Contains(string(raw), "hunter2") {
+		t.Errorf("output after the outage:\n%s", raw)
+	}
+	if code := func() int { p.signal(os.Interrupt); return p.wait(15 * time.Second) }(); code != 0 {
+		t.Errorf("exit code after Ctrl-C = %d, want 0; stderr:\n%s", code, p.Stderr())
+	}
+	t.Logf("stderr:\n%s", p.Stderr())
+}
+
 // TestFaultServerDownAtStartup: a server that is down, or that never answers, when
 // kubeevents starts is one clear error and exit 1 within --request-timeout or so, not a
 // hang, and no output file is left behind.

@@ -1,0 +1,181 @@
+package informer
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	restclientwatch "k8s.io/client-go/rest/watch"
+)
+
+// protobufStream encodes events as the API server writes a protobuf watch stream.
+func protobufStream(t *testing.T, events []watch.Event) []byte {
+	t.Helper()
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		t.Fatal("no protobuf serializer")
+	}
+	var stream bytes.Buffer
+	enc := streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(&stream), info.StreamSerializer.Serializer)
+	for _, ev := range events {
+		obj := ev.Object.DeepCopyObject()
+		gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+		raw, err := runtime.Encode(info.Serializer, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.Encode(&metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: raw}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return stream.Bytes()
+}
+
+// clientGoDecode decodes a stream as client-go's typed watch does.
+func clientGoDecode(t *testing.T, stream []byte) []watch.Event {
+	t.Helper()
+	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.WithoutConversion().SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	frames := info.StreamSerializer.Framer.NewFrameReader(nopCloser{bytes.NewReader(stream)})
+	dec := restclientwatch.NewDecoder(streaming.NewDecoder(frames, info.StreamSerializer.Serializer),
+		runtime.WithoutVersionDecoder{Decoder: info.Serializer})
+	var evs []watch.Event
+	for {
+		typ, obj, err := dec.Decode()
+		if err != nil {
+			return evs
+		}
+		evs = append(evs, watch.Event{Type: typ, Object: obj})
+	}
+}
+
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+func servePods(t *testing.T, stream []byte, contentType string, status int) (Clients, <-chan *http.Request) {
+	t.Helper()
+	requests := make(chan *http.Request, 8)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests <- r
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
+		w.Write(stream)
+	}))
+	t.Cleanup(srv.Close)
+	clients, err := NewClients(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clients, requests
+}
+
+func watchPods(t *testing.T, clients Clients) (watch.Interface, bool) {
+	t.Helper()
+	client, err := clients.TypedREST(schema.GroupVersion{Version: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return watchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{ResourceVersion: "9", LabelSelector: "a=b"})
+}
+
+// Every event decodes to what client-go's typed watch gives for the same bytes, from one
+// buffer reused across events of different sizes.
+func TestWatchTypedDecodesAsClientGo(t *testing.T) {
+	big := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "ns", ResourceVersion: "11",
+		Labels: map[string]string{"app": "web", "tier": "backend"}, Annotations: map[string]string{"note": strings.Repeat("x", 5000)}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	small := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "small", Namespace: "ns", ResourceVersion: "12"}}
+	events := []watch.Event{
+		{Type: watch.Added, Object: big},
+		{Type: watch.Modified, Object: small},
+		{Type: watch.Bookmark, Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "13"}}},
+		{Type: watch.Deleted, Object: big},
+		{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}},
+	}
+	stream := protobufStream(t, events)
+	want := clientGoDecode(t, stream)
+	if len(want) != len(events) {
+		t.Fatalf("client-go decoded %d events", len(want))
+	}
+	clients, requests := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
+	w, ok := watchPods(t, clients)
+	if !ok {
+		t.Fatal("watch not opened")
+	}
+	got := collect(t, w)
+	req := <-requests
+	if q := req.URL.Query(); req.URL.Path != "/api/v1/namespaces/ns/pods" || q.Get("watch") != "true" || q.Get("resourceVersion") != "9" || q.Get("labelSelector") != "a=b" {
+		t.Errorf("request %s", req.URL)
+	}
+	if accept := req.Header.Get("Accept"); accept != runtime.ContentTypeProtobuf {
+		t.Errorf("Accept %q", accept)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("decoded\n%#v\nwant (client-go)\n%#v", got, want)
+	}
+	if !apierrors.IsResourceExpired(apierrors.FromObject(got[4].Object)) {
+		t.Errorf("the error event is not a 410: %#v", got[4].Object)
+	}
+}
+
+// A server that answers anything but a watch (406 for a resource without protobuf, an
+// error status) leaves the watch to client-go.
+func TestWatchTypedFallsBack(t *testing.T) {
+	clients, _ := servePods(t, []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","code":406}`), "application/json", http.StatusNotAcceptable)
+	if w, ok := watchPods(t, clients); ok {
+		w.Stop()
+		t.Fatal("a 406 did not fall back to client-go's watch")
+	}
+}
+
+// A broken or cut stream ends the watch with an error event, or quietly when it was cut
+// between events' bytes, as client-go does.
+func TestWatchTypedBrokenStreams(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns", ResourceVersion: "10"}}
+	good := protobufStream(t, []watch.Event{{Type: watch.Added, Object: pod}})
+	badType := protobufStream(t, []watch.Event{{Type: "RENAMED", Object: pod}})
+	for name, c := range map[string]struct {
+		stream    []byte
+		wantError bool
+	}{
+		"invalid type":  {append(append([]byte{}, good...), badType...), true},
+		"huge frame":    {append(append([]byte{}, good...), 0xff, 0xff, 0xff, 0xff), true},
+		"garbage frame": {append(append([]byte{}, good...), 0, 0, 0, 3, 1, 2, 3), true},
+		"cut in event":  {append(append([]byte{}, good...), good[:len(good)-5]...), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			clients, _ := servePods(t, c.stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
+			w, ok := watchPods(t, clients)
+			if !ok {
+				t.Fatal("watch not opened")
+			}
+			evs := collect(t, w)
+			if len(evs) == 0 || evs[0].Type != watch.Added {
+				t.Fatalf("events %v, want the good ADDED first", evs)
+			}
+			if gotError := len(evs) == 2 && evs[1].Type == watch.Error; gotError != c.wantError || len(evs) > 2 {
+				t.Fatalf("events %v, error event wanted: %v", evs, c.wantError)
+			}
+		})
+	}
+}
