@@ -40,10 +40,12 @@ func watchUnstructured(ctx context.Context, client rest.Interface, gvr schema.Gr
 	if err != nil {
 		return nil, false
 	}
-	return watch.NewStreamWatcher(
-		&unstructuredEventDecoder{body: body, decoder: kjson.NewDecoderCaseSensitivePreserveInts(body)},
-		apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"),
-	), true
+	dec := &unstructuredEventDecoder{body: body, decoder: kjson.NewDecoderCaseSensitivePreserveInts(body), onError: watchErrorHook(ctx)}
+	w = watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
+	if dec.onError != nil {
+		w = hookedWatch{w}
+	}
+	return w, true
 }
 
 // resourcePath is the URL path of a resource, as the dynamic client builds it.
@@ -62,6 +64,7 @@ func resourcePath(gvr schema.GroupVersionResource, ns string) string {
 type unstructuredEventDecoder struct {
 	body    io.ReadCloser
 	decoder kjson.Decoder
+	onError func() // called before an ERROR event is handed on; may be nil
 }
 
 // watchFrame is one event of a JSON watch stream.
@@ -78,6 +81,9 @@ func (d *unstructuredEventDecoder) Decode() (watch.EventType, runtime.Object, er
 	switch frame.Type {
 	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
 	case watch.Error:
+		if d.onError != nil {
+			defer d.onError()
+		}
 		// A Status, for the reflector to read (410 Gone: the resourceVersion is too old).
 		status := &metav1.Status{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(frame.Object, status); err != nil {

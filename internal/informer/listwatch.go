@@ -88,28 +88,56 @@ func (w *watchReporter) ListWithContext(ctx context.Context, options metav1.List
 }
 
 func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	wi, err := w.inner.WatchWithContext(ctx, options)
+	// The watches kubeevents decodes itself call watchError from their decoder, before
+	// the event is handed on; others get an errorSpy. Either way the call may come before
+	// this function is done with the watch: errored tells it so.
+	var errored bool // guarded by w.mu
+	onError := func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		errored = true
+		w.watchErrorLocked()
+	}
+	wi, err := w.inner.WatchWithContext(withWatchErrorHook(ctx, onError), options)
 	if err != nil {
 		w.failed(err)
 		return nil, err
 	}
 	w.mu.Lock()
 	w.watching = true
-	if w.lost && w.resumeTimer == nil {
+	if w.lost && w.resumeTimer == nil && !errored {
 		w.resumeTimer = time.AfterFunc(resumeQuiet, w.resumed)
 	}
 	w.mu.Unlock()
-	return newErrorSpy(wi, w.watchError), nil
+	if hooked, ok := wi.(hookedWatch); ok {
+		return hooked.Interface, nil
+	}
+	return newErrorSpy(wi, onError), nil
 }
 
-// watchError sees an ERROR event on an open watch, typically 410 Gone ("too old
+// watchErrorLocked sees an ERROR event on an open watch, typically 410 Gone ("too old
 // resource version") from a server that restarted or compacted past the watch: the
 // reflector will re-list, after its backoff, so the outage is not over.
-func (w *watchReporter) watchError() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+func (w *watchReporter) watchErrorLocked() {
 	w.stopResumeTimerLocked()
 }
+
+// watchErrorHookKey carries, in a watch call's context, what a watch that decodes its
+// own events calls on an ERROR event.
+type watchErrorHookKey struct{}
+
+func withWatchErrorHook(ctx context.Context, onError func()) context.Context {
+	return context.WithValue(ctx, watchErrorHookKey{}, onError)
+}
+
+func watchErrorHook(ctx context.Context) func() {
+	f, _ := ctx.Value(watchErrorHookKey{}).(func())
+	return f
+}
+
+// hookedWatch marks a watch that calls the context's watch error hook itself: it needs
+// no errorSpy, and so no goroutine of its own between the decoder and the reflector.
+type hookedWatch struct{ watch.Interface }
 
 // errorSpy passes a watch's events through unchanged, calling onError for ERROR
 // events before handing them on.

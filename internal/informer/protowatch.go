@@ -47,10 +47,12 @@ func watchTyped(ctx context.Context, client rest.Interface, resource, ns string,
 		// reflector expects: let it open the watch.
 		return nil, false
 	}
-	return watch.NewStreamWatcher(
-		&protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10)},
-		apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"),
-	), true
+	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: watchErrorHook(ctx)}
+	w = watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
+	if dec.onError != nil {
+		w = hookedWatch{w}
+	}
+	return w, true
 }
 
 // protobufEventDecoder is a watch.Decoder for a protobuf watch stream: each event is a
@@ -62,6 +64,7 @@ type protobufEventDecoder struct {
 	frame   []byte
 	event   metav1.WatchEvent
 	unknown runtime.Unknown
+	onError func() // called before an ERROR event is handed on; may be nil
 }
 
 type protoUnmarshaler interface {
@@ -94,7 +97,11 @@ func (d *protobufEventDecoder) Decode() (watch.EventType, runtime.Object, error)
 	}
 	typ := watch.EventType(d.event.Type)
 	switch typ {
-	case watch.Added, watch.Modified, watch.Deleted, watch.Error, watch.Bookmark:
+	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
+	case watch.Error:
+		if d.onError != nil {
+			defer d.onError()
+		}
 	default:
 		return "", nil, fmt.Errorf("got invalid watch event type: %v", typ)
 	}

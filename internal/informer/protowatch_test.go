@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -177,5 +178,47 @@ func TestWatchTypedBrokenStreams(t *testing.T) {
 				t.Fatalf("events %v, error event wanted: %v", evs, c.wantError)
 			}
 		})
+	}
+}
+
+// A watch opened with an error hook in its context calls it before it hands on an ERROR
+// event (the reporter then knows the outage is not over), needs no errorSpy, and says so
+// by its type.
+func TestWatchTypedCallsErrorHook(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns", ResourceVersion: "10"}}
+	stream := protobufStream(t, []watch.Event{
+		{Type: watch.Added, Object: pod},
+		{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired}},
+	})
+	clients, _ := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
+	client, err := clients.TypedREST(schema.GroupVersion{Version: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	w, ok := watchTyped(withWatchErrorHook(context.Background(), func() { calls.Add(1) }), client, "pods", "ns", metav1.ListOptions{})
+	if !ok {
+		t.Fatal("watch not opened")
+	}
+	if _, hooked := w.(hookedWatch); !hooked {
+		t.Errorf("watch of type %T, want hookedWatch", w)
+	}
+	var errors int
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			errors++
+			if got := calls.Load(); got != 1 {
+				t.Fatalf("ERROR event received with the hook called %d times, want 1", got)
+			}
+		}
+	}
+	if errors != 1 || calls.Load() != 1 {
+		t.Fatalf("%d ERROR events, hook called %d times; want 1 and 1", errors, calls.Load())
+	}
+	if w, _ := watchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}); w != nil {
+		if _, hooked := w.(hookedWatch); hooked {
+			t.Error("a watch without a hook claims to call one")
+		}
+		w.Stop()
 	}
 }
