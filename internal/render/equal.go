@@ -26,27 +26,39 @@ func equalOf(t reflect.Type) equalFunc {
 	if f, ok := equalFuncs.Load(t); ok {
 		return f.(equalFunc)
 	}
-	f := compileEqual(t, map[reflect.Type]*equalFunc{})
+	f := compileEqual(t, &equalCompiler{building: map[reflect.Type]*equalFunc{}, done: map[reflect.Type]equalFunc{}})
 	equalFuncs.Store(t, f)
 	return f
 }
 
-// compileEqual builds t's comparison; building maps the types being built, so that a
-// recursive type refers to its own comparison once it is done.
-func compileEqual(t reflect.Type, building map[reflect.Type]*equalFunc) equalFunc {
+// equalCompiler holds the types of one compilation: those being built, which a recursive
+// type refers to through their slot (one more call per value), and those done, used
+// directly.
+type equalCompiler struct {
+	building map[reflect.Type]*equalFunc
+	done     map[reflect.Type]equalFunc
+}
+
+// compileEqual builds t's comparison.
+func compileEqual(t reflect.Type, c *equalCompiler) equalFunc {
 	if f, ok := equalFuncs.Load(t); ok {
 		return f.(equalFunc)
 	}
-	if slot, ok := building[t]; ok {
+	if f, ok := c.done[t]; ok {
+		return f
+	}
+	if slot, ok := c.building[t]; ok {
 		return func(a, b unsafe.Pointer) bool { return (*slot)(a, b) }
 	}
 	slot := new(equalFunc)
-	building[t] = slot
-	*slot = compileKind(t, building)
+	c.building[t] = slot
+	*slot = compileKind(t, c)
+	delete(c.building, t)
+	c.done[t] = *slot
 	return *slot
 }
 
-func compileKind(t reflect.Type, building map[reflect.Type]*equalFunc) equalFunc {
+func compileKind(t reflect.Type, c *equalCompiler) equalFunc {
 	switch t.Kind() {
 	case reflect.Bool:
 		return func(a, b unsafe.Pointer) bool { return *(*bool)(a) == *(*bool)(b) }
@@ -67,7 +79,7 @@ func compileKind(t reflect.Type, building map[reflect.Type]*equalFunc) equalFunc
 	case reflect.String:
 		return func(a, b unsafe.Pointer) bool { return *(*string)(a) == *(*string)(b) }
 	case reflect.Pointer:
-		elem := compileEqual(t.Elem(), building)
+		elem := compileEqual(t.Elem(), c)
 		return func(a, b unsafe.Pointer) bool {
 			pa, pb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
 			if pa == nil || pb == nil || pa == pb {
@@ -86,7 +98,7 @@ func compileKind(t reflect.Type, building map[reflect.Type]*equalFunc) equalFunc
 			if f.Type.Size() == 0 {
 				continue
 			}
-			fields = append(fields, field{f.Offset, compileEqual(f.Type, building)})
+			fields = append(fields, field{f.Offset, compileEqual(f.Type, c)})
 		}
 		return func(a, b unsafe.Pointer) bool {
 			for _, f := range fields {
@@ -97,7 +109,7 @@ func compileKind(t reflect.Type, building map[reflect.Type]*equalFunc) equalFunc
 			return true
 		}
 	case reflect.Array:
-		elem, size, n := compileEqual(t.Elem(), building), t.Elem().Size(), uintptr(t.Len())
+		elem, size, n := compileEqual(t.Elem(), c), t.Elem().Size(), uintptr(t.Len())
 		return func(a, b unsafe.Pointer) bool {
 			for i := range n {
 				if !elem(unsafe.Add(a, i*size), unsafe.Add(b, i*size)) {
@@ -107,7 +119,7 @@ func compileKind(t reflect.Type, building map[reflect.Type]*equalFunc) equalFunc
 			return true
 		}
 	case reflect.Slice:
-		elem, size := compileEqual(t.Elem(), building), t.Elem().Size()
+		elem, size := compileEqual(t.Elem(), c), t.Elem().Size()
 		return func(a, b unsafe.Pointer) bool {
 			sa, sb := (*sliceHeader)(a), (*sliceHeader)(b)
 			if (sa.data == nil) != (sb.data == nil) || sa.len != sb.len {
@@ -143,7 +155,7 @@ func compileKind(t reflect.Type, building map[reflect.Type]*equalFunc) equalFunc
 		if t.Key().Comparable() {
 			// Resource lists (map[ResourceName]Quantity) and the like: look each key up
 			// and compare the values in place of their copies.
-			elem := compileEqual(t.Elem(), building)
+			elem := compileEqual(t.Elem(), c)
 			return func(a, b unsafe.Pointer) bool {
 				ma, mb := reflect.NewAt(t, a).Elem(), reflect.NewAt(t, b).Elem()
 				if ma.IsNil() != mb.IsNil() || ma.Len() != mb.Len() {
