@@ -114,7 +114,6 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		clientGoWatch := lw.WatchFuncWithContext
 		lw.WatchFunc = nil
 		lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.Watch = true
 			tweak(&o)
 			if w, ok := watchTyped(ctx, client, res.GVR.Resource, ns, o); ok {
 				return w, nil

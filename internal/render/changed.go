@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/jsonfield"
 )
 
 // comparedParts is what jsondiff compares for a MODIFIED event: the previous and the new
@@ -91,7 +91,7 @@ func structParts(old, object reflect.Value, levels int) (map[string]any, map[str
 	oldParts, newParts := map[string]any{}, map[string]any{}
 	for _, field := range plan.fields {
 		o, n := old.Field(field.index), object.Field(field.index)
-		if field.inline {
+		if field.Inline {
 			// Inlined fields (TypeMeta): equal, they add nothing; else compare encodings.
 			if field.same(o, n) {
 				continue
@@ -107,17 +107,17 @@ func structParts(old, object reflect.Value, levels int) (map[string]any, map[str
 			if err != nil {
 				return nil, nil, false
 			}
-			oldParts[field.name] = v
+			oldParts[field.Name] = v
 		case !oPresent && nPresent:
 			v, err := genericOf(n)
 			if err != nil {
 				return nil, nil, false
 			}
-			newParts[field.name] = v
+			newParts[field.Name] = v
 		default:
 			if levels > 1 {
 				if op, np, ok := structParts(o, n, levels-1); ok {
-					oldParts[field.name], newParts[field.name] = op, np
+					oldParts[field.Name], newParts[field.Name] = op, np
 					continue
 				}
 			}
@@ -126,7 +126,7 @@ func structParts(old, object reflect.Value, levels int) (map[string]any, map[str
 			if err1 != nil || err2 != nil {
 				return nil, nil, false
 			}
-			oldParts[field.name], newParts[field.name] = ov, nv
+			oldParts[field.Name], newParts[field.Name] = ov, nv
 		}
 	}
 	return oldParts, newParts, true
@@ -139,11 +139,9 @@ type structPlan struct {
 }
 
 type fieldPlan struct {
-	index               int
-	name                string // the JSON name
-	inline              bool   // an embedded struct without a name: its fields are inlined
-	omitEmpty, omitZero bool
-	equal               equalFunc
+	index int
+	jsonfield.Field
+	equal equalFunc
 }
 
 var structPlans sync.Map // reflect.Type → *structPlan (nil: structParts does not apply)
@@ -159,23 +157,9 @@ func planOf(t reflect.Type) *structPlan {
 		plan = &structPlan{}
 		for i := range t.NumField() {
 			field := t.Field(i)
-			if !field.IsExported() {
-				continue
+			if json := jsonfield.Of(field); !json.Skip {
+				plan.fields = append(plan.fields, fieldPlan{index: i, Field: json, equal: equalOf(field.Type)})
 			}
-			tag := field.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, opts, _ := strings.Cut(tag, ",")
-			fp := fieldPlan{index: i, name: name, inline: field.Anonymous && name == "", equal: equalOf(field.Type)}
-			if fp.name == "" {
-				fp.name = field.Name
-			}
-			for opt := range strings.SplitSeq(opts, ",") {
-				fp.omitEmpty = fp.omitEmpty || opt == "omitempty"
-				fp.omitZero = fp.omitZero || opt == "omitzero"
-			}
-			plan.fields = append(plan.fields, fp)
 		}
 	}
 	structPlans.Store(t, plan)
@@ -191,9 +175,7 @@ func (f *fieldPlan) same(o, n reflect.Value) bool {
 }
 
 // present reports whether encoding/json writes the field.
-func (f *fieldPlan) present(v reflect.Value) bool {
-	return !(f.omitEmpty && isEmptyValue(v)) && !(f.omitZero && isZero(v))
-}
+func (f *fieldPlan) present(v reflect.Value) bool { return !f.Omitted(v) }
 
 // addressOf is &v where v is addressable (fields of an object reached by pointer are),
 // as encoding/json sees such a field, pointer methods included.
@@ -217,35 +199,6 @@ func ownEncoding(t reflect.Type) bool {
 }
 
 var ownEncodings sync.Map // reflect.Type → bool, as Implements is slow
-
-// isEmptyValue is encoding/json's test for omitempty.
-func isEmptyValue(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
-		return v.Len() == 0
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
-		return v.IsZero()
-	}
-	return false
-}
-
-// isZero is encoding/json's test for omitzero: an IsZero method if the type has one.
-func isZero(v reflect.Value) bool {
-	if z, ok := v.Interface().(interface{ IsZero() bool }); ok {
-		if v.Kind() == reflect.Pointer && v.IsNil() {
-			return true
-		}
-		return z.IsZero()
-	}
-	if v.CanAddr() {
-		if z, ok := v.Addr().Interface().(interface{ IsZero() bool }); ok {
-			return z.IsZero()
-		}
-	}
-	return v.IsZero()
-}
 
 // genericOf is one field's value as generic JSON: directly for the plain values most
 // updates touch (resourceVersion, phase, counts, labels and annotations), through its
