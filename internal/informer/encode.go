@@ -12,8 +12,8 @@ import (
 	"github.com/kubeevents/kubeevents/internal/jsonfield"
 )
 
-// marshalJSON is json.Marshal of an object, byte for byte, in about half the time for
-// the typed objects of client-go's scheme.
+// marshalJSON is json.Marshal of an object, byte for byte, in about 30% less time for
+// the typed objects of client-go's scheme (BenchmarkMarshalJSON).
 //
 // Encoding the object is the largest cost of a JSON line after decoding it; encoding/json
 // spends it on reflection and on re-validating what every MarshalJSON method (times,
@@ -21,7 +21,7 @@ import (
 // every type of the scheme) except for one thing: it does not know the omitzero option,
 // which ObjectMeta.CreationTimestamp carries. So where an omitzero field is zero (the
 // pod template of a Deployment has no creationTimestamp), or could be zero out of sight
-// (inside a list or map), encoding/json does the work.
+// (inside a map or an interface), encoding/json does the work.
 func marshalJSON(obj runtime.Object) ([]byte, error) {
 	v := reflect.ValueOf(obj)
 	if plan := fastEncodingOf(v.Type()); plan != nil && plan.allSet(v) {

@@ -32,10 +32,10 @@ const maxWatchFrame = 64 << 20
 // which retries or reports the error as the reflector expects (an empty watch here would
 // look like a watch that closed at once, and make the reflector re-list).
 //
-// Why not client-go's watch: for every event it copies the frame, copies the object's
-// bytes out of the watch event, and again out of the runtime.Unknown around them, before
-// decoding the object. Here each event is read into one reused buffer and the object is
-// decoded from it straight away (the generated decoders copy what they keep).
+// Why not client-go's watch: for every event it allocates a buffer for the frame, one
+// for the object's bytes in the watch event and one more for them in the
+// runtime.Unknown around them, before decoding the object. Here those three buffers are
+// kept from one event to the next (the generated decoders copy what they keep).
 func watchTyped(ctx context.Context, client rest.Interface, resource, ns string, opts metav1.ListOptions) (w watch.Interface, ok bool) {
 	opts.Watch = true
 	body, err := client.Get().Namespace(ns).Resource(resource).
