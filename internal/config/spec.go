@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/kubeevents/kubeevents/internal/suggest"
@@ -163,6 +164,9 @@ func parseOptions(s string) ([]option, int, error) {
 					pos++
 				}
 				if pos < len(s) && s[pos] == '"' {
+					if !plainOptionName(o.key) {
+						return nil, 0, fmt.Errorf("unexpected '\"' inside the value of option %q; quote the whole value", o.key)
+					}
 					return nil, 0, fmt.Errorf("unexpected '\"' inside the value of option %q; quote the whole value: %s=\"...\"", o.key, o.key)
 				}
 				o.value = strings.TrimSpace(s[start:pos])
@@ -294,4 +298,10 @@ func atoi(o option) (int, error) {
 		return 0, fmt.Errorf("option %q: want a non-negative whole number, got %q", o.key, o.value)
 	}
 	return n, nil
+}
+
+// plainOptionName reports whether an option name can be shown as it is in a hint: a
+// name with spaces or control characters would break the one-line error.
+func plainOptionName(name string) bool {
+	return !strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) })
 }

@@ -84,6 +84,7 @@ func TestParseSinkSpecErrors(t *testing.T) {
 		{`jq(output="a\n")=.`, `invalid escape "\\n" in the value of option "output"; inside quotes only \" and \\ are escapes`},
 		{`jq(output="a"b)=.`, `unexpected 'b' after the quoted value of option "output"; quote the whole value`},
 		{`jq(output=a"b")=.`, `unexpected '"' inside the value of option "output"; quote the whole value: output="..."`},
+		{"jq(0\n0=0\"", `unexpected '"' inside the value of option "0\n0"; quote the whole value`},
 		{`jq("raw")=.`, `unexpected '"' in an option name; only values may be quoted` + syntax},
 		{`file(,)=x`, `empty option in the option list; options are key=value separated by ','` + syntax},
 		{`file(=a)=x`, `empty option in the option list; options are key=value separated by ','` + syntax},
