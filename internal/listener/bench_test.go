@@ -190,7 +190,7 @@ func BenchmarkStalledSink(b *testing.B) {
 			// Alternating rounds, so that drift of a shared machine hits both alike.
 			b.ResetTimer()
 			var alone, beside time.Duration
-			for range 3 {
+			for range 5 {
 				alone += run(false)
 				beside += run(true)
 			}
