@@ -25,6 +25,10 @@ type e2eOpts struct {
 	out           string
 	drain         time.Duration
 	ready         time.Duration
+	// compare is a second kubeevents binary, run with -o json beside the first on the
+	// same events, for deciding about a change: its CPU against the first's is printed
+	// and kept as cpu_ratio_b_vs_a. The targets are still the first binary's.
+	compare string
 }
 
 // outputResult is what one output of one client showed.
@@ -106,18 +110,22 @@ func runE2E(args []string) error {
 	fs.DurationVar(&o.drain, "drain", 60*time.Second, "after the churn, how long to wait for a client that makes no progress")
 	fs.DurationVar(&o.ready, "ready-timeout", 2*time.Minute, "how long clients may take to open their watches")
 	fs.BoolVar(&showTargets, "targets", true, "print the targets and whether they were met (the short run of make test does not: it checks counts only)")
+	fs.StringVar(&o.compare, "compare", "", "a second kubeevents binary (B) to run with -o json beside the first (A) on the same events: prints cpu_ratio_b_vs_a")
 	_ = fs.Parse(args)
 	if err := o.tools.check(); err != nil {
 		return err
 	}
 	ns := "kubeevents-bench-" + randomSuffix()
+	podClients := []string{"kubeevents_json", "kubectl", "floor_typed", "floor_dynamic", "kubeevents_3sinks"}
+	if o.compare != "" {
+		podClients = append(podClients, "kubeevents_json_b")
+	}
 	if _, err := o.churn("ns", "-n", ns); err != nil {
 		return err
 	}
 
 	pods, err := runPhase(o, ns, phaseSpec{
-		label: "pods", kind: "pod", typeArg: "pods", floorRes: "pods",
-		clients: []string{"kubeevents_json", "kubectl", "floor_typed", "floor_dynamic", "kubeevents_3sinks"},
+		label: "pods", kind: "pod", typeArg: "pods", floorRes: "pods", clients: podClients,
 	})
 	if err != nil {
 		return err
@@ -167,6 +175,10 @@ func runE2E(args []string) error {
 		newTarget("cpu_ratio_vs_typed_floor (pods, -o json)", ratio(ke.CPUPerEventUS, ft.CPUPerEventUS), 1.5),
 		newTarget("last_event_lag_ratio_vs_kubectl", lastRatio(ke, kc, pods.start), 1.0),
 		newTarget("p99_lag_ms_three_sinks", k3.P99LagMS, 50),
+	}
+	if b := pods.Clients["kubeevents_json_b"]; b != nil {
+		results["cpu_ratio_b_vs_a"] = ratio(b.CPUPerEventUS, ke.CPUPerEventUS)
+		result["cpu_ratio_b_vs_a"] = results["cpu_ratio_b_vs_a"]
 	}
 	countsOK := pods.CountsOK
 
@@ -225,6 +237,9 @@ func (o *e2eOpts) clientSpec(name, ns string, ps phaseSpec, dir string) procSpec
 	case "kubeevents_json":
 		return procSpec{name: name, stdoutFormat: formatEnvelope,
 			argv: []string{ke, "watch", ps.typeArg, "-n", ns, "-o", "json", "--watch-only", "--kubeconfig", k}}
+	case "kubeevents_json_b":
+		return procSpec{name: name, stdoutFormat: formatEnvelope,
+			argv: []string{o.compare, "watch", ps.typeArg, "-n", ns, "-o", "json", "--watch-only", "--kubeconfig", k}}
 	case "kubectl":
 		return procSpec{name: name, stdoutFormat: formatEnvelope,
 			argv: []string{kc, "--kubeconfig", k, "get", ps.typeArg, "-n", ns, "-w", "--watch-only", "--output-watch-events", "-o", "json"}}

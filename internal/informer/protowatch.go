@@ -35,7 +35,9 @@ const maxWatchFrame = 64 << 20
 // Why not client-go's watch: for every event it allocates a buffer for the frame, one
 // for the object's bytes in the watch event and one more for them in the
 // runtime.Unknown around them, before decoding the object. Here those three buffers are
-// kept from one event to the next (the generated decoders copy what they keep).
+// kept from one event to the next (the generated decoders copy what they keep). And the
+// parts of an object that an event brings unchanged are taken from its previous version
+// rather than decoded again (partReuse).
 func watchTyped(ctx context.Context, client rest.Interface, resource, ns string, opts metav1.ListOptions) (w watch.Interface, ok bool) {
 	opts.Watch = true
 	body, err := client.Get().Namespace(ns).Resource(resource).
@@ -47,7 +49,7 @@ func watchTyped(ctx context.Context, client rest.Interface, resource, ns string,
 		// reflector expects: let it open the watch.
 		return nil, false
 	}
-	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: watchErrorHook(ctx)}
+	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: watchErrorHook(ctx), reuse: newPartReuse()}
 	w = watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 	if dec.onError != nil {
 		w = hookedWatch{w}
@@ -65,6 +67,7 @@ type protobufEventDecoder struct {
 	event   metav1.WatchEvent
 	unknown runtime.Unknown
 	onError func() // called before an ERROR event is handed on; may be nil
+	reuse   *partReuse
 }
 
 type protoUnmarshaler interface {
@@ -125,7 +128,7 @@ func (d *protobufEventDecoder) Decode() (watch.EventType, runtime.Object, error)
 	if !ok {
 		return "", nil, fmt.Errorf("unable to decode watch event: %s has no protobuf encoding", gvk)
 	}
-	if err := u.Unmarshal(d.unknown.Raw); err != nil {
+	if err := d.reuse.unmarshal(typ, u, d.unknown.Raw); err != nil {
 		return "", nil, fmt.Errorf("unable to decode watch event: %w", err)
 	}
 	return typ, obj, nil

@@ -140,6 +140,9 @@ func compileKind(t reflect.Type, c *equalCompiler) equalFunc {
 			// Labels, annotations, selectors: the common maps. Named string types have the
 			// layout of string.
 			return func(a, b unsafe.Pointer) bool {
+				if *(*unsafe.Pointer)(a) == *(*unsafe.Pointer)(b) {
+					return true // the same map (or both nil): a part the decoder reused
+				}
 				ma, mb := *(*map[string]string)(a), *(*map[string]string)(b)
 				if (ma == nil) != (mb == nil) || len(ma) != len(mb) {
 					return false
