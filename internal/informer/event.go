@@ -54,7 +54,8 @@ type Event struct {
 	// (client-go's DeletedFinalStateUnknown): Object is the last state seen before.
 	FinalStateUnknown bool
 
-	object, old encoded // JSON and generic forms of Object and Old, each computed at most once
+	object, old encoded      // JSON and generic forms of Object and Old, each computed at most once
+	encoder     *partEncoder // the informer's, if any: copies the JSON of parts that did not change
 	memoOnce    sync.Once
 	memo        any
 }
@@ -70,10 +71,10 @@ type encoded struct {
 	valueErr  error
 }
 
-func (c *encoded) jsonOf(obj runtime.Object) ([]byte, error) {
+func (c *encoded) jsonOf(obj runtime.Object, encoder *partEncoder, update encoderUpdate) ([]byte, error) {
 	c.jsonOnce.Do(func() {
 		if obj != nil {
-			c.json, c.jsonErr = marshalJSON(obj)
+			c.json, c.jsonErr = encoder.marshal(obj, update)
 		}
 	})
 	return c.json, c.jsonErr
@@ -84,13 +85,13 @@ func (c *encoded) jsonOf(obj runtime.Object) ([]byte, error) {
 // accept (unstructured objects hold int64, which both reject). A typed object is decoded
 // from its JSON (encoded once anyway for output); an unstructured one is already a map,
 // so it is copied with its integers converted, which costs far less than a round trip.
-func (c *encoded) valueOf(obj runtime.Object) (any, error) {
+func (c *encoded) valueOf(obj runtime.Object, encoder *partEncoder, update encoderUpdate) (any, error) {
 	c.valueOnce.Do(func() {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			c.value = Generic(u.Object)
 			return
 		}
-		raw, err := c.jsonOf(obj)
+		raw, err := c.jsonOf(obj, encoder, update)
 		if err != nil || raw == nil {
 			c.valueErr = err
 			return
@@ -143,17 +144,32 @@ func floatNumber(f float64) any {
 }
 
 // ObjectJSON is the compact JSON encoding of Object, computed at most once per event.
-func (e *Event) ObjectJSON() ([]byte, error) { return e.object.jsonOf(e.Object) }
+func (e *Event) ObjectJSON() ([]byte, error) {
+	return e.object.jsonOf(e.Object, e.encoder, e.objectUpdate())
+}
+
+// objectUpdate is what encoding Object tells the informer's encoder.
+func (e *Event) objectUpdate() encoderUpdate {
+	switch {
+	case e.Type == Deleted:
+		return forgetObject
+	case e.Related:
+		return keepVersions // core Events about watched objects: each is new, none changes
+	}
+	return recordVersion
+}
 
 // OldJSON is the compact JSON encoding of Old (nil if there is none), computed at most once.
-func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old) }
+func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old, e.encoder, keepVersions) }
 
 // ObjectValue is Object as generic JSON values (map[string]any, []any, string, bool,
 // json.Number, nil), decoded once from ObjectJSON. Shared: callers must not modify it.
-func (e *Event) ObjectValue() (any, error) { return e.object.valueOf(e.Object) }
+func (e *Event) ObjectValue() (any, error) {
+	return e.object.valueOf(e.Object, e.encoder, e.objectUpdate())
+}
 
 // OldValue is Old as generic JSON values, like ObjectValue; nil if there is no Old.
-func (e *Event) OldValue() (any, error) { return e.old.valueOf(e.Old) }
+func (e *Event) OldValue() (any, error) { return e.old.valueOf(e.Old, e.encoder, keepVersions) }
 
 // Memo caches one value derived from the event by the renderer (its diff and envelope),
 // computed by the first caller, so every sink shares it. Every caller of one command must

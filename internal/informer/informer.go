@@ -166,7 +166,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 	if seq == nil {
 		seq = new(atomic.Uint64)
 	}
-	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly,
+	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: newPartEncoder(),
 		maxSeq: opts.MaxEvents, limit: opts.Limit, pending: map[notification]*pendingEvent{}}
 	if len(opts.Names) > 1 {
 		m.names = opts.Names
@@ -292,6 +292,7 @@ type minter struct {
 	accept    func(obj any) bool
 	receivers int
 	seq       *atomic.Uint64
+	encoder   *partEncoder // shared by this informer's events
 
 	mu      sync.Mutex
 	pending map[notification]*pendingEvent
@@ -338,6 +339,7 @@ func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *E
 		InInitialList:     initial,
 		FinalStateUnknown: unknown,
 		Related:           m.related,
+		encoder:           m.encoder,
 	}
 	if old != nil {
 		ev.Old = old.(runtime.Object)

@@ -1,0 +1,232 @@
+package informer
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/kubeevents/kubeevents/internal/jsonfield"
+)
+
+// partEncoderBudget bounds the JSON one informer keeps to copy unchanged parts from.
+const partEncoderBudget = 64 << 20
+
+// partEncoder writes an object's JSON as json.Marshal does, copying each top-level part
+// (spec, status, ...) that has not changed since the previous version it encoded.
+//
+// A part has not changed when its memory is the previous version's, byte for byte: the
+// same scalars and the same pointers, slices, maps and strings, which is what the protobuf
+// watch hands over for the parts an event brings unchanged (partReuse). Objects are
+// read-only once cached, and the previous version is held here, so none of the memory
+// it points to can be reused for something else: the same bytes mean the same JSON.
+// Anything else (a part decoded afresh, objects from a list) is encoded as usual.
+type partEncoder struct {
+	mu     sync.Mutex
+	last   map[types.UID]*encodedVersion // guarded by mu
+	held   int                           // guarded by mu: bytes of JSON in last
+	budget int
+}
+
+// encodedVersion is the last version of one object encoded, and its parts' JSON.
+type encodedVersion struct {
+	obj   reflect.Value // pointer to the struct: keeps what its parts point to alive
+	parts [][]byte      // per objectLayout.fields; nil for parts not kept
+	size  int
+}
+
+func newPartEncoder() *partEncoder {
+	return &partEncoder{last: map[types.UID]*encodedVersion{}, budget: partEncoderBudget}
+}
+
+// encoderUpdate says what an encoding does to the versions kept.
+type encoderUpdate int
+
+const (
+	keepVersions  encoderUpdate = iota // an older state (Old): compare with, but do not record
+	recordVersion                      // the object's newest state
+	forgetObject                       // its last state: the object was deleted
+)
+
+// marshal is marshalJSON(obj), from the parts of the previous version where they are the same.
+func (e *partEncoder) marshal(obj runtime.Object, update encoderUpdate) ([]byte, error) {
+	if e == nil {
+		return marshalJSON(obj)
+	}
+	v := reflect.ValueOf(obj)
+	layout := objectLayoutOf(v.Type())
+	if layout == nil || v.IsNil() {
+		return marshalJSON(obj)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil || m.GetUID() == "" {
+		return marshalJSON(obj)
+	}
+	uid := m.GetUID()
+	e.mu.Lock()
+	prev := e.last[uid]
+	e.mu.Unlock()
+	if prev != nil && prev.obj.Type() != v.Type() {
+		prev = nil
+	}
+
+	next := &encodedVersion{obj: v, parts: make([][]byte, len(layout.fields))}
+	size := 2
+	if prev != nil {
+		size += prev.size
+	}
+	out := make([]byte, 0, size+256)
+	out = append(out, '{')
+	for i, f := range layout.fields {
+		fv := v.Elem().Field(f.index)
+		if f.inline {
+			enc, err := marshalValue(fv.Addr())
+			if err != nil {
+				return nil, err
+			}
+			if inner := enc[1 : len(enc)-1]; len(inner) > 0 {
+				out = appendSeparator(out)
+				out = append(out, inner...)
+			}
+			continue
+		}
+		if f.json.Omitted(fv) {
+			continue
+		}
+		var enc []byte
+		if prev != nil && prev.parts[i] != nil && sameMemory(fv, prev.obj.Elem().Field(f.index)) {
+			enc = prev.parts[i]
+		} else if enc, err = marshalValue(fv.Addr()); err != nil {
+			return nil, err
+		}
+		if f.kept {
+			next.parts[i] = enc
+			next.size += len(enc)
+		}
+		out = appendSeparator(out)
+		out = append(out, f.key...)
+		out = append(out, enc...)
+	}
+	out = append(out, '}')
+
+	if update != keepVersions {
+		e.mu.Lock()
+		if old := e.last[uid]; old != nil {
+			e.held -= old.size
+			delete(e.last, uid)
+		}
+		if update == recordVersion && e.held+next.size <= e.budget {
+			e.last[uid] = next
+			e.held += next.size
+		}
+		e.mu.Unlock()
+	}
+	return out, nil
+}
+
+func appendSeparator(out []byte) []byte {
+	if out[len(out)-1] != '{' {
+		out = append(out, ',')
+	}
+	return out
+}
+
+// marshalValue encodes what ptr points to as encoding/json encodes it inside its object.
+func marshalValue(ptr reflect.Value) ([]byte, error) {
+	if plan := fastEncodingOf(ptr.Type()); plan != nil && plan.allSet(ptr) {
+		return segjson.Marshal(ptr.Interface())
+	}
+	return json.Marshal(ptr.Interface())
+}
+
+// sameMemory reports whether two addressable values of one type are the same bytes.
+func sameMemory(a, b reflect.Value) bool {
+	size := a.Type().Size()
+	return bytes.Equal(unsafe.Slice((*byte)(a.Addr().UnsafePointer()), size), unsafe.Slice((*byte)(b.Addr().UnsafePointer()), size))
+}
+
+// objectLayout is how encoding/json writes a type's top-level fields, in order.
+type objectLayout struct {
+	fields []layoutField
+}
+
+type layoutField struct {
+	index  int
+	json   jsonfield.Field
+	key    []byte // `"name":`
+	inline bool   // TypeMeta: its fields are written in place
+	kept   bool   // worth keeping for the next version: not metadata, which always changes
+}
+
+var objectLayouts sync.Map // reflect.Type → *objectLayout (nil: encode whole)
+
+// objectLayoutOf is t's layout, nil where putting its JSON together from its fields
+// could differ from json.Marshal: types with their own encoding, embedded structs other
+// than plain inlined ones, names written twice.
+func objectLayoutOf(t reflect.Type) *objectLayout {
+	if l, ok := objectLayouts.Load(t); ok {
+		return l.(*objectLayout)
+	}
+	layout := buildObjectLayout(t)
+	objectLayouts.Store(t, layout)
+	return layout
+}
+
+var jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+
+func buildObjectLayout(t reflect.Type) *objectLayout {
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct || t.Implements(jsonMarshaler) {
+		return nil
+	}
+	st := t.Elem()
+	layout := &objectLayout{}
+	names := map[string]bool{}
+	parts := 0
+	for i := range st.NumField() {
+		f := st.Field(i)
+		opts := jsonfield.Of(f)
+		if opts.Skip {
+			continue
+		}
+		field := layoutField{index: i, json: opts}
+		if opts.Inline {
+			it := f.Type
+			if !f.IsExported() || it.Kind() != reflect.Struct || reflect.PointerTo(it).Implements(jsonMarshaler) {
+				return nil
+			}
+			for j := range it.NumField() {
+				inner := jsonfield.Of(it.Field(j))
+				if inner.Inline || (!inner.Skip && names[inner.Name]) {
+					return nil
+				}
+				names[inner.Name] = true
+			}
+			field.inline = true
+		} else {
+			if names[opts.Name] {
+				return nil
+			}
+			names[opts.Name] = true
+			key, err := json.Marshal(opts.Name)
+			if err != nil {
+				return nil
+			}
+			field.key = append(key, ':')
+			field.kept = f.Type != reflect.TypeFor[metav1.ObjectMeta]()
+			parts++
+		}
+		layout.fields = append(layout.fields, field)
+	}
+	if parts == 0 {
+		return nil
+	}
+	return layout
+}

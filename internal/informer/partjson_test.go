@@ -1,0 +1,175 @@
+package informer
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/randfill"
+)
+
+// The encoder writes exactly what json.Marshal writes, for every type of the scheme,
+// over versions of one object in which random parts are the previous version's memory
+// (as the protobuf watch hands them over) and the others are new, equal or not.
+func TestPartEncoderSameAsEncodingJSON(t *testing.T) {
+	var encoded, copied int
+	for gvk, typ := range scheme.Scheme.AllKnownTypes() {
+		layout := objectLayoutOf(reflect.PointerTo(typ))
+		if _, isObject := reflect.New(typ).Interface().(metav1.Object); layout == nil || !isObject {
+			continue
+		}
+		for round := range 4 {
+			rnd := rand.New(rand.NewSource(int64(round)))
+			fill := randfill.New().NilChance(0.2).NumElements(0, 2).MaxDepth(6).RandSource(rnd)
+			enc := newPartEncoder()
+			var prev reflect.Value
+			for version := range 6 {
+				v := reflect.New(typ)
+				if !fillObject(fill, v.Interface()) {
+					break
+				}
+				if version%2 == 1 {
+					zeroCreationTimestamps(v) // before sharing: versions never change once encoded
+				}
+				shared := 0
+				if prev.IsValid() {
+					for _, f := range layout.fields {
+						switch rnd.Intn(3) {
+						case 0: // the previous version's memory
+							v.Elem().Field(f.index).Set(prev.Elem().Field(f.index))
+							shared++
+						case 1: // equal, but new memory: a deep copy through JSON
+							fillFrom(t, v.Elem().Field(f.index), prev.Elem().Field(f.index))
+						}
+					}
+				}
+				obj := v.Interface().(runtime.Object)
+				obj.(metav1.Object).SetUID(types.UID("uid-1"))
+				want, err := json.Marshal(obj)
+				if err != nil {
+					break // random raw bytes in a RawExtension: not an object a server sends
+				}
+				update := recordVersion
+				if version == 4 {
+					update = forgetObject
+				}
+				heldBefore := len(enc.last)
+				got, err := enc.marshal(obj, update)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("%s round %d version %d: the encoder differs from json.Marshal (err %v)\n got %s\nwant %s", gvk, round, version, err, got, want)
+				}
+				encoded++
+				if heldBefore > 0 {
+					copied += shared
+				}
+				if update == forgetObject && len(enc.last) != 0 {
+					t.Fatalf("%s: a deleted object's parts are still kept", gvk)
+				}
+				prev = v
+			}
+		}
+	}
+	t.Logf("%d objects encoded, %d parts copied", encoded, copied)
+	if encoded < 500 || copied < encoded/4 {
+		t.Fatalf("%d objects encoded, %d parts from the previous version: too few to show anything", encoded, copied)
+	}
+}
+
+// fillFrom sets dst to a deep copy of src, made through JSON.
+func fillFrom(t *testing.T, dst, src reflect.Value) {
+	raw, err := json.Marshal(src.Addr().Interface())
+	if err != nil {
+		return
+	}
+	fresh := reflect.New(dst.Type())
+	if json.Unmarshal(raw, fresh.Interface()) == nil {
+		dst.Set(fresh.Elem())
+	}
+}
+
+// A part is copied only while it is the previous version's memory: an equal part in new
+// memory is encoded, and so is a part of the previous version that changed under it.
+func TestPartEncoderCopiesOnlySameMemory(t *testing.T) {
+	enc := newPartEncoder()
+	v1 := podVersion("u1", "1", "a", corev1.PodPending)
+	if _, err := enc.marshal(v1, recordVersion); err != nil {
+		t.Fatal(err)
+	}
+	kept := enc.last["u1"]
+	specJSON := kept.parts[specField(t)]
+	if specJSON == nil || kept.parts[metadataField(t)] != nil {
+		t.Fatalf("kept parts %q: want spec, not metadata", kept.parts)
+	}
+
+	v2 := v1.DeepCopy()
+	v2.ResourceVersion, v2.Labels = "2", map[string]string{"round": "b"}
+	v2.Spec = v1.Spec // the decoder's reuse: the same slices
+	got, _ := enc.marshal(v2, recordVersion)
+	if want, _ := json.Marshal(v2); !bytes.Equal(got, want) {
+		t.Fatalf("got %s\nwant %s", got, want)
+	}
+	if p := enc.last["u1"].parts[specField(t)]; &p[0] != &specJSON[0] {
+		t.Error("the spec, the same memory, was encoded again")
+	}
+
+	v3 := v2.DeepCopy() // equal, but new memory
+	v3.ResourceVersion = "3"
+	enc.marshal(v3, recordVersion)
+	if p := enc.last["u1"].parts[specField(t)]; &p[0] == &specJSON[0] {
+		t.Error("a spec in new memory was not encoded")
+	}
+
+	// Another object, or one without a UID, has nothing to copy from and records nothing.
+	other := podVersion("u2", "4", "a", corev1.PodPending)
+	other.Spec = v3.Spec
+	if got, _ := enc.marshal(other, keepVersions); !bytes.Equal(got, mustJSON(t, other)) || len(enc.last) != 1 {
+		t.Errorf("another object: %s, %d objects kept", got, len(enc.last))
+	}
+	noUID := podVersion("", "5", "a", corev1.PodPending)
+	if got, _ := enc.marshal(noUID, recordVersion); !bytes.Equal(got, mustJSON(t, noUID)) || len(enc.last) != 1 {
+		t.Errorf("no UID: %s, %d objects kept", got, len(enc.last))
+	}
+
+	// Beyond the budget nothing is kept; unstructured objects are encoded whole.
+	small := newPartEncoder()
+	small.budget = 10
+	small.marshal(v1, recordVersion)
+	if len(small.last) != 0 || small.held != 0 {
+		t.Errorf("beyond the budget: %d objects, %d bytes kept", len(small.last), small.held)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "x", "uid": "u9"}}}
+	if got, _ := enc.marshal(u, recordVersion); !bytes.Equal(got, mustJSON(t, u)) || enc.last["u9"] != nil {
+		t.Errorf("unstructured: %s", got)
+	}
+}
+
+func specField(t *testing.T) int     { return layoutIndex(t, "spec") }
+func metadataField(t *testing.T) int { return layoutIndex(t, "metadata") }
+
+func layoutIndex(t *testing.T, name string) int {
+	t.Helper()
+	for i, f := range objectLayoutOf(reflect.TypeFor[*corev1.Pod]()).fields {
+		if !f.inline && f.json.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("Pod has no field %q", name)
+	return -1
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
