@@ -155,6 +155,10 @@ func (e *Event) objectUpdate() encoderUpdate {
 		return forgetObject
 	case e.Related:
 		return keepVersions // core Events about watched objects: each is new, none changes
+	case e.InInitialList:
+		// Listed objects were not decoded by the protobuf watch, so their next versions
+		// share nothing with them: keeping their parts' JSON would only cost memory.
+		return keepVersions
 	}
 	return recordVersion
 }
