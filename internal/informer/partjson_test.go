@@ -178,20 +178,21 @@ func mustJSON(t *testing.T, v any) []byte {
 // (DELETED), or nothing will share its memory (listed objects, core Events).
 func TestEventRecordsOnlyWatchedVersions(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		ev   Event
-		kept bool
+		name          string
+		typ           EventType
+		initial, core bool
+		kept          bool
 	}{
-		{"modified", Event{Type: Modified}, true},
-		{"added while watching", Event{Type: Added}, true},
-		{"listed", Event{Type: Added, InInitialList: true}, false},
-		{"core event", Event{Type: Added, Related: true}, false},
-		{"deleted", Event{Type: Deleted}, false},
+		{"modified", Modified, false, false, true},
+		{"added while watching", Added, false, false, true},
+		{"listed", Added, true, false, false},
+		{"core event", Added, false, true, false},
+		{"deleted", Deleted, false, false, false},
 	} {
 		enc := newPartEncoder()
 		enc.marshal(podVersion("u1", "1", "a", corev1.PodPending), recordVersion)
-		ev := c.ev
-		ev.Object, ev.encoder = podVersion("u1", "2", "b", corev1.PodPending), enc
+		ev := &Event{Type: c.typ, InInitialList: c.initial, Related: c.core,
+			Object: podVersion("u1", "2", "b", corev1.PodPending), encoder: enc}
 		got, err := ev.ObjectJSON()
 		if err != nil || !bytes.Equal(got, mustJSON(t, ev.Object)) {
 			t.Errorf("%s: %s, %v", c.name, got, err)
@@ -200,7 +201,7 @@ func TestEventRecordsOnlyWatchedVersions(t *testing.T) {
 		if recorded := kept != nil && kept.obj.Interface() == ev.Object; recorded != c.kept {
 			t.Errorf("%s: recorded %v, want %v", c.name, recorded, c.kept)
 		}
-		if c.ev.Type == Deleted && kept != nil {
+		if c.typ == Deleted && kept != nil {
 			t.Errorf("%s: the object is still kept", c.name)
 		}
 	}
