@@ -99,8 +99,8 @@ func (r *partReuse) unmarshal(typ watch.EventType, obj protoUnmarshaler, raw []b
 
 // remember records the parts of the object just decoded, or forgets a deleted object.
 func (r *partReuse) remember(typ watch.EventType, uid string, prev *decodedParts, v reflect.Value, layout *protoLayout, raw []byte, reused uint64) {
-	if prev != nil {
-		r.held -= prev.size
+	if stale := r.seen[uid]; stale != nil {
+		r.held -= stale.size // prev, unless that was of another type
 	}
 	if typ == watch.Deleted {
 		delete(r.seen, uid)

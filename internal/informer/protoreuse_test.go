@@ -186,6 +186,16 @@ func TestPartReuseSharesUnchangedParts(t *testing.T) {
 		t.Errorf("%d bytes held, want those of the one remaining object (%d)", reuse.held, reuse.seen["u2"].size)
 	}
 
+	// An object of another type under a UID already seen replaces what was kept.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "u2"}, Data: map[string]string{"k": "v"}}
+	raw, _ := cm.Marshal()
+	if err := reuse.unmarshal(watch.Modified, &corev1.ConfigMap{}, raw); err != nil {
+		t.Fatal(err)
+	}
+	if reuse.held != reuse.seen["u2"].size || reuse.seen["u2"].obj.Type() != reflect.TypeFor[*corev1.ConfigMap]() {
+		t.Errorf("%d bytes held, want those of the ConfigMap (%d)", reuse.held, reuse.seen["u2"].size)
+	}
+
 	small := newPartReuse()
 	small.budget = 10
 	w1 := decodePod(t, small, watch.Added, podVersion("u1", "1", "a", corev1.PodPending))
