@@ -123,7 +123,7 @@ func (e *partEncoder) marshal(obj runtime.Object, update encoderUpdate) ([]byte,
 			e.held -= old.size
 			delete(e.last, uid)
 		}
-		if update == recordVersion && e.held+next.size <= e.budget {
+		if update == recordVersion && next.size > 0 && e.held+next.size <= e.budget {
 			e.last[uid] = next
 			e.held += next.size
 		}
@@ -221,12 +221,14 @@ func buildObjectLayout(t reflect.Type) *objectLayout {
 			}
 			field.key = append(key, ':')
 			field.kept = f.Type != reflect.TypeFor[metav1.ObjectMeta]()
-			parts++
+			if field.kept {
+				parts++
+			}
 		}
 		layout.fields = append(layout.fields, field)
 	}
 	if parts == 0 {
-		return nil
+		return nil // metadata alone (PartialObjectMetadata): nothing worth keeping
 	}
 	return layout
 }

@@ -206,3 +206,16 @@ func TestEventRecordsOnlyWatchedVersions(t *testing.T) {
 		}
 	}
 }
+
+// Metadata alone changes with every version: such objects are encoded whole, and
+// nothing is kept for them.
+func TestPartEncoderKeepsNothingForMetadataOnly(t *testing.T) {
+	if layout := objectLayoutOf(reflect.TypeFor[*metav1.PartialObjectMetadata]()); layout != nil {
+		t.Errorf("PartialObjectMetadata has a layout: %+v", layout)
+	}
+	enc := newPartEncoder()
+	pom := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "u1"}}
+	if got, _ := enc.marshal(pom, recordVersion); !bytes.Equal(got, mustJSON(t, pom)) || len(enc.last) != 0 {
+		t.Errorf("%s, %d objects kept", got, len(enc.last))
+	}
+}
