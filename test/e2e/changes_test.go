@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -289,4 +290,81 @@ func TestWithEvents(t *testing.T) {
 			t.Errorf("an event about an unwatched pod was shown: %q", l)
 		}
 	}
+}
+
+// The protobuf watch takes the parts an event brings unchanged from the previous version,
+// and the encoder copies their JSON: every object printed is still exactly the one the
+// API server returned, and each diff shows the change just made, as the spec changes
+// between label changes.
+func TestObjectsExactAcrossPartChanges(t *testing.T) {
+	ns := newNamespace(t)
+	js := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "--show-old")
+	pods := client.CoreV1().Pods(ns)
+	ctx := context.Background()
+
+	step := func(what string, change func() (*corev1.Pod, error), wantPaths ...string) envelope {
+		t.Helper()
+		want, err := change()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		ev := js.waitJSON(eventWait, what, func(ev envelope) bool { return ev.meta().Metadata.ResourceVersion == want.ResourceVersion })
+		want.ManagedFields = nil
+		want.Kind, want.APIVersion = "Pod", "v1"
+		if !sameJSON(t, ev.Object, want) {
+			t.Errorf("%s: printed object\n%s\nwant (from the API server)\n%s", what, ev.Object, mustMarshal(t, want))
+		}
+		var paths []string
+		for _, op := range ev.Diff {
+			paths = append(paths, op.Op+" "+op.Path)
+		}
+		if strings.Join(paths, ", ") != strings.Join(wantPaths, ", ") {
+			t.Errorf("%s: diff %v, want %v", what, paths, wantPaths)
+		}
+		return ev
+	}
+	patch := func(body string) func() (*corev1.Pod, error) {
+		return func() (*corev1.Pod, error) {
+			return pods.Patch(ctx, "web", types.MergePatchType, []byte(body), metav1.PatchOptions{})
+		}
+	}
+
+	step("create", func() (*corev1.Pod, error) {
+		return pods.Create(ctx, pod("web", map[string]string{"app": "web"}), metav1.CreateOptions{})
+	})
+	step("first label change", patch(`{"metadata":{"labels":{"round":"1"}}}`), "add /metadata/labels/round")
+	// A change to the spec is also a new generation.
+	image := step("image change", patch(`{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}`),
+		"replace /metadata/generation", "replace /spec/containers/0/image")
+	if op := image.Diff[len(image.Diff)-1]; op.Value != "nginx:1.28" || op.Old != "nginx:1.27" {
+		t.Errorf("image change: %+v", op)
+	}
+	next := step("label change after the image change", patch(`{"metadata":{"labels":{"round":"2"}}}`), "replace /metadata/labels/round")
+	var old corev1.Pod
+	if err := json.Unmarshal(next.Old, &old); err != nil || old.Spec.Containers[0].Image != "nginx:1.28" || old.Labels["round"] != "1" {
+		t.Errorf("--show-old after the image change: %s (%v)", next.Old, err)
+	}
+	step("deadline", patch(`{"spec":{"activeDeadlineSeconds":600}}`), "replace /metadata/generation", "add /spec/activeDeadlineSeconds")
+	step("label change after the deadline", patch(`{"metadata":{"labels":{"round":"3"}}}`), "replace /metadata/labels/round")
+}
+
+func sameJSON(t *testing.T, raw json.RawMessage, want any) bool {
+	t.Helper()
+	var a, b any
+	if err := json.Unmarshal(raw, &a); err != nil {
+		t.Fatalf("printed object %s: %v", raw, err)
+	}
+	if err := json.Unmarshal(mustMarshal(t, want), &b); err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
