@@ -29,6 +29,8 @@ type e2eOpts struct {
 	// same events, for deciding about a change: its CPU against the first's is printed
 	// and kept as cpu_ratio_b_vs_a. The targets are still the first binary's.
 	compare string
+	// Copies of the programs that a second client runs (see ownCopy).
+	kubeevents3Sinks, floorDynamic string
 }
 
 // outputResult is what one output of one client showed.
@@ -114,6 +116,18 @@ func runE2E(args []string) error {
 	_ = fs.Parse(args)
 	if err := o.tools.check(); err != nil {
 		return err
+	}
+	var err error
+	if o.kubeevents3Sinks, err = o.ownCopy(o.kubeevents, "kubeevents-3sinks"); err != nil {
+		return err
+	}
+	if o.floorDynamic, err = o.ownCopy(o.bin("floor"), "floor-dynamic"); err != nil {
+		return err
+	}
+	if o.compare != "" {
+		if o.compare, err = o.ownCopy(o.compare, "kubeevents-b"); err != nil {
+			return err
+		}
 	}
 	ns := "kubeevents-bench-" + randomSuffix()
 	podClients := []string{"kubeevents_json", "kubectl", "floor_typed", "floor_dynamic", "kubeevents_3sinks"}
@@ -248,12 +262,12 @@ func (o *e2eOpts) clientSpec(name, ns string, ps phaseSpec, dir string) procSpec
 			argv: []string{o.bin("floor"), "-kubeconfig", k, "-n", ns, "-client", "typed", "-resource", ps.floorRes}}
 	case "floor_dynamic":
 		return procSpec{name: name, stdoutFormat: formatFloor,
-			argv: []string{o.bin("floor"), "-kubeconfig", k, "-n", ns, "-client", "dynamic", "-resource", ps.floorRes}}
+			argv: []string{o.floorDynamic, "-kubeconfig", k, "-n", ns, "-client", "dynamic", "-resource", ps.floorRes}}
 	case "kubeevents_3sinks":
 		file, _ := filepath.Abs(filepath.Join(dir, name+".file.jsonl"))
 		jq, _ := filepath.Abs(filepath.Join(dir, name+".jq-deleted.txt"))
 		return procSpec{name: name,
-			argv: []string{ke, "watch", ps.typeArg, "-n", ns, "-o", "pretty", "--watch-only",
+			argv: []string{o.kubeevents3Sinks, "watch", ps.typeArg, "-n", ns, "-o", "pretty", "--watch-only",
 				"--sink", "file=" + file,
 				"--sink", `jq(output=` + jq + `)=select(.type=="DELETED") | .object.metadata.name`,
 				"--kubeconfig", k},

@@ -69,12 +69,16 @@ func runMem(args []string) error {
 		}()
 	}
 
+	metadataOnly, err := o.ownCopy(o.kubeevents, "kubeevents-metadata-only")
+	if err != nil {
+		return err
+	}
 	k := o.kubeconfig
 	specs := []procSpec{
 		{name: "kubeevents_json", stdoutFormat: formatEnvelope,
 			argv: []string{o.kubeevents, "watch", "pods", "-n", ns, "-o", "json", "--kubeconfig", k}},
 		{name: "kubeevents_metadata_only", stdoutFormat: formatEnvelope,
-			argv: []string{o.kubeevents, "watch", "pods", "-n", ns, "-o", "json", "--metadata-only", "--kubeconfig", k}},
+			argv: []string{metadataOnly, "watch", "pods", "-n", ns, "-o", "json", "--metadata-only", "--kubeconfig", k}},
 		{name: "plain_informer", stdoutFormat: formatEnvelope,
 			argv: []string{o.bin("plaininformer"), "-kubeconfig", k, "-n", ns}},
 		{name: "kubectl", stdoutFormat: formatEnvelope,
