@@ -196,7 +196,7 @@ func BenchmarkLabelChange(b *testing.B) {
 	for _, mode := range []string{"whole", "reuse", "reuse-every-part-changed"} {
 		b.Run(mode, func(b *testing.B) {
 			b.ReportAllocs()
-			reuse, enc := newPartReuse(), newPartEncoder()
+			reuse, enc := newPartReuse(false), newPartEncoder()
 			if mode == "whole" {
 				reuse, enc = nil, nil
 			}

@@ -115,7 +115,8 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		lw.WatchFunc = nil
 		lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)
-			if w, ok := watchTyped(ctx, client, res.GVR.Resource, ns, o); ok {
+			// The transform drops managedFields: the watch need not decode them.
+			if w, ok := watchTyped(ctx, client, res.GVR.Resource, ns, o, true); ok {
 				return w, nil
 			}
 			return clientGoWatch(ctx, o)

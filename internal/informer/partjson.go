@@ -38,9 +38,10 @@ type partEncoder struct {
 
 // encodedVersion is the last version of one object encoded, and its parts' JSON.
 type encodedVersion struct {
-	obj   reflect.Value // pointer to the struct: keeps what its parts point to alive
-	parts [][]byte      // per objectLayout.fields; nil for parts not kept
-	size  int
+	obj    reflect.Value // pointer to the struct: keeps what its parts point to alive
+	parts  [][]byte      // per objectLayout.fields; nil for parts not kept
+	size   int           // bytes in parts
+	length int           // of the whole encoding
 }
 
 func newPartEncoder() *partEncoder {
@@ -79,11 +80,11 @@ func (e *partEncoder) marshal(obj runtime.Object, update encoderUpdate) ([]byte,
 	}
 
 	next := &encodedVersion{obj: v, parts: make([][]byte, len(layout.fields))}
-	size := 2
+	size := 1024
 	if prev != nil {
-		size += prev.size
+		size = prev.length + 64 // the next version is about as long: labels come and go
 	}
-	out := make([]byte, 0, size+256)
+	out := make([]byte, 0, size)
 	out = append(out, '{')
 	for i, f := range layout.fields {
 		fv := v.Elem().Field(f.index)
@@ -116,6 +117,7 @@ func (e *partEncoder) marshal(obj runtime.Object, update encoderUpdate) ([]byte,
 		out = append(out, enc...)
 	}
 	out = append(out, '}')
+	next.length = len(out)
 
 	if update != keepVersions {
 		e.mu.Lock()

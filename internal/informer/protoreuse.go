@@ -35,6 +35,9 @@ type partReuse struct {
 	budget  int
 	spans   []fieldSpan // scratch
 	trimmed []byte      // scratch: the message without the reused parts
+	// dropManagedFields leaves metadata.managedFields out of the decoded objects: for
+	// an informer whose transform drops them anyway, decoding them is wasted work.
+	dropManagedFields bool
 }
 
 // decodedParts is the last object decoded for one UID and the bytes of its parts.
@@ -44,8 +47,8 @@ type decodedParts struct {
 	size  int
 }
 
-func newPartReuse() *partReuse {
-	return &partReuse{seen: map[string]*decodedParts{}, budget: partReuseBudget}
+func newPartReuse(dropManagedFields bool) *partReuse {
+	return &partReuse{seen: map[string]*decodedParts{}, budget: partReuseBudget, dropManagedFields: dropManagedFields}
 }
 
 // unmarshal decodes raw (the object's protobuf message) into obj, a new object of the
@@ -53,16 +56,18 @@ func newPartReuse() *partReuse {
 func (r *partReuse) unmarshal(typ watch.EventType, obj protoUnmarshaler, raw []byte) error {
 	v := reflect.ValueOf(obj)
 	layout := protoLayoutOf(v.Type())
-	var uid []byte
+	var meta objectMetadata
 	if layout != nil {
 		var ok bool
 		if r.spans, ok = splitMessage(raw, r.spans[:0]); ok {
-			uid = layout.uidOf(raw, r.spans)
+			meta = layout.metadataOf(raw, r.spans)
 		}
 	}
+	uid := meta.uid
 	if len(uid) == 0 {
 		return obj.Unmarshal(raw)
 	}
+	strip := r.dropManagedFields && meta.managedFields.end > meta.managedFields.start
 	prev := r.seen[string(uid)]
 	if prev != nil && prev.obj.Type() != v.Type() {
 		prev = nil
@@ -75,15 +80,24 @@ func (r *partReuse) unmarshal(typ watch.EventType, obj protoUnmarshaler, raw []b
 				reused |= 1 << i
 			}
 		}
-		if reused != 0 {
-			msg = r.trimmed[:0]
-			for _, s := range r.spans {
-				if i := layout.partOf(s.num); i < 0 || reused&(1<<i) == 0 {
-					msg = append(msg, raw[s.start:s.end]...)
-				}
+	}
+	if reused != 0 || strip {
+		msg = r.trimmed[:0]
+		for _, s := range r.spans {
+			switch i := layout.partOf(s.num); {
+			case i >= 0 && reused&(1<<i) != 0:
+			case s.num == layout.metadata && strip:
+				// The metadata again, less its managedFields.
+				mf := meta.managedFields
+				msg = protowire.AppendTag(msg, layout.metadata, protowire.BytesType)
+				msg = protowire.AppendVarint(msg, uint64(len(meta.value)-(mf.end-mf.start)))
+				msg = append(msg, meta.value[:mf.start]...)
+				msg = append(msg, meta.value[mf.end:]...)
+			default:
+				msg = append(msg, raw[s.start:s.end]...)
 			}
-			r.trimmed = msg
 		}
+		r.trimmed = msg
 	}
 	if err := obj.Unmarshal(msg); err != nil {
 		return err
@@ -178,12 +192,15 @@ type protoPart struct {
 	field int
 }
 
-// objectMetaUID is the protobuf number of ObjectMeta's uid.
-var objectMetaUID = func() protowire.Number {
-	f, _ := reflect.TypeFor[metav1.ObjectMeta]().FieldByName("UID")
+// objectMetaUID and objectMetaManagedFields are the protobuf numbers of ObjectMeta's uid
+// and managedFields.
+var objectMetaUID, objectMetaManagedFields = objectMetaNumber("UID"), objectMetaNumber("ManagedFields")
+
+func objectMetaNumber(field string) protowire.Number {
+	f, _ := reflect.TypeFor[metav1.ObjectMeta]().FieldByName(field)
 	num, _ := protobufNumber(f)
 	return num
-}()
+}
 
 var protoLayouts sync.Map // reflect.Type (pointer to struct) → *protoLayout (nil: no reuse)
 
@@ -236,37 +253,55 @@ func (l *protoLayout) partOf(num protowire.Number) int {
 	return -1
 }
 
-// uidOf finds metadata.uid in a message split into spans; nil if it has none.
-func (l *protoLayout) uidOf(raw []byte, spans []fieldSpan) []byte {
+// objectMetadata is what partReuse reads of an object's metadata without decoding it.
+type objectMetadata struct {
+	value []byte // the ObjectMeta message
+	uid   []byte
+	// managedFields is where its managedFields entries are in value (all adjacent, as
+	// the API server writes them); empty if there are none, or they are not adjacent.
+	managedFields struct{ start, end int }
+}
+
+// metadataOf finds the metadata of a message split into spans; its uid is nil if it has
+// none, or the metadata is written in an unusual way (twice, or broken).
+func (l *protoLayout) metadataOf(raw []byte, spans []fieldSpan) (meta objectMetadata) {
 	for _, s := range spans {
 		if s.num != l.metadata {
 			continue
 		}
 		field := raw[s.start:s.end]
 		_, _, n := protowire.ConsumeTag(field)
-		meta, m := protowire.ConsumeBytes(field[n:])
+		value, m := protowire.ConsumeBytes(field[n:])
 		if m < 0 || n+m != len(field) {
-			return nil // metadata written twice: merged by the decoder, not worth following
+			return objectMetadata{} // metadata written twice: merged by the decoder, not worth following
 		}
-		for off := 0; off < len(meta); {
-			num, wt, n := protowire.ConsumeTag(meta[off:])
+		meta.value = value
+		mfDone := false
+		for off := 0; off < len(value); {
+			num, wt, n := protowire.ConsumeTag(value[off:])
 			if n < 0 {
-				return nil
+				return objectMetadata{}
 			}
-			if num == objectMetaUID && wt == protowire.BytesType {
-				uid, m := protowire.ConsumeBytes(meta[off+n:])
-				if m < 0 {
-					return nil
-				}
-				return uid
-			}
-			m := protowire.ConsumeFieldValue(num, wt, meta[off+n:])
+			m := protowire.ConsumeFieldValue(num, wt, value[off+n:])
 			if m < 0 {
-				return nil
+				return objectMetadata{}
+			}
+			switch {
+			case num == objectMetaUID && wt == protowire.BytesType:
+				uid, _ := protowire.ConsumeBytes(value[off+n:])
+				meta.uid = uid
+			case num == objectMetaManagedFields && !mfDone:
+				if meta.managedFields.end == 0 {
+					meta.managedFields.start = off
+				} else if meta.managedFields.end != off {
+					meta.managedFields.start, meta.managedFields.end, mfDone = 0, 0, true // scattered: leave them
+					break
+				}
+				meta.managedFields.end = off + n + m
 			}
 			off += n + m
 		}
-		return nil
+		return meta
 	}
-	return nil
+	return objectMetadata{}
 }

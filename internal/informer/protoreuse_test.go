@@ -1,10 +1,12 @@
 package informer
 
 import (
+	"fmt"
 	"math/rand"
 	"reflect"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,7 +23,13 @@ type protoMarshaler interface {
 // scheme: a series of versions of one object in which random parts change and the others
 // keep their bytes, then its deletion and a new object of the same name.
 func TestPartReuseDecodesAsFullDecode(t *testing.T) {
-	var decoded, reusedParts int
+	for _, drop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dropManagedFields=%v", drop), func(t *testing.T) { testPartReuseDecodesAsFullDecode(t, drop) })
+	}
+}
+
+func testPartReuseDecodesAsFullDecode(t *testing.T, dropManagedFields bool) {
+	var decoded, reusedParts, dropped int
 	for gvk, typ := range scheme.Scheme.AllKnownTypes() {
 		if protoLayoutOf(reflect.PointerTo(typ)) == nil {
 			continue
@@ -59,7 +67,7 @@ func TestPartReuseDecodesAsFullDecode(t *testing.T) {
 				}
 				raws = append(raws, raw)
 			}
-			reuse := newPartReuse()
+			reuse := newPartReuse(dropManagedFields)
 			var last reflect.Value
 			for i, raw := range raws {
 				typ := watch.Modified
@@ -72,6 +80,12 @@ func TestPartReuseDecodesAsFullDecode(t *testing.T) {
 				want := reflect.New(versions[i].Type().Elem())
 				if err := want.Interface().(protoUnmarshaler).Unmarshal(raw); err != nil {
 					break // random bytes in a RawExtension and the like
+				}
+				if m, ok := want.Interface().(metav1.Object); ok && dropManagedFields && m.GetUID() != "" {
+					if m.GetManagedFields() != nil {
+						dropped++
+					}
+					m.SetManagedFields(nil)
 				}
 				got := reflect.New(versions[i].Type().Elem())
 				if err := reuse.unmarshal(typ, got.Interface().(protoUnmarshaler), raw); err != nil {
@@ -91,9 +105,9 @@ func TestPartReuseDecodesAsFullDecode(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d objects decoded, %d parts reused", decoded, reusedParts)
-	if decoded < 500 || reusedParts < decoded/4 {
-		t.Fatalf("%d objects decoded, %d parts reused: too few to show anything", decoded, reusedParts)
+	t.Logf("%d objects decoded, %d parts reused, %d objects' managedFields left out", decoded, reusedParts, dropped)
+	if decoded < 500 || reusedParts < decoded/4 || dropManagedFields && dropped < decoded/4 {
+		t.Fatalf("%d objects decoded, %d parts reused, %d managedFields left out: too few to show anything", decoded, reusedParts, dropped)
 	}
 }
 
@@ -156,7 +170,7 @@ func decodePod(t *testing.T, reuse *partReuse, typ watch.EventType, pod *corev1.
 // A label change takes spec and status from the previous version; a status change takes
 // only the spec; another object, a deleted one, or one beyond the budget takes nothing.
 func TestPartReuseSharesUnchangedParts(t *testing.T) {
-	reuse := newPartReuse()
+	reuse := newPartReuse(false)
 	v1 := decodePod(t, reuse, watch.Added, podVersion("u1", "1", "a", corev1.PodPending))
 	v2 := decodePod(t, reuse, watch.Modified, podVersion("u1", "2", "b", corev1.PodPending))
 	if &v2.Spec.Containers[0] != &v1.Spec.Containers[0] || &v2.Status.Conditions[0] != &v1.Status.Conditions[0] {
@@ -196,7 +210,7 @@ func TestPartReuseSharesUnchangedParts(t *testing.T) {
 		t.Errorf("%d bytes held, want those of the ConfigMap (%d)", reuse.held, reuse.seen["u2"].size)
 	}
 
-	small := newPartReuse()
+	small := newPartReuse(false)
 	small.budget = 10
 	w1 := decodePod(t, small, watch.Added, podVersion("u1", "1", "a", corev1.PodPending))
 	w2 := decodePod(t, small, watch.Modified, podVersion("u1", "2", "b", corev1.PodPending))
@@ -225,5 +239,40 @@ func TestSplitMessageRejectsScatteredFields(t *testing.T) {
 	}
 	if _, ok := splitMessage(raw[:len(raw)-1], nil); ok {
 		t.Error("a cut message was split")
+	}
+}
+
+// managedFields written apart (not as the API server writes them) are decoded as they are,
+// and kept: only adjacent ones are left out.
+func TestPartReuseKeepsScatteredManagedFields(t *testing.T) {
+	entry := metav1.ManagedFieldsEntry{Manager: "m", Operation: metav1.ManagedFieldsOperationApply}
+	entryRaw, _ := entry.Marshal()
+	var meta []byte
+	meta = protowire.AppendTag(meta, objectMetaManagedFields, protowire.BytesType)
+	meta = protowire.AppendBytes(meta, entryRaw)
+	meta = protowire.AppendTag(meta, objectMetaUID, protowire.BytesType)
+	meta = protowire.AppendString(meta, "u1")
+	meta = protowire.AppendTag(meta, objectMetaManagedFields, protowire.BytesType)
+	meta = protowire.AppendBytes(meta, entryRaw)
+	var raw []byte
+	raw = protowire.AppendTag(raw, 1, protowire.BytesType) // Pod.metadata
+	raw = protowire.AppendBytes(raw, meta)
+
+	got := &corev1.Pod{}
+	if err := newPartReuse(true).unmarshal(watch.Added, got, raw); err != nil {
+		t.Fatal(err)
+	}
+	if got.UID != "u1" || len(got.ManagedFields) != 2 {
+		t.Errorf("decoded %+v, want uid u1 and both managedFields entries", got.ObjectMeta)
+	}
+
+	adjacent := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u2", Name: "p", ManagedFields: []metav1.ManagedFieldsEntry{entry, entry}}}
+	raw, _ = adjacent.Marshal()
+	got = &corev1.Pod{}
+	if err := newPartReuse(true).unmarshal(watch.Added, got, raw); err != nil {
+		t.Fatal(err)
+	}
+	if got.UID != "u2" || got.Name != "p" || got.ManagedFields != nil {
+		t.Errorf("decoded %+v, want uid u2, name p and no managedFields", got.ObjectMeta)
 	}
 }

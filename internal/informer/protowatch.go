@@ -37,8 +37,9 @@ const maxWatchFrame = 64 << 20
 // runtime.Unknown around them, before decoding the object. Here those three buffers are
 // kept from one event to the next (the generated decoders copy what they keep). And the
 // parts of an object that an event brings unchanged are taken from its previous version
-// rather than decoded again (partReuse).
-func watchTyped(ctx context.Context, client rest.Interface, resource, ns string, opts metav1.ListOptions) (w watch.Interface, ok bool) {
+// rather than decoded again (partReuse). With dropManagedFields, objects are decoded
+// without their metadata.managedFields.
+func watchTyped(ctx context.Context, client rest.Interface, resource, ns string, opts metav1.ListOptions, dropManagedFields bool) (w watch.Interface, ok bool) {
 	opts.Watch = true
 	body, err := client.Get().Namespace(ns).Resource(resource).
 		VersionedParams(&opts, metav1.ParameterCodec).
@@ -49,7 +50,7 @@ func watchTyped(ctx context.Context, client rest.Interface, resource, ns string,
 		// reflector expects: let it open the watch.
 		return nil, false
 	}
-	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: watchErrorHook(ctx), reuse: newPartReuse()}
+	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: watchErrorHook(ctx), reuse: newPartReuse(dropManagedFields)}
 	w = watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 	if dec.onError != nil {
 		w = hookedWatch{w}

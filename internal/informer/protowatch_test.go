@@ -94,7 +94,7 @@ func watchPods(t *testing.T, clients Clients) (watch.Interface, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return watchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{ResourceVersion: "9", LabelSelector: "a=b"})
+	return watchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{ResourceVersion: "9", LabelSelector: "a=b"}, false)
 }
 
 // Every event decodes to what client-go's typed watch gives for the same bytes, from one
@@ -196,7 +196,7 @@ func TestWatchTypedCallsErrorHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls atomic.Int32
-	w, ok := watchTyped(withWatchErrorHook(context.Background(), func() { calls.Add(1) }), client, "pods", "ns", metav1.ListOptions{})
+	w, ok := watchTyped(withWatchErrorHook(context.Background(), func() { calls.Add(1) }), client, "pods", "ns", metav1.ListOptions{}, false)
 	if !ok {
 		t.Fatal("watch not opened")
 	}
@@ -215,10 +215,38 @@ func TestWatchTypedCallsErrorHook(t *testing.T) {
 	if errors != 1 || calls.Load() != 1 {
 		t.Fatalf("%d ERROR events, hook called %d times; want 1 and 1", errors, calls.Load())
 	}
-	if w, _ := watchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}); w != nil {
+	if w, _ := watchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}, false); w != nil {
 		if _, hooked := w.(hookedWatch); hooked {
 			t.Error("a watch without a hook claims to call one")
 		}
 		w.Stop()
+	}
+}
+
+// For an informer that drops managedFields, the watch decodes objects without them and
+// otherwise as client-go does.
+func TestWatchTypedDropsManagedFields(t *testing.T) {
+	mf := []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)}}}
+	v1 := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns", UID: "u1", ResourceVersion: "10", ManagedFields: mf},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}
+	v2 := v1.DeepCopy()
+	v2.ResourceVersion, v2.Labels = "11", map[string]string{"a": "b"}
+	stream := protobufStream(t, []watch.Event{{Type: watch.Added, Object: v1}, {Type: watch.Modified, Object: v2}})
+	want := clientGoDecode(t, stream)
+	for _, ev := range want {
+		ev.Object.(*corev1.Pod).ManagedFields = nil
+	}
+	clients, _ := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
+	client, err := clients.TypedREST(schema.GroupVersion{Version: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, ok := watchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}, true)
+	if !ok {
+		t.Fatal("watch not opened")
+	}
+	if got := collect(t, w); !reflect.DeepEqual(got, want) {
+		t.Errorf("decoded\n%#v\nwant\n%#v", got, want)
 	}
 }
