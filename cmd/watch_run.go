@@ -202,10 +202,18 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	case stopLimit:
 		o.awaitSeen(listeners, uint64(o.MaxEvents), o.Grace)
 	}
-	for _, inf := range informers {
-		inf.Stop()
+	deadline := time.Now().Add(o.Grace)
+	stopInformers(informers, receivers, deadline)
+	made := seq.Load()
+	if o.MaxEvents > 0 {
+		made = min(made, uint64(o.MaxEvents)) // numbers beyond it were drawn, not used
 	}
-	late := listener.Drain(listeners, o.Grace)
+	for _, l := range listeners {
+		l.Missed(made)
+	}
+	// At least a moment, for sinks that are only finishing: a deadline spent waiting for
+	// a blocked handler (stopInformers) is no reason to cut them short.
+	late := listener.Drain(listeners, max(time.Until(deadline), time.Second))
 	for _, l := range late {
 		o.warnf("sink %q did not finish writing within --grace %s; %s events it still held were dropped",
 			l.Name(), o.Grace, thousands(l.Stats().Dropped))
@@ -224,6 +232,32 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		return &SinkFailedError{Names: failedSinks}
 	}
 	return nil
+}
+
+// stopInformers stops the informers, so that no event is made after those the sinks are
+// about to drain. An informer stops only once its handlers return, and a handler that
+// feeds a full sink under on-full=block (or coalesce) waits for room: if the informers
+// have not stopped by the deadline, the receivers are closed, which makes such waiting
+// handlers give up (their events count as dropped), and the informers can stop.
+func stopInformers(informers []*informer.Informer, receivers []*listener.Listener, deadline time.Time) {
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for _, inf := range informers {
+			inf.Stop()
+		}
+	}()
+	timer := time.NewTimer(max(time.Until(deadline), 0))
+	defer timer.Stop()
+	select {
+	case <-stopped:
+		return
+	case <-timer.C:
+	}
+	for _, l := range receivers {
+		l.Close()
+	}
+	<-stopped
 }
 
 // onlyStdout reports whether every sink writes to stdout: then nobody reading it any

@@ -81,6 +81,7 @@ type Listener struct {
 
 	received, delivered, filtered, dropped, coalesced, failed atomic.Uint64
 	lastSeq                                                   atomic.Uint64 // highest Seq given to Add
+	numbered                                                  atomic.Uint64 // events with a Seq given to Add
 
 	done chan struct{}
 }
@@ -128,6 +129,9 @@ func (l *Listener) Config() Config { return l.cfg }
 // for concurrent use. An Add after Close or Abort counts the event as Dropped: an informer
 // handler may still be finishing when shutdown starts.
 func (l *Listener) Add(ev *informer.Event) {
+	if ev.Seq != 0 {
+		l.numbered.Add(1)
+	}
 	l.received.Add(1)
 	for seen := l.lastSeq.Load(); ev.Seq > seen && !l.lastSeq.CompareAndSwap(seen, ev.Seq); {
 		seen = l.lastSeq.Load() // several informers (one per watched type) may add at once
@@ -335,6 +339,18 @@ func (l *Listener) Stats() Stats {
 	}
 	s.Received = l.received.Load()
 	return s
+}
+
+// Missed counts the numbered events, of the first total, that never reached Add as
+// received and dropped: those an informer still held for this listener when it was
+// stopped (client-go discards a stopped handler's pending notifications). Every listener
+// is given every numbered event, so the count is exact; call it once the informers have
+// stopped.
+func (l *Listener) Missed(total uint64) {
+	if n := l.numbered.Load(); total > n {
+		l.dropped.Add(total - n)
+		l.received.Add(total - n)
+	}
 }
 
 // Seen reports whether an event numbered seq or later has been given to Add: every

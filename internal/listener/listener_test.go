@@ -1024,3 +1024,31 @@ func TestSeen(t *testing.T) {
 		t.Fatalf("after concurrent Adds up to 4009: Seen(4009)=%v Seen(4010)=%v", l.Seen(4009), l.Seen(4010))
 	}
 }
+
+// Missed counts the numbered events that never reached Add as received and dropped; SYNC
+// events (no number) do not hide a missing one, and a listener that saw them all is left as it is.
+func TestMissedCountsEventsNeverAdded(t *testing.T) {
+	sink := &testSink{}
+	l := New(Config{Name: "s"}, sink, nil)
+	go l.Run()
+	for seq := uint64(1); seq <= 3; seq++ {
+		l.Add(newEv(informer.Modified, "p", seq))
+	}
+	l.Add(newEv(informer.Sync, "p", 0))
+	l.Missed(5) // events 4 and 5 were made, and never handed over
+	l.Close()
+	<-l.Done()
+	if s := l.Stats(); s.Received != 6 || s.Delivered != 4 || s.Dropped != 2 {
+		t.Errorf("stats %+v, want 6 received: 4 delivered (3 numbered, 1 SYNC), 2 dropped", s)
+	}
+
+	all := New(Config{Name: "all"}, &testSink{}, nil)
+	go all.Run()
+	all.Add(newEv(informer.Modified, "p", 1))
+	all.Missed(1)
+	all.Close()
+	<-all.Done()
+	if s := all.Stats(); s.Received != 1 || s.Dropped != 0 {
+		t.Errorf("stats %+v, want 1 received, nothing dropped", s)
+	}
+}

@@ -140,6 +140,56 @@ func TestStalledSinkDoesNotDelayOthers(t *testing.T) {
 	}
 }
 
+// Ctrl-C with a stalled sink under on-full=block (its handler waiting for room) still
+// ends within --grace: the waiting handler gives up, the events it held count as dropped,
+// and the other sinks deliver everything.
+func TestInterruptWithBlockedSink(t *testing.T) {
+	ns := newNamespace(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "stalled.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0) // never read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "-v", "1", "--grace", "1s",
+		"--sink", "jq(output="+fifo+",buffer=4,name=stalled)=.")
+	const pods = 150 // about 150 KiB of events: more than the pipe and the buffer hold
+	for i := range pods {
+		createPod(t, ns, fmt.Sprintf("p-%03d", i), map[string]string{"padding": strings.Repeat("x", 60)})
+	}
+	s.waitJSON(30*time.Second, "the last pod on the terminal", func(ev envelope) bool { return ev.name() == fmt.Sprintf("p-%03d", pods-1) })
+
+	start := time.Now()
+	_, code := s.interrupt(15 * time.Second)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("exit took %s after Ctrl-C with --grace 1s", d)
+	}
+	stderr := s.Stderr()
+	if code != 0 {
+		t.Errorf("exit code %d, want 0; stderr:\n%s", code, stderr)
+	}
+	m := regexp.MustCompile(`stalled (\d+) delivered, (\d+) dropped`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no summary for the stalled sink; stderr:\n%s", stderr)
+	}
+	delivered, _ := strconv.Atoi(m[1])
+	dropped, _ := strconv.Atoi(m[2])
+	if delivered+dropped != pods || dropped == 0 {
+		t.Errorf("stalled sink: %d delivered + %d dropped, want %d in all with some dropped", delivered, dropped, pods)
+	}
+	if !strings.Contains(stderr, "screen 150 delivered") || strings.Contains(stderr, `sink "screen" did not finish`) {
+		t.Errorf("terminal sink did not deliver all 150 events in time; stderr:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, `sink "stalled" did not finish writing within --grace 1s`) {
+		t.Errorf("the stalled sink's late events are not reported; stderr:\n%s", stderr)
+	}
+}
+
 func (s *stream) waitForStderr(t *testing.T, timeout time.Duration, want string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
