@@ -65,11 +65,15 @@ type Options struct {
 type Informer struct {
 	Resource Resource
 	Typed    bool // typed (client-go scheme) or dynamic (unstructured) objects
-	informer cache.SharedIndexInformer
-	redactor *redactor // nil when Secrets are shown (or this is not a Secret informer)
-	ctx      context.Context
-	cancel   context.CancelFunc
-	done     chan struct{}
+	// run, hasSynced and store are those of client-go's shared informer, or, for a single
+	// receiver, of its plain informer (see New).
+	run       func(context.Context)
+	hasSynced func() bool
+	store     cache.Store
+	redactor  *redactor // nil when Secrets are shown (or this is not a Secret informer)
+	ctx       context.Context
+	cancel    context.CancelFunc
+	done      chan struct{}
 }
 
 // New builds the informer and registers every receiver before it starts, as client-go
@@ -150,19 +154,6 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		fatal = func(error) {}
 	}
 	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal}
-	inf.informer = cache.NewSharedIndexInformerWithOptions(reporter, example, cache.SharedIndexInformerOptions{
-		ResyncPeriod:      smallestResync(regs),
-		ObjectDescription: res.String(),
-	})
-	reporter.store = inf.informer.GetStore
-	if err := inf.informer.SetTransform(inf.transform); err != nil {
-		return nil, err
-	}
-	// The reporter says everything worth saying about failed lists and watches; client-go's
-	// default handler would log the same errors again through klog.
-	if err := inf.informer.SetWatchErrorHandlerWithContext(func(context.Context, *cache.Reflector, error) {}); err != nil {
-		return nil, err
-	}
 	seq := opts.Seq
 	if seq == nil {
 		seq = new(atomic.Uint64)
@@ -173,9 +164,48 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		m.names = opts.Names
 	}
 	m.related, m.accept = opts.Related, opts.Accept
-	for _, reg := range regs {
-		h := &handler{minter: m, receiver: reg.Receiver, resyncs: reg.Resync > 0}
-		if _, err := inf.informer.AddEventHandlerWithOptions(h, cache.HandlerOptions{ResyncPeriod: &reg.Resync}); err != nil {
+	handlers := make([]*handler, len(regs))
+	for i, reg := range regs {
+		handlers[i] = &handler{minter: m, receiver: reg.Receiver, resyncs: reg.Resync > 0}
+	}
+
+	if len(regs) == 1 {
+		// One receiver: its handler runs in the informer's own goroutine, which hands it
+		// each change as the cache takes it in. client-go's shared informer gives every
+		// handler two goroutines of its own (processorListener) so that handlers do not
+		// wait for each other; with one handler they only add two hand-offs per event,
+		// and the time they take shows when an event comes alone. The receiver has its
+		// own bounded buffer and goroutine anyway. (client-go's default watch error
+		// handler stays: it logs through klog, which kubeevents shows only from -v=6.)
+		ctrl := cache.Controller(nil)
+		inf.store, ctrl = cache.NewInformerWithOptions(cache.InformerOptions{
+			ListerWatcher: reporter,
+			ObjectType:    example,
+			Handler:       handlers[0],
+			ResyncPeriod:  handlerResync(regs[0].Resync),
+			Transform:     inf.transform,
+		})
+		inf.run, inf.hasSynced = ctrl.RunWithContext, ctrl.HasSynced
+		reporter.store = func() cache.Store { return inf.store }
+		return inf, nil
+	}
+
+	shared := cache.NewSharedIndexInformerWithOptions(reporter, example, cache.SharedIndexInformerOptions{
+		ResyncPeriod:      smallestResync(regs),
+		ObjectDescription: res.String(),
+	})
+	inf.run, inf.hasSynced, inf.store = shared.RunWithContext, shared.HasSynced, shared.GetStore()
+	reporter.store = shared.GetStore
+	if err := shared.SetTransform(inf.transform); err != nil {
+		return nil, err
+	}
+	// The reporter says everything worth saying about failed lists and watches; client-go's
+	// default handler would log the same errors again through klog.
+	if err := shared.SetWatchErrorHandlerWithContext(func(context.Context, *cache.Reflector, error) {}); err != nil {
+		return nil, err
+	}
+	for i, reg := range regs {
+		if _, err := shared.AddEventHandlerWithOptions(handlers[i], cache.HandlerOptions{ResyncPeriod: &reg.Resync}); err != nil {
 			return nil, err
 		}
 	}
@@ -206,14 +236,14 @@ func listWatchOf[L runtime.Object](client listWatchClient[L], tweak func(*metav1
 func (i *Informer) Start() {
 	go func() {
 		defer close(i.done)
-		i.informer.RunWithContext(i.ctx)
+		i.run(i.ctx)
 	}()
 }
 
 // WaitForSync blocks until the initial list has been delivered to the handlers' queues,
 // or ctx ends; it reports whether the informer synced.
 func (i *Informer) WaitForSync(ctx context.Context) bool {
-	return cache.WaitForCacheSync(ctx.Done(), i.informer.HasSynced)
+	return cache.WaitForCacheSync(ctx.Done(), i.hasSynced)
 }
 
 // Stop stops the informer and waits until it no longer calls any handler.
@@ -223,7 +253,7 @@ func (i *Informer) Stop() {
 }
 
 // Store is the informer's cache (used for --until-deleted and for tests).
-func (i *Informer) Store() cache.Store { return i.informer.GetStore() }
+func (i *Informer) Store() cache.Store { return i.store }
 
 // transform runs once per object as it enters the cache: it drops managedFields (large,
 // and noise for a change tail), redacts Secret values unless they are to be shown, and
@@ -253,6 +283,17 @@ func (i *Informer) transform(obj any) (any, error) {
 		ro.GetObjectKind().SetGroupVersionKind(i.Resource.GVK)
 	}
 	return ro, nil
+}
+
+// minimumResync is client-go's least resync period for a shared informer's handler: a
+// shorter one is raised to it. The single receiver's plain informer gets the same.
+const minimumResync = time.Second
+
+func handlerResync(d time.Duration) time.Duration {
+	if d > 0 && d < minimumResync {
+		return minimumResync
+	}
+	return d
 }
 
 func smallestResync(regs []Registration) time.Duration {
