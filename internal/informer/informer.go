@@ -240,8 +240,9 @@ func (i *Informer) Start() {
 	}()
 }
 
-// WaitForSync blocks until the initial list has been delivered to the handlers' queues,
-// or ctx ends; it reports whether the informer synced.
+// WaitForSync blocks until the initial list has been delivered to the handlers' queues
+// (with one receiver: to the receiver itself), or ctx ends; it reports whether the
+// informer synced.
 func (i *Informer) WaitForSync(ctx context.Context) bool {
 	return cache.WaitForCacheSync(ctx.Done(), i.hasSynced)
 }
