@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 
 	"gopkg.in/natefinch/lumberjack.v2"
 )
@@ -49,7 +50,17 @@ func OpenFile(path string, rot Rotation, warn func(format string, args ...any)) 
 	}
 	// Open it ourselves first even when rotating, so a missing directory or a permission
 	// problem is one clear error at start-up rather than at the first event.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	flags := os.O_WRONLY | os.O_APPEND | os.O_CREATE
+	if statErr == nil && info.Mode()&fs.ModeNamedPipe != 0 {
+		// Opening a FIFO for writing waits for a reader, in a system call that Ctrl-C
+		// cannot end. Without a reader this fails at once (ENXIO) instead; with one, the
+		// writes go through Go's poller.
+		flags |= syscall.O_NONBLOCK
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
+	if errors.Is(err, syscall.ENXIO) {
+		return nil, fmt.Errorf("cannot open file sink %s: it is a FIFO and nothing reads it; start its reader first", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open file sink %s: %v", path, describeOpenError(err, path))
 	}
