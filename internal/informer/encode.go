@@ -23,11 +23,16 @@ import (
 // pod template of a Deployment has no creationTimestamp), or could be zero out of sight
 // (inside a map or an interface), encoding/json does the work.
 func marshalJSON(obj runtime.Object) ([]byte, error) {
-	v := reflect.ValueOf(obj)
+	return marshalValue(reflect.ValueOf(obj))
+}
+
+// marshalValue is marshalJSON of what v holds (an object, or a pointer to one of its
+// fields, which encoding/json then encodes as it does inside the object).
+func marshalValue(v reflect.Value) ([]byte, error) {
 	if plan := fastEncodingOf(v.Type()); plan != nil && plan.allSet(v) {
-		return segjson.Marshal(obj)
+		return segjson.Marshal(v.Interface())
 	}
-	return json.Marshal(obj)
+	return json.Marshal(v.Interface())
 }
 
 // fastEncoding is, for one type, where its omitzero fields are: each as a path of

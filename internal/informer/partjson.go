@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	segjson "github.com/segmentio/encoding/json"
-
 	"github.com/kubeevents/kubeevents/internal/jsonfield"
 )
 
@@ -139,14 +137,6 @@ func appendSeparator(out []byte) []byte {
 		out = append(out, ',')
 	}
 	return out
-}
-
-// marshalValue encodes what ptr points to as encoding/json encodes it inside its object.
-func marshalValue(ptr reflect.Value) ([]byte, error) {
-	if plan := fastEncodingOf(ptr.Type()); plan != nil && plan.allSet(ptr) {
-		return segjson.Marshal(ptr.Interface())
-	}
-	return json.Marshal(ptr.Interface())
 }
 
 // sameMemory reports whether two addressable values of one type are the same bytes.
