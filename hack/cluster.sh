@@ -31,9 +31,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOOLS_DIR="$ROOT/hack/tools"
 KUBE_VERSION=v1.37.1
 ETCD_VERSION=v3.7.0
+KWOK_VERSION=v0.8.0
+BINARIES="etcd kubectl kube-apiserver kube-controller-manager kube-scheduler kwok"
 CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/kubeevents"
 GO_VERSION=$(go env GOVERSION 2>/dev/null || echo unknown)
-BIN_DIR="$CACHE_ROOT/bin/kube-${KUBE_VERSION}_etcd-${ETCD_VERSION}_${GO_VERSION}"
+BIN_DIR="$CACHE_ROOT/bin/kube-${KUBE_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_${GO_VERSION}"
 STATE="${KUBEEVENTS_CLUSTER_DIR:-$CACHE_ROOT/cluster}"
 API_PORT="${KUBEEVENTS_APISERVER_PORT:-16443}"
 ETCD_PORT="${KUBEEVENTS_ETCD_PORT:-12379}"
@@ -65,9 +67,17 @@ same_cluster() {
 
 # build compiles the three binaries once per version; later calls reuse the cache.
 build() {
-  if [ -x "$BIN_DIR/kube-apiserver" ] && [ -x "$BIN_DIR/kubectl" ] && [ -x "$BIN_DIR/etcd" ]; then
-    return 0
-  fi
+  local b missing=
+  for b in $BINARIES; do [ -x "$BIN_DIR/$b" ] || missing=1; done
+  [ -z "$missing" ] && return 0
+  # One build at a time per cache (two make targets, or two clusters, may start together):
+  # the second waits for the first and then finds everything built.
+  mkdir -p "$CACHE_ROOT"
+  exec 8>"$CACHE_ROOT/build.lock"
+  flock 8
+  missing=
+  for b in $BINARIES; do [ -x "$BIN_DIR/$b" ] || missing=1; done
+  [ -z "$missing" ] && { exec 8>&-; return 0; }
   command -v go >/dev/null || die "go is not on PATH; install Go 1.26 first"
   mkdir -p "$BIN_DIR.tmp"
   local major=${KUBE_VERSION#v}; major=${major%%.*}
@@ -88,9 +98,19 @@ build() {
       go build -trimpath -ldflags "$ld" -o "$BIN_DIR.tmp/kubectl" k8s.io/kubernetes/cmd/kubectl; }
     [ -x "$BIN_DIR.tmp/kube-apiserver" ] || { log "building kube-apiserver $KUBE_VERSION (about 6 minutes on 2 cores, once)"; \
       go build -trimpath -ldflags "$ld" -o "$BIN_DIR.tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver; }
+    [ -x "$BIN_DIR.tmp/kube-controller-manager" ] || { log "building kube-controller-manager $KUBE_VERSION (about 3 minutes, once)"; \
+      go build -trimpath -ldflags "$ld" -o "$BIN_DIR.tmp/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager; }
+    [ -x "$BIN_DIR.tmp/kube-scheduler" ] || { log "building kube-scheduler $KUBE_VERSION (about 1 minute, once)"; \
+      go build -trimpath -ldflags "$ld" -o "$BIN_DIR.tmp/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler; }
   ) || die "build failed (see above); rerun 'hack/cluster.sh build' to resume"
+  # kwok is a module of its own with its own dependency versions: go install builds it
+  # from its published go.mod, apart from hack/tools.
+  [ -x "$BIN_DIR.tmp/kwok" ] || { log "building kwok $KWOK_VERSION (about 2 minutes, once)"; \
+    (cd "$TOOLS_DIR" && CGO_ENABLED=0 GOFLAGS= GOBIN="$BIN_DIR.tmp" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"); } \
+    || die "building kwok failed (see above); rerun 'hack/cluster.sh build' to resume"
   rm -rf "$BIN_DIR" && mv "$BIN_DIR.tmp" "$BIN_DIR"
   log "built in $((SECONDS - t0))s into $BIN_DIR"
+  exec 8>&-
 }
 
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
