@@ -1,29 +1,43 @@
 #!/usr/bin/env bash
-# A real, local Kubernetes control plane for demos, end-to-end tests and benchmarks:
-# etcd + kube-apiserver built from Go modules (hack/tools/go.mod), listening on 127.0.0.1.
-# No scheduler, controllers or kubelet: pods stay Pending, namespaces never finish
-# terminating, nothing is garbage-collected. Tests use fresh, uniquely named namespaces.
+# A real, local Kubernetes cluster for demos, end-to-end tests and benchmarks, built from Go
+# modules (hack/tools/go.mod, and kwok's own module) and listening on 127.0.0.1 only:
+#   living (the default): etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+#     kwok simulating KUBEEVENTS_NODES nodes (default 3). Pods are scheduled, get IPs, go
+#     Running and Ready within seconds (kwok's "general" stages: their delays can be set per
+#     pod with kwok's annotations, e.g. pod-ready.stage.kwok.x-k8s.io/delay); deleted pods
+#     go once their grace period is over; Deployments roll out; Jobs complete; namespaces
+#     finish terminating;
+#     garbage collection works. Pods labelled sim.kubeevents.dev/behavior=crashloop restart
+#     every few seconds (CrashLoopBackOff in between); pods labelled
+#     pod-container-running-failed.stage.kwok.x-k8s.io=true fail (kwok's own chaos stage).
+#   bare (KUBEEVENTS_CLUSTER_MODE=bare): etcd and kube-apiserver alone. Nothing changes an
+#     object by itself: pods stay Pending, namespaces never finish terminating.
 set -euo pipefail
 
 usage() {
   cat <<USAGE
 usage: hack/cluster.sh COMMAND
 
-  up                        build (cached) and start etcd + kube-apiserver; print the kubeconfig path
+  up                        build (cached) and start the cluster; print the kubeconfig path
+                            (starts again any component of a running cluster that died)
   down                      stop the processes 'up' started (by PID) and remove the cluster state
-  status                    say whether the cluster is running and healthy (exit 1 if not)
+  status                    report every component; exit 1 if any is not running or not healthy
   kubeconfig                print the kubeconfig path
-  bin                       print the directory holding kube-apiserver, etcd and kubectl (builds them)
+  bin                       print the directory holding the cluster's binaries (builds them)
   build                     build the binaries into the cache, start nothing
   restart-apiserver [SECS]  SIGKILL kube-apiserver, wait SECS (default 10), start it again on the same etcd
   compact                   compact etcd to its current revision (forces 410 Gone on old watches)
 
 environment:
+  KUBEEVENTS_CLUSTER_MODE   living (default) or bare: see the top of this script
+  KUBEEVENTS_NODES          simulated nodes in a living cluster (default 3)
   KUBEEVENTS_CLUSTER_DIR    state directory (default \${XDG_CACHE_HOME:-\$HOME/.cache}/kubeevents/cluster)
-  KUBEEVENTS_APISERVER_PORT kube-apiserver port on 127.0.0.1 (default 16443)
+  KUBEEVENTS_APISERVER_PORT kube-apiserver port on 127.0.0.1 (default 16443); the health
+                            ports of kube-controller-manager, kube-scheduler and kwok are
+                            the next three ports
   KUBEEVENTS_ETCD_PORT      etcd client port on 127.0.0.1 (default 12379; peer port is +1)
-  (once 'up' has run, the state directory remembers both ports: later commands given only
-  KUBEEVENTS_CLUSTER_DIR use them, and restart-apiserver and compact refuse other ports)
+  (once 'up' has run, the state directory remembers its ports and mode: later commands
+  given only KUBEEVENTS_CLUSTER_DIR use them, and restart-apiserver and compact refuse other ports)
 USAGE
 }
 
@@ -40,6 +54,8 @@ STATE="${KUBEEVENTS_CLUSTER_DIR:-$CACHE_ROOT/cluster}"
 API_PORT="${KUBEEVENTS_APISERVER_PORT:-16443}"
 ETCD_PORT="${KUBEEVENTS_ETCD_PORT:-12379}"
 ETCD_PEER_PORT=$((ETCD_PORT + 1))
+MODE="${KUBEEVENTS_CLUSTER_MODE:-living}"
+NODES="${KUBEEVENTS_NODES:-3}"
 KUBECONFIG_PATH="$STATE/kubeconfig"
 # A cluster records the ports it was started with in its state directory. Later commands
 # given only KUBEEVENTS_CLUSTER_DIR use them, and restart-apiserver and compact refuse to
@@ -53,6 +69,13 @@ if [ -f "$PORTS_FILE" ]; then
     ETCD_PORT=$REC_ETCD_PORT; ETCD_PEER_PORT=$((ETCD_PORT + 1))
   fi
 fi
+if [ -f "$STATE/mode" ] && [ -z "${KUBEEVENTS_CLUSTER_MODE:-}" ]; then MODE=$(cat "$STATE/mode"); fi
+if [ -f "$STATE/nodes" ] && [ -z "${KUBEEVENTS_NODES:-}" ]; then NODES=$(cat "$STATE/nodes"); fi
+case "$MODE" in living|bare) ;; *) printf 'cluster: KUBEEVENTS_CLUSTER_MODE is "%s"; use living or bare\n' "$MODE" >&2; exit 2 ;; esac
+case "$NODES" in ''|*[!0-9]*) printf 'cluster: KUBEEVENTS_NODES is "%s"; give a number of nodes\n' "$NODES" >&2; exit 2 ;; esac
+KCM_PORT=$((API_PORT + 1))
+SCHEDULER_PORT=$((API_PORT + 2))
+KWOK_PORT=$((API_PORT + 3))
 
 log() { printf 'cluster: %s\n' "$*" >&2; }
 die() { printf 'cluster: %s\n' "$*" >&2; exit 1; }
@@ -125,21 +148,58 @@ healthy() {
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # prepare writes the tokens, service-account keys and kubeconfig once per state directory.
+# The identities of the cluster's clients: admin (system:masters), nobody (no rights), and
+# the control-plane components under the user names RBAC's bootstrap policy binds to.
+TOKEN_USERS="admin nobody kube-controller-manager kube-scheduler kwok"
+
+# prepare writes the tokens, service-account keys and kubeconfigs' secrets once per state
+# directory.
 prepare() {
   mkdir -p "$STATE/certs" "$STATE/logs"
   chmod 700 "$STATE"
-  if [ ! -f "$STATE/tokens.csv" ]; then
-    local admin nobody
-    admin=$(openssl rand -hex 16); nobody=$(openssl rand -hex 16)
-    printf '%s' "$admin" > "$STATE/admin.token"
-    printf '%s' "$nobody" > "$STATE/nobody.token"
-    printf '%s,admin,admin-uid,"system:masters"\n%s,nobody,nobody-uid\n' "$admin" "$nobody" > "$STATE/tokens.csv"
-    chmod 600 "$STATE/tokens.csv" "$STATE/admin.token" "$STATE/nobody.token"
-  fi
+  local u
+  for u in $TOKEN_USERS; do
+    [ -f "$STATE/$u.token" ] || { (umask 077; openssl rand -hex 16 | tr -d '\n' > "$STATE/$u.token"); }
+  done
+  (
+    umask 077
+    printf '%s,admin,admin-uid,"system:masters"\n' "$(cat "$STATE/admin.token")"
+    printf '%s,nobody,nobody-uid\n' "$(cat "$STATE/nobody.token")"
+    printf '%s,system:kube-controller-manager,kcm-uid\n' "$(cat "$STATE/kube-controller-manager.token")"
+    printf '%s,system:kube-scheduler,scheduler-uid\n' "$(cat "$STATE/kube-scheduler.token")"
+    # kwok writes the status of nodes and pods, leases and events as kubelets do; in this
+    # local cluster it simply gets full rights.
+    printf '%s,kwok,kwok-uid,"system:masters"\n' "$(cat "$STATE/kwok.token")"
+  ) > "$STATE/tokens.csv"
   if [ ! -f "$STATE/sa.key" ]; then
     openssl genrsa -out "$STATE/sa.key" 2048 2>/dev/null
     openssl rsa -in "$STATE/sa.key" -pubout -out "$STATE/sa.pub" 2>/dev/null
   fi
+}
+
+# component_kubeconfig NAME USER writes a kubeconfig for one control-plane component.
+component_kubeconfig() {
+  local ca; ca=$(base64 -w0 < "$STATE/certs/apiserver.crt")
+  (
+    umask 077
+    cat > "$STATE/$1.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority-data: $ca
+users:
+- name: $2
+  user:
+    token: $(cat "$STATE/$1.token")
+contexts:
+- name: local
+  context: {cluster: local, user: $2}
+current-context: local
+KC
+  )
 }
 
 write_kubeconfig() {
@@ -221,9 +281,152 @@ start_apiserver() {
   die "kube-apiserver did not become ready (log: $STATE/logs/kube-apiserver.log)"
 }
 
+# kwok's own stages, from its published module: nodes initialised and heart-beating with
+# leases (what kwokctl configures), pods through kwok's "general" stages (created with
+# containers ContainerCreating, then Running and Ready, a second or a few later; Jobs' pods
+# completing; deleted pods removed once their grace period is over), and its chaos stage
+# for failing containers. hack/kwok/stages.yaml adds ours.
+KWOK_STAGES="node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml
+  pod/general/pod-create.yaml pod/general/pod-init-container-running.yaml
+  pod/general/pod-init-container-completed.yaml pod/general/pod-ready.yaml
+  pod/general/pod-complete.yaml pod/general/pod-delete.yaml
+  pod/chaos/pod-container-running-failed.yaml"
+KWOK_STAGES_FILE="$BIN_DIR/kwok-stages-$(echo $KWOK_STAGES | cksum | cut -d' ' -f1).yaml"
+
+# kwok_stages writes kwok's stages above into one config file beside the binaries.
+kwok_stages() {
+  [ -s "$KWOK_STAGES_FILE" ] && return 0
+  local dir f out="$KWOK_STAGES_FILE.tmp"
+  dir=$(cd "$TOOLS_DIR" && GOFLAGS= go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^\s*"Dir": "\(.*\)",\?$/\1/p')
+  [ -d "$dir/kustomize/stage" ] || die "could not find kwok $KWOK_VERSION's stages in the module cache"
+  : > "$out"
+  for f in $KWOK_STAGES; do
+    { echo "---"; cat "$dir/kustomize/stage/$f"; } >> "$out"
+  done
+  mv "$out" "$KWOK_STAGES_FILE"
+}
+
+# start_component NAME ARGS...: start one control-plane process in the background,
+# recording its PID, unless it is already running.
+start_component() {
+  local name=$1; shift
+  pid_alive "$STATE/$name.pid" && return 0
+  if [ -f "$STATE/$name.pid" ]; then
+    log "$name had died (last lines of $STATE/logs/$name.log below); starting it again"
+    tail -5 "$STATE/logs/$name.log" >&2 || true
+  fi
+  "$@" >>"$STATE/logs/$name.log" 2>&1 < /dev/null &
+  echo $! > "$STATE/$name.pid"
+}
+
+start_controller_manager() {
+  component_kubeconfig kube-controller-manager system:kube-controller-manager
+  # Each controller runs with its own service account's rights, as in kubeadm clusters.
+  start_component kube-controller-manager "$BIN_DIR/kube-controller-manager" \
+    --kubeconfig "$STATE/kube-controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$STATE/kube-controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$STATE/kube-controller-manager.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$KCM_PORT" \
+    --cert-dir "$STATE/certs/kube-controller-manager" \
+    --leader-elect=false \
+    --use-service-account-credentials \
+    --service-account-private-key-file "$STATE/sa.key" \
+    --root-ca-file "$STATE/certs/apiserver.crt" \
+    --cluster-name kubeevents-local \
+    --profiling=false
+}
+
+start_scheduler() {
+  component_kubeconfig kube-scheduler system:kube-scheduler
+  start_component kube-scheduler "$BIN_DIR/kube-scheduler" \
+    --kubeconfig "$STATE/kube-scheduler.kubeconfig" \
+    --authentication-kubeconfig "$STATE/kube-scheduler.kubeconfig" \
+    --authorization-kubeconfig "$STATE/kube-scheduler.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" \
+    --cert-dir "$STATE/certs/kube-scheduler" \
+    --leader-elect=false \
+    --profiling=false
+}
+
+start_kwok() {
+  component_kubeconfig kwok kwok
+  start_component kwok "$BIN_DIR/kwok" \
+    --kubeconfig "$STATE/kwok.kubeconfig" \
+    --config "$KWOK_STAGES_FILE" --config "$ROOT/hack/kwok/stages.yaml" \
+    --manage-all-nodes=false \
+    --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+    --cidr 10.244.0.0/16 --node-ip 10.240.0.1 \
+    --node-lease-duration-seconds 40 \
+    --server-address "127.0.0.1:$KWOK_PORT"
+}
+
+# add_nodes creates the simulated nodes kwok manages (annotation kwok.x-k8s.io/node=fake).
+add_nodes() {
+  local i manifest=""
+  for i in $(seq 0 $((NODES - 1))); do
+    manifest+="apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-$i
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: \"0\"}
+  labels: {type: kwok, kubernetes.io/hostname: kwok-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, topology.kubernetes.io/zone: zone-$((i % 3))}
+status:
+  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110000\"}
+  capacity: {cpu: \"32\", memory: 256Gi, pods: \"110000\"}
+---
+"
+  done
+  [ -n "$manifest" ] || return 0
+  printf '%s' "$manifest" | "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_PATH" apply -f - >/dev/null \
+    || die "could not create the simulated nodes"
+}
+
+# wait_living waits until the scheduler and controllers serve and every simulated node is
+# Ready, so that a test started right after 'up' sees pods scheduled and running.
+wait_living() {
+  local i ready
+  for i in $(seq 1 300); do
+    ready=$("$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_PATH" get nodes -l type=kwok \
+      -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>/dev/null | grep -c True || true)
+    if [ "$ready" -ge "$NODES" ] && component_healthy kube-controller-manager && component_healthy kube-scheduler; then
+      return 0
+    fi
+    for c in kube-controller-manager kube-scheduler kwok; do
+      pid_alive "$STATE/$c.pid" || { tail -20 "$STATE/logs/$c.log" >&2; die "$c exited while starting (log: $STATE/logs/$c.log)"; }
+    done
+    sleep 0.2
+  done
+  die "the living cluster did not become ready in 60s ($ready of $NODES nodes Ready; logs in $STATE/logs)"
+}
+
+# component_healthy NAME: the component's own health endpoint answers ok.
+component_healthy() {
+  case "$1" in
+    etcd) curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" >/dev/null 2>&1 ;;
+    kube-apiserver) healthy ;;
+    kube-controller-manager) curl -skf --max-time 2 "https://127.0.0.1:$KCM_PORT/healthz" >/dev/null 2>&1 ;;
+    kube-scheduler) curl -skf --max-time 2 "https://127.0.0.1:$SCHEDULER_PORT/healthz" >/dev/null 2>&1 ;;
+    kwok) curl -sf --max-time 2 "http://127.0.0.1:$KWOK_PORT/healthz" >/dev/null 2>&1 ;;
+  esac
+}
+
+components() {
+  if [ "$MODE" = living ]; then echo etcd kube-apiserver kube-controller-manager kube-scheduler kwok
+  else echo etcd kube-apiserver; fi
+}
+
+all_running() {
+  local c
+  for c in $(components); do pid_alive "$STATE/$c.pid" || return 1; done
+  healthy
+}
+
 up() {
-  if healthy && pid_alive "$STATE/etcd.pid" && pid_alive "$STATE/kube-apiserver.pid"; then
+  if all_running; then
     echo "$KUBECONFIG_PATH"; return 0
+  fi
+  if [ -f "$STATE/mode" ] && [ "$(cat "$STATE/mode")" != "$MODE" ]; then
+    die "$STATE holds a $(cat "$STATE/mode") cluster, not a $MODE one; run 'hack/cluster.sh down' first"
   fi
   build
   prepare
@@ -232,7 +435,19 @@ up() {
   start_apiserver
   write_kubeconfig
   printf '%s %s\n' "$API_PORT" "$ETCD_PORT" > "$PORTS_FILE"
-  log "kube-apiserver $KUBE_VERSION ready on https://127.0.0.1:$API_PORT in $((SECONDS - t0))s"
+  echo "$MODE" > "$STATE/mode"
+  echo "$NODES" > "$STATE/nodes"
+  if [ "$MODE" = living ]; then
+    kwok_stages
+    start_controller_manager
+    start_scheduler
+    start_kwok
+    add_nodes
+    wait_living
+    log "living cluster ready on https://127.0.0.1:$API_PORT in $((SECONDS - t0))s: kube-apiserver, kube-controller-manager and kube-scheduler $KUBE_VERSION, kwok $KWOK_VERSION with $NODES nodes"
+  else
+    log "bare cluster (etcd + kube-apiserver $KUBE_VERSION) ready on https://127.0.0.1:$API_PORT in $((SECONDS - t0))s"
+  fi
   echo "$KUBECONFIG_PATH"
 }
 
@@ -248,18 +463,41 @@ stop_pid() {
 }
 
 down() {
+  stop_pid "$STATE/kwok.pid"
+  stop_pid "$STATE/kube-scheduler.pid"
+  stop_pid "$STATE/kube-controller-manager.pid"
   stop_pid "$STATE/kube-apiserver.pid"
   stop_pid "$STATE/etcd.pid"
   rm -rf "$STATE"
   log "stopped"
 }
 
+# status reports every component of the cluster's mode: running and healthy, running but
+# not answering its health check, or not running (with the last lines of its log).
 status() {
-  if healthy; then
-    echo "running: https://127.0.0.1:$API_PORT (kubeconfig $KUBECONFIG_PATH)"
-  else
+  if [ ! -f "$STATE/kube-apiserver.pid" ] && [ ! -f "$STATE/etcd.pid" ]; then
     echo "not running"; return 1
   fi
+  local c bad=0
+  echo "$MODE cluster: https://127.0.0.1:$API_PORT (kubeconfig $KUBECONFIG_PATH)"
+  for c in $(components); do
+    if ! pid_alive "$STATE/$c.pid"; then
+      printf '  %-24s not running (log: %s)\n' "$c" "$STATE/logs/$c.log"
+      tail -3 "$STATE/logs/$c.log" 2>/dev/null | sed 's/^/      /'
+      bad=1
+    elif component_healthy "$c"; then
+      printf '  %-24s running, healthy (pid %s)\n' "$c" "$(cat "$STATE/$c.pid")"
+    else
+      printf '  %-24s running, NOT healthy (pid %s, log: %s)\n' "$c" "$(cat "$STATE/$c.pid")" "$STATE/logs/$c.log"
+      bad=1
+    fi
+  done
+  if [ "$MODE" = living ] && [ $bad = 0 ]; then
+    local ready
+    ready=$("$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_PATH" get nodes -l type=kwok --no-headers 2>/dev/null | grep -c ' Ready ' || true)
+    printf '  %-24s %s of %s Ready\n' "simulated nodes" "$ready" "$NODES"
+  fi
+  return $bad
 }
 
 restart_apiserver() {

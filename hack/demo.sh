@@ -1,29 +1,43 @@
 #!/usr/bin/env bash
-# make demo: a local cluster, a little churn in namespace "demo", and kubeevents watching it.
+# make demo: a living local cluster, a Deployment that is created, scaled and rolled out
+# again and again in namespace "demo", a pod that keeps crashing and restarting, and
+# kubeevents watching the Deployments and the pods.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-KUBECONFIG_PATH=$("$ROOT/hack/cluster.sh" up)
+KUBECONFIG_PATH=$(KUBEEVENTS_CLUSTER_MODE=living "$ROOT/hack/cluster.sh" up)
 KUBECTL="$("$ROOT/hack/cluster.sh" bin)/kubectl --kubeconfig $KUBECONFIG_PATH"
 NS=demo
+# A namespace left terminating by an earlier demo is gone in a moment: wait for it.
+for _ in $(seq 1 60); do
+  phase=$($KUBECTL get namespace $NS -o jsonpath='{.status.phase}' 2>/dev/null || true)
+  [ "$phase" = Terminating ] || break
+  sleep 1
+done
 $KUBECTL get namespace $NS >/dev/null 2>&1 || $KUBECTL create namespace $NS >/dev/null
+# Start from an empty namespace, so the story below begins at its first line.
+$KUBECTL -n $NS delete deployment,pod --all --wait=true >/dev/null 2>&1 || true
 
-churn() {
-  local i=0
-  while sleep 2; do
-    i=$((i + 1))
-    $KUBECTL -n $NS run "web-$i" --image=nginx:1.27 --labels=app=web --restart=Never >/dev/null 2>&1 || true
-    $KUBECTL -n $NS create configmap "settings-$i" --from-literal=round=$i >/dev/null 2>&1 || true
-    sleep 2
-    $KUBECTL -n $NS label pod "web-$i" tier=frontend --overwrite >/dev/null 2>&1 || true
-    $KUBECTL -n $NS annotate pod "web-$i" demo/round="$i" --overwrite >/dev/null 2>&1 || true
-    if [ $i -gt 2 ]; then
-      $KUBECTL -n $NS delete pod "web-$((i - 2))" --wait=false >/dev/null 2>&1 || true
-      $KUBECTL -n $NS delete configmap "settings-$((i - 2))" >/dev/null 2>&1 || true
-    fi
+story() {
+  local k="$KUBECTL -n $NS" round=0
+  sleep 2
+  $k create deployment web --image=nginx:1.27 --replicas=3 >/dev/null
+  sleep 6
+  $k scale deployment web --replicas=5 >/dev/null
+  sleep 6
+  # A pod whose container keeps crashing (a kwok stage of hack/kwok/stages.yaml).
+  $k run flaky --image=busybox:1.36 --labels=app=flaky,sim.kubeevents.dev/behavior=crashloop >/dev/null
+  while sleep 8; do
+    round=$((round + 1))
+    # A rolling update: a new ReplicaSet, its pods created, Running, Ready; old ones
+    # terminating and deleted.
+    $k set image deployment/web "nginx=nginx:1.$((27 + round % 2))" >/dev/null
+    sleep 12
+    if [ $((round % 2)) = 0 ]; then $k scale deployment web --replicas=5 >/dev/null
+    else $k scale deployment web --replicas=3 >/dev/null; fi
   done
 }
-churn &
-CHURN=$!
-trap 'kill $CHURN 2>/dev/null || true' EXIT
-echo "kubeevents: watching pods in namespace $NS of the local cluster (kubeconfig $KUBECONFIG_PATH); Ctrl-C to stop" >&2
-"$ROOT/bin/kubeevents" watch pods -n $NS --kubeconfig "$KUBECONFIG_PATH" "$@"
+story >/dev/null 2>&1 &
+STORY=$!
+trap 'kill $STORY 2>/dev/null || true' EXIT
+echo "kubeevents: watching deployments and pods in namespace $NS of the local cluster (kubeconfig $KUBECONFIG_PATH); Ctrl-C to stop" >&2
+"$ROOT/bin/kubeevents" watch deployments,pods -n $NS --kubeconfig "$KUBECONFIG_PATH" "$@"

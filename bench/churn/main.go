@@ -253,12 +253,17 @@ func established(crd *unstructured.Unstructured) bool {
 	return false
 }
 
-// benchPod is a small application pod; the server adds its defaults. It stays Pending
-// (no scheduler), so no controller ever changes it: every event is ours.
+// unscheduled names a scheduler that does not exist: the benchmark's pods stay Pending
+// and unscheduled in the living local cluster too, so no controller or simulated node ever
+// changes them and every event is ours.
+const unscheduled = "kubeevents-none"
+
+// benchPod is a small application pod; the server adds its defaults. It is never
+// scheduled (see unscheduled).
 func benchPod(name string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "bench", "tier": "web", "bench-round": "r0"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Spec: corev1.PodSpec{SchedulerName: unscheduled, Containers: []corev1.Container{{
 			Name: "app", Image: "nginx:1.27",
 			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
 			Resources: corev1.ResourceRequirements{
@@ -512,6 +517,7 @@ func realisticPod(ns, name string) ([]byte, error) {
 		"apiVersion": "v1", "kind": "Pod",
 		"metadata": map[string]any{"name": name, "namespace": ns, "labels": labels, "annotations": annotations},
 		"spec": map[string]any{
+			"schedulerName": unscheduled,
 			"containers": []any{
 				container("app", "registry.example.com/shop/checkout:2.14.3", 8080, 9090),
 				container("proxy", "registry.example.com/platform/envoy:1.31.2", 15001, 15090),

@@ -1,7 +1,9 @@
 // Package e2e runs the real kubeevents binary, as a user would, against the real local
-// kube-apiserver that hack/cluster.sh starts (make test-e2e brings it up and passes its
-// kubeconfig in KUBEEVENTS_KUBECONFIG). Each test works in a fresh namespace of its own:
-// the cluster has no controllers, so namespaces never finish terminating.
+// local cluster that hack/cluster.sh starts (make test-e2e brings it up and passes its
+// kubeconfig in KUBEEVENTS_KUBECONFIG). Each test works in a fresh namespace of its own.
+// The cluster is living (controllers, a scheduler, kwok's simulated nodes): tests of
+// kubeevents' own mechanics use pods that are never scheduled (pod), so that only the
+// test changes them; living_test.go follows what the controllers and nodes do.
 package e2e
 
 import (
@@ -106,11 +108,19 @@ func newNamespace(t *testing.T) string {
 	return name
 }
 
-// pod is a minimal pod; it stays Pending (no scheduler, no kubelet).
+// unscheduled names a scheduler that does not exist: a pod that asks for it is never
+// scheduled, so in the living cluster too nothing but the test changes it.
+const unscheduled = "kubeevents-none"
+
+// pod is a minimal pod that stays Pending and unscheduled (see unscheduled), so that the
+// tests of kubeevents' own mechanics see only the changes they make.
 func pod(name string, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+		Spec: corev1.PodSpec{
+			SchedulerName: unscheduled,
+			Containers:    []corev1.Container{{Name: "app", Image: "nginx:1.27"}},
+		},
 	}
 }
 
