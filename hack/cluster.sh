@@ -136,6 +136,10 @@ build() {
   exec 8>&-
 }
 
+# Every process of the cluster runs in a session of its own (setsid): a Ctrl-C in the
+# terminal that started it (make demo) goes to that terminal's process group, and would
+# otherwise stop the cluster too (Go programs that handle SIGINT undo the ignoring that a
+# script's background jobs inherit).
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 healthy() {
@@ -235,7 +239,7 @@ start_etcd() {
   port_free "$ETCD_PORT" || die "port $ETCD_PORT is taken by another program; set KUBEEVENTS_ETCD_PORT"
   # etcd reads every ETCD_* variable as a flag: start it with none of them.
   env $(env | awk -F= '/^ETCD_/ {printf "-u %s ", $1}') \
-    "$BIN_DIR/etcd" --name local --data-dir "$STATE/etcd" --unsafe-no-fsync \
+    setsid "$BIN_DIR/etcd" --name local --data-dir "$STATE/etcd" --unsafe-no-fsync \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "local=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls "" \
@@ -255,7 +259,7 @@ start_etcd() {
 start_apiserver() {
   pid_alive "$STATE/kube-apiserver.pid" && return 0
   port_free "$API_PORT" || die "port $API_PORT is taken by another program; set KUBEEVENTS_APISERVER_PORT"
-  "$BIN_DIR/kube-apiserver" \
+  setsid "$BIN_DIR/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --secure-port "$API_PORT" \
     --advertise-address 127.0.0.1 --endpoint-reconciler-type none \
@@ -315,7 +319,7 @@ start_component() {
     log "$name had died (last lines of $STATE/logs/$name.log below); starting it again"
     tail -5 "$STATE/logs/$name.log" >&2 || true
   fi
-  "$@" >>"$STATE/logs/$name.log" 2>&1 < /dev/null &
+  setsid "$@" >>"$STATE/logs/$name.log" 2>&1 < /dev/null &
   echo $! > "$STATE/$name.pid"
 }
 

@@ -38,6 +38,8 @@ story() {
 }
 story >/dev/null 2>&1 &
 STORY=$!
-trap 'kill $STORY 2>/dev/null || true' EXIT
+# On the way out, leave the cluster quiet for what runs next (make test): the namespace
+# controller deletes the Deployment and the restarting pod with the namespace.
+trap 'kill $STORY 2>/dev/null || true; $KUBECTL delete namespace $NS --wait=false >/dev/null 2>&1 || true' EXIT
 echo "kubeevents: watching deployments and pods in namespace $NS of the local cluster (kubeconfig $KUBECONFIG_PATH); Ctrl-C to stop" >&2
 "$ROOT/bin/kubeevents" watch deployments,pods -n $NS --kubeconfig "$KUBECONFIG_PATH" "$@"

@@ -105,6 +105,12 @@ func newNamespace(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
+	// In the living cluster the namespace controller then deletes what the test left
+	// (Deployments whose pods would otherwise run, and restart, for ever); in a bare one the
+	// namespace stays Terminating, which harms nothing.
+	t.Cleanup(func() {
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	return name
 }
 
