@@ -967,8 +967,11 @@ func TestFaultLoadBlockLossless(t *testing.T) {
 	waitLines(t, p, 3*time.Minute, total, stdout, file, jq)
 	took := time.Since(start)
 	t.Logf("%d changes made in %s; all %d events in all three sinks after %s", made, generated.Round(time.Millisecond), total, took.Round(time.Millisecond))
-	if took > time.Minute {
-		t.Errorf("%d events took %s through three sinks, want under a minute", total, took.Round(time.Second))
+	// Not a speed target (those are benchmarks): a stall detector. How fast the changes are
+	// made is the API server's business and varies with the machine's load; what
+	// kubeevents adds is the time after the last change until every sink has it.
+	if behind := took - generated; behind > 30*time.Second {
+		t.Errorf("the three sinks had every event only %s after the last change was made, want under 30s", behind.Round(time.Second))
 	}
 	p.signal(os.Interrupt)
 	if code := p.wait(30 * time.Second); code != 0 {
