@@ -302,7 +302,7 @@ func TestColorIgnoresGlobalSwitch(t *testing.T) {
 }
 
 func TestNameColumnIsNeverTruncated(t *testing.T) {
-	long := strings.Repeat("x", 2*nameColumnWidth)
+	long := strings.Repeat("x", 2*maxNameColumn)
 	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
 	pod.Name = long
 	out := render(t, Options{Location: time.UTC}, []*informer.Event{{Type: informer.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}})

@@ -55,7 +55,7 @@ func TestDiffOnScale(t *testing.T) {
 
 	scaleDeployment(t, ns, "web", 3)
 	line := pretty.waitFor(eventWait, "MODIFIED web", func(l string) bool { return strings.Contains(l, "MODIFIED") })
-	if !strings.Contains(line, ns+"/web") || !strings.Contains(line, "ready 0/3") {
+	if !strings.Contains(line, " web ") || strings.Contains(line, ns) || !strings.Contains(line, "ready 0/3") {
 		t.Errorf("MODIFIED line = %q, want the deployment with ready 0/3", line)
 	}
 	pretty.waitFor(eventWait, "the replicas diff line", func(l string) bool {
@@ -200,7 +200,8 @@ func TestSeveralTypes(t *testing.T) {
 	seen := map[string]bool{}
 	for len(seen) < 3 {
 		line := s.waitFor(eventWait, "one event per type", func(string) bool { return true })
-		for _, want := range []string{"pod/" + ns + "/web-1", "deployment.apps/" + ns + "/api", "configmap/" + ns + "/settings"} {
+		// -n says the namespace, so names leave it out.
+		for _, want := range []string{"pod/web-1", "deployment.apps/api", "configmap/settings"} {
 			if strings.Contains(line, " "+want+" ") {
 				seen[want] = true
 			}
@@ -279,7 +280,7 @@ func TestWithEvents(t *testing.T) {
 	recordEvent(t, ns, "about-db", "db-1", corev1.EventTypeWarning, "Unwatched", "not about a watched pod")
 	recordEvent(t, ns, "about-web", "web-1", corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container")
 	line := s.waitFor(eventWait, "the WARNING line", func(l string) bool { return strings.Contains(l, "WARNING") })
-	if !strings.Contains(line, "pod/"+ns+"/web-1") || !strings.Contains(line, "BackOff: Back-off restarting failed container") {
+	if !strings.Contains(line, " pod/web-1 ") || !strings.Contains(line, "BackOff: Back-off restarting failed container") {
 		t.Errorf("WARNING line = %q; want the pod it is about, the reason and the message", line)
 	}
 	labelPod(t, ns, "web-1", "x", "1")

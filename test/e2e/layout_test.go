@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/creack/pty"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// unscheduledPod is a pod no scheduler picks up (schedulerName "kubeevents-none"), so
+// nothing but the test changes it, even on a cluster with a scheduler and nodes.
+func unscheduledPod(t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	p := pod(name, nil)
+	p.Spec.SchedulerName = "kubeevents-none"
+	created, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s/%s: %v", ns, name, err)
+	}
+	return created
+}
+
+// terminalRun is kubeevents running with stdout on a pseudo-terminal of a given size.
+type terminalRun struct {
+	cmd    *exec.Cmd
+	lines  chan string
+	stderr bytes.Buffer
+}
+
+func startInTerminal(t *testing.T, cols uint16, args ...string) *terminalRun {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatalf("opening a pseudo-terminal: %v", err)
+	}
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 50, Cols: cols}); err != nil {
+		t.Fatal(err)
+	}
+	r := &terminalRun{cmd: exec.Command(binary, withKubeconfig(args)...), lines: make(chan string, 10000)}
+	r.cmd.Env = append(cleanEnv(), "TERM=xterm")
+	r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr = tty, tty, &r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	go func() {
+		sc := bufio.NewScanner(ptmx)
+		for sc.Scan() {
+			r.lines <- strings.TrimSuffix(sc.Text(), "\r")
+		}
+		close(r.lines)
+	}()
+	t.Cleanup(func() {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		ptmx.Close()
+	})
+	return r
+}
+
+// waitFor reads lines until match, keeping every line read in *seen.
+func (r *terminalRun) waitFor(t *testing.T, seen *[]string, what string, match func(string) bool) string {
+	t.Helper()
+	deadline := time.After(eventWait)
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("kubeevents ended before %s; output:\n%s", what, strings.Join(*seen, "\n"))
+			}
+			*seen = append(*seen, line)
+			if match(line) {
+				return line
+			}
+		case <-deadline:
+			t.Fatalf("no %s within %s; output:\n%s", what, eventWait, strings.Join(*seen, "\n"))
+		}
+	}
+}
+
+// On an 80-column terminal, with -n: names leave the namespace out, the name column is
+// as wide as the names seen (longer than the old fixed 40 when they are, aligned), every
+// line fits the terminal, and a long value in a diff takes the terminal's width.
+func TestLayoutFitsTerminal(t *testing.T) {
+	const cols = 80
+	ns := newNamespace(t)
+	long := "checkout-api-7d9f8b6c5-abc12" // what a Deployment's pods are called
+	unscheduledPod(t, ns, "db-0")
+	unscheduledPod(t, ns, long)
+	r := startInTerminal(t, cols, "watch", "pods", "-n", ns, "--color", "never")
+	var seen []string
+	isAdded := func(name string) func(string) bool {
+		return func(l string) bool { return strings.Contains(l, "ADDED") && strings.Contains(l, " "+name+" ") }
+	}
+	listed := map[string]bool{}
+	for len(listed) < 2 {
+		r.waitFor(t, &seen, "ADDED db-0 and "+long, func(l string) bool {
+			for _, name := range []string{"db-0", long} {
+				if isAdded(name)(l) {
+					listed[name] = true
+					return true
+				}
+			}
+			return false
+		})
+	}
+
+	value := strings.Repeat("0123456789", 20)
+	annotate := func(v string) {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"note":%q}}}`, v)
+		if _, err := client.CoreV1().Pods(ns).Patch(context.Background(), "db-0", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	annotate(value)
+	modified := r.waitFor(t, &seen, "MODIFIED db-0", func(l string) bool { return strings.Contains(l, "MODIFIED") && strings.Contains(l, " db-0 ") })
+	added := r.waitFor(t, &seen, "the diff line", func(l string) bool { return strings.Contains(l, "+ metadata.annotations: ") })
+	annotate(strings.ToUpper(value) + "x")
+	r.waitFor(t, &seen, "the second MODIFIED db-0", func(l string) bool { return strings.Contains(l, "MODIFIED") && strings.Contains(l, " db-0 ") })
+	replaced := r.waitFor(t, &seen, "the changed value", func(l string) bool { return strings.Contains(l, "~ metadata.annotations.note: ") })
+
+	for _, line := range seen {
+		if strings.Contains(line, ns) {
+			t.Errorf("-n %s, yet the namespace is printed: %q", ns, line)
+		}
+		if n := utf8.RuneCountInString(line); n > cols {
+			t.Errorf("%d runes on a %d-column terminal: %q", n, cols, line)
+		}
+	}
+	// The long name's line and db-0's later line start the summary at the same column.
+	statusColumn := func(line string) int { return strings.Index(line, "Pending") }
+	var longLine string
+	for _, line := range seen {
+		if isAdded(long)(line) {
+			longLine = line
+		}
+	}
+	if statusColumn(modified) != statusColumn(longLine) || statusColumn(longLine) != strings.Index(longLine, long)+len(long)+2 {
+		t.Errorf("summaries not aligned after the longest name:\n%s\n%s", longLine, modified)
+	}
+	// Values are shortened to the terminal's width, not to a fixed one: the added value
+	// fills the line, the changed one shares it between old and new.
+	for _, line := range []string{added, replaced} {
+		if n := utf8.RuneCountInString(line); n != cols || !strings.Contains(line, "…") {
+			t.Errorf("want a value shortened in the middle to end at column %d, got %d runes: %q", cols, n, line)
+		}
+	}
+}
