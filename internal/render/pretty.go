@@ -37,9 +37,9 @@ const (
 	// width once one is shown.
 	minTypeColumn = len("MODIFIED")
 	maxTypeColumn = len(terminating)
-	// minStatusColumn fits Pending and Running; Succeeded widens it.
+	// minStatusColumn fits Pending and Running; longer statuses (CrashLoopBackOff) widen it.
 	minStatusColumn = len(corev1.PodPending)
-	maxStatusColumn = len(corev1.PodSucceeded)
+	maxStatusColumn = len("ContainerCreating")
 	// maxNameColumn limits the name column when the terminal's width is unknown (a pipe,
 	// a file): long enough for namespace/name of most generated names.
 	maxNameColumn = 60
@@ -83,8 +83,8 @@ func newTypeLabels(enabled bool) map[string]string {
 // appendLine renders ev in the pretty or wide format, with its changes below when
 // diffs are on:
 //
-//	15:04:05  ADDED     web-7d9f8-abc12  Pending  0/1  restarts 0
-//	15:04:07  MODIFIED  web-7d9f8-abc12  Running  1/1  restarts 0
+//	15:04:05  ADDED     web-7d9f8-abc12  ContainerCreating  0/1  restarts 0
+//	15:04:07  MODIFIED  web-7d9f8-abc12  Running            1/1  restarts 0
 //	          ~ status.phase: Pending → Running
 func (p *Printer) appendLine(dst []byte, ev *informer.Event) ([]byte, error) {
 	m, err := eventMeta(ev)
@@ -321,27 +321,21 @@ func (p *Printer) appendSummary(dst []byte, ev *informer.Event, m metav1.Object,
 	return dst
 }
 
-// appendPodStatus appends phase, ready/total containers and restarts; when wide, also
-// node and pod IP, which kubectl too shows only with -o wide (and which leave no room on
-// an 80-column terminal).
+// appendPodStatus appends the columns of `kubectl get pods` that change during a
+// rollout: STATUS as kubectl computes it (see kubectlPodRow), ready/total containers and
+// restarts; when wide, also node and pod IP, which kubectl too shows only with -o wide
+// (and which leave no room on an 80-column terminal).
 func (p *Printer) appendPodStatus(dst []byte, pod *corev1.Pod, wide bool) []byte {
+	row := kubectlPodRow(pod)
 	start := len(dst)
-	dst = appendOrDash(dst, string(pod.Status.Phase))
+	dst = appendOrDash(dst, row.status)
 	n := utf8.RuneCount(dst[start:])
 	dst = appendPadding(dst, n, growColumn(&p.statusColumn, n, maxStatusColumn))
 
-	var ready, restarts int64
-	for i := range pod.Status.ContainerStatuses {
-		status := &pod.Status.ContainerStatuses[i]
-		if status.Ready {
-			ready++
-		}
-		restarts += int64(status.RestartCount)
-	}
-	dst = strconv.AppendInt(dst, ready, 10)
+	dst = strconv.AppendInt(dst, int64(row.ready), 10)
 	dst = append(dst, '/')
-	dst = strconv.AppendInt(dst, int64(len(pod.Spec.Containers)), 10)
-	dst = appendCount(dst, "restarts", int32(restarts))
+	dst = strconv.AppendInt(dst, int64(row.total), 10)
+	dst = appendCount(dst, "restarts", int32(row.restarts))
 	if wide {
 		dst = append(dst, columnGap+"node "...)
 		dst = appendOrDash(dst, pod.Spec.NodeName)

@@ -52,6 +52,10 @@ func webPod(phase corev1.PodPhase, ready bool, node, rv string) *corev1.Pod {
 	if node != "" {
 		pod.Status.PodIP = "10.244.1.7"
 	}
+	// kubectl counts a container as ready only while it is running.
+	if ready {
+		pod.Status.ContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0.Add(time.Second))}
+	}
 	return pod
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,50 @@ func unscheduledPod(t *testing.T, ns, name string) *corev1.Pod {
 		t.Fatalf("creating pod %s/%s: %v", ns, name, err)
 	}
 	return created
+}
+
+// setContainerState writes the pod's status as a kubelet would: its phase and the one
+// container's state and restart count.
+func setContainerState(t *testing.T, ns, name string, phase corev1.PodPhase, state corev1.ContainerState, restarts int32) {
+	t.Helper()
+	p, err := client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Phase = phase
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Image: "nginx:1.27", State: state, RestartCount: restarts}}
+	if _, err := client.CoreV1().Pods(ns).UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("updating the status of pod %s/%s: %v", ns, name, err)
+	}
+}
+
+// A pod's STATUS is what kubectl shows (CrashLoopBackOff, OOMKilled, ...), not its phase.
+func TestPodStatusReasons(t *testing.T) {
+	ns := newNamespace(t)
+	unscheduledPod(t, ns, "web-1")
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "--color", "never", "--no-diff")
+	s.waitFor(eventWait, "ADDED web-1", func(l string) bool { return strings.Contains(l, "ADDED") })
+
+	for _, step := range []struct {
+		phase    corev1.PodPhase
+		state    corev1.ContainerState
+		restarts int32
+		want     string
+	}{
+		{corev1.PodPending, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}, 0, `ImagePullBackOff\s+0/1\s+restarts 0`},
+		{corev1.PodRunning, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}, 5, `CrashLoopBackOff\s+0/1\s+restarts 5`},
+		{corev1.PodRunning, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}, 6, `OOMKilled\s+0/1\s+restarts 6`},
+		{corev1.PodFailed, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}}, 6, `Error\s+0/1\s+restarts 6`},
+	} {
+		setContainerState(t, ns, "web-1", step.phase, step.state, step.restarts)
+		want := regexp.MustCompile(`  MODIFIED\s+web-1\s+` + step.want + `$`)
+		s.waitFor(eventWait, "MODIFIED web-1 with "+step.want, func(l string) bool {
+			return strings.Contains(l, "MODIFIED") && want.MatchString(l)
+		})
+	}
+	if _, code := s.interrupt(10 * time.Second); code != 0 {
+		t.Errorf("exit code after Ctrl-C = %d, want 0", code)
+	}
 }
 
 // terminalRun is kubeevents running with stdout on a pseudo-terminal of a given size.
