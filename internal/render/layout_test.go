@@ -7,7 +7,9 @@ import (
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/informer"
 )
@@ -109,6 +111,49 @@ func TestPodStatusAsKubectl(t *testing.T) {
 	out := render(t, Options{Location: time.UTC}, []*informer.Event{{Type: informer.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: crashLoop, Old: crashLoop}})
 	if want := "MODIFIED  default/web-1  CrashLoopBackOff  0/1  restarts 5\n"; !strings.HasSuffix(string(out), want) {
 		t.Errorf("line = %q, want it to end in %q", out, want)
+	}
+}
+
+var (
+	coreEventsGVR   = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	eventsV1GVR     = schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
+	eventObjectMeta = metav1.ObjectMeta{Name: "web-1.17a2b3c4d5e6f7a8", Namespace: "default", CreationTimestamp: metav1.NewTime(t0)}
+)
+
+// TestEventCounts checks that an Event shows how often it happened, whichever API wrote
+// it: core v1 count, series.count (events.k8s.io, and core Events written through it),
+// events.k8s.io deprecatedCount.
+func TestEventCounts(t *testing.T) {
+	regarding := corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web-1"}
+	core := func(count int32, series *corev1.EventSeries) *corev1.Event {
+		return &corev1.Event{ObjectMeta: eventObjectMeta, InvolvedObject: regarding, Type: corev1.EventTypeWarning,
+			Reason: "BackOff", Message: "Back-off restarting failed container", Count: count, Series: series}
+	}
+	v1 := func(count int32, series *eventsv1.EventSeries) *eventsv1.Event {
+		return &eventsv1.Event{ObjectMeta: eventObjectMeta, Regarding: regarding, Type: corev1.EventTypeWarning,
+			Reason: "BackOff", Note: "Back-off restarting failed container", DeprecatedCount: count, Series: series}
+	}
+	for _, tc := range []struct {
+		name string
+		ev   *informer.Event
+		want string
+	}{
+		{"core count", &informer.Event{Type: informer.Modified, Resource: coreEventsGVR, Kind: "Event", Object: core(5, nil)}, " (x5)"},
+		{"core series", &informer.Event{Type: informer.Modified, Resource: coreEventsGVR, Kind: "Event", Object: core(0, &corev1.EventSeries{Count: 9})}, " (x9)"},
+		{"core once", &informer.Event{Type: informer.Added, Resource: coreEventsGVR, Kind: "Event", Object: core(1, nil)}, "container"},
+		{"events.k8s.io series", &informer.Event{Type: informer.Modified, Resource: eventsV1GVR, Kind: "Event", Object: v1(0, &eventsv1.EventSeries{Count: 9})}, " (x9)"},
+		{"events.k8s.io deprecatedCount", &informer.Event{Type: informer.Modified, Resource: eventsV1GVR, Kind: "Event", Object: v1(5, nil)}, " (x5)"},
+		{"events.k8s.io once", &informer.Event{Type: informer.Added, Resource: eventsV1GVR, Kind: "Event", Object: v1(0, nil)}, "container"},
+		{"related, series", &informer.Event{Type: informer.Added, Related: true, Resource: coreEventsGVR, Kind: "Event", Object: core(0, &corev1.EventSeries{Count: 9})}, " (x9)"},
+	} {
+		tc.ev.Time = t0.Add(time.Minute)
+		out := strings.TrimSuffix(string(render(t, Options{Location: time.UTC, Namespace: "default"}, []*informer.Event{tc.ev})), "\n")
+		if !strings.HasSuffix(out, "BackOff: Back-off restarting failed container"+strings.TrimPrefix(tc.want, "container")) {
+			t.Errorf("%s: line %q does not end in the reason, message and %q", tc.name, out, tc.want)
+		}
+		if !tc.ev.Related && !strings.Contains(out, "Warning  pod/web-1  BackOff") {
+			t.Errorf("%s: line %q does not say the type and the object it is about", tc.name, out)
+		}
 	}
 }
 

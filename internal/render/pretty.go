@@ -10,6 +10,7 @@ import (
 	"github.com/fatih/color"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
@@ -233,7 +234,26 @@ func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event, line lineLayo
 	dst = appendEscaped(dst, obj.Name)
 	dst = p.padName(dst, start, line)
 	line.summaryColumn = line.timeWidth + p.typeColumn + len(columnGap) + utf8.RuneCount(dst[start:])
-	return append(appendEventText(dst, ev.Reason, ev.Message, ev.Count, line.summaryColumn, line), '\n')
+	return append(appendEventText(dst, ev.Reason, ev.Message, coreEventCount(ev), line.summaryColumn, line), '\n')
+}
+
+// coreEventCount is how often a core Event happened, as `kubectl get events` counts it:
+// series.count for Events written by the events.k8s.io API (whose deprecated count is
+// then left alone), else count, and at least 1.
+func coreEventCount(ev *corev1.Event) int32 {
+	if ev.Series != nil {
+		return ev.Series.Count
+	}
+	return max(ev.Count, 1)
+}
+
+// eventsV1Count is the same for an events.k8s.io Event: series.count, else the
+// deprecated count that core v1 clients write, and at least 1.
+func eventsV1Count(ev *eventsv1.Event) int32 {
+	if ev.Series != nil {
+		return ev.Series.Count
+	}
+	return max(ev.DeprecatedCount, 1)
 }
 
 // maxMessageRunes shortens an Event's message when the terminal's width is unknown.
@@ -299,6 +319,14 @@ func (p *Printer) appendSummary(dst []byte, ev *informer.Event, m metav1.Object,
 		}
 	case *corev1.Namespace:
 		dst = appendOrDash(dst, string(o.Status.Phase))
+	case *corev1.Event:
+		// The columns of `kubectl get events`: type, reason, object, message, and how
+		// often it happened, which is what changes when an Event is updated.
+		ref := o.InvolvedObject
+		dst = p.appendEvent(dst, o.Type, ref.Kind, ref.Namespace, ref.Name, o.Reason, o.Message, coreEventCount(o), line)
+	case *eventsv1.Event:
+		ref := o.Regarding
+		dst = p.appendEvent(dst, o.Type, ref.Kind, ref.Namespace, ref.Name, o.Reason, o.Note, eventsV1Count(o), line)
 	default:
 		// For a deleted object its age is how long it lived, printed below.
 		if !deleted {
@@ -319,6 +347,24 @@ func (p *Printer) appendSummary(dst []byte, ev *informer.Event, m metav1.Object,
 		dst = appendOrDash(dst, m.GetResourceVersion())
 	}
 	return dst
+}
+
+// appendEvent appends the summary of an Event watched as a type (core or events.k8s.io):
+//
+//	Warning  pod/web-1  BackOff: Back-off restarting failed container (x9)
+func (p *Printer) appendEvent(dst []byte, typ, kind, namespace, name, reason, message string, count int32, line lineLayout) []byte {
+	start := len(dst)
+	dst = appendOrDash(dst, typ)
+	dst = append(dst, columnGap...)
+	dst = appendEscaped(dst, strings.ToLower(kind))
+	if name != "" {
+		dst = append(dst, '/')
+		dst = p.appendNamespace(dst, namespace)
+		dst = appendEscaped(dst, name)
+	}
+	dst = append(dst, columnGap...)
+	column := line.summaryColumn + utf8.RuneCount(dst[start:])
+	return appendEventText(dst, reason, message, count, column, line)
 }
 
 // appendPodStatus appends the columns of `kubectl get pods` that change during a

@@ -3,9 +3,10 @@
 // Formats:
 //
 //   - pretty (the default): one aligned line per event, with a short kind-aware
-//     summary (pod status and readiness as kubectl shows them, deployment replicas, …),
-//     and with diffs on, a line per change under each MODIFIED event. Columns are as
-//     wide as what has been seen; on a terminal, long values are shortened to its width.
+//     summary (pod status and readiness as kubectl shows them, deployment replicas,
+//     Event reasons and counts, …), and with diffs on, a line per change under each
+//     MODIFIED event. Columns are as wide as what has been seen; on a terminal, long
+//     values are shortened to its width.
 //   - wide: pretty plus columns that are mostly useful when debugging (node, pod IP,
 //     resourceVersion).
 //   - json: JSON Lines. "type" and "object" are the keys kubectl uses for

@@ -14,6 +14,7 @@ import (
 
 	"github.com/creack/pty"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -73,6 +74,41 @@ func TestPodStatusReasons(t *testing.T) {
 	if _, code := s.interrupt(10 * time.Second); code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0", code)
 	}
+}
+
+// An Event repeated shows how often it happened, whether events.k8s.io wrote it
+// (series.count) or a core v1 client (count).
+func TestEventCountShown(t *testing.T) {
+	ns := newNamespace(t)
+	regarding := corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: "web-1"}
+	now := metav1.NowMicro()
+	seriesEvent := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1.backoff"},
+		EventTime:  now, Series: &eventsv1.EventSeries{Count: 2, LastObservedTime: now},
+		ReportingController: "e2e.kubeevents.dev/test", ReportingInstance: "e2e-1", Action: "Restarting",
+		Regarding: regarding, Reason: "BackOff", Note: "Back-off restarting failed container", Type: corev1.EventTypeWarning,
+	}
+	if _, err := client.EventsV1().Events(ns).Create(context.Background(), seriesEvent, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating the events.k8s.io Event: %v", err)
+	}
+	recordEvent(t, ns, "web-1.pulled", "web-1", corev1.EventTypeNormal, "Pulled", "Container image already present")
+
+	newer := startKubeevents(t, "watch", "events.events.k8s.io", "-n", ns, "--color", "never")
+	core := startKubeevents(t, "watch", "events", "-n", ns, "--color", "never")
+	newer.waitFor(eventWait, "ADDED web-1.backoff", func(l string) bool { return strings.Contains(l, "ADDED") && strings.Contains(l, "web-1.backoff") })
+	core.waitFor(eventWait, "ADDED web-1.pulled", func(l string) bool { return strings.Contains(l, "ADDED") && strings.Contains(l, "web-1.pulled") })
+
+	patch := fmt.Sprintf(`{"series":{"count":9,"lastObservedTime":%q}}`, metav1.NowMicro().Format(metav1.RFC3339Micro))
+	if _, err := client.EventsV1().Events(ns).Patch(context.Background(), "web-1.backoff", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Events(ns).Patch(context.Background(), "web-1.pulled", types.MergePatchType, []byte(`{"count":5}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`  MODIFIED\s+web-1\.backoff\s+Warning  pod/web-1  BackOff: Back-off restarting failed container \(x9\)$`)
+	newer.waitFor(eventWait, "the series.count bump with (x9)", func(l string) bool { return strings.Contains(l, "MODIFIED") && want.MatchString(l) })
+	want = regexp.MustCompile(`  MODIFIED\s+web-1\.pulled\s+Normal  pod/web-1  Pulled: Container image already present \(x5\)$`)
+	core.waitFor(eventWait, "the count bump with (x5)", func(l string) bool { return strings.Contains(l, "MODIFIED") && want.MatchString(l) })
 }
 
 // terminalRun is kubeevents running with stdout on a pseudo-terminal of a given size.
