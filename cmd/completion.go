@@ -420,7 +420,7 @@ func listNames(ctx context.Context, configFlags *genericclioptions.ConfigFlags, 
 var (
 	formatDescriptions = map[string]string{
 		string(render.FormatPretty): "one aligned line per event, with what changed",
-		string(render.FormatWide):   "pretty plus pod IP and resourceVersion",
+		string(render.FormatWide):   "pretty plus node, pod IP and resourceVersion",
 		string(render.FormatJSON):   "JSON Lines: one object per event",
 		string(render.FormatYAML):   "one YAML document per event",
 		string(render.FormatName):   "TYPE kind/name, as kubectl get -o name",

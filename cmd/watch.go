@@ -11,6 +11,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -416,6 +417,23 @@ func (o *WatchOptions) colorFor(w io.Writer) bool {
 		return false
 	}
 	return isTerminal(w)
+}
+
+// terminalWidth returns a function that reads the width of the terminal w is, asked
+// for every line so that a resized window is followed; nil when w is not a terminal.
+func terminalWidth(w io.Writer) func() int {
+	f, ok := w.(*os.File)
+	if !ok || !isTerminal(w) {
+		return nil
+	}
+	fd := int(f.Fd())
+	return func() int {
+		width, _, err := term.GetSize(fd)
+		if err != nil {
+			return 0
+		}
+		return width
+	}
 }
 
 func isTerminal(w io.Writer) bool {

@@ -446,6 +446,9 @@ func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sin
 		p, err := render.NewPrinter(render.Options{
 			Format: render.Format(s.Format), Color: o.colorFor(o.Streams.Out), Timestamps: o.Timestamps,
 			ShowKind: showKind, Diff: o.differ, ShowOld: o.ShowOld,
+			// The command line says the namespace to whoever reads the terminal; a file
+			// is read without it, so file sinks keep it in every name.
+			Namespace: o.namespace, TerminalWidth: terminalWidth(o.Streams.Out),
 		})
 		if err != nil {
 			return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}

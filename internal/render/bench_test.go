@@ -40,6 +40,12 @@ func realisticPod() *corev1.Pod {
 	condition := func(t corev1.PodConditionType) corev1.PodCondition {
 		return corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(4 * time.Second))}
 	}
+	// The init container has finished, as it has once the pod is Initialized.
+	initialized := status("migrate", "registry.example.com/shop/checkout-migrate:2.14.1", 0)
+	initialized.Ready = false
+	initialized.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 0, Reason: "Completed", StartedAt: metav1.NewTime(t0.Add(time.Second)), FinishedAt: metav1.NewTime(t0.Add(2 * time.Second)),
+	}}
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -72,7 +78,7 @@ func realisticPod() *corev1.Pod {
 			PodIPs:                []corev1.PodIP{{IP: "10.244.3.41"}},
 			StartTime:             &metav1.Time{Time: t0.Add(time.Second)},
 			QOSClass:              corev1.PodQOSBurstable,
-			InitContainerStatuses: []corev1.ContainerStatus{status("migrate", "registry.example.com/shop/checkout-migrate:2.14.1", 0)},
+			InitContainerStatuses: []corev1.ContainerStatus{initialized},
 			ContainerStatuses:     []corev1.ContainerStatus{status("api", "registry.example.com/shop/checkout-api:2.14.1", 2), status("envoy", "envoyproxy/envoy:v1.32.1", 0)},
 		},
 	}

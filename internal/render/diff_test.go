@@ -440,8 +440,9 @@ func TestChangeValues(t *testing.T) {
 		{long, "sha256:0123456789abcdef0123456…3456789abcdef0123456789abcdef"},
 		{strings.Repeat("é", 100), strings.Repeat("é", 30) + "…" + strings.Repeat("é", 29)},
 	} {
-		if got := string(p.appendChangeValue(nil, tc.v)); got != tc.want {
-			t.Errorf("appendChangeValue(%#v) = %q, want %q", tc.v, got, tc.want)
+		text := p.changeValueText(tc.v)
+		if got := string(appendEscaped(nil, shortenMiddle(text, valueLimit(text, 0)))); got != tc.want {
+			t.Errorf("change value %#v = %q, want %q", tc.v, got, tc.want)
 		}
 	}
 	if n := len([]rune(shortenMiddle(long, maxValueRunes))); n != maxValueRunes {

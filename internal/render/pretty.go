@@ -10,6 +10,7 @@ import (
 	"github.com/fatih/color"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
@@ -21,12 +22,32 @@ import (
 const terminating = "TERMINATING"
 
 const (
-	typeColumnWidth  = len(terminating)
-	nameColumnWidth  = 40
-	phaseColumnWidth = len(corev1.PodSucceeded)
-	columnGap        = "  "
-	// spaces is long enough for any padding: columns are at most nameColumnWidth wide.
+	columnGap = "  "
+	// spaces is sliced for padding; longer padding is appended in pieces (appendSpaces).
 	spaces = "                                                  "
+)
+
+// Columns are sized as kubectl's tabwriter sizes them in `kubectl get -w`
+// (liggitt/tabwriter with RememberWidths): each as wide as the widest value seen so far,
+// never narrower, so a stream stays aligned without a fixed width that is too narrow for
+// long names and too wide for an 80-column terminal. A value wider than its column's
+// limit is printed whole, followed by one space, and leaves the column as it was: one
+// odd name does not push every later line to the right.
+const (
+	// minTypeColumn fits ADDED, MODIFIED and DELETED; the column grows to TERMINATING's
+	// width once one is shown.
+	minTypeColumn = len("MODIFIED")
+	maxTypeColumn = len(terminating)
+	// minStatusColumn fits Pending and Running; longer statuses (CrashLoopBackOff) widen it.
+	minStatusColumn = len(corev1.PodPending)
+	maxStatusColumn = len("ContainerCreating")
+	// maxNameColumn limits the name column when the terminal's width is unknown (a pipe,
+	// a file): long enough for namespace/name of most generated names.
+	maxNameColumn = 60
+	// minNameColumn and minSummaryColumns set the name column's limit on a terminal: as
+	// wide as leaves minSummaryColumns for the summary, and never less than minNameColumn.
+	minNameColumn     = 20
+	minSummaryColumns = 30
 )
 
 const (
@@ -34,8 +55,8 @@ const (
 	timestampLayout = "2006-01-02T15:04:05.000Z07:00"
 )
 
-// newTypeLabels builds the type column for every known type: the type, coloured if
-// enabled, padded to the column width plus the gap to the next column. The colours are
+// newTypeLabels builds the label of every known type, coloured if enabled, unpadded: the
+// column's width changes as wider labels are seen (see appendType). The colours are
 // switched on each color.Color instance so the package-global NoColor, which reflects
 // stdout only, never decides for a stream it does not describe.
 func newTypeLabels(enabled bool) map[string]string {
@@ -55,7 +76,7 @@ func newTypeLabels(enabled bool) map[string]string {
 		} else {
 			style.DisableColor()
 		}
-		labels[label] = style.Sprint(label) + spaces[:typeColumnWidth-len(label)] + columnGap
+		labels[label] = style.Sprint(label)
 	}
 	return labels
 }
@@ -63,8 +84,8 @@ func newTypeLabels(enabled bool) map[string]string {
 // appendLine renders ev in the pretty or wide format, with its changes below when
 // diffs are on:
 //
-//	15:04:05  ADDED        default/web-7d9f8-abc12                 Pending   0/1  restarts 0  node -
-//	15:04:07  MODIFIED     default/web-7d9f8-abc12                 Running   1/1  restarts 0  node worker-1
+//	15:04:05  ADDED     web-7d9f8-abc12  ContainerCreating  0/1  restarts 0
+//	15:04:07  MODIFIED  web-7d9f8-abc12  Running            1/1  restarts 0
 //	          ~ status.phase: Pending → Running
 func (p *Printer) appendLine(dst []byte, ev *informer.Event) ([]byte, error) {
 	m, err := eventMeta(ev)
@@ -75,45 +96,117 @@ func (p *Printer) appendLine(dst []byte, ev *informer.Event) ([]byte, error) {
 	if p.timestamps {
 		layout = timestampLayout
 	}
+	line := lineLayout{terminalWidth: p.terminalWidth()}
 	lineStart := len(dst)
 	dst = ev.Time.In(p.location).AppendFormat(dst, layout)
 	dst = append(dst, columnGap...)
-	timeColumnWidth := len(dst) - lineStart // times are ASCII
+	line.timeWidth = len(dst) - lineStart // times are ASCII
 
 	if related, ok := ev.Object.(*corev1.Event); ok && ev.Related {
-		return p.appendRelatedEvent(dst, related), nil
+		return p.appendRelatedEvent(dst, related, line), nil
 	}
 	label := string(ev.Type)
 	isTerminating := ev.Type == informer.Modified && m.GetDeletionTimestamp() != nil
 	if isTerminating {
 		label = terminating
 	}
-	if column, ok := p.typeLabels[label]; ok {
-		dst = append(dst, column...)
-	} else {
-		start := len(dst)
-		dst = appendEscaped(dst, label)
-		dst = padColumn(dst, start, typeColumnWidth+len(columnGap))
-	}
+	dst = p.appendType(dst, label)
 
 	start := len(dst)
 	if p.showKind {
 		dst = append(dst, p.kindPrefix(ev)...)
 		dst = append(dst, '/')
 	}
-	if ns := m.GetNamespace(); ns != "" {
-		dst = appendEscaped(dst, ns)
-		dst = append(dst, '/')
-	}
+	dst = p.appendNamespace(dst, m.GetNamespace())
 	dst = appendEscaped(dst, m.GetName())
-	dst = padColumn(dst, start, nameColumnWidth)
+	dst = p.padName(dst, start, line)
+	line.summaryColumn = line.timeWidth + p.typeColumn + len(columnGap) + utf8.RuneCount(dst[start:])
 
-	dst = p.appendSummary(dst, ev, m, isTerminating)
+	dst = p.appendSummary(dst, ev, m, isTerminating, line)
 	dst = append(dst, '\n')
 	if p.differ.diffs(ev) {
-		return p.appendChanges(dst, ev, timeColumnWidth)
+		return p.appendChanges(dst, ev, line)
 	}
 	return dst, nil
+}
+
+// lineLayout is what the columns of one line are sized from.
+type lineLayout struct {
+	// terminalWidth is the terminal's width in columns, 0 when output is not a terminal.
+	terminalWidth int
+	// timeWidth is the width of the time column and its gap: where the type starts and
+	// changes are indented to.
+	timeWidth int
+	// summaryColumn is where the summary after the name starts.
+	summaryColumn int
+}
+
+// terminalWidth asks Options.TerminalWidth, every line, so a resized terminal is followed.
+func (p *Printer) terminalWidth() int {
+	if p.width == nil {
+		return 0
+	}
+	return max(p.width(), 0)
+}
+
+// appendType appends an event type's label (coloured if enabled) padded to the type
+// column, which widens to the widest label seen (TERMINATING).
+func (p *Printer) appendType(dst []byte, label string) []byte {
+	n := len(label)
+	if styled, ok := p.typeLabels[label]; ok {
+		dst = append(dst, styled...)
+	} else {
+		start := len(dst)
+		dst = appendEscaped(dst, label)
+		n = utf8.RuneCount(dst[start:])
+	}
+	return appendPadding(dst, n, growColumn(&p.typeColumn, n, maxTypeColumn))
+}
+
+// appendNamespace appends "namespace/" unless the namespace is the one being watched,
+// which -n (or the kubeconfig's context) has already said.
+func (p *Printer) appendNamespace(dst []byte, namespace string) []byte {
+	if namespace == "" || namespace == p.namespace {
+		return dst
+	}
+	dst = appendEscaped(dst, namespace)
+	return append(dst, '/')
+}
+
+// padName pads the name written since start to the name column. On a terminal the
+// column is limited so that a summary of minSummaryColumns still fits on the line.
+func (p *Printer) padName(dst []byte, start int, line lineLayout) []byte {
+	limit := maxNameColumn
+	if line.terminalWidth > 0 {
+		limit = max(line.terminalWidth-line.timeWidth-p.typeColumn-len(columnGap)-minSummaryColumns, minNameColumn)
+	}
+	n := utf8.RuneCount(dst[start:])
+	return appendPadding(dst, n, growColumn(&p.nameColumn, n, limit))
+}
+
+// growColumn widens *column to fit a value of n runes, unless that is wider than limit,
+// and returns the column's width.
+func growColumn(column *int, n, limit int) int {
+	if n > *column && n <= limit {
+		*column = n
+	}
+	return *column
+}
+
+// appendPadding pads a value of n runes to a column of width runes plus the gap to the
+// next column, or to one space if it is wider: values are never truncated, and never
+// glued to the next column.
+func appendPadding(dst []byte, n, width int) []byte {
+	return appendSpaces(dst, max(width-n+len(columnGap), 1))
+}
+
+// appendSpaces appends n spaces.
+func appendSpaces(dst []byte, n int) []byte {
+	for n > len(spaces) {
+		dst = append(dst, spaces...)
+		n -= len(spaces)
+	}
+	return append(dst, spaces[:n]...)
 }
 
 // Labels of core Events interleaved with --with-events, in place of the event type.
@@ -126,43 +219,76 @@ const (
 // line of its own, marked EVENT, or WARNING for Warning events, and naming the object it
 // is about rather than the Event itself:
 //
-//	15:04:09  WARNING      pod/default/web-1                       BackOff: Back-off restarting failed container (x3)
-func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event) []byte {
+//	15:04:09  WARNING   pod/web-1        BackOff: Back-off restarting failed container (x3)
+func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event, line lineLayout) []byte {
 	label := relatedEvent
 	if ev.Type == corev1.EventTypeWarning {
 		label = relatedWarning
 	}
-	dst = append(dst, p.typeLabels[label]...)
+	dst = p.appendType(dst, label)
 	start := len(dst)
 	obj := ev.InvolvedObject
 	dst = appendEscaped(dst, strings.ToLower(obj.Kind))
 	dst = append(dst, '/')
-	if obj.Namespace != "" {
-		dst = appendEscaped(dst, obj.Namespace)
-		dst = append(dst, '/')
-	}
+	dst = p.appendNamespace(dst, obj.Namespace)
 	dst = appendEscaped(dst, obj.Name)
-	dst = padColumn(dst, start, nameColumnWidth)
-	dst = appendEscaped(dst, ev.Reason)
-	dst = append(dst, ": "...)
-	dst = appendEscaped(dst, shortenMiddle(ev.Message, 120))
-	if ev.Count > 1 {
-		dst = append(dst, " (x"...)
-		dst = strconv.AppendInt(dst, int64(ev.Count), 10)
-		dst = append(dst, ')')
+	dst = p.padName(dst, start, line)
+	line.summaryColumn = line.timeWidth + p.typeColumn + len(columnGap) + utf8.RuneCount(dst[start:])
+	return append(appendEventText(dst, ev.Reason, ev.Message, coreEventCount(ev), line.summaryColumn, line), '\n')
+}
+
+// coreEventCount is how often a core Event happened, as `kubectl get events` counts it:
+// series.count for Events written by the events.k8s.io API (whose deprecated count is
+// then left alone), else count, and at least 1.
+func coreEventCount(ev *corev1.Event) int32 {
+	if ev.Series != nil {
+		return ev.Series.Count
 	}
-	return append(dst, '\n')
+	return max(ev.Count, 1)
+}
+
+// eventsV1Count is the same for an events.k8s.io Event: series.count, else the
+// deprecated count that core v1 clients write, and at least 1.
+func eventsV1Count(ev *eventsv1.Event) int32 {
+	if ev.Series != nil {
+		return ev.Series.Count
+	}
+	return max(ev.DeprecatedCount, 1)
+}
+
+// maxMessageRunes shortens an Event's message when the terminal's width is unknown.
+const maxMessageRunes = 120
+
+// appendEventText appends "Reason: message (xN)", the count only when the Event
+// happened more than once. On a terminal the message is shortened in the middle to what
+// is left of the line from column on, but never below minSummaryColumns.
+func appendEventText(dst []byte, reason, message string, count int32, column int, line lineLayout) []byte {
+	dst = appendEscaped(dst, reason)
+	dst = append(dst, ": "...)
+	var suffix []byte
+	if count > 1 {
+		var buf [16]byte
+		suffix = strconv.AppendInt(append(buf[:0], " (x"...), int64(count), 10)
+		suffix = append(suffix, ')')
+	}
+	limit := maxMessageRunes
+	if line.terminalWidth > 0 {
+		used := column + utf8.RuneCountInString(reason) + len(": ") + len(suffix)
+		limit = max(line.terminalWidth-used, minSummaryColumns)
+	}
+	dst = appendEscaped(dst, shortenMiddle(strings.TrimSpace(message), limit))
+	return append(dst, suffix...)
 }
 
 // appendSummary appends the columns after the name: what the kind's status says at a
 // glance, then how the object's life ends, then wide-only details.
-func (p *Printer) appendSummary(dst []byte, ev *informer.Event, m metav1.Object, isTerminating bool) []byte {
+func (p *Printer) appendSummary(dst []byte, ev *informer.Event, m metav1.Object, isTerminating bool, line lineLayout) []byte {
 	wide := p.format == FormatWide
 	deleted := ev.Type == informer.Deleted
 	start := len(dst)
 	switch o := ev.Object.(type) {
 	case *corev1.Pod:
-		dst = appendPodStatus(dst, o, wide)
+		dst = p.appendPodStatus(dst, o, wide)
 		if isTerminating && o.DeletionGracePeriodSeconds != nil {
 			dst = append(dst, columnGap+"grace "...)
 			dst = strconv.AppendInt(dst, *o.DeletionGracePeriodSeconds, 10)
@@ -193,6 +319,14 @@ func (p *Printer) appendSummary(dst []byte, ev *informer.Event, m metav1.Object,
 		}
 	case *corev1.Namespace:
 		dst = appendOrDash(dst, string(o.Status.Phase))
+	case *corev1.Event:
+		// The columns of `kubectl get events`: type, reason, object, message, and how
+		// often it happened, which is what changes when an Event is updated.
+		ref := o.InvolvedObject
+		dst = p.appendEvent(dst, o.Type, ref.Kind, ref.Namespace, ref.Name, o.Reason, o.Message, coreEventCount(o), line)
+	case *eventsv1.Event:
+		ref := o.Regarding
+		dst = p.appendEvent(dst, o.Type, ref.Kind, ref.Namespace, ref.Name, o.Reason, o.Note, eventsV1Count(o), line)
 	default:
 		// For a deleted object its age is how long it lived, printed below.
 		if !deleted {
@@ -215,29 +349,42 @@ func (p *Printer) appendSummary(dst []byte, ev *informer.Event, m metav1.Object,
 	return dst
 }
 
-// appendPodStatus appends phase, ready/total containers, restarts and node (and the pod
-// IP when wide), the columns of `kubectl get pods -o wide` that change during a rollout.
-func appendPodStatus(dst []byte, pod *corev1.Pod, wide bool) []byte {
+// appendEvent appends the summary of an Event watched as a type (core or events.k8s.io):
+//
+//	Warning  pod/web-1  BackOff: Back-off restarting failed container (x9)
+func (p *Printer) appendEvent(dst []byte, typ, kind, namespace, name, reason, message string, count int32, line lineLayout) []byte {
 	start := len(dst)
-	dst = appendOrDash(dst, string(pod.Status.Phase))
-	dst = padColumn(dst, start, phaseColumnWidth)
-	dst = append(dst, ' ')
-
-	var ready, restarts int64
-	for i := range pod.Status.ContainerStatuses {
-		status := &pod.Status.ContainerStatuses[i]
-		if status.Ready {
-			ready++
-		}
-		restarts += int64(status.RestartCount)
+	dst = appendOrDash(dst, typ)
+	dst = append(dst, columnGap...)
+	dst = appendEscaped(dst, strings.ToLower(kind))
+	if name != "" {
+		dst = append(dst, '/')
+		dst = p.appendNamespace(dst, namespace)
+		dst = appendEscaped(dst, name)
 	}
-	dst = strconv.AppendInt(dst, ready, 10)
+	dst = append(dst, columnGap...)
+	column := line.summaryColumn + utf8.RuneCount(dst[start:])
+	return appendEventText(dst, reason, message, count, column, line)
+}
+
+// appendPodStatus appends the columns of `kubectl get pods` that change during a
+// rollout: STATUS as kubectl computes it (see kubectlPodRow), ready/total containers and
+// restarts; when wide, also node and pod IP, which kubectl too shows only with -o wide
+// (and which leave no room on an 80-column terminal).
+func (p *Printer) appendPodStatus(dst []byte, pod *corev1.Pod, wide bool) []byte {
+	row := kubectlPodRow(pod)
+	start := len(dst)
+	dst = appendOrDash(dst, row.status)
+	n := utf8.RuneCount(dst[start:])
+	dst = appendPadding(dst, n, growColumn(&p.statusColumn, n, maxStatusColumn))
+
+	dst = strconv.AppendInt(dst, int64(row.ready), 10)
 	dst = append(dst, '/')
-	dst = strconv.AppendInt(dst, int64(len(pod.Spec.Containers)), 10)
-	dst = appendCount(dst, "restarts", int32(restarts))
-	dst = append(dst, columnGap+"node "...)
-	dst = appendOrDash(dst, pod.Spec.NodeName)
+	dst = strconv.AppendInt(dst, int64(row.total), 10)
+	dst = appendCount(dst, "restarts", int32(row.restarts))
 	if wide {
+		dst = append(dst, columnGap+"node "...)
+		dst = appendOrDash(dst, pod.Spec.NodeName)
 		dst = append(dst, columnGap+"ip "...)
 		dst = appendOrDash(dst, pod.Status.PodIP)
 	}
@@ -282,17 +429,6 @@ func appendOrDash(dst []byte, s string) []byte {
 		return append(dst, '-')
 	}
 	return appendEscaped(dst, s)
-}
-
-// padColumn pads the text written since start with spaces to width runes, and always
-// adds at least one space so an overlong value is never glued to the next column;
-// values are never truncated.
-func padColumn(dst []byte, start, width int) []byte {
-	n := width - utf8.RuneCount(dst[start:])
-	if n < 1 {
-		n = 1
-	}
-	return append(dst, spaces[:n]...)
 }
 
 // eventMeta is ev's object metadata; informers always deliver objects that have it.

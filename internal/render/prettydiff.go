@@ -18,9 +18,12 @@ const (
 	// maxChangeLines caps the lines of changes under one event, so that a rewritten
 	// object does not push the rest of the stream off the screen.
 	maxChangeLines = 20
-	// maxValueRunes is how long a value may be before its middle is cut out: the ends of
-	// a digest, an image or a message tell values apart better than their first part.
+	// maxValueRunes is how long a value may be before its middle is cut out when the
+	// terminal's width is unknown: the ends of a digest, an image or a message tell
+	// values apart better than their first part. On a terminal, values take what is left
+	// of the line (see valueLimits), but never less than minValueRunes each.
 	maxValueRunes = 60
+	minValueRunes = 10
 	changeArrow   = " → "
 )
 
@@ -41,18 +44,18 @@ func newChangeMarks(enabled bool) changeMarks {
 	return changeMarks{add: mark("+", color.FgGreen), remove: mark("-", color.FgRed), replace: mark("~", color.FgYellow)}
 }
 
-// appendChanges appends one line per change of ev, indented by indent columns (under the
-// event type, past the time):
+// appendChanges appends one line per change of ev, indented under the event type (past
+// the time):
 //
 //	~ spec.replicas: 1 → 3
 //	+ metadata.labels.tier: web
 //	- metadata.annotations.note: old-value
-func (p *Printer) appendChanges(dst []byte, ev *informer.Event, indent int) ([]byte, error) {
+func (p *Printer) appendChanges(dst []byte, ev *informer.Event, line lineLayout) ([]byte, error) {
 	changes, paths, err := p.differ.readableChanges(ev)
 	if err != nil {
 		return dst, err
 	}
-	indent = min(indent, len(spaces))
+	indent := min(line.timeWidth, len(spaces))
 	shown := len(changes)
 	if shown > maxChangeLines {
 		shown = maxChangeLines - 1 // the last line says how many are left out
@@ -69,15 +72,27 @@ func (p *Printer) appendChanges(dst []byte, ev *informer.Event, indent int) ([]b
 		}
 		dst = appendEscaped(dst, paths[i])
 		dst = append(dst, ": "...)
+		// The room left on the line for the values, on a terminal.
+		room := 0
+		if line.terminalWidth > 0 {
+			room = max(line.terminalWidth-indent-len("~ ")-utf8.RuneCountInString(paths[i])-len(": "), 1)
+		}
 		switch change.Op {
 		case OpAdd:
-			dst = p.appendChangeValue(dst, change.Value)
+			text := p.changeValueText(change.Value)
+			dst = appendEscaped(dst, shortenMiddle(text, valueLimit(text, room)))
 		case OpRemove:
-			dst = p.appendChangeValue(dst, change.Old)
+			text := p.changeValueText(change.Old)
+			dst = appendEscaped(dst, shortenMiddle(text, valueLimit(text, room)))
 		default:
-			dst = p.appendChangeValue(dst, change.Old)
+			old, value := p.changeValueText(change.Old), p.changeValueText(change.Value)
+			if room > 0 {
+				room = max(room-utf8.RuneCountInString(changeArrow), 1)
+			}
+			oldLimit, valueLimit := valueLimits(old, value, room)
+			dst = appendEscaped(dst, shortenMiddle(old, oldLimit))
 			dst = append(dst, changeArrow...)
-			dst = p.appendChangeValue(dst, change.Value)
+			dst = appendEscaped(dst, shortenMiddle(value, valueLimit))
 		}
 		dst = append(dst, '\n')
 	}
@@ -90,10 +105,39 @@ func (p *Printer) appendChanges(dst []byte, ev *informer.Event, indent int) ([]b
 	return dst, nil
 }
 
-// appendChangeValue appends v for a change line: a string as it is unless it needs JSON
+// valueLimit is how many runes a lone value may take: the room left on the terminal's
+// line, or maxValueRunes when the width is unknown (room 0).
+func valueLimit(text string, room int) int {
+	if room == 0 {
+		return maxValueRunes
+	}
+	return max(room, minValueRunes)
+}
+
+// valueLimits shares the room left on a terminal's line between an old and a new value:
+// a short value is shown whole and leaves the rest to the other one; two long ones get
+// half each. maxValueRunes each when the width is unknown (room 0).
+func valueLimits(old, value string, room int) (int, int) {
+	if room == 0 {
+		return maxValueRunes, maxValueRunes
+	}
+	oldRunes, valueRunes := utf8.RuneCountInString(old), utf8.RuneCountInString(value)
+	half := room / 2
+	switch {
+	case oldRunes+valueRunes <= room:
+		return oldRunes, valueRunes
+	case oldRunes <= half:
+		return oldRunes, max(room-oldRunes, minValueRunes)
+	case valueRunes <= half:
+		return max(room-valueRunes, minValueRunes), valueRunes
+	}
+	return max(half, minValueRunes), max(room-half, minValueRunes)
+}
+
+// changeValueText is v as a change line shows it: a string as it is unless it needs JSON
 // quotes to be read right (see needsQuotes), other scalars as in JSON, maps and lists as
-// compact JSON; shortened in the middle past maxValueRunes, and escaped.
-func (p *Printer) appendChangeValue(dst []byte, v any) []byte {
+// compact JSON. The caller shortens and escapes it.
+func (p *Printer) changeValueText(v any) string {
 	var text string
 	switch v := v.(type) {
 	case string:
@@ -110,7 +154,7 @@ func (p *Printer) appendChangeValue(dst []byte, v any) []byte {
 	default:
 		text = p.compactJSON(v)
 	}
-	return appendEscaped(dst, shortenMiddle(text, maxValueRunes))
+	return text
 }
 
 // needsQuotes reports whether a string would be misread unquoted: empty, with spaces at

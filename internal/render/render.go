@@ -3,9 +3,11 @@
 // Formats:
 //
 //   - pretty (the default): one aligned line per event, with a short kind-aware
-//     summary (pod phase and readiness, deployment replicas, …), and with diffs on,
-//     a line per change under each MODIFIED event.
-//   - wide: pretty plus columns that are mostly useful when debugging (pod IP,
+//     summary (pod status and readiness as kubectl shows them, deployment replicas,
+//     Event reasons and counts, …), and with diffs on, a line per change under each
+//     MODIFIED event. Columns are as wide as what has been seen; on a terminal, long
+//     values are shortened to its width.
+//   - wide: pretty plus columns that are mostly useful when debugging (node, pod IP,
 //     resourceVersion).
 //   - json: JSON Lines. "type" and "object" are the keys kubectl uses for
 //     `get -w --output-watch-events -o json`, so tools written for kubectl keep working;
@@ -82,6 +84,14 @@ type Options struct {
 	// ShowOld adds the whole previous object as "old" to json and yaml output of
 	// MODIFIED and SYNC events.
 	ShowOld bool
+	// Namespace is the one namespace being watched (-n, or the context's): pretty and
+	// wide output leave it out of names, since it says nothing new. Empty when every
+	// namespace is watched (-A), or for output read without the command line (files).
+	Namespace string
+	// TerminalWidth returns the width in columns of the terminal the output goes to, or
+	// 0 when it does not go to a terminal. Asked for every pretty or wide line, so that a
+	// resized terminal is followed. Nil means no terminal.
+	TerminalWidth func() int
 }
 
 // Printer renders events in one format. It keeps scratch state between calls, so each
@@ -93,9 +103,14 @@ type Printer struct {
 	location   *time.Location
 	differ     *Differ // nil: no diffs
 	showOld    bool
-	// typeLabels maps an event type (and TERMINATING) to its padded, maybe coloured,
-	// column, built once so that a line costs no colour formatting.
+	namespace  string     // left out of names (Options.Namespace)
+	width      func() int // the terminal's width (Options.TerminalWidth)
+	// typeLabels maps an event type (and TERMINATING) to its maybe coloured label, built
+	// once so that a line costs no colour formatting.
 	typeLabels map[string]string
+	// The widths of the type, name and pod status columns: the widest value seen so far
+	// (see growColumn).
+	typeColumn, nameColumn, statusColumn int
 	// kindPrefixes caches "deployment.apps" and the like per kind seen.
 	kindPrefixes map[schema.GroupKind]string
 	// yamlBuf receives each YAML document before it is copied to the caller's buffer.
@@ -129,7 +144,11 @@ func NewPrinter(o Options) (*Printer, error) {
 		kindPrefixes: make(map[schema.GroupKind]string),
 		differ:       o.Diff,
 		showOld:      o.ShowOld,
+		namespace:    o.Namespace,
+		width:        o.TerminalWidth,
 		changeMarks:  newChangeMarks(o.Color),
+		typeColumn:   minTypeColumn,
+		statusColumn: minStatusColumn,
 	}
 	p.valueEncoder = json.NewEncoder(&p.valueBuf)
 	p.valueEncoder.SetEscapeHTML(false)

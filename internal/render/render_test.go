@@ -52,6 +52,10 @@ func webPod(phase corev1.PodPhase, ready bool, node, rv string) *corev1.Pod {
 	if node != "" {
 		pod.Status.PodIP = "10.244.1.7"
 	}
+	// kubectl counts a container as ready only while it is running.
+	if ready {
+		pod.Status.ContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0.Add(time.Second))}
+	}
 	return pod
 }
 
@@ -302,7 +306,7 @@ func TestColorIgnoresGlobalSwitch(t *testing.T) {
 }
 
 func TestNameColumnIsNeverTruncated(t *testing.T) {
-	long := strings.Repeat("x", 2*nameColumnWidth)
+	long := strings.Repeat("x", 2*maxNameColumn)
 	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
 	pod.Name = long
 	out := render(t, Options{Location: time.UTC}, []*informer.Event{{Type: informer.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}})

@@ -64,8 +64,8 @@ func TestDiffOnScale(t *testing.T) {
 		}
 		return strings.TrimSpace(l) == "~ spec.replicas: 1 → 3"
 	})
-	if !strings.Contains(header, "web") || !regexp.MustCompile(`ready \d/3`).MatchString(header) {
-		t.Errorf("MODIFIED line = %q, want the deployment with ready N/3", header)
+	if !strings.Contains(header, " web ") || strings.Contains(header, ns) || !regexp.MustCompile(`ready \d/3`).MatchString(header) {
+		t.Errorf("MODIFIED line = %q, want the deployment (without the namespace -n names) with ready N/3", header)
 	}
 
 	ev := js.waitJSON(eventWait, "MODIFIED web with spec.replicas", func(ev envelope) bool {
@@ -216,7 +216,8 @@ func TestSeveralTypes(t *testing.T) {
 	seen := map[string]bool{}
 	for len(seen) < 3 {
 		line := s.waitFor(eventWait, "one event per type", func(string) bool { return true })
-		for _, want := range []string{"pod/" + ns + "/web-1", "deployment.apps/" + ns + "/api", "configmap/" + ns + "/settings"} {
+		// -n says the namespace, so names leave it out.
+		for _, want := range []string{"pod/web-1", "deployment.apps/api", "configmap/settings"} {
 			if strings.Contains(line, " "+want+" ") {
 				seen[want] = true
 			}
@@ -295,7 +296,7 @@ func TestWithEvents(t *testing.T) {
 	recordEvent(t, ns, "about-db", "db-1", corev1.EventTypeWarning, "Unwatched", "not about a watched pod")
 	recordEvent(t, ns, "about-web", "web-1", corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container")
 	line := s.waitFor(eventWait, "the WARNING line", func(l string) bool { return strings.Contains(l, "WARNING") })
-	if !strings.Contains(line, "pod/"+ns+"/web-1") || !strings.Contains(line, "BackOff: Back-off restarting failed container") {
+	if !strings.Contains(line, " pod/web-1 ") || !strings.Contains(line, "BackOff: Back-off restarting failed container") {
 		t.Errorf("WARNING line = %q; want the pod it is about, the reason and the message", line)
 	}
 	labelPod(t, ns, "web-1", "x", "1")

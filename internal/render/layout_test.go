@@ -1,0 +1,287 @@
+package render
+
+import (
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+)
+
+// TestPodStatusAsKubectl checks STATUS, READY and RESTARTS against what
+// `kubectl get pods` prints for the same pod.
+func TestPodStatusAsKubectl(t *testing.T) {
+	waiting := func(reason string) corev1.ContainerState {
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}
+	}
+	terminated := func(reason string, code int32) corev1.ContainerState {
+		return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason, ExitCode: code}}
+	}
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	always := corev1.ContainerRestartPolicyAlways
+	condition := func(typ corev1.PodConditionType, status corev1.ConditionStatus, reason string) corev1.PodCondition {
+		return corev1.PodCondition{Type: typ, Status: status, Reason: reason}
+	}
+	newPod := func(phase corev1.PodPhase, statuses ...corev1.ContainerStatus) *corev1.Pod {
+		pod := &corev1.Pod{Status: corev1.PodStatus{Phase: phase, ContainerStatuses: statuses}}
+		for _, s := range statuses {
+			pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: s.Name})
+		}
+		if len(statuses) == 0 {
+			pod.Spec.Containers = []corev1.Container{{Name: "app"}}
+		}
+		return pod
+	}
+	app := func(state corev1.ContainerState, ready bool, restarts int32) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: "app", State: state, Ready: ready, RestartCount: restarts}
+	}
+
+	crashLoop := newPod(corev1.PodRunning, app(waiting("CrashLoopBackOff"), false, 5))
+	imagePull := newPod(corev1.PodPending, app(waiting("ImagePullBackOff"), false, 0))
+	creating := newPod(corev1.PodPending, app(waiting("ContainerCreating"), false, 0))
+	completed := newPod(corev1.PodSucceeded, app(terminated("Completed", 0), false, 0))
+	failed := newPod(corev1.PodFailed, app(terminated("Error", 1), false, 0))
+	oomKilled := newPod(corev1.PodRunning, app(terminated("OOMKilled", 137), false, 3))
+	exitCode := newPod(corev1.PodFailed, app(terminated("", 2), false, 0))
+	runningPod := newPod(corev1.PodRunning, app(running, true, 1))
+	readyWithoutRunning := newPod(corev1.PodRunning, app(corev1.ContainerState{}, true, 0))
+	terminatingPod := newPod(corev1.PodRunning, app(running, true, 0))
+	terminatingPod.DeletionTimestamp = &metav1.Time{Time: t0}
+	lost := newPod(corev1.PodRunning, app(running, true, 0))
+	lost.DeletionTimestamp = &metav1.Time{Time: t0}
+	lost.Status.Reason = "NodeLost"
+	evicted := newPod(corev1.PodFailed)
+	evicted.Status.Reason = "Evicted"
+	gated := newPod(corev1.PodPending)
+	gated.Status.Conditions = []corev1.PodCondition{condition(corev1.PodScheduled, corev1.ConditionFalse, corev1.PodReasonSchedulingGated)}
+	notReady := newPod(corev1.PodRunning,
+		corev1.ContainerStatus{Name: "app", State: running, Ready: true},
+		corev1.ContainerStatus{Name: "job", State: terminated("Completed", 0)})
+	notReady.Spec.Containers = []corev1.Container{{Name: "job"}, {Name: "app"}}
+	initWaiting := newPod(corev1.PodPending, app(waiting("PodInitializing"), false, 0))
+	initWaiting.Spec.InitContainers = []corev1.Container{{Name: "migrate"}, {Name: "seed"}}
+	initWaiting.Status.InitContainerStatuses = []corev1.ContainerStatus{
+		{Name: "migrate", State: terminated("Completed", 0)},
+		{Name: "seed", State: running},
+	}
+	initCrash := newPod(corev1.PodPending, app(waiting("PodInitializing"), false, 0))
+	initCrash.Spec.InitContainers = []corev1.Container{{Name: "migrate"}}
+	initCrash.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "migrate", State: waiting("CrashLoopBackOff"), RestartCount: 4}}
+	sidecar := newPod(corev1.PodRunning, app(running, true, 1))
+	sidecar.Spec.InitContainers = []corev1.Container{{Name: "proxy", RestartPolicy: &always}}
+	sidecar.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "proxy", State: running, Ready: true, Started: ptr(true), RestartCount: 2}}
+	sidecar.Status.Conditions = []corev1.PodCondition{condition(corev1.PodInitialized, corev1.ConditionTrue, "")}
+
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want podRow
+	}{
+		{"CrashLoopBackOff", crashLoop, podRow{status: "CrashLoopBackOff", ready: 0, total: 1, restarts: 5}},
+		{"ImagePullBackOff", imagePull, podRow{status: "ImagePullBackOff", total: 1}},
+		{"ContainerCreating", creating, podRow{status: "ContainerCreating", total: 1}},
+		{"Completed", completed, podRow{status: "Completed", total: 1}},
+		{"Error", failed, podRow{status: "Error", total: 1}},
+		{"OOMKilled", oomKilled, podRow{status: "OOMKilled", total: 1, restarts: 3}},
+		{"exit code without reason", exitCode, podRow{status: "ExitCode:2", total: 1}},
+		{"Running", runningPod, podRow{status: "Running", ready: 1, total: 1, restarts: 1}},
+		{"ready but not running", readyWithoutRunning, podRow{status: "Running", ready: 0, total: 1}},
+		{"Terminating", terminatingPod, podRow{status: "Terminating", ready: 1, total: 1}},
+		{"node lost", lost, podRow{status: "Unknown", ready: 1, total: 1}},
+		{"Evicted", evicted, podRow{status: "Evicted", total: 1}},
+		{"SchedulingGated", gated, podRow{status: "SchedulingGated", total: 1}},
+		{"NotReady", notReady, podRow{status: "NotReady", ready: 1, total: 2}},
+		{"init progress", initWaiting, podRow{status: "Init:1/2", total: 1}},
+		{"init crash loop", initCrash, podRow{status: "Init:CrashLoopBackOff", total: 1, restarts: 4}},
+		{"sidecar", sidecar, podRow{status: "Running", ready: 2, total: 2, restarts: 3}},
+	} {
+		if got := kubectlPodRow(tc.pod); got != tc.want {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+
+	// And on the line: the status kubectl shows, with its ready count and restarts.
+	crashLoop.Name, crashLoop.Namespace = "web-1", "default"
+	out := render(t, Options{Location: time.UTC}, []*informer.Event{{Type: informer.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: crashLoop, Old: crashLoop}})
+	if want := "MODIFIED  default/web-1  CrashLoopBackOff  0/1  restarts 5\n"; !strings.HasSuffix(string(out), want) {
+		t.Errorf("line = %q, want it to end in %q", out, want)
+	}
+}
+
+var (
+	coreEventsGVR   = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	eventsV1GVR     = schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
+	eventObjectMeta = metav1.ObjectMeta{Name: "web-1.17a2b3c4d5e6f7a8", Namespace: "default", CreationTimestamp: metav1.NewTime(t0)}
+)
+
+// TestEventCounts checks that an Event shows how often it happened, whichever API wrote
+// it: core v1 count, series.count (events.k8s.io, and core Events written through it),
+// events.k8s.io deprecatedCount.
+func TestEventCounts(t *testing.T) {
+	regarding := corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web-1"}
+	core := func(count int32, series *corev1.EventSeries) *corev1.Event {
+		return &corev1.Event{ObjectMeta: eventObjectMeta, InvolvedObject: regarding, Type: corev1.EventTypeWarning,
+			Reason: "BackOff", Message: "Back-off restarting failed container", Count: count, Series: series}
+	}
+	v1 := func(count int32, series *eventsv1.EventSeries) *eventsv1.Event {
+		return &eventsv1.Event{ObjectMeta: eventObjectMeta, Regarding: regarding, Type: corev1.EventTypeWarning,
+			Reason: "BackOff", Note: "Back-off restarting failed container", DeprecatedCount: count, Series: series}
+	}
+	for _, tc := range []struct {
+		name string
+		ev   *informer.Event
+		want string
+	}{
+		{"core count", &informer.Event{Type: informer.Modified, Resource: coreEventsGVR, Kind: "Event", Object: core(5, nil)}, " (x5)"},
+		{"core series", &informer.Event{Type: informer.Modified, Resource: coreEventsGVR, Kind: "Event", Object: core(0, &corev1.EventSeries{Count: 9})}, " (x9)"},
+		{"core once", &informer.Event{Type: informer.Added, Resource: coreEventsGVR, Kind: "Event", Object: core(1, nil)}, "container"},
+		{"events.k8s.io series", &informer.Event{Type: informer.Modified, Resource: eventsV1GVR, Kind: "Event", Object: v1(0, &eventsv1.EventSeries{Count: 9})}, " (x9)"},
+		{"events.k8s.io deprecatedCount", &informer.Event{Type: informer.Modified, Resource: eventsV1GVR, Kind: "Event", Object: v1(5, nil)}, " (x5)"},
+		{"events.k8s.io once", &informer.Event{Type: informer.Added, Resource: eventsV1GVR, Kind: "Event", Object: v1(0, nil)}, "container"},
+		{"related, series", &informer.Event{Type: informer.Added, Related: true, Resource: coreEventsGVR, Kind: "Event", Object: core(0, &corev1.EventSeries{Count: 9})}, " (x9)"},
+	} {
+		tc.ev.Time = t0.Add(time.Minute)
+		out := strings.TrimSuffix(string(render(t, Options{Location: time.UTC, Namespace: "default"}, []*informer.Event{tc.ev})), "\n")
+		if !strings.HasSuffix(out, "BackOff: Back-off restarting failed container"+strings.TrimPrefix(tc.want, "container")) {
+			t.Errorf("%s: line %q does not end in the reason, message and %q", tc.name, out, tc.want)
+		}
+		if !tc.ev.Related && !strings.Contains(out, "Warning  pod/web-1  BackOff") {
+			t.Errorf("%s: line %q does not say the type and the object it is about", tc.name, out)
+		}
+	}
+}
+
+func podEvent(typ informer.EventType, namespace, name string) *informer.Event {
+	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
+	pod.Namespace, pod.Name = namespace, name
+	return &informer.Event{Type: typ, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}
+}
+
+// TestNamespaceLeftOut: the namespace -n names is not repeated on every line; others
+// (an Event about an object elsewhere) still are.
+func TestNamespaceLeftOut(t *testing.T) {
+	out := string(render(t, Options{Location: time.UTC, Namespace: "shop", ShowKind: true}, []*informer.Event{
+		podEvent(informer.Added, "shop", "web-1"),
+		podEvent(informer.Added, "other", "web-2"),
+	}))
+	if !strings.Contains(out, " pod/web-1 ") || strings.Contains(out, "shop") {
+		t.Errorf("the watched namespace is printed:\n%s", out)
+	}
+	if !strings.Contains(out, " pod/other/web-2 ") {
+		t.Errorf("another namespace is left out:\n%s", out)
+	}
+	if out := string(render(t, Options{Location: time.UTC}, []*informer.Event{podEvent(informer.Added, "shop", "web-1")})); !strings.Contains(out, " shop/web-1 ") {
+		t.Errorf("all namespaces: want shop/web-1 in %q", out)
+	}
+}
+
+// summaryColumn is where the summary starts: the column of the pod's status.
+func summaryColumn(t *testing.T, line string) int {
+	t.Helper()
+	i := strings.Index(line, "Running")
+	if i < 0 {
+		t.Fatalf("no status in %q", line)
+	}
+	return utf8.RuneCountInString(line[:i])
+}
+
+// TestColumnsGrowWithWhatIsSeen: the name column is as wide as the widest name seen (no
+// fixed 40 characters), so lines stay aligned after a long name; a name past the
+// column's limit is printed whole and leaves the column as it was.
+func TestColumnsGrowWithWhatIsSeen(t *testing.T) {
+	long := "checkout-api-7d9f8b6c5-abc12-with-a-long-suffix" // 47 runes: past the old 40
+	huge := strings.Repeat("x", maxNameColumn+1)
+	out := string(render(t, Options{Location: time.UTC, Namespace: "shop"}, []*informer.Event{
+		podEvent(informer.Added, "shop", "web-1"),
+		podEvent(informer.Added, "shop", long),
+		podEvent(informer.Modified, "shop", "web-1"),
+		podEvent(informer.Added, "shop", huge),
+		podEvent(informer.Deleted, "shop", "db"),
+	}))
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if got, want := summaryColumn(t, lines[0]), len("15:04:05  ADDED     web-1  "); got != want {
+		t.Errorf("first line's summary at column %d, want %d (sized to its name): %q", got, want, lines[0])
+	}
+	column := summaryColumn(t, lines[1])
+	if want := len("15:04:05  ADDED     ") + len(long) + 2; column != want {
+		t.Errorf("long name's summary at column %d, want %d: %q", column, want, lines[1])
+	}
+	for _, line := range []string{lines[2], lines[4]} {
+		if got := summaryColumn(t, line); got != column {
+			t.Errorf("summary at column %d, want %d as the longest name seen:\n%s", got, column, out)
+		}
+	}
+	if !strings.Contains(lines[3], " "+huge+" Running") {
+		t.Errorf("a name past the limit must be whole and followed by one space: %q", lines[3])
+	}
+}
+
+// TestFitsTheTerminal: on an 80-column terminal a pod stream watched with -n fits the
+// width, TERMINATING widens the type column once seen, and diff values are shortened to
+// the terminal's width rather than a fixed one.
+func TestFitsTheTerminal(t *testing.T) {
+	width := 80
+	terminalWidth := func() int { return width }
+	old := webPod(corev1.PodRunning, true, "worker-1", "1")
+	old.Name, old.Namespace = "checkout-api-7d9f8b6c5-abc12", "shop"
+	digest := func(s string) string { return "registry.example.com/shop/checkout-api@sha256:" + strings.Repeat(s, 64) }
+	old.Status.ContainerStatuses[0].ImageID = digest("a")
+	updated := old.DeepCopy()
+	updated.Status.ContainerStatuses[0].ImageID = digest("b")
+	updated.Status.ContainerStatuses[0].RestartCount = 12
+	deleting := updated.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: t0.Add(time.Minute)}
+	deleting.DeletionGracePeriodSeconds = ptr(int64(30))
+	events := func() []*informer.Event {
+		return []*informer.Event{
+			{Type: informer.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: old},
+			{Type: informer.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: updated, Old: old},
+			{Type: informer.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: deleting, Old: updated},
+			{Type: informer.Deleted, Time: t0.Add(time.Minute), Resource: podsGVR, Kind: "Pod", Object: deleting},
+		}
+	}
+	opts := Options{Location: time.UTC, Namespace: "shop", Diff: NewDiffer(nil), TerminalWidth: terminalWidth}
+	out := string(render(t, opts, events()))
+	// A terminating or deleted pod's line says more (grace, how long it lived) than fits
+	// beside a name this long; every other line fits.
+	var imageLine string
+	for line := range strings.SplitSeq(strings.TrimSuffix(out, "\n"), "\n") {
+		if n := utf8.RuneCountInString(line); n > width && !strings.Contains(line, "TERMINATING") && !strings.Contains(line, "DELETED") {
+			t.Errorf("%d runes, wider than the %d-column terminal: %q", n, width, line)
+		}
+		if strings.Contains(line, "imageID") {
+			imageLine = line
+		}
+	}
+	if utf8.RuneCountInString(imageLine) != width {
+		t.Errorf("the digests should use the whole %d columns: %q", width, imageLine)
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "15:04:05  ADDED     checkout-api") {
+		t.Errorf("before any TERMINATING, the type column fits MODIFIED: %q", lines[0])
+	}
+	if !strings.Contains(out, "DELETED      checkout-api") {
+		t.Errorf("after a TERMINATING, the type column fits it:\n%s", out)
+	}
+
+	for _, width = range []int{200, 300} {
+		for line := range strings.SplitSeq(string(render(t, opts, events())), "\n") {
+			if !strings.Contains(line, "imageID") {
+				continue
+			}
+			if whole := len(digest("a")) + len(digest("b")); width-utf8.RuneCountInString("          ~ status.containerStatuses[app].imageID:  → ") >= whole {
+				if strings.Contains(line, "…") {
+					t.Errorf("on a %d-column terminal the digests fit whole: %q", width, line)
+				}
+			} else if utf8.RuneCountInString(line) != width {
+				t.Errorf("on a %d-column terminal the digests should use the whole width: %q", width, line)
+			}
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/creack/pty"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// unscheduledPod is a pod no scheduler picks up (schedulerName "kubeevents-none"), so
+// nothing but the test changes it, even on a cluster with a scheduler and nodes.
+func unscheduledPod(t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	p := pod(name, nil)
+	p.Spec.SchedulerName = "kubeevents-none"
+	created, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s/%s: %v", ns, name, err)
+	}
+	return created
+}
+
+// setContainerState writes the pod's status as a kubelet would: its phase and the one
+// container's state and restart count.
+func setContainerState(t *testing.T, ns, name string, phase corev1.PodPhase, state corev1.ContainerState, restarts int32) {
+	t.Helper()
+	p, err := client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Phase = phase
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Image: "nginx:1.27", State: state, RestartCount: restarts}}
+	if _, err := client.CoreV1().Pods(ns).UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("updating the status of pod %s/%s: %v", ns, name, err)
+	}
+}
+
+// A pod's STATUS is what kubectl shows (CrashLoopBackOff, OOMKilled, ...), not its phase.
+func TestPodStatusReasons(t *testing.T) {
+	ns := newNamespace(t)
+	unscheduledPod(t, ns, "web-1")
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "--color", "never", "--no-diff")
+	s.waitFor(eventWait, "ADDED web-1", func(l string) bool { return strings.Contains(l, "ADDED") })
+
+	for _, step := range []struct {
+		phase    corev1.PodPhase
+		state    corev1.ContainerState
+		restarts int32
+		want     string
+	}{
+		{corev1.PodPending, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}, 0, `ImagePullBackOff\s+0/1\s+restarts 0`},
+		{corev1.PodRunning, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}, 5, `CrashLoopBackOff\s+0/1\s+restarts 5`},
+		{corev1.PodRunning, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}, 6, `OOMKilled\s+0/1\s+restarts 6`},
+		{corev1.PodFailed, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}}, 6, `Error\s+0/1\s+restarts 6`},
+	} {
+		setContainerState(t, ns, "web-1", step.phase, step.state, step.restarts)
+		want := regexp.MustCompile(`  MODIFIED\s+web-1\s+` + step.want + `$`)
+		s.waitFor(eventWait, "MODIFIED web-1 with "+step.want, func(l string) bool {
+			return strings.Contains(l, "MODIFIED") && want.MatchString(l)
+		})
+	}
+	if _, code := s.interrupt(10 * time.Second); code != 0 {
+		t.Errorf("exit code after Ctrl-C = %d, want 0", code)
+	}
+}
+
+// An Event repeated shows how often it happened, whether events.k8s.io wrote it
+// (series.count) or a core v1 client (count).
+func TestEventCountShown(t *testing.T) {
+	ns := newNamespace(t)
+	regarding := corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: "web-1"}
+	now := metav1.NowMicro()
+	seriesEvent := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1.backoff"},
+		EventTime:  now, Series: &eventsv1.EventSeries{Count: 2, LastObservedTime: now},
+		ReportingController: "e2e.kubeevents.dev/test", ReportingInstance: "e2e-1", Action: "Restarting",
+		Regarding: regarding, Reason: "BackOff", Note: "Back-off restarting failed container", Type: corev1.EventTypeWarning,
+	}
+	if _, err := client.EventsV1().Events(ns).Create(context.Background(), seriesEvent, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating the events.k8s.io Event: %v", err)
+	}
+	recordEvent(t, ns, "web-1.pulled", "web-1", corev1.EventTypeNormal, "Pulled", "Container image already present")
+
+	newer := startKubeevents(t, "watch", "events.events.k8s.io", "-n", ns, "--color", "never")
+	core := startKubeevents(t, "watch", "events", "-n", ns, "--color", "never")
+	newer.waitFor(eventWait, "ADDED web-1.backoff", func(l string) bool { return strings.Contains(l, "ADDED") && strings.Contains(l, "web-1.backoff") })
+	core.waitFor(eventWait, "ADDED web-1.pulled", func(l string) bool { return strings.Contains(l, "ADDED") && strings.Contains(l, "web-1.pulled") })
+
+	patch := fmt.Sprintf(`{"series":{"count":9,"lastObservedTime":%q}}`, metav1.NowMicro().Format(metav1.RFC3339Micro))
+	if _, err := client.EventsV1().Events(ns).Patch(context.Background(), "web-1.backoff", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Events(ns).Patch(context.Background(), "web-1.pulled", types.MergePatchType, []byte(`{"count":5}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`  MODIFIED\s+web-1\.backoff\s+Warning  pod/web-1  BackOff: Back-off restarting failed container \(x9\)$`)
+	newer.waitFor(eventWait, "the series.count bump with (x9)", func(l string) bool { return strings.Contains(l, "MODIFIED") && want.MatchString(l) })
+	want = regexp.MustCompile(`  MODIFIED\s+web-1\.pulled\s+Normal  pod/web-1  Pulled: Container image already present \(x5\)$`)
+	core.waitFor(eventWait, "the count bump with (x5)", func(l string) bool { return strings.Contains(l, "MODIFIED") && want.MatchString(l) })
+}
+
+// terminalRun is kubeevents running with stdout on a pseudo-terminal of a given size.
+type terminalRun struct {
+	cmd    *exec.Cmd
+	lines  chan string
+	stderr bytes.Buffer
+}
+
+func startInTerminal(t *testing.T, cols uint16, args ...string) *terminalRun {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatalf("opening a pseudo-terminal: %v", err)
+	}
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 50, Cols: cols}); err != nil {
+		t.Fatal(err)
+	}
+	r := &terminalRun{cmd: exec.Command(binary, withKubeconfig(args)...), lines: make(chan string, 10000)}
+	r.cmd.Env = append(cleanEnv(), "TERM=xterm")
+	r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr = tty, tty, &r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	go func() {
+		sc := bufio.NewScanner(ptmx)
+		for sc.Scan() {
+			r.lines <- strings.TrimSuffix(sc.Text(), "\r")
+		}
+		close(r.lines)
+	}()
+	t.Cleanup(func() {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		ptmx.Close()
+	})
+	return r
+}
+
+// waitFor reads lines until match, keeping every line read in *seen.
+func (r *terminalRun) waitFor(t *testing.T, seen *[]string, what string, match func(string) bool) string {
+	t.Helper()
+	deadline := time.After(eventWait)
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("kubeevents ended before %s; output:\n%s", what, strings.Join(*seen, "\n"))
+			}
+			*seen = append(*seen, line)
+			if match(line) {
+				return line
+			}
+		case <-deadline:
+			t.Fatalf("no %s within %s; output:\n%s", what, eventWait, strings.Join(*seen, "\n"))
+		}
+	}
+}
+
+// On an 80-column terminal, with -n: names leave the namespace out, the name column is
+// as wide as the names seen (longer than the old fixed 40 when they are, aligned), every
+// line fits the terminal, and a long value in a diff takes the terminal's width.
+func TestLayoutFitsTerminal(t *testing.T) {
+	const cols = 80
+	ns := newNamespace(t)
+	long := "checkout-api-7d9f8b6c5-abc12" // what a Deployment's pods are called
+	unscheduledPod(t, ns, "db-0")
+	unscheduledPod(t, ns, long)
+	r := startInTerminal(t, cols, "watch", "pods", "-n", ns, "--color", "never")
+	var seen []string
+	isAdded := func(name string) func(string) bool {
+		return func(l string) bool { return strings.Contains(l, "ADDED") && strings.Contains(l, " "+name+" ") }
+	}
+	listed := map[string]bool{}
+	for len(listed) < 2 {
+		r.waitFor(t, &seen, "ADDED db-0 and "+long, func(l string) bool {
+			for _, name := range []string{"db-0", long} {
+				if isAdded(name)(l) {
+					listed[name] = true
+					return true
+				}
+			}
+			return false
+		})
+	}
+
+	value := strings.Repeat("0123456789", 20)
+	annotate := func(v string) {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"note":%q}}}`, v)
+		if _, err := client.CoreV1().Pods(ns).Patch(context.Background(), "db-0", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	annotate(value)
+	modified := r.waitFor(t, &seen, "MODIFIED db-0", func(l string) bool { return strings.Contains(l, "MODIFIED") && strings.Contains(l, " db-0 ") })
+	added := r.waitFor(t, &seen, "the diff line", func(l string) bool { return strings.Contains(l, "+ metadata.annotations: ") })
+	annotate(strings.ToUpper(value) + "x")
+	r.waitFor(t, &seen, "the second MODIFIED db-0", func(l string) bool { return strings.Contains(l, "MODIFIED") && strings.Contains(l, " db-0 ") })
+	replaced := r.waitFor(t, &seen, "the changed value", func(l string) bool { return strings.Contains(l, "~ metadata.annotations.note: ") })
+
+	for _, line := range seen {
+		if strings.Contains(line, ns) {
+			t.Errorf("-n %s, yet the namespace is printed: %q", ns, line)
+		}
+		if n := utf8.RuneCountInString(line); n > cols {
+			t.Errorf("%d runes on a %d-column terminal: %q", n, cols, line)
+		}
+	}
+	// The long name's line and db-0's later line start the summary at the same column.
+	statusColumn := func(line string) int { return strings.Index(line, "Pending") }
+	var longLine string
+	for _, line := range seen {
+		if isAdded(long)(line) {
+			longLine = line
+		}
+	}
+	if statusColumn(modified) != statusColumn(longLine) || statusColumn(longLine) != strings.Index(longLine, long)+len(long)+2 {
+		t.Errorf("summaries not aligned after the longest name:\n%s\n%s", longLine, modified)
+	}
+	// Values are shortened to the terminal's width, not to a fixed one: the added value
+	// fills the line, the changed one shares it between old and new.
+	for _, line := range []string{added, replaced} {
+		if n := utf8.RuneCountInString(line); n != cols || !strings.Contains(line, "…") {
+			t.Errorf("want a value shortened in the middle to end at column %d, got %d runes: %q", cols, n, line)
+		}
+	}
+}
