@@ -17,20 +17,20 @@ import (
 // its type and itself being added, under its own name.
 //
 // The diff is therefore computed in two steps. jsondiff compares the objects as they are;
-// as long as every keyed list keeps the order of the keys it has in common (elements
-// changed in place, appended or removed at the end, the common case), its index-based
-// patch is already right. Only when it is not, which shows in the patch as a change to
-// the key field of a list element (mayMisalignKeyedList), are the keyed lists aligned:
+// as long as the keys of each keyed list on one side start with all those on the other
+// (elements changed in place, appended or removed at the end: the common case), its
+// index-based patch is already right. Only when they do not, which shows in the patch as
+// a change to the key field of a list element (mayMisalignKeyedList), are lists aligned:
 // the new side's elements are put at their old positions (alignKeyedLists), jsondiff
 // compares the old object with that, which yields each element's own changes at its
 // old index, and the lists' structural changes (elements removed, moved and added)
 // follow them, in an order that keeps the whole a JSON Patch applied in order.
 
-// mayMisalignKeyedList reports whether patch, which compared lists index by index, may
-// pair elements of a keyed list that have different keys: it then changes the "name" or
-// "type" of a list element (a change a keyed list cannot have by itself). If no list of
-// the objects keeps an element's key at a position that has another key on the other
-// side, the keys the lists have in common are in the same order, and the patch stands.
+// mayMisalignKeyedList reports whether patch, which paired list elements by index, may
+// have paired elements of a keyed list that have different keys. If the keys of one
+// side of a keyed list do not start with all those of the other, some index has
+// different keys on the two sides, and the patch changes the "name" or "type" of the
+// element there; a patch that changes no such field stands as it is.
 func mayMisalignKeyedList(patch jsondiff.Patch) bool {
 	for _, op := range patch {
 		path := op.Path
