@@ -194,6 +194,21 @@ func BenchmarkDiffPod(b *testing.B) {
 			}
 		}
 	})
+	// A condition inserted before the others: the keyed lists are aligned and compared
+	// again (see keyedlist.go), the cost only such updates pay.
+	b.Run("ComparedPartsConditionInserted", func(b *testing.B) {
+		old := realisticPod()
+		pod := old.DeepCopy()
+		pod.ResourceVersion = "88123499"
+		pod.Status.Conditions = append([]corev1.PodCondition{{Type: "PodReadyToStartContainers", Status: corev1.ConditionTrue}}, pod.Status.Conditions...)
+		ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod, Old: old}
+		b.ReportAllocs()
+		for b.Loop() {
+			if changes, _, err := d.compute(ev); err != nil || len(changes) != 1 || changes[0].Path != "/status/conditions/0" {
+				b.Fatal(changes, err)
+			}
+		}
+	})
 	b.Run("WholeDecode", func(b *testing.B) {
 		oldJSON, _ := ev.OldJSON()
 		objectJSON, _ := ev.ObjectJSON()

@@ -36,20 +36,29 @@ const (
 	OpAdd     = jsondiff.OperationAdd
 	OpRemove  = jsondiff.OperationRemove
 	OpReplace = jsondiff.OperationReplace
+	OpMove    = jsondiff.OperationMove
 )
 
 // Change is one difference between a MODIFIED event's old and new object.
 type Change struct {
-	// Op is OpAdd, OpRemove or OpReplace.
+	// Op is OpAdd, OpRemove, OpReplace, or OpMove for an element of a keyed list (see
+	// keyedlist.go) that changed its place among the others.
 	Op string
 	// Path is a JSON pointer (RFC 6901) as in a JSON Patch applied in order: an element
 	// appended to a list has the index "-", and trailing elements removed from a list
-	// all have the index where the list now ends.
+	// all have the index where the list now ends. The changes inside an element of a
+	// keyed list come before the elements removed, moved and added around it, so they
+	// have its index in the previous list.
 	Path string
+	// From is where a move takes the element from, as the changes before it leave the list.
+	From string
 	// Value is the new value (add, replace); Old the previous one (remove, replace). Both
 	// are generic JSON values shared with the event: they must not be modified.
 	Value any
 	Old   any
+	// fromIndex and toIndex are a moved element's index in the previous list and in the
+	// new one, which pretty output shows: From and Path count the list mid-patch.
+	fromIndex, toIndex int
 }
 
 // Differ computes the changes of MODIFIED events, leaving out ignored paths. A nil
@@ -79,8 +88,10 @@ func NewDiffer(ignores []IgnorePath) *Differ {
 
 // Changes is ev's diff: for a MODIFIED event the changes from ev.Old to ev.Object, in
 // jsondiff's order (keys sorted; in a list that shrank, the removed elements first, then
-// the rest by index); for other events none. It is computed once per event and shared by every sink: callers must not modify
-// the result.
+// the rest by index; in a keyed list, the changes inside elements, then the elements
+// removed, moved and added); for other events none. Applied in order, they are a JSON
+// Patch that turns the old object into the new one, ignored paths aside. It is computed
+// once per event and shared by every sink: callers must not modify the result.
 func (d *Differ) Changes(ev *informer.Event) ([]Change, error) {
 	if !d.diffs(ev) {
 		return nil, nil
@@ -113,20 +124,19 @@ func (d *Differ) compute(ev *informer.Event) ([]Change, any, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("converting %s %q for comparison: %w", ev.Kind, ev.Key(), err)
 	}
-	ignored := d.exact
-	if len(d.wildcards) > 0 {
-		ignored = append([]string(nil), d.exact...)
-		for _, path := range d.wildcards {
-			ignored = appendMatchingPointers(ignored, old, path.segments, "")
-			ignored = appendMatchingPointers(ignored, object, path.segments, "")
-		}
-	}
-	// The values are generic JSON with json.Number numbers, as jsondiff compares them
-	// without encoding; Factorize (move/copy) and Invertible (test) stay off, so every
-	// operation is an add, remove or replace, and replace and remove carry the old value.
-	patch, err := jsondiff.CompareWithoutMarshal(old, object, jsondiff.Ignores(ignored...))
+	patch, err := d.compare(old, object)
 	if err != nil {
 		return nil, nil, fmt.Errorf("comparing %s %q with its previous state: %w", ev.Kind, ev.Key(), err)
+	}
+	// jsondiff pairs list elements by index; where that pairs elements of a keyed list
+	// with different keys, compare again with the lists aligned by key (keyedlist.go).
+	var lists []keyedListChanges
+	if mayMisalignKeyedList(patch) {
+		if aligned, realigned := d.alignKeyedLists(old, object, "", &lists); realigned {
+			if patch, err = d.compare(old, aligned); err != nil {
+				return nil, nil, fmt.Errorf("comparing %s %q with its previous state: %w", ev.Kind, ev.Key(), err)
+			}
+		}
 	}
 	changes := make([]Change, 0, len(patch))
 	for _, op := range patch {
@@ -141,11 +151,34 @@ func (d *Differ) compute(ev *informer.Event) ([]Change, any, error) {
 		default:
 			return nil, nil, fmt.Errorf("comparing %s %q: unexpected %q operation", ev.Kind, ev.Key(), op.Type)
 		}
+		changes = append(changes, change)
+	}
+	if len(lists) > 0 {
+		changes = mergeKeyedListChanges(changes, lists)
+	}
+	kept := changes[:0]
+	for _, change := range changes {
 		if change, keep := d.pruneIgnored(change); keep {
-			changes = append(changes, change)
+			kept = append(kept, change)
 		}
 	}
-	return changes, old, nil
+	return kept, old, nil
+}
+
+// compare is jsondiff's patch from old to object, without the ignored paths.
+func (d *Differ) compare(old, object any) (jsondiff.Patch, error) {
+	ignored := d.exact
+	if len(d.wildcards) > 0 {
+		ignored = append([]string(nil), d.exact...)
+		for _, path := range d.wildcards {
+			ignored = appendMatchingPointers(ignored, old, path.segments, "")
+			ignored = appendMatchingPointers(ignored, object, path.segments, "")
+		}
+	}
+	// The values are generic JSON with json.Number numbers, as jsondiff compares them
+	// without encoding; Factorize (move/copy) and Invertible (test) stay off, so every
+	// operation is an add, remove or replace, and replace and remove carry the old value.
+	return jsondiff.CompareWithoutMarshal(old, object, jsondiff.Ignores(ignored...))
 }
 
 // prunedLevels is how deep comparedParts and changedParts compare fields before

@@ -236,11 +236,15 @@ func changesValue(changes []Change) []any {
 	values := make([]any, len(changes))
 	for i, change := range changes {
 		value := map[string]any{"op": change.Op, "path": change.Path}
-		if change.Op != OpRemove {
+		switch change.Op {
+		case OpAdd:
 			value["value"] = change.Value
-		}
-		if change.Op != OpAdd {
+		case OpRemove:
 			value["old"] = change.Old
+		case OpReplace:
+			value["value"], value["old"] = change.Value, change.Old
+		case OpMove:
+			value["from"] = change.From
 		}
 		values[i] = value
 	}

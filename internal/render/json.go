@@ -22,8 +22,8 @@ import (
 //
 //	"old":{...},"diff":[{"op":"replace","path":"/spec/replicas","value":3,"old":1},{"op":"add","path":"/metadata/labels/tier","value":"web"},{"op":"remove","path":"/metadata/annotations/note","old":"x"}]
 //
-// Every MODIFIED event has "diff", empty if only ignored paths changed. A change has
-// "value" unless it is a remove and "old" unless it is an add; numbers are
+// Every MODIFIED event has "diff", empty if only ignored paths changed. An add or
+// replace has "value", a remove or replace "old", a move "from"; numbers are
 // written as they are in the object. Both are copied from per-event caches, so they are
 // encoded once however many sinks write them.
 func AppendEnvelopeWithDiff(dst []byte, ev *informer.Event, d *Differ, showOld bool) ([]byte, error) {
@@ -94,7 +94,8 @@ func (d *Differ) changesJSON(ev *informer.Event) ([]byte, error) {
 	return view.diffJSON, nil
 }
 
-// appendChangesJSON appends changes as a JSON array, "op" and "path" first. Values are
+// appendChangesJSON appends changes as a JSON array, "op" and "path" first, then a
+// move's "from". Values are
 // encoded by encoding/json, as the object is, so both escape strings alike and a
 // json.Number is written as it was read.
 func appendChangesJSON(dst []byte, changes []Change) ([]byte, error) {
@@ -107,14 +108,18 @@ func appendChangesJSON(dst []byte, changes []Change) ([]byte, error) {
 		dst = appendJSONString(dst, change.Op)
 		dst = append(dst, `,"path":`...)
 		dst = appendJSONString(dst, change.Path)
-		if change.Op != OpRemove {
+		if change.Op == OpMove {
+			dst = append(dst, `,"from":`...)
+			dst = appendJSONString(dst, change.From)
+		}
+		if change.Op == OpAdd || change.Op == OpReplace {
 			value, err := json.Marshal(change.Value)
 			if err != nil {
 				return nil, err
 			}
 			dst = append(append(dst, `,"value":`...), value...)
 		}
-		if change.Op != OpAdd {
+		if change.Op == OpRemove || change.Op == OpReplace {
 			old, err := json.Marshal(change.Old)
 			if err != nil {
 				return nil, err

@@ -50,6 +50,10 @@ func newChangeMarks(enabled bool) changeMarks {
 //	~ spec.replicas: 1 → 3
 //	+ metadata.labels.tier: web
 //	- metadata.annotations.note: old-value
+//	~ status.conditions[Ready]: position 2 → 0
+//
+// The last is an element of a keyed list that moved among the others: its index in the
+// previous list and in the new one.
 func (p *Printer) appendChanges(dst []byte, ev *informer.Event, line lineLayout) ([]byte, error) {
 	changes, paths, err := p.differ.readableChanges(ev)
 	if err != nil {
@@ -84,6 +88,11 @@ func (p *Printer) appendChanges(dst []byte, ev *informer.Event, line lineLayout)
 		case OpRemove:
 			text := p.changeValueText(change.Old)
 			dst = appendEscaped(dst, shortenMiddle(text, valueLimit(text, room)))
+		case OpMove:
+			dst = append(dst, "position "...)
+			dst = strconv.AppendInt(dst, int64(change.fromIndex), 10)
+			dst = append(dst, changeArrow...)
+			dst = strconv.AppendInt(dst, int64(change.toIndex), 10)
 		default:
 			old, value := p.changeValueText(change.Old), p.changeValueText(change.Value)
 			if room > 0 {
@@ -250,7 +259,8 @@ func readablePaths(changes []Change, old any) []string {
 }
 
 // readablePath walks change.Path through the old object, which has every list element
-// the path passes through (jsondiff compares lists index by index).
+// the path passes through: jsondiff compares lists index by index, and the changes inside
+// an element of a keyed list have its old index (see Change.Path).
 func readablePath(change Change, old any, repeat int) string {
 	var b []byte
 	node := old
@@ -277,7 +287,14 @@ func readablePath(change Change, old any, repeat int) string {
 			element = list[index]
 		}
 		label := elementName(element)
-		if pointer == "" {
+		switch {
+		case pointer == "" && change.Op == OpMove:
+			// Path is where the element goes mid-patch; it is the old list's fromIndex.
+			label = ""
+			if change.fromIndex < len(list) {
+				label = elementName(list[change.fromIndex])
+			}
+		case pointer == "":
 			label = elementName(changedElement(change))
 		}
 		if label == "" {
