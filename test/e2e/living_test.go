@@ -138,7 +138,8 @@ func TestLivingPodsRunAndBecomeReady(t *testing.T) {
 	requireLiving(t)
 	ns := newNamespace(t)
 	js := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json")
-	pretty := startKubeevents(t, "watch", "pods", "-n", ns, "--color", "never")
+	// -o wide: the node column, as in kubectl get pods -o wide.
+	pretty := startKubeevents(t, "watch", "pods", "-n", ns, "--color", "never", "-o", "wide")
 	createLivingDeployment(t, ns, "web", "nginx:1.27", 2)
 
 	ready := waitPodsReady(t, js, 2, func(p podState) bool { return p.Metadata.Labels["app"] == "web" })
