@@ -602,3 +602,50 @@ func TestSmallestResync(t *testing.T) {
 		}
 	}
 }
+
+// newTestMinter is a minter with one receiver, numbering from zero.
+func newTestMinter() (*minter, *handler, *recorder) {
+	m := &minter{res: podsRes, receivers: 1, seq: new(atomic.Uint64), pending: map[notification]*pendingEvent{}}
+	r := &recorder{}
+	return m, &handler{minter: m, receiver: r}, r
+}
+
+// With selectors, a DELETED notification of an object that still exists (same UID) is
+// marked as leaving the selection; a deleted one, a re-created one (another UID) and one
+// whose last state was being deleted are not.
+func TestLeftSelector(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := newClient()
+		live := unstructuredPod("relabelled", "1")
+		live.SetUID("uid-1")
+		if _, err := pods(client).Create(context.Background(), live, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		inf := start(t, client, Options{LabelSelector: "app=web"}, Registration{Receiver: &recorder{}})
+		clients := Clients{Dynamic: client}
+		recreated := live.DeepCopy()
+		recreated.SetUID("uid-0")
+		terminating := live.DeepCopy()
+		terminating.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+		gone := unstructuredPod("deleted", "1")
+		gone.SetUID("uid-2")
+		for _, tc := range []struct {
+			what string
+			obj  *unstructured.Unstructured
+			want bool
+		}{{"still there", live, true}, {"re-created", recreated, false}, {"being deleted", terminating, false}, {"gone", gone, false}} {
+			if got := inf.leftSelector(clients, tc.obj); got != tc.want {
+				t.Errorf("%s: leftSelector = %v, want %v", tc.what, got, tc.want)
+			}
+		}
+
+		m, h, r := newTestMinter()
+		m.leftSelector = func(obj any) bool { return obj == live }
+		h.OnDelete(live)
+		h.OnDelete(cache.DeletedFinalStateUnknown{Key: "default/deleted", Obj: gone})
+		evs := r.all()
+		if len(evs) != 2 || evs[0].Reason != ReasonSelector || evs[1].Reason != "" {
+			t.Errorf("reasons of %v: want selector, then none", names(evs))
+		}
+	})
+}
