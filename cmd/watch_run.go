@@ -77,6 +77,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		// The condition listener blocks when full rather than drop: it must see every event.
 		receivers = append(receivers, listener.New(listener.Config{Name: "conditions", OnFull: listener.Block}, conditions, o.warnf))
 	}
+	unchanged, skip := o.changesOnly()
 
 	clients, err := informer.NewClients(o.restConfig)
 	if err != nil {
@@ -99,6 +100,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			ShowSecrets:   o.ShowSecrets,
 			MaxEvents:     uint64(o.MaxEvents),
 			Limit:         limit,
+			Skip:          skip,
 			Warn:          o.warnf,
 			Fatal:         reportFatal,
 		}, registrations(receivers, true))
@@ -117,6 +119,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			WatchOnly: true, // only what happens from now on, like the changes they explain
 			MaxEvents: uint64(o.MaxEvents),
 			Limit:     limit,
+			Skip:      skip,
 			Related:   true,
 			Accept:    involvesWatched(informers),
 			Warn:      o.warnf,
@@ -218,7 +221,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		o.warnf("sink %q did not finish writing within --grace %s; %s events it still held were dropped",
 			l.Name(), o.Grace, thousands(l.Stats().Dropped))
 	}
-	o.summary(listeners, seq.Load())
+	o.summary(listeners, made, unchanged.Load())
 
 	for _, l := range listeners {
 		if err := l.Err(); err != nil && !errors.Is(err, listener.ErrOutputClosed) {
@@ -481,13 +484,18 @@ func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sin
 	return nil, &UsageError{Err: fmt.Errorf("sink %q: unknown kind %q", s.Name, s.Type)}
 }
 
-// summary prints the exit line: how many events, and what became of them per sink.
-func (o *WatchOptions) summary(listeners []*listener.Listener, events uint64) {
+// summary prints the exit line: how many events were made, what became of them per sink,
+// and how many updates --changes-only left out before they became events.
+func (o *WatchOptions) summary(listeners []*listener.Listener, events, unchanged uint64) {
 	parts := make([]string, 0, len(listeners))
 	for _, l := range listeners {
 		parts = append(parts, l.Stats().Summary(l.Name()))
 	}
-	o.infof("stopped after %s events — %s", thousands(events), strings.Join(parts, "; "))
+	leftOut := ""
+	if unchanged > 0 {
+		leftOut = fmt.Sprintf(" (%s unchanged update%s left out by --changes-only)", thousands(unchanged), plural(int(unchanged)))
+	}
+	o.infof("stopped after %s events%s — %s", thousands(events), leftOut, strings.Join(parts, "; "))
 	// Losses are worth saying even when nobody asked for the summary.
 	for _, l := range listeners {
 		if st := l.Stats(); st.Dropped > 0 && !o.summaryShown() {
@@ -534,6 +542,24 @@ func plural(n int) string {
 func thousands(n uint64) string { return englishNumbers.Sprint(n) }
 
 var englishNumbers = message.NewPrinter(language.English)
+
+// changesOnly is the informers' Skip for --changes-only (nil without it): it leaves out
+// MODIFIED events whose diff is empty after the ignored paths before they are numbered,
+// so they leave no gap in seq and do not count against --max-events, and counts them.
+func (o *WatchOptions) changesOnly() (*atomic.Uint64, func(*informer.Event) bool) {
+	unchanged := new(atomic.Uint64)
+	if !o.ChangesOnly {
+		return unchanged, nil
+	}
+	filter := sink.Filter{ChangesOnly: true, Differ: o.differ}
+	return unchanged, func(ev *informer.Event) bool {
+		if !filter.Skip(ev) {
+			return false
+		}
+		unchanged.Add(1)
+		return true
+	}
+}
 
 // conditionSink watches the stream for the exit conditions --until and --until-deleted
 // (--max-events is counted where events are numbered, in the informer). It is a listener of its own, so it sees every event in order without

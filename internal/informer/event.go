@@ -39,8 +39,9 @@ type Event struct {
 	// Time is when the informer handed the change over to kubeevents.
 	Time time.Time
 	// Seq increases by one for every ADDED/MODIFIED/DELETED event, in the order the
-	// informers hand them over and before any buffering, so a gap in one sink's output
-	// is exactly where that sink dropped events. Zero for SYNC events.
+	// informers hand them over and before any buffering (events left out by Options.Skip
+	// get none), so a gap in one sink's output is exactly where that sink dropped events
+	// or, for a jq sink, where its expression yielded nothing. Zero for SYNC events.
 	Seq uint64
 	// Resource is the watched resource; Kind its kind (e.g. "Pod").
 	Resource schema.GroupVersionResource

@@ -49,6 +49,10 @@ type Options struct {
 	// the event numbered MaxEvents has been made (from a client-go goroutine).
 	MaxEvents uint64
 	Limit     func()
+	// Skip, if set, leaves an event out before it is numbered (--changes-only: an update
+	// that changed nothing worth showing), so that it leaves no gap in Seq: a gap in a
+	// sink's output is then only ever an event that sink dropped.
+	Skip func(ev *Event) bool
 	// Related marks this informer's events as core Events about watched objects
 	// (--with-events); Accept, if set, picks the objects that become events at all.
 	Related bool
@@ -159,7 +163,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		seq = new(atomic.Uint64)
 	}
 	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: newPartEncoder(),
-		maxSeq: opts.MaxEvents, limit: opts.Limit, pending: map[notification]*pendingEvent{}}
+		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, pending: map[notification]*pendingEvent{}}
 	if opts.LabelSelector != "" || opts.FieldSelector != "" {
 		m.leftSelector = func(obj any) bool { return inf.leftSelector(clients, obj) }
 	}
@@ -360,6 +364,7 @@ type minter struct {
 	watchOnly bool
 	maxSeq    uint64 // 0: no limit
 	limit     func()
+	skip      func(ev *Event) bool
 	// leftSelector, set when the watch has selectors, tells a DELETED notification of
 	// an object that only stopped matching them from a deletion.
 	leftSelector func(obj any) bool
@@ -424,6 +429,9 @@ func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *E
 	}
 	if typ == Deleted && m.leftSelector != nil && m.leftSelector(obj) {
 		ev.Reason = ReasonSelector
+	}
+	if m.skip != nil && m.skip(ev) {
+		return nil
 	}
 	ev.Seq = m.seq.Add(1)
 	if m.maxSeq > 0 {

@@ -610,6 +610,30 @@ func newTestMinter() (*minter, *handler, *recorder) {
 	return m, &handler{minter: m, receiver: r}, r
 }
 
+func seqs(evs []*Event) []uint64 {
+	out := make([]uint64, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Seq
+	}
+	return out
+}
+
+// Skip leaves an event out before it is numbered: the next event follows without a gap.
+func TestSkipLeavesNoSeqGap(t *testing.T) {
+	m, h, r := newTestMinter()
+	m.skip = func(ev *Event) bool {
+		return ev.Type == Modified && ev.Object.(*unstructured.Unstructured).GetResourceVersion() == "2"
+	}
+	a1, a2, a3 := unstructuredPod("a", "1"), unstructuredPod("a", "2"), unstructuredPod("a", "3")
+	h.OnAdd(a1, true)
+	h.OnUpdate(a1, a2)
+	h.OnUpdate(a2, a3)
+	evs := r.all()
+	if got := seqs(evs); !slices.Equal(got, []uint64{1, 2}) || evs[1].Object != a3 {
+		t.Errorf("seqs %v (last object %v), want 1 2 with the skipped update not numbered", got, evs[len(evs)-1].Object)
+	}
+}
+
 // With selectors, a DELETED notification of an object that still exists (same UID) is
 // marked as leaving the selection; a deleted one, a re-created one (another UID) and one
 // whose last state was being deleted are not.

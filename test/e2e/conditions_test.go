@@ -3,11 +3,70 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
+
+// createConfigMaps creates configmaps prefix-00 … in ns: objects nothing in the cluster
+// changes by itself, listed in name order.
+func createConfigMaps(t *testing.T, ns, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%02d", prefix, i)}, Data: map[string]string{"k": "v"}}
+		if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating configmap %s/%s: %v", ns, cm.Name, err)
+		}
+	}
+}
+
+func patchConfigMap(t *testing.T, ns, name, patch string) {
+	t.Helper()
+	if _, err := client.CoreV1().ConfigMaps(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patching configmap %s/%s: %v", ns, name, err)
+	}
+}
+
+// The summary counts the events made, not the numbers drawn past --max-events.
+func TestSummaryCountsMaxEvents(t *testing.T) {
+	ns := newNamespace(t)
+	createConfigMaps(t, ns, "c", 30)
+	r := runKubeevents(t, 30*time.Second, "watch", "cm", "-n", ns, "-o", "json", "--max-events", "1", "-v=1")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if !regexp.MustCompile(`stopped after 1 events? — screen 1 delivered\n`).MatchString(r.stderr) {
+		t.Errorf("summary does not account for the one event; stderr:\n%s", r.stderr)
+	}
+}
+
+// --changes-only leaves unchanged updates out before they are numbered: seq has no gap
+// for them (a gap is a dropped event), and the summary says how many were left out.
+func TestChangesOnlyLeavesNoSeqGap(t *testing.T) {
+	ns := newNamespace(t)
+	createConfigMaps(t, ns, "c", 1)
+	s := startKubeevents(t, "watch", "cm", "c-00", "-n", ns, "-o", "json", "-v=1",
+		"--changes-only", "--ignore-path", "metadata.labels.noise")
+	added := s.waitJSON(eventWait, "ADDED c-00", func(ev envelope) bool { return ev.Type == "ADDED" })
+	patchConfigMap(t, ns, "c-00", `{"metadata":{"labels":{"noise":"1"}}}`)
+	patchConfigMap(t, ns, "c-00", `{"data":{"k":"changed"}}`)
+	modified := s.waitJSON(eventWait, "the data change", func(ev envelope) bool { return ev.Type == "MODIFIED" })
+	if modified.Seq != added.Seq+1 {
+		t.Errorf("seqs %d then %d: the update left out by --changes-only left a gap", added.Seq, modified.Seq)
+	}
+	if _, code := s.interrupt(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, s.Stderr())
+	}
+	if !regexp.MustCompile(`stopped after 2 events \(1 unchanged update left out by --changes-only\) — screen 2 delivered\n`).MatchString(s.Stderr()) {
+		t.Errorf("summary wrong; stderr:\n%s", s.Stderr())
+	}
+}
 
 // A pod relabelled out of a label selector is DELETED for the watch (scripts keep that
 // meaning), marked "reason":"selector" in JSON and said in words in pretty output; a
