@@ -69,13 +69,11 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		}
 	}
 
-	var conditions *conditionSink
-	receivers := make([]*listener.Listener, 0, len(listeners)+1)
-	receivers = append(receivers, listeners...)
+	var conditions *exitConditions
+	var until *informer.Until
 	if o.until != nil || o.UntilDeleted {
-		conditions = o.newConditionSink()
-		// The condition listener blocks when full rather than drop: it must see every event.
-		receivers = append(receivers, listener.New(listener.Config{Name: "conditions", OnFull: listener.Block}, conditions, o.warnf))
+		conditions = o.newConditions()
+		until = conditions.until
 	}
 	unchanged, skip := o.changesOnly()
 
@@ -101,9 +99,10 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			MaxEvents:     uint64(o.MaxEvents),
 			Limit:         limit,
 			Skip:          skip,
+			Until:         until,
 			Warn:          o.warnf,
 			Fatal:         reportFatal,
-		}, registrations(receivers, true))
+		}, registrations(listeners, true))
 		if err != nil {
 			return err
 		}
@@ -120,11 +119,12 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			MaxEvents: uint64(o.MaxEvents),
 			Limit:     limit,
 			Skip:      skip,
+			Until:     until,
 			Related:   true,
 			Accept:    involvesWatched(informers),
 			Warn:      o.warnf,
 			Fatal:     reportFatal,
-		}, registrations(receivers, false))
+		}, registrations(listeners, false))
 		if err != nil {
 			return err
 		}
@@ -137,12 +137,8 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		len(listeners), plural(len(listeners)), sinkNames(listeners))
 
 	// Delivery starts only now: an error above returns before any goroutine runs.
-	for _, l := range receivers {
+	for _, l := range listeners {
 		go l.Run()
-	}
-	if conditions != nil {
-		conditionListener := receivers[len(receivers)-1]
-		defer func() { conditionListener.Close(); <-conditionListener.Done() }()
 	}
 	for _, inf := range informers {
 		inf.Start()
@@ -201,12 +197,13 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	// The event that met a condition must reach every sink before the informers stop.
 	switch reason {
 	case stopCondition:
-		o.awaitSeen(listeners, conditions.metSeq(), o.Grace)
+		last, _ := until.MetAt()
+		o.awaitSeen(listeners, last, o.Grace)
 	case stopLimit:
 		o.awaitSeen(listeners, uint64(o.MaxEvents), o.Grace)
 	}
 	deadline := time.Now().Add(o.Grace)
-	stopInformers(informers, receivers, deadline)
+	stopInformers(informers, listeners, deadline)
 	made := seq.Load()
 	if o.MaxEvents > 0 {
 		made = min(made, uint64(o.MaxEvents)) // numbers beyond it were drawn, not used
@@ -326,7 +323,7 @@ func involvesWatched(watched []*informer.Informer) func(obj any) bool {
 }
 
 // wait blocks until the stream should end and says why.
-func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions *conditionSink, limit, readerGone <-chan struct{}, listeners []*listener.Listener) (stopReason, error) {
+func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions *exitConditions, limit, readerGone <-chan struct{}, listeners []*listener.Listener) (stopReason, error) {
 	var timeout <-chan time.Time
 	if o.Timeout > 0 {
 		t := time.NewTimer(o.Timeout)
@@ -561,42 +558,33 @@ func (o *WatchOptions) changesOnly() (*atomic.Uint64, func(*informer.Event) bool
 	}
 }
 
-// conditionSink watches the stream for the exit conditions --until and --until-deleted
-// (--max-events is counted where events are numbered, in the informer). It is a listener of its own, so it sees every event in order without
-// holding up the real sinks.
-type conditionSink struct {
+// exitConditions decides the exit conditions --until and --until-deleted (--max-events is
+// counted where events are numbered, in the informer). The informers ask it about each
+// event as they number it (informer.Until), before any sink has it: no event is made
+// after the one that met a condition, even in the middle of the initial list.
+type exitConditions struct {
 	o         *WatchOptions
 	informers []*informer.Informer
-	filter    sink.Filter
-
-	mu       sync.Mutex
-	counted  int
-	seq      uint64
-	met      chan struct{}
-	once     sync.Once
-	isSynced bool
+	until     *informer.Until
+	met       chan struct{} // closed once a condition is met
+	isSynced  atomic.Bool
 }
 
-func (o *WatchOptions) newConditionSink() *conditionSink {
-	return &conditionSink{o: o, met: make(chan struct{}), filter: sink.Filter{ChangesOnly: o.ChangesOnly, Differ: o.differ}}
+func (o *WatchOptions) newConditions() *exitConditions {
+	c := &exitConditions{o: o, met: make(chan struct{})}
+	c.until = &informer.Until{Met: c.metBy, Done: func() { close(c.met) }}
+	return c
 }
 
-func (c *conditionSink) Write(ev *informer.Event) error {
-	if ev.Type == informer.Sync || c.filter.Skip(ev) {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.o.until != nil && c.untilTrue(ev):
-		c.fire(ev.Seq)
-	case c.o.UntilDeleted && c.isSynced && ev.Type == informer.Deleted && c.allDeleted():
-		c.fire(ev.Seq)
-	}
-	return nil
+// metBy runs on an informer's goroutine, once per event, in the order they are numbered.
+// For --until-deleted the informer's cache no longer holds a deleted object when it is
+// asked.
+func (c *exitConditions) metBy(ev *informer.Event) bool {
+	return c.o.until != nil && c.untilTrue(ev) ||
+		c.o.UntilDeleted && ev.Type == informer.Deleted && c.isSynced.Load() && c.allDeleted()
 }
 
-func (c *conditionSink) untilTrue(ev *informer.Event) bool {
+func (c *exitConditions) untilTrue(ev *informer.Event) bool {
 	input, err := render.EnvelopeValue(ev, c.o.differ, c.o.ShowOld)
 	if err != nil {
 		return false
@@ -615,17 +603,15 @@ func (c *conditionSink) untilTrue(ev *informer.Event) bool {
 
 // synced is called once every informer has its initial list: named objects that do not
 // exist then count as deleted already, as with `kubectl wait --for=delete`.
-func (c *conditionSink) synced() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.isSynced = true
+func (c *exitConditions) synced() {
+	c.isSynced.Store(true)
 	if c.allDeleted() {
-		c.fire(0)
+		c.until.Meet()
 	}
 }
 
 // allDeleted reports whether no informer's cache holds any of the named objects.
-func (c *conditionSink) allDeleted() bool {
+func (c *exitConditions) allDeleted() bool {
 	for _, inf := range c.informers {
 		store := inf.Store()
 		for _, name := range c.o.Names {
@@ -640,18 +626,3 @@ func (c *conditionSink) allDeleted() bool {
 	}
 	return true
 }
-
-func (c *conditionSink) fire(seq uint64) {
-	c.once.Do(func() {
-		c.seq = seq
-		close(c.met)
-	})
-}
-
-func (c *conditionSink) metSeq() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.seq
-}
-
-func (c *conditionSink) Close() error { return nil }

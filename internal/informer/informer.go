@@ -53,6 +53,9 @@ type Options struct {
 	// that changed nothing worth showing), so that it leaves no gap in Seq: a gap in a
 	// sink's output is then only ever an event that sink dropped.
 	Skip func(ev *Event) bool
+	// Until, if set, ends the stream at the event that meets its condition; every
+	// informer of a command shares the same one.
+	Until *Until
 	// Related marks this informer's events as core Events about watched objects
 	// (--with-events); Accept, if set, picks the objects that become events at all.
 	Related bool
@@ -163,7 +166,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		seq = new(atomic.Uint64)
 	}
 	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: newPartEncoder(),
-		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, pending: map[notification]*pendingEvent{}}
+		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{}}
 	if opts.LabelSelector != "" || opts.FieldSelector != "" {
 		m.leftSelector = func(obj any) bool { return inf.leftSelector(clients, obj) }
 	}
@@ -365,6 +368,7 @@ type minter struct {
 	maxSeq    uint64 // 0: no limit
 	limit     func()
 	skip      func(ev *Event) bool
+	until     *Until
 	// leftSelector, set when the watch has selectors, tells a DELETED notification of
 	// an object that only stopped matching them from a deletion.
 	leftSelector func(obj any) bool
@@ -433,16 +437,26 @@ func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *E
 	if m.skip != nil && m.skip(ev) {
 		return nil
 	}
-	ev.Seq = m.seq.Add(1)
-	if m.maxSeq > 0 {
-		if ev.Seq > m.maxSeq {
+	if m.until != nil {
+		if !m.until.number(ev, m.number) {
 			return nil
 		}
-		if ev.Seq == m.maxSeq && m.limit != nil {
-			m.limit()
-		}
+	} else if !m.number(ev) {
+		return nil
+	}
+	// Only now, after Until was asked about it: the event that reaches the limit and
+	// meets the condition ends the stream as a met condition.
+	if m.maxSeq > 0 && ev.Seq == m.maxSeq && m.limit != nil {
+		m.limit()
 	}
 	return ev
+}
+
+// number gives ev the next Seq, and reports false if that is past MaxEvents: the event is
+// then not made.
+func (m *minter) number(ev *Event) bool {
+	ev.Seq = m.seq.Add(1)
+	return m.maxSeq == 0 || ev.Seq <= m.maxSeq
 }
 
 func (m *minter) wanted(obj any) bool {

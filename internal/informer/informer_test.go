@@ -618,6 +618,44 @@ func seqs(evs []*Event) []uint64 {
 	return out
 }
 
+// Until is asked about each event as it is numbered: none is made after the one that
+// met it, and the limit of --max-events is reached only after Until was asked.
+func TestUntilEndsNumbering(t *testing.T) {
+	m, h, r := newTestMinter()
+	done := 0
+	m.until = &Until{Met: func(ev *Event) bool { return ev.Key() == "default/b" }, Done: func() { done++ }}
+	m.maxSeq = 2
+	limited := false
+	m.limit = func() {
+		if _, met := m.until.MetAt(); !met {
+			t.Error("the limit was reached before Until was asked about the event that reached it")
+		}
+		limited = true
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		h.OnAdd(unstructuredPod(name, "1"), true)
+	}
+	if got := names(r.all()); !slices.Equal(got, []string{"ADDED default/a", "ADDED default/b"}) {
+		t.Errorf("events %v, want a and b only", got)
+	}
+	if seq, met := m.until.MetAt(); !met || seq != 2 || done != 1 || !limited {
+		t.Errorf("MetAt = %d, %v; Done called %d times; limit reached %v", seq, met, done, limited)
+	}
+	if m.seq.Load() != 2 {
+		t.Errorf("%d numbers drawn, want 2: none after the condition was met", m.seq.Load())
+	}
+
+	// Met without an event: the events made so far are the stream.
+	m, h, r = newTestMinter()
+	m.until = &Until{Met: func(*Event) bool { return false }}
+	h.OnAdd(unstructuredPod("a", "1"), true)
+	m.until.Meet()
+	h.OnAdd(unstructuredPod("b", "1"), true)
+	if seq, met := m.until.MetAt(); !met || seq != 1 || len(r.all()) != 1 {
+		t.Errorf("after Meet: MetAt = %d, %v; %d events, want 1", seq, met, len(r.all()))
+	}
+}
+
 // Skip leaves an event out before it is numbered: the next event follows without a gap.
 func TestSkipLeavesNoSeqGap(t *testing.T) {
 	m, h, r := newTestMinter()

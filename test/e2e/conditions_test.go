@@ -33,6 +33,30 @@ func patchConfigMap(t *testing.T, ns, name, patch string) {
 	}
 }
 
+// --until ends the run right after the event that met it, even when that event comes
+// from the initial list and the rest of the list is already on its way: no sink gets
+// any event after it.
+func TestUntilStopsDuringInitialList(t *testing.T) {
+	ns := newNamespace(t)
+	createConfigMaps(t, ns, "c", 30)
+	file := t.TempDir() + "/events.jsonl"
+	r := runKubeevents(t, 30*time.Second, "watch", "cm", "-n", ns, "-o", "json", "-v=1",
+		"--until", `.object.metadata.name == "c-00"`, "--sink", "file="+file)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"name":"c-00"`) {
+		t.Errorf("stdout has %d lines, want only the event that met --until (c-00):\n%s", len(lines), r.stdout)
+	}
+	if got := readLines(t, file, true); len(got) != 1 {
+		t.Errorf("the file sink got %d events, want 1 (the one that met --until)", len(got))
+	}
+	if !regexp.MustCompile(`stopped after 1 events? — screen 1 delivered; events\.jsonl 1 delivered\n`).MatchString(r.stderr) {
+		t.Errorf("summary missing or wrong; stderr:\n%s", r.stderr)
+	}
+}
+
 // The summary counts the events made, not the numbers drawn past --max-events.
 func TestSummaryCountsMaxEvents(t *testing.T) {
 	ns := newNamespace(t)
