@@ -47,7 +47,8 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		// even empty ones.
 		var sinkFailed *SinkFailedError
 		var timeout *TimeoutError
-		if runErr != nil && !errors.As(runErr, &sinkFailed) && !errors.As(runErr, &timeout) {
+		var notMet *NotMetError
+		if runErr != nil && !errors.As(runErr, &sinkFailed) && !errors.As(runErr, &timeout) && !errors.As(runErr, &notMet) {
 			for _, f := range files {
 				f.RemoveIfUnused()
 			}
@@ -349,7 +350,15 @@ func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions 
 	case <-met:
 		return stopCondition, nil
 	case <-limit:
-		return stopLimit, nil
+		if conditions == nil {
+			return stopLimit, nil
+		}
+		// The informer asks the condition about an event before it counts it against
+		// --max-events: if the last event met it, it is met by now.
+		if _, met := conditions.until.MetAt(); met {
+			return stopCondition, nil
+		}
+		return stopLimit, &NotMetError{Err: fmt.Errorf("--max-events %d reached before %s was met", o.MaxEvents, o.awaited())}
 	case <-allStopped:
 		return stopOutputGone, nil
 	case <-readerGone:

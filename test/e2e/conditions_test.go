@@ -57,6 +57,35 @@ func TestUntilStopsDuringInitialList(t *testing.T) {
 	}
 }
 
+// --max-events as a cap on a run that waits for a condition: reaching it before the
+// condition is exit 3, as --timeout is; the event that reaches it and meets the condition
+// is a met condition (exit 0).
+func TestMaxEventsBeforeCondition(t *testing.T) {
+	ns := newNamespace(t)
+	createConfigMaps(t, ns, "c", 3)
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		stderrRE string
+	}{
+		{"until-deleted", []string{"c-00", "--until-deleted"}, 3, `^kubeevents: --max-events 1 reached before --until-deleted was met\n`},
+		{"until", []string{"--until", `.type == "DELETED"`}, 3, `^kubeevents: --max-events 1 reached before --until was met\n`},
+		{"met by the last event", []string{"--until", `.object.metadata.name == "c-00"`}, 0, `^$`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"watch", "cm", "-n", ns, "-o", "name", "--max-events", "1"}, tc.args...)
+			r := runKubeevents(t, 30*time.Second, args...)
+			if r.code != tc.code || !regexp.MustCompile(tc.stderrRE).MatchString(r.stderr) {
+				t.Errorf("exit %d, stderr %q; want exit %d and stderr matching %s", r.code, r.stderr, tc.code, tc.stderrRE)
+			}
+			if r.stdout != "ADDED configmap/c-00\n" {
+				t.Errorf("stdout %q, want the one event", r.stdout)
+			}
+		})
+	}
+}
+
 // The summary counts the events made, not the numbers drawn past --max-events.
 func TestSummaryCountsMaxEvents(t *testing.T) {
 	ns := newNamespace(t)
