@@ -51,7 +51,8 @@ type Options struct {
 	Limit     func()
 	// Skip, if set, leaves an event out before it is numbered (--changes-only: an update
 	// that changed nothing worth showing), so that it leaves no gap in Seq: a gap in a
-	// sink's output is then only ever an event that sink dropped.
+	// sink's output is then only ever an event that sink dropped (or, for a jq sink,
+	// one its expression yielded nothing for).
 	Skip func(ev *Event) bool
 	// Until, if set, ends the stream at the event that meets its condition; every
 	// informer of a command shares the same one.
