@@ -12,7 +12,7 @@ const (
 	ExitOK         = 0 // a condition was met, the stream was interrupted, or --timeout ended a plain watch
 	ExitError      = 1 // the watch could not start or failed
 	ExitUsage      = 2 // bad flags, arguments or configuration
-	ExitTimeout    = 3 // --timeout expired before --until / --until-deleted was met
+	ExitTimeout    = 3 // --timeout expired, or --max-events was reached, before --until / --until-deleted was met
 	ExitSinkFailed = 4 // a sink failed (could not open or write); the others ran to the end
 )
 
@@ -30,6 +30,12 @@ func usageErrorf(format string, args ...any) error {
 type TimeoutError struct{ Err error }
 
 func (e *TimeoutError) Error() string { return e.Err.Error() }
+
+// NotMetError says --max-events ended the run before the awaited condition: exit code 3,
+// as for --timeout, since both are a cap on a wait that did not end as awaited.
+type NotMetError struct{ Err error }
+
+func (e *NotMetError) Error() string { return e.Err.Error() }
 
 // SinkFailedError says one or more sinks stopped on an error while the rest went on:
 // exit code 4. Each failure was already reported when it happened.
@@ -57,11 +63,12 @@ func ExitCode(err error, errOut io.Writer) int {
 	fmt.Fprintf(errOut, "kubeevents: %s\n", err)
 	var usage *UsageError
 	var timeout *TimeoutError
+	var notMet *NotMetError
 	var sinkFailed *SinkFailedError
 	switch {
 	case errors.As(err, &usage):
 		return ExitUsage
-	case errors.As(err, &timeout):
+	case errors.As(err, &timeout), errors.As(err, &notMet):
 		return ExitTimeout
 	case errors.As(err, &sinkFailed):
 		return ExitSinkFailed

@@ -132,7 +132,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.BoolVar(&o.ShowOld, "show-old", false, "put the whole previous object into JSON output as \"old\"")
 	f.BoolVar(&o.NoDiff, "no-diff", false, "do not compute or show what changed")
 	f.StringArrayVar(&o.IgnorePaths, "ignore-path", nil, "leave a field out of diffs (JSON pointer or dotted path, * for any key; repeatable), e.g. status.conditions.*.lastHeartbeatTime")
-	f.IntVar(&o.MaxEvents, "max-events", 0, "exit after this many events (0: no limit)")
+	f.IntVar(&o.MaxEvents, "max-events", 0, "exit after this many events (0: no limit); exit code 3 if --until or --until-deleted was not met by then")
 	f.DurationVar(&o.Timeout, "timeout", 0, "exit after this long; exit code 3 if --until or --until-deleted was not met by then")
 	f.StringVar(&o.Until, "until", "", "exit 0 once an event makes this jq expression true (after printing it)")
 	f.BoolVar(&o.UntilDeleted, "until-deleted", false, "with NAME arguments: exit 0 once all named objects are deleted")

@@ -47,7 +47,8 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		// even empty ones.
 		var sinkFailed *SinkFailedError
 		var timeout *TimeoutError
-		if runErr != nil && !errors.As(runErr, &sinkFailed) && !errors.As(runErr, &timeout) {
+		var notMet *NotMetError
+		if runErr != nil && !errors.As(runErr, &sinkFailed) && !errors.As(runErr, &timeout) && !errors.As(runErr, &notMet) {
 			for _, f := range files {
 				f.RemoveIfUnused()
 			}
@@ -69,14 +70,13 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		}
 	}
 
-	var conditions *conditionSink
-	receivers := make([]*listener.Listener, 0, len(listeners)+1)
-	receivers = append(receivers, listeners...)
+	var conditions *exitConditions
+	var until *informer.Until
 	if o.until != nil || o.UntilDeleted {
-		conditions = o.newConditionSink()
-		// The condition listener blocks when full rather than drop: it must see every event.
-		receivers = append(receivers, listener.New(listener.Config{Name: "conditions", OnFull: listener.Block}, conditions, o.warnf))
+		conditions = o.newConditions()
+		until = conditions.until
 	}
+	unchanged, skip := o.changesOnly()
 
 	clients, err := informer.NewClients(o.restConfig)
 	if err != nil {
@@ -99,9 +99,11 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			ShowSecrets:   o.ShowSecrets,
 			MaxEvents:     uint64(o.MaxEvents),
 			Limit:         limit,
+			Skip:          skip,
+			Until:         until,
 			Warn:          o.warnf,
 			Fatal:         reportFatal,
-		}, registrations(receivers, true))
+		}, registrations(listeners, true))
 		if err != nil {
 			return err
 		}
@@ -117,11 +119,13 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			WatchOnly: true, // only what happens from now on, like the changes they explain
 			MaxEvents: uint64(o.MaxEvents),
 			Limit:     limit,
+			Skip:      skip,
+			Until:     until,
 			Related:   true,
 			Accept:    involvesWatched(informers),
 			Warn:      o.warnf,
 			Fatal:     reportFatal,
-		}, registrations(receivers, false))
+		}, registrations(listeners, false))
 		if err != nil {
 			return err
 		}
@@ -134,12 +138,8 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		len(listeners), plural(len(listeners)), sinkNames(listeners))
 
 	// Delivery starts only now: an error above returns before any goroutine runs.
-	for _, l := range receivers {
+	for _, l := range listeners {
 		go l.Run()
-	}
-	if conditions != nil {
-		conditionListener := receivers[len(receivers)-1]
-		defer func() { conditionListener.Close(); <-conditionListener.Done() }()
 	}
 	for _, inf := range informers {
 		inf.Start()
@@ -198,12 +198,13 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	// The event that met a condition must reach every sink before the informers stop.
 	switch reason {
 	case stopCondition:
-		o.awaitSeen(listeners, conditions.metSeq(), o.Grace)
+		last, _ := until.MetAt()
+		o.awaitSeen(listeners, last, o.Grace)
 	case stopLimit:
 		o.awaitSeen(listeners, uint64(o.MaxEvents), o.Grace)
 	}
 	deadline := time.Now().Add(o.Grace)
-	stopInformers(informers, receivers, deadline)
+	stopInformers(informers, listeners, deadline)
 	made := seq.Load()
 	if o.MaxEvents > 0 {
 		made = min(made, uint64(o.MaxEvents)) // numbers beyond it were drawn, not used
@@ -218,7 +219,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		o.warnf("sink %q did not finish writing within --grace %s; %s events it still held were dropped",
 			l.Name(), o.Grace, thousands(l.Stats().Dropped))
 	}
-	o.summary(listeners, seq.Load())
+	o.summary(listeners, made, unchanged.Load())
 
 	for _, l := range listeners {
 		if err := l.Err(); err != nil && !errors.Is(err, listener.ErrOutputClosed) {
@@ -323,7 +324,7 @@ func involvesWatched(watched []*informer.Informer) func(obj any) bool {
 }
 
 // wait blocks until the stream should end and says why.
-func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions *conditionSink, limit, readerGone <-chan struct{}, listeners []*listener.Listener) (stopReason, error) {
+func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions *exitConditions, limit, readerGone <-chan struct{}, listeners []*listener.Listener) (stopReason, error) {
 	var timeout <-chan time.Time
 	if o.Timeout > 0 {
 		t := time.NewTimer(o.Timeout)
@@ -349,7 +350,15 @@ func (o *WatchOptions) wait(ctx context.Context, fatal <-chan error, conditions 
 	case <-met:
 		return stopCondition, nil
 	case <-limit:
-		return stopLimit, nil
+		if conditions == nil {
+			return stopLimit, nil
+		}
+		// The informer asks the condition about an event before it counts it against
+		// --max-events: if the last event met it, it is met by now.
+		if _, met := conditions.until.MetAt(); met {
+			return stopCondition, nil
+		}
+		return stopLimit, &NotMetError{Err: fmt.Errorf("--max-events %d reached before %s was met", o.MaxEvents, o.awaited())}
 	case <-allStopped:
 		return stopOutputGone, nil
 	case <-readerGone:
@@ -484,13 +493,18 @@ func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sin
 	return nil, &UsageError{Err: fmt.Errorf("sink %q: unknown kind %q", s.Name, s.Type)}
 }
 
-// summary prints the exit line: how many events, and what became of them per sink.
-func (o *WatchOptions) summary(listeners []*listener.Listener, events uint64) {
+// summary prints the exit line: how many events were made, what became of them per sink,
+// and how many updates --changes-only left out before they became events.
+func (o *WatchOptions) summary(listeners []*listener.Listener, events, unchanged uint64) {
 	parts := make([]string, 0, len(listeners))
 	for _, l := range listeners {
 		parts = append(parts, l.Stats().Summary(l.Name()))
 	}
-	o.infof("stopped after %s events — %s", thousands(events), strings.Join(parts, "; "))
+	leftOut := ""
+	if unchanged > 0 {
+		leftOut = fmt.Sprintf(" (%s unchanged update%s left out by --changes-only)", thousands(unchanged), plural(int(unchanged)))
+	}
+	o.infof("stopped after %s events%s — %s", thousands(events), leftOut, strings.Join(parts, "; "))
 	// Losses are worth saying even when nobody asked for the summary.
 	for _, l := range listeners {
 		if st := l.Stats(); st.Dropped > 0 && !o.summaryShown() {
@@ -538,42 +552,51 @@ func thousands(n uint64) string { return englishNumbers.Sprint(n) }
 
 var englishNumbers = message.NewPrinter(language.English)
 
-// conditionSink watches the stream for the exit conditions --until and --until-deleted
-// (--max-events is counted where events are numbered, in the informer). It is a listener of its own, so it sees every event in order without
-// holding up the real sinks.
-type conditionSink struct {
+// changesOnly is the informers' Skip for --changes-only (nil without it): it leaves out
+// MODIFIED events whose diff is empty after the ignored paths before they are numbered,
+// so they leave no gap in seq and do not count against --max-events, and counts them.
+func (o *WatchOptions) changesOnly() (*atomic.Uint64, func(*informer.Event) bool) {
+	unchanged := new(atomic.Uint64)
+	if !o.ChangesOnly {
+		return unchanged, nil
+	}
+	filter := sink.Filter{ChangesOnly: true, Differ: o.differ}
+	return unchanged, func(ev *informer.Event) bool {
+		if !filter.Skip(ev) {
+			return false
+		}
+		unchanged.Add(1)
+		return true
+	}
+}
+
+// exitConditions decides the exit conditions --until and --until-deleted (--max-events is
+// counted where events are numbered, in the informer). The informers ask it about each
+// event as they number it (informer.Until), before any sink has it: no event is made
+// after the one that met a condition, even in the middle of the initial list.
+type exitConditions struct {
 	o         *WatchOptions
 	informers []*informer.Informer
-	filter    sink.Filter
-
-	mu       sync.Mutex
-	counted  int
-	seq      uint64
-	met      chan struct{}
-	once     sync.Once
-	isSynced bool
+	until     *informer.Until
+	met       chan struct{} // closed once a condition is met
+	isSynced  atomic.Bool
 }
 
-func (o *WatchOptions) newConditionSink() *conditionSink {
-	return &conditionSink{o: o, met: make(chan struct{}), filter: sink.Filter{ChangesOnly: o.ChangesOnly, Differ: o.differ}}
+func (o *WatchOptions) newConditions() *exitConditions {
+	c := &exitConditions{o: o, met: make(chan struct{})}
+	c.until = &informer.Until{Met: c.metBy, Done: func() { close(c.met) }}
+	return c
 }
 
-func (c *conditionSink) Write(ev *informer.Event) error {
-	if ev.Type == informer.Sync || c.filter.Skip(ev) {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.o.until != nil && c.untilTrue(ev):
-		c.fire(ev.Seq)
-	case c.o.UntilDeleted && c.isSynced && ev.Type == informer.Deleted && c.allDeleted():
-		c.fire(ev.Seq)
-	}
-	return nil
+// metBy runs on an informer's goroutine, once per event, in the order they are numbered.
+// For --until-deleted the informer's cache no longer holds a deleted object when it is
+// asked.
+func (c *exitConditions) metBy(ev *informer.Event) bool {
+	return c.o.until != nil && c.untilTrue(ev) ||
+		c.o.UntilDeleted && ev.Type == informer.Deleted && c.isSynced.Load() && c.allDeleted()
 }
 
-func (c *conditionSink) untilTrue(ev *informer.Event) bool {
+func (c *exitConditions) untilTrue(ev *informer.Event) bool {
 	input, err := render.EnvelopeValue(ev, c.o.differ, c.o.ShowOld)
 	if err != nil {
 		return false
@@ -592,17 +615,15 @@ func (c *conditionSink) untilTrue(ev *informer.Event) bool {
 
 // synced is called once every informer has its initial list: named objects that do not
 // exist then count as deleted already, as with `kubectl wait --for=delete`.
-func (c *conditionSink) synced() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.isSynced = true
+func (c *exitConditions) synced() {
+	c.isSynced.Store(true)
 	if c.allDeleted() {
-		c.fire(0)
+		c.until.Meet()
 	}
 }
 
 // allDeleted reports whether no informer's cache holds any of the named objects.
-func (c *conditionSink) allDeleted() bool {
+func (c *exitConditions) allDeleted() bool {
 	for _, inf := range c.informers {
 		store := inf.Store()
 		for _, name := range c.o.Names {
@@ -617,18 +638,3 @@ func (c *conditionSink) allDeleted() bool {
 	}
 	return true
 }
-
-func (c *conditionSink) fire(seq uint64) {
-	c.once.Do(func() {
-		c.seq = seq
-		close(c.met)
-	})
-}
-
-func (c *conditionSink) metSeq() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.seq
-}
-
-func (c *conditionSink) Close() error { return nil }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,7 @@ func TestExitCodes(t *testing.T) {
 		{nil, ExitOK},
 		{usageErrorf("x"), ExitUsage},
 		{&TimeoutError{Err: os.ErrDeadlineExceeded}, ExitTimeout},
+		{&NotMetError{Err: errors.New("--max-events 1 reached before --until was met")}, ExitTimeout},
 		{&SinkFailedError{Names: []string{"archive"}}, ExitSinkFailed},
 		{os.ErrPermission, ExitError},
 	} {

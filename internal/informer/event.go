@@ -26,6 +26,11 @@ const (
 	Sync EventType = "SYNC"
 )
 
+// ReasonSelector is the Reason of a DELETED event for an object that still exists but no
+// longer matches the label or field selector: it left the watch, which the server says
+// with a DELETED event.
+const ReasonSelector = "selector"
+
 // Event is the one event type that listeners and renderers see, whether the informer
 // behind it is typed (client-go's scheme) or dynamic (unstructured). One Event is shared,
 // read-only, by every listener that receives it: sinks must not modify Object or Old.
@@ -34,8 +39,9 @@ type Event struct {
 	// Time is when the informer handed the change over to kubeevents.
 	Time time.Time
 	// Seq increases by one for every ADDED/MODIFIED/DELETED event, in the order the
-	// informers hand them over and before any buffering, so a gap in one sink's output
-	// is exactly where that sink dropped events. Zero for SYNC events.
+	// informers hand them over and before any buffering (events left out by Options.Skip
+	// get none), so a gap in one sink's output is exactly where that sink dropped events
+	// or, for a jq sink, where its expression yielded nothing. Zero for SYNC events.
 	Seq uint64
 	// Resource is the watched resource; Kind its kind (e.g. "Pod").
 	Resource schema.GroupVersionResource
@@ -53,6 +59,9 @@ type Event struct {
 	// FinalStateUnknown is true for a DELETED event whose deletion the watch missed
 	// (client-go's DeletedFinalStateUnknown): Object is the last state seen before.
 	FinalStateUnknown bool
+	// Reason says why a DELETED event was made when it is not that the object was
+	// deleted: ReasonSelector, or "" for a deletion.
+	Reason string
 
 	object, old encoded      // JSON and generic forms of Object and Old, each computed at most once
 	encoder     *partEncoder // the informer's, if any: copies the JSON of parts that did not change

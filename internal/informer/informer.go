@@ -49,6 +49,14 @@ type Options struct {
 	// the event numbered MaxEvents has been made (from a client-go goroutine).
 	MaxEvents uint64
 	Limit     func()
+	// Skip, if set, leaves an event out before it is numbered (--changes-only: an update
+	// that changed nothing worth showing), so that it leaves no gap in Seq: a gap in a
+	// sink's output is then only ever an event that sink dropped (or, for a jq sink,
+	// one its expression yielded nothing for).
+	Skip func(ev *Event) bool
+	// Until, if set, ends the stream at the event that meets its condition; every
+	// informer of a command shares the same one.
+	Until *Until
 	// Related marks this informer's events as core Events about watched objects
 	// (--with-events); Accept, if set, picks the objects that become events at all.
 	Related bool
@@ -159,7 +167,10 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		seq = new(atomic.Uint64)
 	}
 	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: newPartEncoder(),
-		maxSeq: opts.MaxEvents, limit: opts.Limit, pending: map[notification]*pendingEvent{}}
+		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{}}
+	if opts.LabelSelector != "" || opts.FieldSelector != "" {
+		m.leftSelector = func(obj any) bool { return inf.leftSelector(clients, obj) }
+	}
 	if len(opts.Names) > 1 {
 		m.names = opts.Names
 	}
@@ -256,6 +267,32 @@ func (i *Informer) Stop() {
 // Store is the informer's cache (used for --until-deleted and for tests).
 func (i *Informer) Store() cache.Store { return i.store }
 
+// selectorCheckTimeout bounds the one request leftSelector makes: past it, the event is
+// reported as a plain deletion rather than held up any longer.
+const selectorCheckTimeout = 5 * time.Second
+
+// leftSelector reports whether a DELETED notification is about an object that still
+// exists but no longer matches the selectors. The server sends both as DELETED with the
+// object's last state that matched, so only asking for the object tells them apart: if
+// it is still there, with the same UID, it only left the selection. An object whose last
+// state is being deleted is taken at its word, without asking; so is one the server will
+// not tell about (an error, no "get" right).
+func (i *Informer) leftSelector(clients Clients, obj any) bool {
+	last, err := meta.Accessor(obj)
+	if err != nil || last.GetDeletionTimestamp() != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(i.ctx, selectorCheckTimeout)
+	defer cancel()
+	var current metav1.Object
+	if clients.Metadata != nil {
+		current, err = clients.Metadata.Resource(i.Resource.GVR).Namespace(last.GetNamespace()).Get(ctx, last.GetName(), metav1.GetOptions{})
+	} else {
+		current, err = clients.Dynamic.Resource(i.Resource.GVR).Namespace(last.GetNamespace()).Get(ctx, last.GetName(), metav1.GetOptions{})
+	}
+	return err == nil && current.GetUID() == last.GetUID()
+}
+
 // transform runs once per object as it enters the cache: it drops managedFields (large,
 // and noise for a change tail), redacts Secret values unless they are to be shown, and
 // fills in apiVersion/kind, which typed objects decoded by informers lack, so every sink
@@ -331,11 +368,16 @@ type minter struct {
 	watchOnly bool
 	maxSeq    uint64 // 0: no limit
 	limit     func()
-	related   bool
-	accept    func(obj any) bool
-	receivers int
-	seq       *atomic.Uint64
-	encoder   *partEncoder // shared by this informer's events
+	skip      func(ev *Event) bool
+	until     *Until
+	// leftSelector, set when the watch has selectors, tells a DELETED notification of
+	// an object that only stopped matching them from a deletion.
+	leftSelector func(obj any) bool
+	related      bool
+	accept       func(obj any) bool
+	receivers    int
+	seq          *atomic.Uint64
+	encoder      *partEncoder // shared by this informer's events
 
 	mu      sync.Mutex
 	pending map[notification]*pendingEvent
@@ -387,18 +429,35 @@ func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *E
 	if old != nil {
 		ev.Old = old.(runtime.Object)
 	}
-	if typ != Sync {
-		ev.Seq = m.seq.Add(1)
-		if m.maxSeq > 0 {
-			if ev.Seq > m.maxSeq {
-				return nil
-			}
-			if ev.Seq == m.maxSeq && m.limit != nil {
-				m.limit()
-			}
+	if typ == Sync {
+		return ev
+	}
+	if typ == Deleted && m.leftSelector != nil && m.leftSelector(obj) {
+		ev.Reason = ReasonSelector
+	}
+	if m.skip != nil && m.skip(ev) {
+		return nil
+	}
+	if m.until != nil {
+		if !m.until.number(ev, m.number) {
+			return nil
 		}
+	} else if !m.number(ev) {
+		return nil
+	}
+	// Only now, after Until was asked about it: the event that reaches the limit and
+	// meets the condition ends the stream as a met condition.
+	if m.maxSeq > 0 && ev.Seq == m.maxSeq && m.limit != nil {
+		m.limit()
 	}
 	return ev
+}
+
+// number gives ev the next Seq, and reports false if that is past MaxEvents: the event is
+// then not made.
+func (m *minter) number(ev *Event) bool {
+	ev.Seq = m.seq.Add(1)
+	return m.maxSeq == 0 || ev.Seq <= m.maxSeq
 }
 
 func (m *minter) wanted(obj any) bool {

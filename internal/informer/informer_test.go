@@ -602,3 +602,112 @@ func TestSmallestResync(t *testing.T) {
 		}
 	}
 }
+
+// newTestMinter is a minter with one receiver, numbering from zero.
+func newTestMinter() (*minter, *handler, *recorder) {
+	m := &minter{res: podsRes, receivers: 1, seq: new(atomic.Uint64), pending: map[notification]*pendingEvent{}}
+	r := &recorder{}
+	return m, &handler{minter: m, receiver: r}, r
+}
+
+func seqs(evs []*Event) []uint64 {
+	out := make([]uint64, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Seq
+	}
+	return out
+}
+
+// Until is asked about each event as it is numbered: none is made after the one that
+// met it, and the limit of --max-events is reached only after Until was asked.
+func TestUntilEndsNumbering(t *testing.T) {
+	m, h, r := newTestMinter()
+	done := 0
+	m.until = &Until{Met: func(ev *Event) bool { return ev.Key() == "default/b" }, Done: func() { done++ }}
+	m.maxSeq = 2
+	limited := false
+	m.limit = func() {
+		if _, met := m.until.MetAt(); !met {
+			t.Error("the limit was reached before Until was asked about the event that reached it")
+		}
+		limited = true
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		h.OnAdd(unstructuredPod(name, "1"), true)
+	}
+	if got := names(r.all()); !slices.Equal(got, []string{"ADDED default/a", "ADDED default/b"}) {
+		t.Errorf("events %v, want a and b only", got)
+	}
+	if seq, met := m.until.MetAt(); !met || seq != 2 || done != 1 || !limited {
+		t.Errorf("MetAt = %d, %v; Done called %d times; limit reached %v", seq, met, done, limited)
+	}
+	if m.seq.Load() != 2 {
+		t.Errorf("%d numbers drawn, want 2: none after the condition was met", m.seq.Load())
+	}
+
+	// Met without an event: the events made so far are the stream.
+	m, h, r = newTestMinter()
+	m.until = &Until{Met: func(*Event) bool { return false }}
+	h.OnAdd(unstructuredPod("a", "1"), true)
+	m.until.Meet()
+	h.OnAdd(unstructuredPod("b", "1"), true)
+	if seq, met := m.until.MetAt(); !met || seq != 1 || len(r.all()) != 1 {
+		t.Errorf("after Meet: MetAt = %d, %v; %d events, want 1", seq, met, len(r.all()))
+	}
+}
+
+// Skip leaves an event out before it is numbered: the next event follows without a gap.
+func TestSkipLeavesNoSeqGap(t *testing.T) {
+	m, h, r := newTestMinter()
+	m.skip = func(ev *Event) bool {
+		return ev.Type == Modified && ev.Object.(*unstructured.Unstructured).GetResourceVersion() == "2"
+	}
+	a1, a2, a3 := unstructuredPod("a", "1"), unstructuredPod("a", "2"), unstructuredPod("a", "3")
+	h.OnAdd(a1, true)
+	h.OnUpdate(a1, a2)
+	h.OnUpdate(a2, a3)
+	evs := r.all()
+	if got := seqs(evs); !slices.Equal(got, []uint64{1, 2}) || evs[1].Object != a3 {
+		t.Errorf("seqs %v (last object %v), want 1 2 with the skipped update not numbered", got, evs[len(evs)-1].Object)
+	}
+}
+
+// With selectors, a DELETED notification of an object that still exists (same UID) is
+// marked as leaving the selection; a deleted one, a re-created one (another UID) and one
+// whose last state was being deleted are not.
+func TestLeftSelector(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := newClient()
+		live := unstructuredPod("relabelled", "1")
+		live.SetUID("uid-1")
+		if _, err := pods(client).Create(context.Background(), live, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		inf := start(t, client, Options{LabelSelector: "app=web"}, Registration{Receiver: &recorder{}})
+		clients := Clients{Dynamic: client}
+		recreated := live.DeepCopy()
+		recreated.SetUID("uid-0")
+		terminating := live.DeepCopy()
+		terminating.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+		gone := unstructuredPod("deleted", "1")
+		gone.SetUID("uid-2")
+		for _, tc := range []struct {
+			what string
+			obj  *unstructured.Unstructured
+			want bool
+		}{{"still there", live, true}, {"re-created", recreated, false}, {"being deleted", terminating, false}, {"gone", gone, false}} {
+			if got := inf.leftSelector(clients, tc.obj); got != tc.want {
+				t.Errorf("%s: leftSelector = %v, want %v", tc.what, got, tc.want)
+			}
+		}
+
+		m, h, r := newTestMinter()
+		m.leftSelector = func(obj any) bool { return obj == live }
+		h.OnDelete(live)
+		h.OnDelete(cache.DeletedFinalStateUnknown{Key: "default/deleted", Obj: gone})
+		evs := r.all()
+		if len(evs) != 2 || evs[0].Reason != ReasonSelector || evs[1].Reason != "" {
+			t.Errorf("reasons of %v: want selector, then none", names(evs))
+		}
+	})
+}

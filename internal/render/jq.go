@@ -228,6 +228,9 @@ func buildEnvelopeValue(ev *informer.Event, d *Differ, showOld bool) (map[string
 	if ev.FinalStateUnknown {
 		envelope["finalStateUnknown"] = true
 	}
+	if ev.Reason != "" {
+		envelope["reason"] = ev.Reason
+	}
 	return envelope, nil
 }
 

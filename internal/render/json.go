@@ -14,7 +14,9 @@ import (
 //
 //	{"type":"ADDED","time":"<RFC 3339, UTC>","seq":42,"resource":{"group":"","version":"v1","resource":"pods"},"object":{...},"finalStateUnknown":true}
 //
-// seq is left out for SYNC events (which have none) and finalStateUnknown unless true.
+// seq is left out for SYNC events (which have none), finalStateUnknown unless true, and
+// reason unless the event has one ("selector": a DELETED object that still exists but no
+// longer matches the selectors, written last).
 // The object is copied from ev.ObjectJSON, so it is encoded once however many sinks
 // write it. On error dst is returned unchanged. After "object" come the previous object
 // as "old" (if showOld, for MODIFIED and SYNC events) and the changes as "diff" (if d is
@@ -69,6 +71,10 @@ func AppendEnvelopeWithDiff(dst []byte, ev *informer.Event, d *Differ, showOld b
 	}
 	if ev.FinalStateUnknown {
 		dst = append(dst, `,"finalStateUnknown":true`...)
+	}
+	if ev.Reason != "" {
+		dst = append(dst, `,"reason":`...)
+		dst = appendJSONString(dst, ev.Reason)
 	}
 	return append(dst, '}'), nil
 }

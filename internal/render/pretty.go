@@ -337,7 +337,12 @@ func (p *Printer) appendSummary(dst []byte, ev *informer.Event, m metav1.Object,
 		if len(dst) > start {
 			dst = append(dst, columnGap...)
 		}
-		dst = appendAge(append(dst, "lived "...), ev.Time, m.GetCreationTimestamp())
+		if ev.Reason == informer.ReasonSelector {
+			// Still alive: how long it lived would be wrong, and DELETED alone misleading.
+			dst = append(dst, "no longer matches the selector"...)
+		} else {
+			dst = appendAge(append(dst, "lived "...), ev.Time, m.GetCreationTimestamp())
+		}
 		if ev.FinalStateUnknown {
 			dst = append(dst, columnGap+"(final state unknown)"...)
 		}

@@ -67,6 +67,9 @@ func (p *Printer) appendYAML(dst []byte, ev *informer.Event) ([]byte, error) {
 	if ev.FinalStateUnknown {
 		envelope.Content = append(envelope.Content, str("finalStateUnknown"), scalar("!!bool", "true"))
 	}
+	if ev.Reason != "" {
+		envelope.Content = append(envelope.Content, str("reason"), str(ev.Reason))
+	}
 
 	p.yamlBuf.Reset()
 	encoder := yaml.NewEncoder(&p.yamlBuf)

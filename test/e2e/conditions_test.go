@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// createConfigMaps creates configmaps prefix-00 … in ns: objects nothing in the cluster
+// changes by itself, listed in name order.
+func createConfigMaps(t *testing.T, ns, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%02d", prefix, i)}, Data: map[string]string{"k": "v"}}
+		if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating configmap %s/%s: %v", ns, cm.Name, err)
+		}
+	}
+}
+
+func patchConfigMap(t *testing.T, ns, name, patch string) {
+	t.Helper()
+	if _, err := client.CoreV1().ConfigMaps(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patching configmap %s/%s: %v", ns, name, err)
+	}
+}
+
+// --until ends the run right after the event that met it, even when that event comes
+// from the initial list and the rest of the list is already on its way: no sink gets
+// any event after it.
+func TestUntilStopsDuringInitialList(t *testing.T) {
+	ns := newNamespace(t)
+	createConfigMaps(t, ns, "c", 30)
+	file := t.TempDir() + "/events.jsonl"
+	r := runKubeevents(t, 30*time.Second, "watch", "cm", "-n", ns, "-o", "json", "-v=1",
+		"--until", `.object.metadata.name == "c-00"`, "--sink", "file="+file)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"name":"c-00"`) {
+		t.Errorf("stdout has %d lines, want only the event that met --until (c-00):\n%s", len(lines), r.stdout)
+	}
+	if got := readLines(t, file, true); len(got) != 1 {
+		t.Errorf("the file sink got %d events, want 1 (the one that met --until)", len(got))
+	}
+	if !regexp.MustCompile(`stopped after 1 events? — screen 1 delivered; events\.jsonl 1 delivered\n`).MatchString(r.stderr) {
+		t.Errorf("summary missing or wrong; stderr:\n%s", r.stderr)
+	}
+}
+
+// --max-events as a cap on a run that waits for a condition: reaching it before the
+// condition is exit 3, as --timeout is; the event that reaches it and meets the condition
+// is a met condition (exit 0).
+func TestMaxEventsBeforeCondition(t *testing.T) {
+	ns := newNamespace(t)
+	createConfigMaps(t, ns, "c", 3)
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		stderrRE string
+	}{
+		{"until-deleted", []string{"c-00", "--until-deleted"}, 3, `^kubeevents: --max-events 1 reached before --until-deleted was met\n`},
+		{"until", []string{"--until", `.type == "DELETED"`}, 3, `^kubeevents: --max-events 1 reached before --until was met\n`},
+		{"met by the last event", []string{"--until", `.object.metadata.name == "c-00"`}, 0, `^$`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"watch", "cm", "-n", ns, "-o", "name", "--max-events", "1"}, tc.args...)
+			r := runKubeevents(t, 30*time.Second, args...)
+			if r.code != tc.code || !regexp.MustCompile(tc.stderrRE).MatchString(r.stderr) {
+				t.Errorf("exit %d, stderr %q; want exit %d and stderr matching %s", r.code, r.stderr, tc.code, tc.stderrRE)
+			}
+			if r.stdout != "ADDED configmap/c-00\n" {
+				t.Errorf("stdout %q, want the one event", r.stdout)
+			}
+		})
+	}
+}
+
+// The summary counts the events made, not the numbers drawn past --max-events.
+func TestSummaryCountsMaxEvents(t *testing.T) {
+	ns := newNamespace(t)
+	createConfigMaps(t, ns, "c", 30)
+	r := runKubeevents(t, 30*time.Second, "watch", "cm", "-n", ns, "-o", "json", "--max-events", "1", "-v=1")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if !regexp.MustCompile(`stopped after 1 events? — screen 1 delivered\n`).MatchString(r.stderr) {
+		t.Errorf("summary does not account for the one event; stderr:\n%s", r.stderr)
+	}
+}
+
+// --changes-only leaves unchanged updates out before they are numbered: seq has no gap
+// for them (a gap is a dropped event), and the summary says how many were left out.
+func TestChangesOnlyLeavesNoSeqGap(t *testing.T) {
+	ns := newNamespace(t)
+	createConfigMaps(t, ns, "c", 1)
+	s := startKubeevents(t, "watch", "cm", "c-00", "-n", ns, "-o", "json", "-v=1",
+		"--changes-only", "--ignore-path", "metadata.labels.noise")
+	added := s.waitJSON(eventWait, "ADDED c-00", func(ev envelope) bool { return ev.Type == "ADDED" })
+	patchConfigMap(t, ns, "c-00", `{"metadata":{"labels":{"noise":"1"}}}`)
+	patchConfigMap(t, ns, "c-00", `{"data":{"k":"changed"}}`)
+	modified := s.waitJSON(eventWait, "the data change", func(ev envelope) bool { return ev.Type == "MODIFIED" })
+	if modified.Seq != added.Seq+1 {
+		t.Errorf("seqs %d then %d: the update left out by --changes-only left a gap", added.Seq, modified.Seq)
+	}
+	if _, code := s.interrupt(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, s.Stderr())
+	}
+	if !regexp.MustCompile(`stopped after 2 events \(1 unchanged update left out by --changes-only\) — screen 2 delivered\n`).MatchString(s.Stderr()) {
+		t.Errorf("summary wrong; stderr:\n%s", s.Stderr())
+	}
+}
+
+// A pod relabelled out of a label selector is DELETED for the watch (scripts keep that
+// meaning), marked "reason":"selector" in JSON and said in words in pretty output; a
+// real deletion is not marked.
+func TestSelectorLeaveIsMarked(t *testing.T) {
+	ns := newNamespace(t)
+	for _, name := range []string{"relabelled", "deleted"} {
+		p := pod(name, map[string]string{"app": "web"})
+		p.Spec.SchedulerName = "kubeevents-none" // stays Pending: nothing else changes it
+		if _, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jsonOut := startKubeevents(t, "watch", "pods", "-n", ns, "-l", "app=web", "-o", "json")
+	pretty := startKubeevents(t, "watch", "pods", "-n", ns, "-l", "app=web")
+	for _, s := range []*stream{jsonOut, pretty} {
+		s.waitFor(eventWait, "both pods listed", func(l string) bool { return strings.Contains(l, "relabelled") })
+	}
+	labelPod(t, ns, "relabelled", "app", "db")
+	deletePod(t, ns, "deleted")
+
+	reasons := map[string]string{}
+	for len(reasons) < 2 {
+		line := jsonOut.waitFor(eventWait, "the two DELETED events", func(l string) bool { return strings.Contains(l, `"type":"DELETED"`) })
+		var ev struct {
+			Reason string          `json:"reason"`
+			Object json.RawMessage `json:"object"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		reasons[envelope{Object: ev.Object}.name()] = ev.Reason
+	}
+	if reasons["relabelled"] != "selector" || reasons["deleted"] != "" {
+		t.Errorf("reasons %q; want selector for the relabelled pod, none for the deleted one", reasons)
+	}
+
+	left := pretty.waitFor(eventWait, "DELETED relabelled", func(l string) bool { return strings.Contains(l, "DELETED") && strings.Contains(l, "relabelled") })
+	if !strings.Contains(left, "no longer matches the selector") || strings.Contains(left, "lived") {
+		t.Errorf("pretty line %q should say the pod no longer matches the selector, not how long it lived", left)
+	}
+	gone := pretty.waitFor(eventWait, "DELETED deleted", func(l string) bool { return strings.Contains(l, "DELETED") && strings.Contains(l, "deleted") })
+	if !strings.Contains(gone, "lived") || strings.Contains(gone, "no longer matches") {
+		t.Errorf("pretty line %q of a real deletion should say how long it lived", gone)
+	}
+}
