@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # make demo: a living local cluster, a Deployment that is created, scaled and rolled out
 # again and again in namespace "demo", a pod that keeps crashing and restarting, and
-# kubeevents watching the Deployments and the pods.
+# kubeevents watching the Deployments and the pods (-o wide: their nodes too).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KUBECONFIG_PATH=$(KUBEEVENTS_CLUSTER_MODE=living "$ROOT/hack/cluster.sh" up)
 KUBECTL="$("$ROOT/hack/cluster.sh" bin)/kubectl --kubeconfig $KUBECONFIG_PATH"
 NS=demo
 # A namespace left terminating by an earlier demo is gone in a moment: wait for it.
-for _ in $(seq 1 60); do
+for i in $(seq 1 90); do
   phase=$($KUBECTL get namespace $NS -o jsonpath='{.status.phase}' 2>/dev/null || true)
   [ "$phase" = Terminating ] || break
+  [ "$i" = 1 ] && echo "kubeevents demo: waiting for the previous demo's namespace to be deleted…" >&2
   sleep 1
 done
 $KUBECTL get namespace $NS >/dev/null 2>&1 || $KUBECTL create namespace $NS >/dev/null
@@ -20,7 +21,21 @@ $KUBECTL -n $NS delete deployment,pod --all --wait=true >/dev/null 2>&1 || true
 story() {
   local k="$KUBECTL -n $NS" round=0
   sleep 2
-  $k create deployment web --image=nginx:1.27 --replicas=3 >/dev/null
+  # Like kubectl create deployment web --image=nginx:1.27 --replicas=3, with a grace
+  # period short enough to watch old pods go within a few seconds of a rollout.
+  $k apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web}}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      terminationGracePeriodSeconds: 5
+      containers: [{name: nginx, image: "nginx:1.27"}]
+YAML
   sleep 6
   $k scale deployment web --replicas=5 >/dev/null
   sleep 6
@@ -42,4 +57,4 @@ STORY=$!
 # controller deletes the Deployment and the restarting pod with the namespace.
 trap 'kill $STORY 2>/dev/null || true; $KUBECTL delete namespace $NS --wait=false >/dev/null 2>&1 || true' EXIT
 echo "kubeevents: watching deployments and pods in namespace $NS of the local cluster (kubeconfig $KUBECONFIG_PATH); Ctrl-C to stop" >&2
-"$ROOT/bin/kubeevents" watch deployments,pods -n $NS --kubeconfig "$KUBECONFIG_PATH" "$@"
+"$ROOT/bin/kubeevents" watch deployments,pods -n $NS -o wide --kubeconfig "$KUBECONFIG_PATH" "$@"
