@@ -183,17 +183,9 @@ prepare() {
 
 # component_kubeconfig NAME USER writes a kubeconfig for one control-plane component.
 component_kubeconfig() {
-  local ca; ca=$(base64 -w0 < "$STATE/certs/apiserver.crt")
   (
     umask 077
-    cat > "$STATE/$1.kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: local
-  cluster:
-    server: https://127.0.0.1:$API_PORT
-    certificate-authority-data: $ca
+    { kubeconfig_cluster; cat <<KC
 users:
 - name: $2
   user:
@@ -203,20 +195,26 @@ contexts:
   context: {cluster: local, user: $2}
 current-context: local
 KC
+    } > "$STATE/$1.kubeconfig"
   )
 }
 
-write_kubeconfig() {
-  local ca; ca=$(base64 -w0 < "$STATE/certs/apiserver.crt")
-  umask 077
-  cat > "$KUBECONFIG_PATH.tmp" <<KC
+# kubeconfig_cluster prints the start of a kubeconfig: the local cluster and its CA.
+kubeconfig_cluster() {
+  cat <<KC
 apiVersion: v1
 kind: Config
 clusters:
 - name: local
   cluster:
     server: https://127.0.0.1:$API_PORT
-    certificate-authority-data: $ca
+    certificate-authority-data: $(base64 -w0 < "$STATE/certs/apiserver.crt")
+KC
+}
+
+write_kubeconfig() {
+  umask 077
+  { kubeconfig_cluster; cat <<KC
 users:
 - name: admin
   user:
@@ -231,6 +229,7 @@ contexts:
   context: {cluster: local, user: nobody, namespace: default}
 current-context: admin
 KC
+  } > "$KUBECONFIG_PATH.tmp"
   mv "$KUBECONFIG_PATH.tmp" "$KUBECONFIG_PATH"
 }
 

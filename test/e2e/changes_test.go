@@ -19,21 +19,7 @@ import (
 
 func createDeployment(t *testing.T, ns, name string, replicas int32) {
 	t.Helper()
-	labels := map[string]string{"app": name}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
-			},
-		},
-	}
-	if _, err := client.AppsV1().Deployments(ns).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating deployment: %v", err)
-	}
+	createLivingDeployment(t, ns, name, "nginx:1.27", replicas)
 }
 
 func scaleDeployment(t *testing.T, ns, name string, replicas int32) {
