@@ -146,13 +146,30 @@ func describeOpenError(err error, path string) string {
 	case os.IsPermission(err):
 		return "permission denied (choose a writable directory)"
 	case os.IsNotExist(err):
-		return fmt.Sprintf("directory %s does not exist (create it first)", filepath.Dir(path))
+		return describeNotExist(path)
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// describeNotExist says why path could not be created although O_CREAT was given: a
+// missing directory, a symbolic link to one, or a directory whose file system makes no
+// new files (/proc, /sys), which the system reports as "no such file" too.
+func describeNotExist(path string) string {
+	dir := filepath.Dir(path)
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Sprintf("directory %s does not exist (create it first)", dir)
+	}
+	if target, err := os.Readlink(path); err == nil {
+		return fmt.Sprintf("it is a symbolic link to %s, whose directory does not exist (create it first, or fix the link)", target)
+	}
+	if fsys := virtualFileSystem(dir); fsys != "" {
+		return fmt.Sprintf("directory %s is on the %s file system, which does not hold ordinary files (choose a directory on disk)", dir, fsys)
+	}
+	return fmt.Sprintf("directory %s does not allow creating files in it (choose another directory)", dir)
 }
 
 func (f *File) Write(b []byte) (int, error) {
