@@ -458,3 +458,11 @@ func (o *WatchOptions) checkNamespace(ctx context.Context) {
 		o.warnf("namespace %q does not exist (yet); watching anyway, its objects will show up if it is created", o.namespace)
 	}
 }
+
+// dropRotation says how to turn a sink's rotation off, where it was defined.
+func dropRotation(s config.Sink) string {
+	if strings.HasPrefix(s.Origin, "--sink") {
+		return "drop max-size"
+	}
+	return "remove its rotate settings (" + s.Origin + ")"
+}

@@ -53,12 +53,9 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			}
 		}
 	}()
-	listeners, failedSinks, err := o.buildListeners(&files)
+	listeners, err := o.buildListeners(&files)
 	if err != nil {
 		return err
-	}
-	if len(listeners) == 0 {
-		return &SinkFailedError{Names: failedSinks}
 	}
 
 	fatal := make(chan error, 1)
@@ -220,6 +217,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	}
 	o.summary(listeners, seq.Load())
 
+	var failedSinks []string
 	for _, l := range listeners {
 		if err := l.Err(); err != nil && !errors.Is(err, listener.ErrOutputClosed) {
 			failedSinks = append(failedSinks, l.Name())
@@ -413,29 +411,38 @@ func (o *WatchOptions) capVerbosityForSecrets() {
 }
 
 // buildListeners opens every sink. A sink that cannot be opened (a file in a directory
-// that is not writable) is reported and left out; the others go on. Every file it
-// opens is added to files.
-func (o *WatchOptions) buildListeners(files *[]*sink.File) ([]*listener.Listener, []string, error) {
+// that is not writable) ends the run before it starts, with one line and exit code 4:
+// better than a run without the archive the user asked for. Every file it opens is added
+// to files, and closed again when it fails.
+func (o *WatchOptions) buildListeners(files *[]*sink.File) (_ []*listener.Listener, err error) {
+	defer func() {
+		if err != nil {
+			for _, f := range *files {
+				_ = f.Close()
+			}
+		}
+	}()
 	var ls []*listener.Listener
-	var failed []string
 	for _, s := range o.sinks {
 		out, err := o.newSink(s, files)
 		if err != nil {
 			var usage *UsageError
-			if errors.As(err, &usage) {
-				return nil, nil, err
+			var notRegular *sink.NotRegularError
+			switch {
+			case errors.As(err, &usage):
+				return nil, err
+			case errors.As(err, &notRegular):
+				return nil, usageErrorf("sink %q: %v; %s", s.Name, err, dropRotation(s))
 			}
-			o.warnf("sink %q: %v", s.Name, err)
-			failed = append(failed, s.Name)
-			continue
+			return nil, &SinkOpenError{Name: s.Name, Err: err}
 		}
 		policy, err := listener.ParsePolicy(s.OnFull)
 		if err != nil {
-			return nil, nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
+			return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
 		}
 		ls = append(ls, listener.New(listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: policy, Resync: s.Resync}, out, o.warnf))
 	}
-	return ls, failed, nil
+	return ls, nil
 }
 
 func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sink, error) {

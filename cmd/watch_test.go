@@ -105,6 +105,7 @@ func TestExitCodes(t *testing.T) {
 		{usageErrorf("x"), ExitUsage},
 		{&TimeoutError{Err: os.ErrDeadlineExceeded}, ExitTimeout},
 		{&SinkFailedError{Names: []string{"archive"}}, ExitSinkFailed},
+		{&SinkOpenError{Name: "archive", Err: os.ErrPermission}, ExitSinkFailed},
 		{os.ErrPermission, ExitError},
 	} {
 		var b strings.Builder

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // readLines returns the lines of a file, failing the test if one is not valid JSON when
@@ -291,5 +294,42 @@ sinks:
 	}
 	if lines := readLines(t, archive, true); len(lines) != 1 {
 		t.Errorf("archive has %d lines, want 1", len(lines))
+	}
+}
+
+// unscheduledPod creates a pod no scheduler picks up (schedulerName kubeevents-none), so
+// nothing changes it by itself: it stays Pending.
+func unscheduledPod(t *testing.T, ns, name string) {
+	t.Helper()
+	p := pod(name, nil)
+	p.Spec.SchedulerName = "kubeevents-none"
+	if _, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating pod %s/%s: %v", ns, name, err)
+	}
+}
+
+// TestSinkOpenFailsAtOnce: a sink that cannot be opened ends the run before any event,
+// with one line naming the real cause and exit 4; files the other sinks made are removed.
+func TestSinkOpenFailsAtOnce(t *testing.T) {
+	ns := newNamespace(t)
+	unscheduledPod(t, ns, "p-0")
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	for _, c := range []struct{ path, want string }{
+		{"/proc/x.jsonl", `kubeevents: sink "x.jsonl": cannot open file sink /proc/x.jsonl: directory /proc is on the proc file system, which does not hold ordinary files (choose a directory on disk)` + "\n"},
+		{filepath.Join(dir, "missing", "x.jsonl"), `kubeevents: sink "x.jsonl": cannot open file sink ` + filepath.Join(dir, "missing", "x.jsonl") + `: directory ` + filepath.Join(dir, "missing") + ` does not exist (create it first)` + "\n"},
+	} {
+		start := time.Now()
+		r := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "--sink", "file="+good, "--sink", "file="+c.path)
+		if r.code != 4 || r.stdout != "" || r.stderr != c.want {
+			t.Errorf("--sink file=%s: exit %d, stdout %q, stderr %q; want exit 4, no events and %q", c.path, r.code, r.stdout, r.stderr, c.want)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("--sink file=%s: took %s to fail", c.path, took)
+		}
+		if _, err := os.Stat(good); !os.IsNotExist(err) {
+			t.Errorf("the other sink's file was left behind (%v)", err)
+			os.Remove(good)
+		}
 	}
 }
