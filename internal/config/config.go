@@ -68,7 +68,8 @@
 //	    raw: true
 //	    output: deletions.txt
 //
-// It is decoded strictly: unknown and duplicate keys, values of the wrong type and
+// Relative paths in it (path, output) are relative to the config file's directory (see
+// Load). It is decoded strictly: unknown and duplicate keys, values of the wrong type and
 // settings that do not fit the sink's type are errors, each reported as
 // "PATH:LINE:COLUMN: what is wrong".
 //
@@ -97,6 +98,10 @@ const SinkSyntaxHelp = `output sink, repeatable: KIND[(OPTIONS)][=TARGET]
 KIND is terminal, file or jq; TARGET (taken verbatim) is the path for file, the jq expression for jq, the format for terminal.
 OPTIONS: comma-separated key=value: name, format, buffer, on-full, resync (all kinds); raw, output (jq); max-size (MB), max-backups, max-age (days), compress (file). Quote values holding ',' or ')': output="a,b.txt".
 Examples: file=events.jsonl  file(format=pretty,max-size=100,compress)=events.log  jq(raw,output=names.txt)=select(.type=="DELETED") | .object.metadata.name  terminal(format=json,resync=30s)`
+
+// Stdout is the path, for a file sink, and the output, for a jq sink, that stands for
+// the standard output.
+const Stdout = "-"
 
 // Sink kinds.
 const (
