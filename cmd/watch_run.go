@@ -263,7 +263,7 @@ func stopInformers(informers []*informer.Informer, receivers []*listener.Listene
 // write, and the rest go on.
 func onlyStdout(sinks []config.Sink) bool {
 	for _, s := range sinks {
-		if s.Type == config.KindFile || s.Type == config.KindJQ && s.Output != "" && s.Output != "-" {
+		if !writesToStdout([]config.Sink{s}) {
 			return false
 		}
 	}
@@ -459,23 +459,27 @@ func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sin
 		}
 		return sink.NewPrinter(o.Streams.Out, p, filter, "stdout", nil), nil
 	case config.KindFile:
+		p, err := render.NewPrinter(render.Options{
+			Format: render.Format(s.Format), Timestamps: true, ShowKind: showKind, Diff: o.differ, ShowOld: o.ShowOld,
+		})
+		if err != nil {
+			return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
+		}
+		if s.Path == config.Stdout {
+			// Written as files are (full times, no colour), to stdout, which is not ours to
+			// close.
+			return sink.NewPrinter(o.Streams.Out, p, filter, "stdout", nil), nil
+		}
 		f, err := sink.OpenFile(s.Path, sink.Rotation(s.Rotate), o.warnf)
 		if err != nil {
 			return nil, err
 		}
 		*files = append(*files, f)
-		p, err := render.NewPrinter(render.Options{
-			Format: render.Format(s.Format), Timestamps: true, ShowKind: showKind, Diff: o.differ, ShowOld: o.ShowOld,
-		})
-		if err != nil {
-			f.Close()
-			return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
-		}
 		return sink.NewPrinter(f, p, filter, "file "+s.Path, f.Close), nil
 	case config.KindJQ:
 		opts := sink.JQOptions{Name: s.Name, Query: o.queries[s.Name], Differ: o.differ, ShowOld: o.ShowOld, Raw: s.Raw,
 			Filter: filter, Out: o.Streams.Out, Terminal: isTerminal(o.Streams.Out), Describe: "stdout", Warn: o.warnf}
-		if s.Output != "" && s.Output != "-" {
+		if s.Output != "" && s.Output != config.Stdout {
 			f, err := sink.OpenFile(s.Output, sink.Rotation{}, o.warnf)
 			if err != nil {
 				return nil, err
