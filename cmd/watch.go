@@ -328,7 +328,7 @@ func (o *WatchOptions) stdoutFromCommandLine(fileSinks, flagSinks []config.Sink)
 	switch {
 	case o.NoScreen && flagStdout:
 		for _, s := range flagSinks {
-			if writesToStdout([]config.Sink{s}) {
+			if writesStdout(s) {
 				return nil, usageErrorf("--no-screen turns off the standard output stream, but %s writes to it; drop one of them", s.Origin)
 			}
 		}
@@ -342,7 +342,7 @@ func (o *WatchOptions) stdoutFromCommandLine(fileSinks, flagSinks []config.Sink)
 	var kept []config.Sink
 	for _, s := range fileSinks {
 		switch {
-		case !writesToStdout([]config.Sink{s}):
+		case !writesStdout(s):
 		case o.NoScreen || o.JQ != "" || flagStdout:
 			continue
 		case o.flagsSet("output"):
@@ -405,12 +405,23 @@ func (o *WatchOptions) isStdout(path string) bool {
 // writesToStdout reports whether one of the sinks writes to stdout.
 func writesToStdout(sinks []config.Sink) bool {
 	for _, s := range sinks {
-		switch {
-		case s.Type == config.KindTerminal,
-			s.Type == config.KindJQ && (s.Output == "" || s.Output == config.Stdout),
-			s.Type == config.KindFile && s.Path == config.Stdout:
+		if writesStdout(s) {
 			return true
 		}
+	}
+	return false
+}
+
+// writesStdout reports whether the sink writes to stdout (once its paths went through
+// completeStdout).
+func writesStdout(s config.Sink) bool {
+	switch s.Type {
+	case config.KindTerminal:
+		return true
+	case config.KindJQ:
+		return s.Output == "" || s.Output == config.Stdout
+	case config.KindFile:
+		return s.Path == config.Stdout
 	}
 	return false
 }

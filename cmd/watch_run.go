@@ -263,7 +263,7 @@ func stopInformers(informers []*informer.Informer, receivers []*listener.Listene
 // write, and the rest go on.
 func onlyStdout(sinks []config.Sink) bool {
 	for _, s := range sinks {
-		if !writesToStdout([]config.Sink{s}) {
+		if !writesStdout(s) {
 			return false
 		}
 	}
