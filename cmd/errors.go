@@ -13,7 +13,7 @@ const (
 	ExitError      = 1 // the watch could not start or failed
 	ExitUsage      = 2 // bad flags, arguments or configuration
 	ExitTimeout    = 3 // --timeout expired, or --max-events was reached, before --until / --until-deleted was met
-	ExitSinkFailed = 4 // a sink failed (could not open or write); the others ran to the end
+	ExitSinkFailed = 4 // a sink could not be opened (nothing ran), or failed to write while the others ran to the end
 )
 
 // UsageError is bad input from the command line or the config file: exit code 2.
@@ -45,6 +45,16 @@ func (e *SinkFailedError) Error() string {
 	return fmt.Sprintf("sink %s failed (see above)", strings.Join(quoteAll(e.Names), ", "))
 }
 
+// SinkOpenError says a sink could not be opened at start-up (a file in a directory that
+// cannot be written): the run ends before it starts, exit code 4, with this one line.
+type SinkOpenError struct {
+	Name string
+	Err  error
+}
+
+func (e *SinkOpenError) Error() string { return fmt.Sprintf("sink %q: %v", e.Name, e.Err) }
+func (e *SinkOpenError) Unwrap() error { return e.Err }
+
 func quoteAll(names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
@@ -65,12 +75,13 @@ func ExitCode(err error, errOut io.Writer) int {
 	var timeout *TimeoutError
 	var notMet *NotMetError
 	var sinkFailed *SinkFailedError
+	var sinkOpen *SinkOpenError
 	switch {
 	case errors.As(err, &usage):
 		return ExitUsage
 	case errors.As(err, &timeout), errors.As(err, &notMet):
 		return ExitTimeout
-	case errors.As(err, &sinkFailed):
+	case errors.As(err, &sinkFailed), errors.As(err, &sinkOpen):
 		return ExitSinkFailed
 	}
 	return ExitError

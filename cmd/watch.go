@@ -74,6 +74,7 @@ type WatchOptions struct {
 	ShowSecrets   bool
 	MetadataOnly  bool
 	WithEvents    bool
+	NoScreen      bool
 
 	// From arguments.
 	TypeArgs []string // "pods", "deployments.apps", ...
@@ -123,6 +124,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.StringVar(&o.ConfigFile, "config", "", "config file with sinks and defaults (default "+displayPath(config.DefaultPath())+" if it exists)")
 	f.StringVar(&o.JQ, "jq", "", "jq expression applied to each event of the standard output stream (envelope: type, time, seq, resource, object, old, diff)")
 	f.BoolVarP(&o.RawOutput, "raw-output", "r", false, "with --jq: print strings raw, not as JSON")
+	f.BoolVar(&o.NoScreen, "no-screen", false, "write no events to stdout, only to the --sink and config file sinks (an archiving run)")
 	f.IntVar(&o.Buffer, "buffer", listener.DefaultBuffer, "events each sink may queue")
 	f.StringVar(&o.OnFull, "on-full", string(listener.Block), "what a sink does when its buffer is full: "+strings.Join(listener.Policies(), "|"))
 	f.DurationVar(&o.Resync, "resync", 0, "re-deliver every cached object to the sinks as SYNC events this often (0: never)")
@@ -229,7 +231,8 @@ func (o *WatchOptions) parseArgs(args []string) error {
 }
 
 // completeSinks gathers the sinks from the config file and --sink flags, applies the
-// defaults and adds the terminal sink unless another sink already writes to stdout.
+// defaults and adds the terminal sink unless another sink already writes to stdout or
+// --no-screen is given.
 func (o *WatchOptions) completeSinks() error {
 	path := o.ConfigFile
 	var file *config.File
@@ -269,25 +272,38 @@ func (o *WatchOptions) completeSinks() error {
 		return usageErrorf("--resync %s: use 0 (never) or at least %s", defaults.Resync, config.MinResync)
 	}
 
-	var sinks []config.Sink
+	var fileSinks, flagSinks []config.Sink
 	if file != nil {
-		sinks = append(sinks, file.Sinks...)
+		fileSinks = file.Sinks
 	}
 	for _, spec := range o.SinkSpecs {
 		s, err := config.ParseSinkSpec(spec)
 		if err != nil {
 			return &UsageError{Err: err}
 		}
-		sinks = append(sinks, s)
+		flagSinks = append(flagSinks, s)
 	}
-	if !writesToStdout(sinks) {
+	for _, list := range [][]config.Sink{fileSinks, flagSinks} {
+		for i := range list {
+			if err := o.completeStdout(&list[i]); err != nil {
+				return err
+			}
+		}
+	}
+	fileSinks, err := o.stdoutFromCommandLine(fileSinks, flagSinks)
+	if err != nil {
+		return err
+	}
+	sinks := append(fileSinks, flagSinks...)
+	if !o.NoScreen && !writesToStdout(sinks) {
 		screen := config.Sink{Name: "screen", Type: config.KindTerminal, AutoName: true, Origin: "the standard output"}
 		if o.JQ != "" {
 			screen = config.Sink{Name: "screen", Type: config.KindJQ, Expr: o.JQ, Raw: o.RawOutput, AutoName: true, Origin: "--jq"}
 		}
 		sinks = append([]config.Sink{screen}, sinks...)
-	} else if o.JQ != "" {
-		return usageErrorf("--jq filters the standard output stream, but a sink already writes to stdout; put the expression into that sink instead")
+	}
+	if len(sinks) == 0 {
+		return usageErrorf("--no-screen leaves no sink to write to; add one, e.g. --sink file=events.jsonl")
 	}
 	for i := range sinks {
 		sinks[i] = defaults.Apply(sinks[i])
@@ -303,11 +319,110 @@ func (o *WatchOptions) completeSinks() error {
 	return nil
 }
 
+// stdoutFromCommandLine lets the command line decide what goes to stdout, as flags beat
+// config files in kubectl: when it says (--jq, --no-screen, a --sink that writes to
+// stdout), the config file's sinks that write to stdout are left out; an explicit -o sets
+// the format of the file's terminal sinks and leaves out its other stdout sinks. It
+// returns the config file's sinks that stay.
+func (o *WatchOptions) stdoutFromCommandLine(fileSinks, flagSinks []config.Sink) ([]config.Sink, error) {
+	flagStdout := writesToStdout(flagSinks)
+	switch {
+	case o.NoScreen && flagStdout:
+		for _, s := range flagSinks {
+			if writesStdout(s) {
+				return nil, usageErrorf("--no-screen turns off the standard output stream, but %s writes to it; drop one of them", s.Origin)
+			}
+		}
+	case o.NoScreen && o.JQ != "":
+		return nil, usageErrorf("--no-screen turns off the standard output stream that --jq filters; drop one of them")
+	case o.NoScreen && o.flagsSet("output"):
+		return nil, usageErrorf("--no-screen turns off the standard output stream whose format -o sets; drop one of them")
+	case o.JQ != "" && flagStdout:
+		return nil, usageErrorf("--jq filters the standard output stream, but a sink already writes to stdout; put the expression into that sink instead")
+	}
+	var kept []config.Sink
+	for _, s := range fileSinks {
+		switch {
+		case !writesStdout(s):
+		case o.NoScreen || o.JQ != "" || flagStdout:
+			continue
+		case o.flagsSet("output"):
+			if s.Type != config.KindTerminal {
+				continue
+			}
+			s.Format = o.Output
+		}
+		kept = append(kept, s)
+	}
+	return kept, nil
+}
+
+// completeStdout makes a file sink's path, or a jq sink's output, that names the standard
+// output ("-", /dev/stdout, or the very file stdout is) config.Stdout, so that it is
+// written as stdout: once, by one sink, never rotated or renamed.
+func (o *WatchOptions) completeStdout(s *config.Sink) error {
+	switch {
+	case s.Type == config.KindFile && o.isStdout(s.Path):
+		if s.Rotate.MaxSizeMB > 0 {
+			return usageErrorf("sink %q: %s is the standard output, which cannot be rotated (rotation renames the file); %s", s.Name, s.Path, dropRotation(*s))
+		}
+		if s.AutoName {
+			s.Name = "stdout"
+		}
+		s.Path = config.Stdout
+	case s.Type == config.KindJQ && s.Output != "" && o.isStdout(s.Output):
+		s.Output = ""
+	}
+	return nil
+}
+
+// dropRotation says how to turn a sink's rotation off, where it was defined.
+func dropRotation(s config.Sink) string {
+	if strings.HasPrefix(s.Origin, "--sink") {
+		return "drop max-size"
+	}
+	return "remove its rotate settings (" + s.Origin + ")"
+}
+
+// isStdout reports whether path names the standard output: "-", /dev/stdout (or
+// /dev/fd/1, /proc/self/fd/1), or any path to the file, terminal or pipe stdout is.
+func (o *WatchOptions) isStdout(path string) bool {
+	switch path {
+	case config.Stdout, "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
+		return true
+	}
+	out, ok := o.Streams.Out.(*os.File)
+	if !ok {
+		return false
+	}
+	outInfo, err := out.Stat()
+	if err != nil {
+		return false
+	}
+	info, err := os.Stat(path)
+	return err == nil && os.SameFile(info, outInfo)
+}
+
+// writesToStdout reports whether one of the sinks writes to stdout.
 func writesToStdout(sinks []config.Sink) bool {
 	for _, s := range sinks {
-		if s.Type == config.KindTerminal || (s.Type == config.KindJQ && (s.Output == "" || s.Output == "-")) {
+		if writesStdout(s) {
 			return true
 		}
+	}
+	return false
+}
+
+// writesStdout reports whether the sink writes to stdout (once its paths went through
+// completeStdout).
+func writesStdout(s config.Sink) bool {
+	switch s.Type {
+	case config.KindTerminal:
+		return true
+	case config.KindJQ:
+		return s.Output == "" || s.Output == config.Stdout
+	case config.KindFile:
+		return s.Path == config.Stdout
 	}
 	return false
 }

@@ -54,12 +54,9 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			}
 		}
 	}()
-	listeners, failedSinks, err := o.buildListeners(&files)
+	listeners, err := o.buildListeners(&files)
 	if err != nil {
 		return err
-	}
-	if len(listeners) == 0 {
-		return &SinkFailedError{Names: failedSinks}
 	}
 
 	fatal := make(chan error, 1)
@@ -221,6 +218,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	}
 	o.summary(listeners, made, unchanged.Load())
 
+	var failedSinks []string
 	for _, l := range listeners {
 		if err := l.Err(); err != nil && !errors.Is(err, listener.ErrOutputClosed) {
 			failedSinks = append(failedSinks, l.Name())
@@ -266,7 +264,7 @@ func stopInformers(informers []*informer.Informer, receivers []*listener.Listene
 // write, and the rest go on.
 func onlyStdout(sinks []config.Sink) bool {
 	for _, s := range sinks {
-		if s.Type == config.KindFile || s.Type == config.KindJQ && s.Output != "" && s.Output != "-" {
+		if !writesStdout(s) {
 			return false
 		}
 	}
@@ -422,29 +420,38 @@ func (o *WatchOptions) capVerbosityForSecrets() {
 }
 
 // buildListeners opens every sink. A sink that cannot be opened (a file in a directory
-// that is not writable) is reported and left out; the others go on. Every file it
-// opens is added to files.
-func (o *WatchOptions) buildListeners(files *[]*sink.File) ([]*listener.Listener, []string, error) {
+// that is not writable) ends the run before it starts, with one line and exit code 4:
+// better than a run without the archive the user asked for. Every file it opens is added
+// to files, and closed again when it fails.
+func (o *WatchOptions) buildListeners(files *[]*sink.File) (_ []*listener.Listener, err error) {
+	defer func() {
+		if err != nil {
+			for _, f := range *files {
+				_ = f.Close()
+			}
+		}
+	}()
 	var ls []*listener.Listener
-	var failed []string
 	for _, s := range o.sinks {
 		out, err := o.newSink(s, files)
 		if err != nil {
 			var usage *UsageError
-			if errors.As(err, &usage) {
-				return nil, nil, err
+			var notRegular *sink.NotRegularError
+			switch {
+			case errors.As(err, &usage):
+				return nil, err
+			case errors.As(err, &notRegular):
+				return nil, usageErrorf("sink %q: %v; %s", s.Name, err, dropRotation(s))
 			}
-			o.warnf("sink %q: %v", s.Name, err)
-			failed = append(failed, s.Name)
-			continue
+			return nil, &SinkOpenError{Name: s.Name, Err: err}
 		}
 		policy, err := listener.ParsePolicy(s.OnFull)
 		if err != nil {
-			return nil, nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
+			return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
 		}
 		ls = append(ls, listener.New(listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: policy, Resync: s.Resync}, out, o.warnf))
 	}
-	return ls, failed, nil
+	return ls, nil
 }
 
 func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sink, error) {
@@ -464,23 +471,27 @@ func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sin
 		}
 		return sink.NewPrinter(o.Streams.Out, p, filter, "stdout", nil), nil
 	case config.KindFile:
+		p, err := render.NewPrinter(render.Options{
+			Format: render.Format(s.Format), Timestamps: true, ShowKind: showKind, Diff: o.differ, ShowOld: o.ShowOld,
+		})
+		if err != nil {
+			return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
+		}
+		if s.Path == config.Stdout {
+			// Written as files are (full times, no colour), to stdout, which is not ours to
+			// close.
+			return sink.NewPrinter(o.Streams.Out, p, filter, "stdout", nil), nil
+		}
 		f, err := sink.OpenFile(s.Path, sink.Rotation(s.Rotate), o.warnf)
 		if err != nil {
 			return nil, err
 		}
 		*files = append(*files, f)
-		p, err := render.NewPrinter(render.Options{
-			Format: render.Format(s.Format), Timestamps: true, ShowKind: showKind, Diff: o.differ, ShowOld: o.ShowOld,
-		})
-		if err != nil {
-			f.Close()
-			return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
-		}
 		return sink.NewPrinter(f, p, filter, "file "+s.Path, f.Close), nil
 	case config.KindJQ:
 		opts := sink.JQOptions{Name: s.Name, Query: o.queries[s.Name], Differ: o.differ, ShowOld: o.ShowOld, Raw: s.Raw,
 			Filter: filter, Out: o.Streams.Out, Terminal: isTerminal(o.Streams.Out), Describe: "stdout", Warn: o.warnf}
-		if s.Output != "" && s.Output != "-" {
+		if s.Output != "" && s.Output != config.Stdout {
 			f, err := sink.OpenFile(s.Output, sink.Rotation{}, o.warnf)
 			if err != nil {
 				return nil, err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -54,6 +55,11 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"jq in a sink", []string{"watch", "pods", "--sink", "jq(output=x)=select(.a"}, `kubeevents: sink "jq": syntax error`},
 		{"config unknown key", []string{"watch", "pods", "--config", badConfig}, `kubeevents: ` + badConfig + `:4:5: unknown field "pathh" in sink "archive" (did you mean "path"?)`},
 		{"jq and a stdout sink", []string{"watch", "pods", "--jq", ".", "--sink", "terminal=json"}, `kubeevents: --jq filters the standard output stream, but a sink already writes to stdout`},
+		{"no-screen and no sink", []string{"watch", "pods", "--no-screen"}, `kubeevents: --no-screen leaves no sink to write to; add one, e.g. --sink file=events.jsonl`},
+		{"no-screen and -o", []string{"watch", "pods", "--no-screen", "-o", "json", "--sink", "file=x.jsonl"}, `kubeevents: --no-screen turns off the standard output stream whose format -o sets`},
+		{"no-screen and a stdout sink", []string{"watch", "pods", "--no-screen", "--sink", "file=/dev/stdout"}, `kubeevents: --no-screen turns off the standard output stream, but --sink "file=/dev/stdout" writes to it`},
+		{"rotating stdout", []string{"watch", "pods", "--sink", "file(max-size=1)=-"}, `kubeevents: sink "stdout": - is the standard output, which cannot be rotated (rotation renames the file); drop max-size`},
+		{"rotating /dev/stdout", []string{"watch", "pods", "--sink", "file(max-size=1,name=out)=/dev/stdout"}, `kubeevents: sink "out": /dev/stdout is the standard output, which cannot be rotated`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,6 +113,7 @@ func TestExitCodes(t *testing.T) {
 		{&TimeoutError{Err: os.ErrDeadlineExceeded}, ExitTimeout},
 		{&NotMetError{Err: errors.New("--max-events 1 reached before --until was met")}, ExitTimeout},
 		{&SinkFailedError{Names: []string{"archive"}}, ExitSinkFailed},
+		{&SinkOpenError{Name: "archive", Err: os.ErrPermission}, ExitSinkFailed},
 		{os.ErrPermission, ExitError},
 	} {
 		var b strings.Builder
@@ -116,5 +123,58 @@ func TestExitCodes(t *testing.T) {
 		if c.err != nil && !strings.HasPrefix(b.String(), "kubeevents: ") {
 			t.Errorf("ExitCode(%v) printed %q", c.err, b.String())
 		}
+	}
+}
+
+// The command line decides what goes to stdout: the config file's stdout sinks give way
+// to -o, --jq, --no-screen and --sink flags that write to stdout; its other sinks stay.
+func TestConfigFileStdoutGivesWayToFlags(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	content := `sinks:
+  - {name: screen, type: terminal, format: pretty, resync: 30s}
+  - {name: types, type: jq, expr: .type}
+  - {name: archive, type: file, path: events.jsonl}
+`
+	if err := os.WriteFile(cfg, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		set   map[string]bool // flags given
+		o     WatchOptions
+		sinks string // name:type:format-or-expr, in order
+	}{
+		{"no flags", nil, WatchOptions{}, "screen:terminal:pretty types:jq:.type archive:file:json"},
+		{"-o json", map[string]bool{"output": true}, WatchOptions{Output: "json"}, "screen:terminal:json archive:file:json"},
+		{"--jq", map[string]bool{"jq": true}, WatchOptions{JQ: ".object"}, "screen:jq:.object archive:file:json"},
+		{"--no-screen", map[string]bool{"no-screen": true}, WatchOptions{NoScreen: true}, "archive:file:json"},
+		{"--sink to stdout", map[string]bool{"sink": true}, WatchOptions{SinkSpecs: []string{"file=-"}}, "archive:file:json stdout:file:json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			streams, _, _, _ := genericiooptions.NewTestIOStreams()
+			o := c.o
+			o.Streams, o.ConfigFile, o.Buffer, o.OnFull = streams, cfg, 1024, "block"
+			if o.Output == "" {
+				o.Output = "pretty"
+			}
+			o.flagsSet = func(name string) bool { return c.set[name] }
+			if err := o.completeSinks(); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range o.sinks {
+				what := s.Format
+				if s.Type == "jq" {
+					what = s.Expr
+				}
+				got = append(got, s.Name+":"+s.Type+":"+what)
+			}
+			if strings.Join(got, " ") != c.sinks {
+				t.Errorf("sinks %q, want %q", strings.Join(got, " "), c.sinks)
+			}
+			if c.name == "-o json" && o.sinks[0].Resync != 30*time.Second {
+				t.Errorf("-o json lost the file's settings of its screen sink: %+v", o.sinks[0])
+			}
+		})
 	}
 }

@@ -11,8 +11,8 @@
 //
 // TARGET is everything after the '=' that follows KIND or the closing ')', taken
 // verbatim: a jq expression may contain commas, '=', parentheses and quotes. It is the
-// path for file, the expression for jq and the format for terminal (terminal=wide).
-// file and jq need a target; terminal does not.
+// path for file ("-" for stdout), the expression for jq and the format for terminal
+// (terminal=wide). file and jq need a target; terminal does not.
 //
 // OPTIONS is a comma-separated list of key=value, or a bare key for the booleans raw and
 // compress (key=true and key=false work too). Spaces around keys and values are
@@ -68,7 +68,8 @@
 //	    raw: true
 //	    output: deletions.txt
 //
-// It is decoded strictly: unknown and duplicate keys, values of the wrong type and
+// Relative paths in it (path, output) are relative to the config file's directory (see
+// Load). It is decoded strictly: unknown and duplicate keys, values of the wrong type and
 // settings that do not fit the sink's type are errors, each reported as
 // "PATH:LINE:COLUMN: what is wrong".
 //
@@ -94,9 +95,13 @@ import (
 
 // SinkSyntaxHelp describes the --sink flag, for its help text.
 const SinkSyntaxHelp = `output sink, repeatable: KIND[(OPTIONS)][=TARGET]
-KIND is terminal, file or jq; TARGET (taken verbatim) is the path for file, the jq expression for jq, the format for terminal.
+KIND is terminal, file or jq; TARGET (taken verbatim) is the path for file ("-": stdout), the jq expression for jq, the format for terminal.
 OPTIONS: comma-separated key=value: name, format, buffer, on-full, resync (all kinds); raw, output (jq); max-size (MB), max-backups, max-age (days), compress (file). Quote values holding ',' or ')': output="a,b.txt".
 Examples: file=events.jsonl  file(format=pretty,max-size=100,compress)=events.log  jq(raw,output=names.txt)=select(.type=="DELETED") | .object.metadata.name  terminal(format=json,resync=30s)`
+
+// Stdout is the path, for a file sink, and the output, for a jq sink, that stands for
+// the standard output.
+const Stdout = "-"
 
 // Sink kinds.
 const (
@@ -124,10 +129,10 @@ type Sink struct {
 	// Format is, for terminal: pretty, wide, json, yaml or name, "" meaning the -o
 	// flag's format; for file: json (set when not given), pretty or yaml; for jq: "".
 	Format string
-	Path   string // file: the file written (required)
+	Path   string // file: the file written (required); Stdout ("-") means stdout
 	Expr   string // jq: the expression (required)
 	Raw    bool   // jq: strings are printed raw
-	Output string // jq: file the results go to; "" or "-" means stdout
+	Output string // jq: file the results go to; "" or Stdout ("-") means stdout
 	Rotate Rotate // file: rotation
 	Buffer int    // events queued at most; 0 means the default
 	// OnFull is a listener.Policy name; "" means the default.
@@ -277,6 +282,9 @@ func defaultName(s *Sink) string {
 	case KindTerminal:
 		return "screen"
 	case KindFile:
+		if s.Path == Stdout {
+			return "stdout"
+		}
 		return filepath.Base(s.Path)
 	default:
 		return s.Type

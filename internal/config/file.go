@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +20,9 @@ import (
 
 // Load reads and parses the config file at path; see Parse. If the file cannot be read
 // the error starts with path and wraps the cause, so errors.Is(err, fs.ErrNotExist)
-// tells a missing file.
+// tells a missing file. Relative file paths in it (a file sink's path, a jq sink's
+// output) are made relative to the file's directory, as kubectl does for the paths in a
+// kubeconfig: the files a config file names are the same wherever kubeevents runs.
 func Load(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -29,7 +32,28 @@ func Load(path string) (*File, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return Parse(path, data)
+	f, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for i := range f.Sinks {
+		s := &f.Sinks[i]
+		s.Path = relativeTo(dir, s.Path)
+		s.Output = relativeTo(dir, s.Output)
+	}
+	return f, nil
+}
+
+// relativeTo makes a relative path relative to dir; "" and Stdout ("-") stay as they are.
+func relativeTo(dir, path string) string {
+	if path == "" || path == Stdout || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
 }
 
 // Parse decodes and checks a config file's contents; name is the file's path, used in

@@ -248,6 +248,61 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// Relative paths in a config file are relative to its directory, wherever kubeevents
+// runs; absolute ones and "-" (stdout) stay as they are.
+func TestLoadResolvesRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	content := example + `  - name: absolute
+    type: file
+    path: /var/log/kubeevents.jsonl
+  - name: to-stdout
+    type: jq
+    expr: .type
+    output: "-"
+  - name: nested
+    type: file
+    path: logs/../archive/x.jsonl
+`
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // elsewhere: the paths must not depend on it
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"archive":   filepath.Join(dir, "events.jsonl"),
+		"deletions": filepath.Join(dir, "deletions.txt"),
+		"absolute":  "/var/log/kubeevents.jsonl",
+		"to-stdout": "-",
+		"nested":    filepath.Join(dir, "archive", "x.jsonl"),
+	}
+	for _, s := range got.Sinks {
+		p := s.Path
+		if s.Type == KindJQ {
+			p = s.Output
+		}
+		if w, ok := want[s.Name]; ok && p != w {
+			t.Errorf("sink %q: path %q, want %q", s.Name, p, w)
+		}
+	}
+	if got.Sinks[1].Name != "archive" {
+		t.Errorf("the default name changed with the path: %q", got.Sinks[1].Name)
+	}
+
+	// A config file given by a relative path: its directory is taken from where it is.
+	t.Chdir(dir)
+	got, err = Load("config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Sinks[1].Path != filepath.Join(dir, "events.jsonl") {
+		t.Errorf("loaded as config.yaml from %s: path %q", dir, got.Sinks[1].Path)
+	}
+}
+
 func TestResolved(t *testing.T) {
 	f, err := Parse("c.yaml", []byte(`defaults: {buffer: 100, onFull: drop-newest, resync: 10m}
 sinks:

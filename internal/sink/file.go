@@ -36,13 +36,48 @@ type File struct {
 	written atomic.Bool
 }
 
+// NotRegularError says a file sink asked to rotate is not a regular file (a device, a
+// FIFO, a socket). Rotation renames the file and creates a new regular one in its place:
+// done to /dev/null, that would break the machine.
+type NotRegularError struct {
+	Path string
+	What string // "a character device", "a FIFO", ...
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("file sink %s is %s, not a regular file, so it cannot be rotated (rotation renames the file)", e.Path, e.What)
+}
+
+// describeMode names what a file that is not regular is.
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "a special file"
+}
+
 // OpenFile opens (creating, appending) path for a file sink. warn receives a notice when
-// an existing file is readable by others. Errors name the path and say what to do.
+// an existing file is readable by others. Errors name the path and say what to do. With
+// rotation, path must be a regular file (or not exist yet): anything else is a
+// *NotRegularError, and is never renamed or replaced; a symbolic link is followed, so the
+// file it points to rotates and the link stays as it is.
 func OpenFile(path string, rot Rotation, warn func(format string, args ...any)) (*File, error) {
 	info, statErr := os.Stat(path)
 	if statErr == nil {
 		if info.IsDir() {
 			return nil, fmt.Errorf("file sink %s is a directory; give a file path", path)
+		}
+		if rot.MaxSizeMB > 0 && !info.Mode().IsRegular() {
+			return nil, &NotRegularError{Path: path, What: describeMode(info.Mode())}
 		}
 		if mode := info.Mode().Perm(); mode&0o077 != 0 && info.Mode().IsRegular() {
 			warn("%s is readable or writable by others (mode %04o); events may hold sensitive data: chmod 600 %s", path, mode, path)
@@ -74,11 +109,28 @@ func OpenFile(path string, rot Rotation, warn func(format string, args ...any)) 
 		}
 		return &File{Path: path, w: f, sync: sync, cl: f.Close, created: created}, nil
 	}
+	// Check again what was opened, in case path changed since the Stat above: lumberjack
+	// renames whatever is at its Filename when the size is reached.
+	opened, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot open file sink %s: %v", path, unwrapPathError(err))
+	}
+	if !opened.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: path, What: describeMode(opened.Mode())}
+	}
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
+	// Rotate the file itself, never a link to it: lumberjack would rename the link and
+	// put a regular file where it was.
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open file sink %s: %v", path, unwrapPathError(err))
+	}
 	lj := &lumberjack.Logger{
-		Filename:   path,
+		Filename:   target,
 		MaxSize:    rot.MaxSizeMB,
 		MaxBackups: rot.MaxBackups,
 		MaxAge:     rot.MaxAgeDays,
@@ -94,13 +146,30 @@ func describeOpenError(err error, path string) string {
 	case os.IsPermission(err):
 		return "permission denied (choose a writable directory)"
 	case os.IsNotExist(err):
-		return fmt.Sprintf("directory %s does not exist (create it first)", filepath.Dir(path))
+		return describeNotExist(path)
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// describeNotExist says why path could not be created although O_CREAT was given: a
+// missing directory, a symbolic link to one, or a directory whose file system makes no
+// new files (/proc, /sys), which the system reports as "no such file" too.
+func describeNotExist(path string) string {
+	dir := filepath.Dir(path)
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Sprintf("directory %s does not exist (create it first)", dir)
+	}
+	if target, err := os.Readlink(path); err == nil {
+		return fmt.Sprintf("it is a symbolic link to %s, whose directory does not exist (create it first, or fix the link)", target)
+	}
+	if fsys := virtualFileSystem(dir); fsys != "" {
+		return fmt.Sprintf("directory %s is on the %s file system, which does not hold ordinary files (choose a directory on disk)", dir, fsys)
+	}
+	return fmt.Sprintf("directory %s does not allow creating files in it (choose another directory)", dir)
 }
 
 func (f *File) Write(b []byte) (int, error) {

@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -12,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // readLines returns the lines of a file, failing the test if one is not valid JSON when
@@ -291,5 +297,276 @@ sinks:
 	}
 	if lines := readLines(t, archive, true); len(lines) != 1 {
 		t.Errorf("archive has %d lines, want 1", len(lines))
+	}
+}
+
+// unscheduledPod creates a pod no scheduler picks up (schedulerName kubeevents-none), so
+// nothing changes it by itself: it stays Pending.
+func unscheduledPod(t *testing.T, ns, name string) {
+	t.Helper()
+	p := pod(name, nil)
+	p.Spec.SchedulerName = "kubeevents-none"
+	if _, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating pod %s/%s: %v", ns, name, err)
+	}
+}
+
+// runIn runs kubeevents to completion in directory dir, with env added to the clean
+// environment and stdout going to stdout when it is not nil (else captured).
+func runIn(t *testing.T, dir string, env []string, stdout *os.File, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, withKubeconfig(args)...)
+	cmd.Env = append(cleanEnv(), env...)
+	cmd.Dir = dir
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("kubeevents %s did not end within 30s; stderr:\n%s", strings.Join(args, " "), errOut.String())
+	}
+	code := 0
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running kubeevents: %v", err)
+	}
+	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+}
+
+// TestSinkRotationOnlyRegularFiles: rotation renames the file and puts a new regular one
+// in its place, so a sink asked to rotate something that is not a regular file (a device
+// node, a link to /dev/null, stdout) is refused at start-up, one line and exit 2, and the
+// thing is left as it was.
+func TestSinkRotationOnlyRegularFiles(t *testing.T) {
+	ns := newNamespace(t)
+	unscheduledPod(t, ns, "p-0")
+	dir := t.TempDir()
+	toNull := filepath.Join(dir, "to-null")
+	if err := os.Symlink("/dev/null", toNull); err != nil {
+		t.Fatal(err)
+	}
+	q := regexp.QuoteMeta
+	cases := map[string]string{ // target: the message after `kubeevents: `
+		toNull:        `sink "to-null": file sink ` + q(toNull) + ` is a character device, not a regular file, so it cannot be rotated \(rotation renames the file\); drop max-size$`,
+		"/dev/stdout": `sink "stdout": /dev/stdout is the standard output, which cannot be rotated \(rotation renames the file\); drop max-size$`,
+	}
+	device := filepath.Join(dir, "null") // what /dev/null is: character device 1,3
+	if err := syscall.Mknod(device, syscall.S_IFCHR|0o666, 1<<8|3); err == nil {
+		cases[device] = `sink "null": file sink ` + q(device) + ` is a character device, not a regular file, so it cannot be rotated \(rotation renames the file\); drop max-size$`
+	} else {
+		t.Logf("cannot make a device node here (%v); checking the link to /dev/null", err)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("sinks:\n  - name: archive\n    type: file\n    path: to-null\n    rotate: {maxSizeMB: 1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for target, want := range cases {
+		var before os.FileInfo
+		if target != "/dev/stdout" {
+			before, _ = os.Lstat(target)
+		}
+		r := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", "file(max-size=1)="+target)
+		if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !regexp.MustCompile(`^kubeevents: `+want).MatchString(strings.TrimSuffix(r.stderr, "\n")) {
+			t.Errorf("%s with max-size: exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout and one line matching %s", target, r.code, r.stdout, r.stderr, want)
+		}
+		if before != nil {
+			after, err := os.Lstat(target)
+			if err != nil || after.Mode() != before.Mode() || !os.SameFile(before, after) {
+				t.Errorf("%s was replaced", target)
+			}
+		}
+	}
+	r := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "--max-events", "1", "--config", cfg)
+	want := `^kubeevents: sink "archive": file sink ` + q(toNull) + ` is a character device, not a regular file, so it cannot be rotated \(rotation renames the file\); remove its rotate settings \(` + q(cfg) + `:2:5\)\n$`
+	if r.code != 2 || r.stdout != "" || !regexp.MustCompile(want).MatchString(r.stderr) {
+		t.Errorf("config file sink with rotate on a link to /dev/null: exit %d, stdout %q, stderr %q; want exit 2 and %s", r.code, r.stdout, r.stderr, want)
+	}
+	if matches, _ := filepath.Glob(filepath.Join(dir, "*-20[0-9][0-9]-*")); len(matches) > 0 {
+		t.Errorf("rotated (renamed) files left behind: %v", matches)
+	}
+}
+
+// TestSinkStdoutPaths: "-", /dev/stdout and the very file stdout is are stdout: one
+// stream there in that sink's format, no terminal sink beside it, no file named "-".
+func TestSinkStdoutPaths(t *testing.T) {
+	ns := newNamespace(t)
+	unscheduledPod(t, ns, "p-0")
+	dir := t.TempDir()
+	isJSONLine := func(out string) bool {
+		var ev envelope
+		return strings.Count(out, "\n") == 1 && json.Unmarshal([]byte(out), &ev) == nil && ev.Type == "ADDED" && ev.name() == "p-0"
+	}
+	for _, sinkSpec := range []string{"file=-", "file=/dev/stdout", "file=/proc/self/fd/1"} {
+		r := runIn(t, dir, nil, nil, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", sinkSpec)
+		if r.code != 0 || !isJSONLine(r.stdout) || r.stderr != "" {
+			t.Errorf("--sink %s: exit %d, stdout %q, stderr %q; want exit 0 and one JSON line, alone", sinkSpec, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := runIn(t, dir, nil, nil, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", "jq(output=/dev/stdout)=.type")
+	if r.code != 0 || r.stdout != "\"ADDED\"\n" {
+		t.Errorf("jq(output=/dev/stdout): exit %d, stdout %q, stderr %q; want exit 0 and \"ADDED\" alone", r.code, r.stdout, r.stderr)
+	}
+	r = runIn(t, dir, nil, nil, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", "jq(output=-)=.type", "--sink", "file=x.jsonl")
+	if r.code != 0 || r.stdout != "\"ADDED\"\n" {
+		t.Errorf("jq(output=-) and a file: exit %d, stdout %q, stderr %q; want exit 0 and \"ADDED\" alone", r.code, r.stdout, r.stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || entries[0].Name() != "x.jsonl" {
+		t.Errorf("files made in the working directory: %v; want x.jsonl alone", dirEntries(entries))
+	}
+
+	// Stdout redirected to a file, and that file named as a sink: written once, as JSON.
+	redirected := filepath.Join(dir, "out.jsonl")
+	f, err := os.OpenFile(redirected, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = runIn(t, dir, nil, f, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", "file=out.jsonl")
+	f.Close()
+	if data, _ := os.ReadFile(redirected); r.code != 0 || !isJSONLine(string(data)) {
+		t.Errorf("--sink file=out.jsonl >out.jsonl: exit %d, stderr %q, the file holds %q; want one JSON line", r.code, r.stderr, data)
+	}
+}
+
+// TestSinkNoScreen: --no-screen is an archiving run: the sinks get the events, stdout
+// nothing; with nothing else to write to, or with another stdout stream, it is refused.
+func TestSinkNoScreen(t *testing.T) {
+	ns := newNamespace(t)
+	unscheduledPod(t, ns, "p-0")
+	dir := t.TempDir()
+	archive := filepath.Join(dir, "archive.jsonl")
+	r := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "--max-events", "1", "--no-screen", "--sink", "file="+archive, "-v", "1")
+	if r.code != 0 || r.stdout != "" {
+		t.Errorf("--no-screen: exit %d, stdout %q, stderr %q; want exit 0 and nothing on stdout", r.code, r.stdout, r.stderr)
+	}
+	if lines := readLines(t, archive, true); len(lines) != 1 {
+		t.Errorf("the archive has %d lines, want 1", len(lines))
+	}
+	if !strings.Contains(r.stderr, "1 sink (archive.jsonl)") {
+		t.Errorf("the start line does not list the archive alone: %q", r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--no-screen"}, `kubeevents: --no-screen leaves no sink to write to; add one, e.g. --sink file=events.jsonl` + "\n"},
+		{[]string{"--no-screen", "--jq", ".type", "--sink", "file=" + archive}, `kubeevents: --no-screen turns off the standard output stream that --jq filters; drop one of them` + "\n"},
+		{[]string{"--no-screen", "--sink", "file=-"}, `kubeevents: --no-screen turns off the standard output stream, but --sink "file=-" writes to it; drop one of them` + "\n"},
+	} {
+		r := runKubeevents(t, 30*time.Second, append([]string{"watch", "pods", "-n", ns}, c.args...)...)
+		if r.code != 2 || r.stdout != "" || r.stderr != c.want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", strings.Join(c.args, " "), r.code, r.stdout, r.stderr, c.want)
+		}
+	}
+}
+
+// TestSinkOpenFailsAtOnce: a sink that cannot be opened ends the run before any event,
+// with one line naming the real cause and exit 4; files the other sinks made are removed.
+func TestSinkOpenFailsAtOnce(t *testing.T) {
+	ns := newNamespace(t)
+	unscheduledPod(t, ns, "p-0")
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	for _, c := range []struct{ path, want string }{
+		{"/proc/x.jsonl", `kubeevents: sink "x.jsonl": cannot open file sink /proc/x.jsonl: directory /proc is on the proc file system, which does not hold ordinary files (choose a directory on disk)` + "\n"},
+		{filepath.Join(dir, "missing", "x.jsonl"), `kubeevents: sink "x.jsonl": cannot open file sink ` + filepath.Join(dir, "missing", "x.jsonl") + `: directory ` + filepath.Join(dir, "missing") + ` does not exist (create it first)` + "\n"},
+	} {
+		start := time.Now()
+		r := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "--sink", "file="+good, "--sink", "file="+c.path)
+		if r.code != 4 || r.stdout != "" || r.stderr != c.want {
+			t.Errorf("--sink file=%s: exit %d, stdout %q, stderr %q; want exit 4, no events and %q", c.path, r.code, r.stdout, r.stderr, c.want)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("--sink file=%s: took %s to fail", c.path, took)
+		}
+		if _, err := os.Stat(good); !os.IsNotExist(err) {
+			t.Errorf("the other sink's file was left behind (%v)", err)
+			os.Remove(good)
+		}
+	}
+}
+
+func dirEntries(entries []os.DirEntry) []string {
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names
+}
+
+// readmeConfig is README's example config file.
+const readmeConfig = `defaults:            # for every sink that leaves a field out
+  buffer: 2048
+  onFull: drop-oldest
+sinks:
+  - name: screen
+    type: terminal
+    format: pretty
+  - name: archive
+    type: file
+    path: events.jsonl
+    rotate: {maxSizeMB: 100, maxBackups: 5, compress: true}
+    resync: 5m
+    buffer: 4096
+    onFull: block
+  - name: deletions
+    type: jq
+    expr: 'select(.type=="DELETED") | .object.metadata.name'
+    raw: true
+    output: deletions.txt
+`
+
+// TestConfigFileGivesWayToFlags: with README's example as the default config file, the
+// command line decides what goes to stdout (-o json, --jq), and the file's relative paths
+// are beside the config file, not wherever kubeevents runs.
+func TestConfigFileGivesWayToFlags(t *testing.T) {
+	ns := newNamespace(t)
+	unscheduledPod(t, ns, "p-0")
+	home := t.TempDir()
+	cfgDir := filepath.Join(home, "kubeevents")
+	if err := os.Mkdir(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.yaml"), []byte(readmeConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"XDG_CONFIG_HOME=" + home}
+	work := t.TempDir()
+
+	r := runIn(t, work, env, nil, "watch", "pods", "-n", ns, "-o", "json", "--max-events", "1", "-v", "1")
+	var ev envelope
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 1 || json.Unmarshal([]byte(r.stdout), &ev) != nil || ev.name() != "p-0" {
+		t.Errorf("-o json: exit %d, stdout %q, stderr %q; want one JSON line", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "3 sinks (screen, archive, deletions)") {
+		t.Errorf("-o json: the start line does not list the file's sinks: %q", r.stderr)
+	}
+	if lines := readLines(t, filepath.Join(cfgDir, "events.jsonl"), true); len(lines) != 1 {
+		t.Errorf("the archive beside the config file has %d lines, want 1", len(lines))
+	}
+	if _, err := os.Stat(filepath.Join(cfgDir, "deletions.txt")); err != nil {
+		t.Errorf("the jq sink's output is not beside the config file: %v", err)
+	}
+	if entries, _ := os.ReadDir(work); len(entries) > 0 {
+		t.Errorf("files made in the working directory: %v", dirEntries(entries))
+	}
+
+	r = runIn(t, work, env, nil, "watch", "pods", "-n", ns, "--jq", ".type", "--max-events", "1", "-v", "1")
+	if r.code != 0 || r.stdout != "\"ADDED\"\n" {
+		t.Errorf("--jq .type: exit %d, stdout %q, stderr %q; want \"ADDED\"", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "3 sinks (screen, archive, deletions)") {
+		t.Errorf("--jq: the start line does not list the file's other sinks: %q", r.stderr)
+	}
+
+	// Without flags about stdout, the file's screen sink is what stdout gets.
+	r = runIn(t, work, env, nil, "watch", "pods", "-n", ns, "--max-events", "1")
+	if r.code != 0 || !strings.Contains(r.stdout, "ADDED") || strings.HasPrefix(r.stdout, "{") {
+		t.Errorf("no flags: exit %d, stdout %q, stderr %q; want the file's pretty screen", r.code, r.stdout, r.stderr)
 	}
 }
