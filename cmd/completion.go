@@ -240,9 +240,6 @@ func completeWatchArgs(configFlags *genericclioptions.ConfigFlags) cobra.Complet
 				return completeTypes(configFlags, toComplete)
 			}), noFiles
 		}
-		if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
-			return nil, noFiles // NAME arguments cannot be used with -A
-		}
 		return clusterCompletion(cmd, configFlags, func(ctx context.Context) []cobra.Completion {
 			return completeObjectNames(ctx, cmd, configFlags, args, toComplete)
 		}), noFiles
@@ -374,6 +371,8 @@ func completeObjectNames(ctx context.Context, cmd *cobra.Command, configFlags *g
 		ns := namespace
 		if !res.Namespaced {
 			ns = ""
+		} else if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
+			continue // names of namespaced types cannot be used with -A
 		}
 		for _, c := range listNames(ctx, configFlags, res.GVR, ns, opts, toComplete, given) {
 			if !seen[c] {

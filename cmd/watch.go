@@ -11,11 +11,14 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
@@ -181,6 +184,8 @@ func (o *WatchOptions) Connect() error {
 		o.namespace = ""
 	} else if o.namespace, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {
 		return kubeconfigError(err)
+	} else if err := o.checkNamespaceName(o.namespace); err != nil {
+		return err
 	}
 	mapper, err := o.ConfigFlags.ToRESTMapper()
 	if err != nil {
@@ -205,6 +210,53 @@ func (o *WatchOptions) Connect() error {
 			seen[res.GVR] = true
 			o.resources = append(o.resources, res)
 		}
+	}
+	return o.checkNames()
+}
+
+// checkNamespaceName refuses a namespace that cannot exist, as the API server would
+// (a DNS-1123 label), rather than watch it forever for objects that never come.
+// -n is checked in Validate, before the kubeconfig is read; the context's namespace here.
+func (o *WatchOptions) checkNamespaceName(ns string) error {
+	if len(validation.IsDNS1123Label(ns)) == 0 {
+		return nil
+	}
+	const rule = "use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"
+	if o.flagsSet("namespace") {
+		return usageErrorf("-n/--namespace %q is not a valid namespace name: %s", ns, rule)
+	}
+	return usageErrorf("namespace %q of the kubeconfig's context is not a valid namespace name: %s; fix the context or give -n", ns, rule)
+}
+
+// checkNames refuses NAME arguments that no object of the watched types can have, and
+// names with -A for namespaced types (a name is looked up in one namespace, as kubectl
+// does); cluster-scoped types take names with or without -A.
+func (o *WatchOptions) checkNames() error {
+	for _, res := range o.resources {
+		if o.AllNamespaces && len(o.Names) > 0 && res.Namespaced {
+			return usageErrorf("NAME arguments cannot be used with -A/--all-namespaces: %s are namespaced, and names are looked up in one namespace (use -n NAMESPACE)", res)
+		}
+		for _, name := range o.Names {
+			if err := checkObjectName(res, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkObjectName applies the API server's rule for the names of res's objects: a
+// DNS-1123 subdomain for nearly every type (custom resources too); RBAC objects may be
+// named with any path segment ("system:node-proxier").
+func checkObjectName(res informer.Resource, name string) error {
+	if res.GVR.Group == rbacv1.GroupName {
+		if msgs := path.IsValidPathSegmentName(name); len(msgs) > 0 {
+			return usageErrorf("NAME %q is not a valid name for %s: %s", name, res, strings.Join(msgs, "; "))
+		}
+		return nil
+	}
+	if len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return usageErrorf("NAME %q is not a valid name for %s: use at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit", name, res)
 	}
 	return nil
 }
@@ -369,6 +421,11 @@ func (o *WatchOptions) Validate() error {
 			return usageErrorf("--field-selector %q: %v", o.FieldSelector, oneLine(err))
 		}
 	}
+	if o.flagsSet("namespace") && !o.AllNamespaces {
+		if err := o.checkNamespaceName(*o.ConfigFlags.Namespace); err != nil {
+			return err
+		}
+	}
 	if o.UntilDeleted && len(o.Names) == 0 {
 		return usageErrorf("--until-deleted needs the names of the objects to wait for: kubeevents watch TYPE NAME... --until-deleted")
 	}
@@ -380,9 +437,6 @@ func (o *WatchOptions) Validate() error {
 	}
 	if o.NoDiff && (o.ChangesOnly || len(o.IgnorePaths) > 0) {
 		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")
-	}
-	if o.AllNamespaces && len(o.Names) > 0 {
-		return usageErrorf("NAME arguments cannot be used with -A/--all-namespaces: names are looked up in one namespace (use -n NAMESPACE)")
 	}
 	return nil
 }

@@ -129,8 +129,8 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	}
 
 	o.checkNamespace(ctx)
-	o.infof("watching %s %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
-		resourceList(o.resources), o.where(), len(informers), plural(len(informers)),
+	o.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
+		o.watched(), len(informers), plural(len(informers)),
 		len(listeners), plural(len(listeners)), sinkNames(listeners))
 
 	// Delivery starts only now: an error above returns before any goroutine runs.
@@ -500,19 +500,29 @@ func (o *WatchOptions) summaryShown() bool {
 	return (o.Verbosity != nil && *o.Verbosity >= 1) || isTerminal(o.Streams.ErrOut)
 }
 
-func (o *WatchOptions) where() string {
-	if o.namespace == "" {
-		return "in all namespaces"
+// watched says what is watched where: the namespace only for namespaced types
+// ("pods, configmaps in default; nodes (cluster-scoped)").
+func (o *WatchOptions) watched() string {
+	var namespaced, cluster []string
+	for _, r := range o.resources {
+		if r.Namespaced {
+			namespaced = append(namespaced, r.String())
+		} else {
+			cluster = append(cluster, r.String())
+		}
 	}
-	return "in " + o.namespace
-}
-
-func resourceList(rs []informer.Resource) string {
-	names := make([]string, len(rs))
-	for i, r := range rs {
-		names[i] = r.String()
+	var parts []string
+	if len(namespaced) > 0 {
+		where := "in all namespaces"
+		if o.namespace != "" {
+			where = "in " + o.namespace
+		}
+		parts = append(parts, strings.Join(namespaced, ", ")+" "+where)
 	}
-	return strings.Join(names, ", ")
+	if len(cluster) > 0 {
+		parts = append(parts, strings.Join(cluster, ", ")+" (cluster-scoped)")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func sinkNames(ls []*listener.Listener) string {

@@ -39,7 +39,7 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"bad label selector", []string{"watch", "pods", "-l", "a in (b"}, `kubeevents: -l/--selector "a in (b":`},
 		{"bad field selector", []string{"watch", "pods", "--field-selector", "metadata.name"}, `kubeevents: --field-selector "metadata.name":`},
 		{"until-deleted without names", []string{"watch", "pods", "--until-deleted"}, `kubeevents: --until-deleted needs the names of the objects to wait for`},
-		{"all namespaces with names", []string{"watch", "pods", "web-1", "-A"}, `kubeevents: NAME arguments cannot be used with -A/--all-namespaces`},
+		{"invalid namespace", []string{"watch", "pods", "-n", "Bad NS"}, `kubeevents: -n/--namespace "Bad NS" is not a valid namespace name: use at most 63 lowercase letters`},
 		{"type/name argument", []string{"watch", "pods", "pod/web-1"}, `kubeevents: NAME "pod/web-1": give the type once`},
 		{"bad sink kind", []string{"watch", "pods", "--sink", "filez=x"}, `kubeevents: --sink "filez=x": unknown sink kind "filez"`},
 		{"bad policy", []string{"watch", "pods", "--on-full", "explode"}, `kubeevents: --on-full: unknown on-full policy "explode"`},
