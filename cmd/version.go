@@ -108,6 +108,9 @@ func NewVersionCommand(configFlags *genericclioptions.ConfigFlags, streams gener
 			}
 			v := buildVersion()
 			var serverErr error
+			if err := checkRequestTimeout(configFlags); server && err != nil {
+				return err
+			}
 			if server {
 				v.ServerVersion, serverErr = serverVersion(configFlags)
 			}

@@ -99,7 +99,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 		Use:     "watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...]",
 		Short:   "Stream changes to resources of one or more types",
 		Example: watchExample,
-		Args:    cobra.MinimumNArgs(1),
+		Args:    watchArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.flagsSet = func(name string) bool { return c.Flags().Changed(name) }
 			if err := o.Complete(args); err != nil {
@@ -150,6 +150,15 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
 	return c
+}
+
+// watchArgs wants at least the TYPE argument; without it, the usage line and an example.
+func watchArgs(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return usageErrorf("no resource type given; usage: %s watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] [flags], e.g. %s watch pods (see --help)",
+			c.Root().DisplayName(), c.Root().DisplayName())
+	}
+	return nil
 }
 
 func displayPath(p string) string {
@@ -406,6 +415,16 @@ func (o *WatchOptions) Validate() error {
 	if _, err := render.ParseFormat(o.Output); err != nil {
 		return usageErrorf("-o: %v", err)
 	}
+	if err := checkRequestTimeout(o.ConfigFlags); err != nil {
+		return err
+	}
+	// Flags that would change nothing are refused rather than ignored.
+	if o.RawOutput && o.JQ == "" {
+		return usageErrorf("-r/--raw-output applies to --jq only; add --jq EXPRESSION (for a jq sink: --sink 'jq(raw)=EXPRESSION')")
+	}
+	if o.JQ != "" && o.flagsSet("output") && o.Output != string(render.FormatJSON) {
+		return usageErrorf("-o %s does not apply with --jq, which prints the expression's results as JSON (strings raw with -r); drop -o", o.Output)
+	}
 	switch o.Color {
 	case "auto", "always", "never":
 	default:
@@ -432,8 +451,11 @@ func (o *WatchOptions) Validate() error {
 	if o.MaxEvents < 0 {
 		return usageErrorf("--max-events %d: give a positive number, or 0 for no limit", o.MaxEvents)
 	}
-	if o.Timeout < 0 || o.Grace < 0 {
-		return usageErrorf("--timeout and --grace take a positive duration, e.g. 30s or 5m")
+	if o.Timeout < 0 {
+		return usageErrorf("--timeout %s: give a positive duration, e.g. 30s or 5m, or 0 for no limit", o.Timeout)
+	}
+	if o.Grace < 0 {
+		return usageErrorf("--grace %s: give a positive duration, e.g. 5s, or 0 to drop what sinks still hold", o.Grace)
 	}
 	if o.NoDiff && (o.ChangesOnly || len(o.IgnorePaths) > 0) {
 		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")

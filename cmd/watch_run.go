@@ -215,8 +215,8 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	// a blocked handler (stopInformers) is no reason to cut them short.
 	late := listener.Drain(listeners, max(time.Until(deadline), time.Second))
 	for _, l := range late {
-		o.warnf("sink %q did not finish writing within --grace %s; %s events it still held were dropped",
-			l.Name(), o.Grace, thousands(l.Stats().Dropped))
+		o.warnf("sink %q did not finish writing within --grace %s; %s it still held were dropped",
+			l.Name(), o.Grace, eventCount(l.Stats().Dropped))
 	}
 	o.summary(listeners, seq.Load())
 
@@ -487,11 +487,11 @@ func (o *WatchOptions) summary(listeners []*listener.Listener, events uint64) {
 	for _, l := range listeners {
 		parts = append(parts, l.Stats().Summary(l.Name()))
 	}
-	o.infof("stopped after %s events — %s", thousands(events), strings.Join(parts, "; "))
+	o.infof("stopped after %s — %s", eventCount(events), strings.Join(parts, "; "))
 	// Losses are worth saying even when nobody asked for the summary.
 	for _, l := range listeners {
 		if st := l.Stats(); st.Dropped > 0 && !o.summaryShown() {
-			o.warnf("sink %q dropped %s events (buffer %d, on-full=%s)", l.Name(), thousands(st.Dropped), l.Config().Buffer, l.Config().OnFull)
+			o.warnf("sink %q dropped %s (buffer %d, on-full=%s)", l.Name(), eventCount(st.Dropped), l.Config().Buffer, l.Config().OnFull)
 		}
 	}
 }
@@ -538,6 +538,14 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// eventCount is "1 event", "1,024 events".
+func eventCount(n uint64) string {
+	if n == 1 {
+		return "1 event"
+	}
+	return thousands(n) + " events"
 }
 
 // thousands formats n with comma separators, like the counts in every diagnostic.

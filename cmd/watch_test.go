@@ -52,6 +52,13 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"jq syntax", []string{"watch", "pods", "--jq", ".type =="}, `kubeevents: --jq: syntax error at column 9: unexpected end of input`},
 		{"jq in a sink", []string{"watch", "pods", "--sink", "jq(output=x)=select(.a"}, `kubeevents: sink "jq": syntax error`},
 		{"config unknown key", []string{"watch", "pods", "--config", badConfig}, `kubeevents: ` + badConfig + `:4:5: unknown field "pathh" in sink "archive" (did you mean "path"?)`},
+		{"no type", []string{"watch"}, `kubeevents: no resource type given; usage: kubeevents watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] [flags], e.g. kubeevents watch pods`},
+		{"raw output without jq", []string{"watch", "pods", "-r"}, `kubeevents: -r/--raw-output applies to --jq only; add --jq EXPRESSION`},
+		{"-o yaml with jq", []string{"watch", "pods", "-o", "yaml", "--jq", ".type"}, `kubeevents: -o yaml does not apply with --jq`},
+		{"bad request timeout", []string{"watch", "pods", "--request-timeout", "abc"}, `kubeevents: --request-timeout "abc": give a duration with a unit`},
+		{"negative request timeout", []string{"watch", "pods", "--request-timeout", "-5s"}, `kubeevents: --request-timeout "-5s": give a duration with a unit`},
+		{"negative timeout", []string{"watch", "pods", "--timeout", "-5s"}, `kubeevents: --timeout -5s: give a positive duration`},
+		{"negative grace", []string{"watch", "pods", "--grace", "-1s"}, `kubeevents: --grace -1s: give a positive duration`},
 		{"jq and a stdout sink", []string{"watch", "pods", "--jq", ".", "--sink", "terminal=json"}, `kubeevents: --jq filters the standard output stream, but a sink already writes to stdout`},
 	}
 	for _, c := range cases {

@@ -367,5 +367,9 @@ func TestClusterScopedNames(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 0, %q and stderr starting %q",
 				strings.Join(args, " "), r.code, r.stdout, r.stderr, c.stdout, c.startsWith)
 		}
+		// One event is "1 event" in the summary (#21 item 16).
+		if c.stdout != "" && !strings.Contains(r.stderr, "kubeevents: stopped after 1 event — ") {
+			t.Errorf("%s: the summary does not say \"stopped after 1 event\": %q", strings.Join(args, " "), r.stderr)
+		}
 	}
 }
