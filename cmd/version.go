@@ -108,10 +108,10 @@ func NewVersionCommand(configFlags *genericclioptions.ConfigFlags, streams gener
 			}
 			v := buildVersion()
 			var serverErr error
-			if err := checkRequestTimeout(configFlags); server && err != nil {
-				return err
-			}
 			if server {
+				if err := checkRequestTimeout(configFlags); err != nil {
+					return err
+				}
 				v.ServerVersion, serverErr = serverVersion(configFlags)
 			}
 			if output == "json" {
