@@ -1,8 +1,11 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -75,7 +78,16 @@ func NewCompletionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 func genCompletion(root *cobra.Command, shell string, w io.Writer, descriptions bool) error {
 	switch shell {
 	case "bash":
-		return root.GenBashCompletionV2(w, descriptions)
+		var script bytes.Buffer
+		if err := root.GenBashCompletionV2(&script, descriptions); err != nil {
+			return err
+		}
+		patched, err := patchBashCompletion(script.String(), root.Name())
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(w, patched)
+		return err
 	case "zsh":
 		if descriptions {
 			return root.GenZshCompletion(w)
@@ -90,6 +102,129 @@ func genCompletion(root *cobra.Command, shell string, w io.Writer, descriptions 
 		return root.GenPowerShellCompletion(w)
 	}
 	return usageErrorf("no completion for shell %q; use bash, zsh, fish or powershell", shell)
+}
+
+// patchBashCompletion fixes what cobra's bash script (v1.10) gets wrong for the --sink
+// and type-list completions in bash 5 with bash-completion:
+//   - with descriptions, it escapes each candidate with printf %q before comparing it
+//     with the word typed, so "pods,secrets" (escaped "pods\,secrets") never matches
+//     "pods,s", nor "file(format=" matches "file(";
+//   - a word with a quote still open (--sink 'file(<TAB>) is passed to eval
+//     unterminated, so the program is never asked; and inside a quote, readline
+//     replaces only what follows the quote, while cobra strips what comes before a '='.
+//
+// The patched script completes a quoted word by its unquoted value, asks the program
+// with the quote closed, inserts inside the quote (keeping it open after a partial
+// candidate such as max-size=), and escapes a single candidate only where bash needs
+// it. Each change must apply exactly once: a cobra whose script differs fails here (and
+// in the unit tests), not in a user's shell.
+func patchBashCompletion(script, name string) (string, error) {
+	changes := []struct{ old, new string }{{
+		// Ask with the quote closed.
+		` ${args[*]}"
+`,
+		` ${args[*]}${quote}"
+`,
+	}, {
+		// "Nothing typed yet" is about the word as typed, not its unquoted value.
+		`if [[ -z ${cur} && ${lastChar} != = ]]; then`,
+		`if [[ -z ${lastParam} && ${lastChar} != = ]]; then`,
+	}, {
+		// Match the candidate as typed, not only escaped.
+		`[[ $comp == "$cur"* ]] || continue`,
+		`[[ $comp == "$cur"* || ${compline%%$tab*} == "$cur"* ]] || continue`,
+	}, {
+		`COMPREPLY[0]=$(printf "%q" "${COMPREPLY[0]}")`,
+		`COMPREPLY[0]=$(__NAME_quote "${COMPREPLY[0]}")`,
+	}, {
+		`COMPREPLY[0]=$(printf "%q" "${COMPREPLY[0]%%$tab*}")`,
+		`COMPREPLY[0]=$(__NAME_quote "${COMPREPLY[0]%%$tab*}")`,
+	}, {
+		`    __NAME_debug "Truncated words[*]: ${words[*]},"
+`,
+		`    __NAME_debug "Truncated words[*]: ${words[*]},"
+
+    # kubeevents: a word with quotes is completed by its unquoted value.
+    local quote= uq= qprefix=
+    if [[ ${cur} == *[\'\"]* ]]; then
+        __NAME_unquote "$cur"
+        cur=$uq
+    fi
+`,
+	}, {
+		`__NAME_handle_special_char()
+{
+`,
+		`# kubeevents: __NAME_unquote sets uq to the value of the word $1 (quotes and
+# backslashes removed), quote to the quote it leaves open (if any) and qprefix to the
+# value before that quote: readline replaces only what follows it.
+__NAME_unquote() {
+    local w=$1 c i
+    for ((i = 0; i < ${#w}; i++)); do
+        c=${w:i:1}
+        if [[ -n $quote ]]; then
+            if [[ $c == "$quote" ]]; then
+                quote=
+                continue
+            fi
+            if [[ $quote == \" && $c == \\ ]]; then
+                ((i++))
+                c=${w:i:1}
+            fi
+        elif [[ $c == [\'\"] ]]; then
+            quote=$c
+            qprefix=$uq
+            continue
+        elif [[ $c == \\ ]]; then
+            ((i++))
+            c=${w:i:1}
+        fi
+        uq+=$c
+    done
+    [[ -n $quote ]] || qprefix=
+}
+
+# kubeevents: a single candidate goes onto the command line as it is where bash allows
+# (printf %q also escapes ',' and '='), escaped otherwise; inside an open quote as it is,
+# and with the quote closed and opened again when more is to be typed (max-size=''),
+# since readline would close it.
+__NAME_quote() {
+    if [[ -n ${quote-} ]]; then
+        if (((directive & 2) != 0)) && [[ $1 != "$uq" ]]; then
+            printf "%s" "$1$quote$quote"
+        else
+            printf "%s" "$1"
+        fi
+    elif [[ $1 != *[!A-Za-z0-9._/:=,@%+-]* ]]; then
+        printf "%s" "$1"
+    else
+        printf "%q" "$1"
+    fi
+}
+
+__NAME_handle_special_char()
+{
+    # kubeevents: inside a quote, '=' and ':' do not split words; readline replaces what
+    # follows the quote.
+    if [[ -n ${quote-} ]]; then
+        if [[ $2 == : && -n $qprefix ]]; then
+            local idx=${#COMPREPLY[*]}
+            while ((--idx >= 0)); do
+                COMPREPLY[idx]=${COMPREPLY[idx]#"$qprefix"}
+            done
+        fi
+        return
+    fi
+`,
+	}}
+	for _, c := range changes {
+		old, new := strings.ReplaceAll(c.old, "__NAME_", "__"+name+"_"), strings.ReplaceAll(c.new, "__NAME_", "__"+name+"_")
+		if n := strings.Count(script, old); n != 1 {
+			return "", fmt.Errorf("cannot patch cobra's bash completion script: %q found %d times, want once", old, n)
+		}
+		script = strings.Replace(script, old, new, 1)
+	}
+	return script, nil
 }
 
 // The kubectl plugin: krew does not accept names starting with "kube", so the plugin is
@@ -240,9 +375,6 @@ func completeWatchArgs(configFlags *genericclioptions.ConfigFlags) cobra.Complet
 				return completeTypes(configFlags, toComplete)
 			}), noFiles
 		}
-		if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
-			return nil, noFiles // NAME arguments cannot be used with -A
-		}
 		return clusterCompletion(cmd, configFlags, func(ctx context.Context) []cobra.Completion {
 			return completeObjectNames(ctx, cmd, configFlags, args, toComplete)
 		}), noFiles
@@ -374,6 +506,8 @@ func completeObjectNames(ctx context.Context, cmd *cobra.Command, configFlags *g
 		ns := namespace
 		if !res.Namespaced {
 			ns = ""
+		} else if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
+			continue // names of namespaced types cannot be used with -A
 		}
 		for _, c := range listNames(ctx, configFlags, res.GVR, ns, opts, toComplete, given) {
 			if !seen[c] {
@@ -511,10 +645,13 @@ func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 		return nil, noFiles
 	}
 	if toComplete[i] == '=' {
-		if kind == config.KindTerminal {
+		switch kind {
+		case config.KindTerminal:
 			return withDescriptions(toComplete[:i+1], render.Formats(), formatDescriptions, toComplete), noFiles
+		case config.KindFile:
+			return pathCompletions(toComplete[:i+1], toComplete[i+1:])
 		}
-		return nil, noFiles // a path or a jq expression
+		return nil, noFiles // a jq expression
 	}
 	// Inside or after the option list.
 	rest := toComplete[i+1:]
@@ -524,7 +661,10 @@ func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 			what := map[string]string{config.KindFile: "then the file's PATH", config.KindJQ: "then the jq EXPRESSION"}[kind]
 			return []cobra.Completion{cobra.CompletionWithDesc(toComplete+"=", what)}, partial
 		}
-		return nil, noFiles // complete, or a path or a jq expression
+		if target := i + 1 + closeAt + 1; kind == config.KindFile && target < len(toComplete) && toComplete[target] == '=' {
+			return pathCompletions(toComplete[:target+1], toComplete[target+1:])
+		}
+		return nil, noFiles // complete, or a jq expression
 	}
 	base := toComplete[:i+1+segStart]
 	seg := rest[segStart:]
@@ -542,6 +682,9 @@ func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 			values, descriptions = listener.Policies(), policyDescriptions
 		case config.BareOption(key):
 			values = []string{"true", "false"}
+		case key == "output" && !strings.Contains(seg[eq+1:], `"`):
+			comps, directive := pathCompletions(base, seg[eq+1:])
+			return comps, directive | cobra.ShellCompDirectiveNoSpace // the option list goes on
 		}
 		return withDescriptions(base, values, descriptions, toComplete), partial
 	}
@@ -563,6 +706,37 @@ func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 		}
 	}
 	return comps, partial
+}
+
+// pathCompletions offers the files and directories whose path starts with partial, each
+// after prefix ("file=", "jq(output="): the shell cannot complete these paths itself,
+// since the word starts with the sink's kind. A directory ends in "/" and keeps the
+// cursor after it; dot files only once a "." is typed, as in the shells.
+func pathCompletions(prefix, partial string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	dir, base := filepath.Split(partial)
+	readDir := dir
+	if readDir == "" {
+		readDir = "."
+	}
+	entries, err := os.ReadDir(readDir)
+	if err != nil {
+		return nil, noFiles
+	}
+	var comps []cobra.Completion
+	directive := noFiles
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, base) || (strings.HasPrefix(name, ".") && !strings.HasPrefix(base, ".")) {
+			continue
+		}
+		comp := prefix + dir + name
+		if info, err := os.Stat(filepath.Join(readDir, name)); err == nil && info.IsDir() {
+			comp += "/"
+			directive |= cobra.ShellCompDirectiveNoSpace
+		}
+		comps = append(comps, comp)
+	}
+	return comps, directive
 }
 
 func targetHint(kind string) string {

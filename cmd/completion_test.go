@@ -156,7 +156,7 @@ func TestCompleteSink(t *testing.T) {
 		{"file(format=json)", []string{"file(format=json)="}, ":6"},
 		{"terminal(format=json)", nil, ":4"},
 		{"terminal=w", []string{"terminal=wide"}, ":4"},
-		{"file=ev", nil, ":4"},
+		{"file=nosuch", nil, ":4"},
 		{"jq=.", nil, ":4"},
 		{"nosuch(", nil, ":4"},
 	}
@@ -198,6 +198,64 @@ func TestCompleteSink(t *testing.T) {
 		if _, err := config.ParseSinkSpec(spec); err != nil {
 			t.Errorf("completion %q: %q does not parse: %v", v, spec, err)
 		}
+	}
+}
+
+// A file sink's path (file=PATH, file(...)=PATH, jq(output=PATH) completes to the files
+// and directories there, the sink's prefix kept: the shell cannot, since the word starts
+// with the kind.
+func TestCompleteSinkPaths(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	for _, f := range []string{"events.jsonl", "other.txt", ".hidden"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	tests := []struct {
+		toComplete string
+		want       []string
+		directive  string
+	}{
+		{"file=", []string{"file=events.jsonl", "file=other.txt", "file=sub/"}, ":6"},
+		{"file=ev", []string{"file=events.jsonl"}, ":4"},
+		{"file=.", []string{"file=.hidden"}, ":4"},
+		{"file=" + dir + "/s", []string{"file=" + dir + "/sub/"}, ":6"},
+		{"file(max-size=5)=o", []string{"file(max-size=5)=other.txt"}, ":4"},
+		{"jq(output=ev", []string{"jq(output=events.jsonl"}, ":6"},
+		{"jq=ev", nil, ":4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.toComplete, func(t *testing.T) {
+			c := complete(t, "watch", "--sink", tt.toComplete)
+			wantValues(t, c, tt.want...)
+			if c.directive != tt.directive {
+				t.Errorf("directive = %s, want %s", c.directive, tt.directive)
+			}
+		})
+	}
+}
+
+// Every change to cobra's bash script applies, with descriptions and without: a cobra
+// upgrade that changes the script fails here rather than in a user's shell.
+func TestPatchBashCompletion(t *testing.T) {
+	for _, descriptions := range []bool{true, false} {
+		var b bytes.Buffer
+		if err := genCompletion(NewRootCommand(genericiooptions.NewTestIOStreamsDiscard()), "bash", &b, descriptions); err != nil {
+			t.Fatalf("descriptions %v: %v", descriptions, err)
+		}
+		for _, want := range []string{"__kubeevents_unquote", "__kubeevents_quote \"${COMPREPLY[0]", "${compline%%$tab*} == \"$cur\"*"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("descriptions %v: the script lacks %q", descriptions, want)
+			}
+		}
+	}
+	if _, err := patchBashCompletion("# not cobra's script", "kubeevents"); err == nil {
+		t.Error("patching a script without cobra's lines did not fail")
 	}
 }
 

@@ -109,6 +109,9 @@ func NewVersionCommand(configFlags *genericclioptions.ConfigFlags, streams gener
 			v := buildVersion()
 			var serverErr error
 			if server {
+				if err := checkRequestTimeout(configFlags); err != nil {
+					return err
+				}
 				v.ServerVersion, serverErr = serverVersion(configFlags)
 			}
 			if output == "json" {

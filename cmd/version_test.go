@@ -155,3 +155,13 @@ func TestVersionServerUnreachable(t *testing.T) {
 		t.Errorf("the client's version is not printed before the error:\n%s", out)
 	}
 }
+
+// A --request-timeout client-go cannot parse is bad usage (exit 2), as for watch.
+func TestVersionServerBadRequestTimeout(t *testing.T) {
+	isolate(t)
+	kc := writeKubeconfig(t, "https://127.0.0.1:1")
+	_, errOut, code := runVersion(t, "--server", "--request-timeout", "abc", "--kubeconfig", kc)
+	if code != ExitUsage || !strings.HasPrefix(errOut, `kubeevents: --request-timeout "abc": give a duration with a unit`) || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want %d and one line about --request-timeout", code, errOut, ExitUsage)
+	}
+}

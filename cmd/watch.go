@@ -12,11 +12,14 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
@@ -98,7 +101,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 		Use:     "watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...]",
 		Short:   "Stream changes to resources of one or more types",
 		Example: watchExample,
-		Args:    cobra.MinimumNArgs(1),
+		Args:    watchArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.flagsSet = func(name string) bool { return c.Flags().Changed(name) }
 			if err := o.Complete(args); err != nil {
@@ -152,6 +155,15 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	return c
 }
 
+// watchArgs wants at least the TYPE argument; without it, the usage line and an example.
+func watchArgs(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return usageErrorf("no resource type given; usage: %s watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] [flags], e.g. %s watch pods (see --help)",
+			c.Root().DisplayName(), c.Root().DisplayName())
+	}
+	return nil
+}
+
 func displayPath(p string) string {
 	if home, err := os.UserHomeDir(); err == nil && home != "" && strings.HasPrefix(p, home+"/") {
 		return "~/" + strings.TrimPrefix(p, home+"/")
@@ -184,6 +196,8 @@ func (o *WatchOptions) Connect() error {
 		o.namespace = ""
 	} else if o.namespace, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {
 		return kubeconfigError(err)
+	} else if err := o.checkNamespaceName(o.namespace); err != nil {
+		return err
 	}
 	mapper, err := o.ConfigFlags.ToRESTMapper()
 	if err != nil {
@@ -208,6 +222,53 @@ func (o *WatchOptions) Connect() error {
 			seen[res.GVR] = true
 			o.resources = append(o.resources, res)
 		}
+	}
+	return o.checkNames()
+}
+
+// checkNamespaceName refuses a namespace that cannot exist, as the API server would
+// (a DNS-1123 label), rather than watch it forever for objects that never come.
+// -n is checked in Validate, before the kubeconfig is read; the context's namespace here.
+func (o *WatchOptions) checkNamespaceName(ns string) error {
+	if len(validation.IsDNS1123Label(ns)) == 0 {
+		return nil
+	}
+	const rule = "use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"
+	if o.flagsSet("namespace") {
+		return usageErrorf("-n/--namespace %q is not a valid namespace name: %s", ns, rule)
+	}
+	return usageErrorf("namespace %q of the kubeconfig's context is not a valid namespace name: %s; fix the context or give -n", ns, rule)
+}
+
+// checkNames refuses NAME arguments that no object of the watched types can have, and
+// names with -A for namespaced types (a name is looked up in one namespace, as kubectl
+// does); cluster-scoped types take names with or without -A.
+func (o *WatchOptions) checkNames() error {
+	for _, res := range o.resources {
+		if o.AllNamespaces && len(o.Names) > 0 && res.Namespaced {
+			return usageErrorf("NAME arguments cannot be used with -A/--all-namespaces: %s are namespaced, and names are looked up in one namespace (use -n NAMESPACE)", res)
+		}
+		for _, name := range o.Names {
+			if err := checkObjectName(res, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkObjectName applies the API server's rule for the names of res's objects: a
+// DNS-1123 subdomain for nearly every type (custom resources too); RBAC objects may be
+// named with any path segment ("system:node-proxier").
+func checkObjectName(res informer.Resource, name string) error {
+	if res.GVR.Group == rbacv1.GroupName {
+		if msgs := path.IsValidPathSegmentName(name); len(msgs) > 0 {
+			return usageErrorf("NAME %q is not a valid name for %s: %s", name, res, strings.Join(msgs, "; "))
+		}
+		return nil
+	}
+	if len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return usageErrorf("NAME %q is not a valid name for %s: use at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit", name, res)
 	}
 	return nil
 }
@@ -470,6 +531,16 @@ func (o *WatchOptions) Validate() error {
 	if _, err := render.ParseFormat(o.Output); err != nil {
 		return usageErrorf("-o: %v", err)
 	}
+	if err := checkRequestTimeout(o.ConfigFlags); err != nil {
+		return err
+	}
+	// Flags that would change nothing are refused rather than ignored.
+	if o.RawOutput && o.JQ == "" {
+		return usageErrorf("-r/--raw-output applies to --jq only; add --jq EXPRESSION (for a jq sink: --sink 'jq(raw)=EXPRESSION')")
+	}
+	if o.JQ != "" && o.flagsSet("output") && o.Output != string(render.FormatJSON) {
+		return usageErrorf("-o %s does not apply with --jq, which prints the expression's results as JSON (strings raw with -r); drop -o", o.Output)
+	}
 	switch o.Color {
 	case "auto", "always", "never":
 	default:
@@ -485,20 +556,25 @@ func (o *WatchOptions) Validate() error {
 			return usageErrorf("--field-selector %q: %v", o.FieldSelector, oneLine(err))
 		}
 	}
+	if o.flagsSet("namespace") && !o.AllNamespaces {
+		if err := o.checkNamespaceName(*o.ConfigFlags.Namespace); err != nil {
+			return err
+		}
+	}
 	if o.UntilDeleted && len(o.Names) == 0 {
 		return usageErrorf("--until-deleted needs the names of the objects to wait for: kubeevents watch TYPE NAME... --until-deleted")
 	}
 	if o.MaxEvents < 0 {
 		return usageErrorf("--max-events %d: give a positive number, or 0 for no limit", o.MaxEvents)
 	}
-	if o.Timeout < 0 || o.Grace < 0 {
-		return usageErrorf("--timeout and --grace take a positive duration, e.g. 30s or 5m")
+	if o.Timeout < 0 {
+		return usageErrorf("--timeout %s: give a positive duration, e.g. 30s or 5m, or 0 for no limit", o.Timeout)
+	}
+	if o.Grace < 0 {
+		return usageErrorf("--grace %s: give a positive duration, e.g. 5s, or 0 to drop what sinks still hold", o.Grace)
 	}
 	if o.NoDiff && (o.ChangesOnly || len(o.IgnorePaths) > 0) {
 		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")
-	}
-	if o.AllNamespaces && len(o.Names) > 0 {
-		return usageErrorf("NAME arguments cannot be used with -A/--all-namespaces: names are looked up in one namespace (use -n NAMESPACE)")
 	}
 	return nil
 }

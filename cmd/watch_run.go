@@ -130,8 +130,8 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	}
 
 	o.checkNamespace(ctx)
-	o.infof("watching %s %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
-		resourceList(o.resources), o.where(), len(informers), plural(len(informers)),
+	o.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
+		o.watched(), len(informers), plural(len(informers)),
 		len(listeners), plural(len(listeners)), sinkNames(listeners))
 
 	// Delivery starts only now: an error above returns before any goroutine runs.
@@ -213,8 +213,8 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	// a blocked handler (stopInformers) is no reason to cut them short.
 	late := listener.Drain(listeners, max(time.Until(deadline), time.Second))
 	for _, l := range late {
-		o.warnf("sink %q did not finish writing within --grace %s; %s events it still held were dropped",
-			l.Name(), o.Grace, thousands(l.Stats().Dropped))
+		o.warnf("sink %q did not finish writing within --grace %s; %s it still held were dropped",
+			l.Name(), o.Grace, eventCount(l.Stats().Dropped))
 	}
 	o.summary(listeners, made, unchanged.Load())
 
@@ -515,11 +515,11 @@ func (o *WatchOptions) summary(listeners []*listener.Listener, events, unchanged
 	if unchanged > 0 {
 		leftOut = fmt.Sprintf(" (%s unchanged update%s left out by --changes-only)", thousands(unchanged), plural(int(unchanged)))
 	}
-	o.infof("stopped after %s events%s — %s", thousands(events), leftOut, strings.Join(parts, "; "))
+	o.infof("stopped after %s%s — %s", eventCount(events), leftOut, strings.Join(parts, "; "))
 	// Losses are worth saying even when nobody asked for the summary.
 	for _, l := range listeners {
 		if st := l.Stats(); st.Dropped > 0 && !o.summaryShown() {
-			o.warnf("sink %q dropped %s events (buffer %d, on-full=%s)", l.Name(), thousands(st.Dropped), l.Config().Buffer, l.Config().OnFull)
+			o.warnf("sink %q dropped %s (buffer %d, on-full=%s)", l.Name(), eventCount(st.Dropped), l.Config().Buffer, l.Config().OnFull)
 		}
 	}
 }
@@ -528,19 +528,29 @@ func (o *WatchOptions) summaryShown() bool {
 	return (o.Verbosity != nil && *o.Verbosity >= 1) || isTerminal(o.Streams.ErrOut)
 }
 
-func (o *WatchOptions) where() string {
-	if o.namespace == "" {
-		return "in all namespaces"
+// watched says what is watched where: the namespace only for namespaced types
+// ("pods, configmaps in default; nodes (cluster-scoped)").
+func (o *WatchOptions) watched() string {
+	var namespaced, cluster []string
+	for _, r := range o.resources {
+		if r.Namespaced {
+			namespaced = append(namespaced, r.String())
+		} else {
+			cluster = append(cluster, r.String())
+		}
 	}
-	return "in " + o.namespace
-}
-
-func resourceList(rs []informer.Resource) string {
-	names := make([]string, len(rs))
-	for i, r := range rs {
-		names[i] = r.String()
+	var parts []string
+	if len(namespaced) > 0 {
+		where := "in all namespaces"
+		if o.namespace != "" {
+			where = "in " + o.namespace
+		}
+		parts = append(parts, strings.Join(namespaced, ", ")+" "+where)
 	}
-	return strings.Join(names, ", ")
+	if len(cluster) > 0 {
+		parts = append(parts, strings.Join(cluster, ", ")+" (cluster-scoped)")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func sinkNames(ls []*listener.Listener) string {
@@ -556,6 +566,14 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// eventCount is "1 event", "1,024 events".
+func eventCount(n uint64) string {
+	if n == 1 {
+		return "1 event"
+	}
+	return thousands(n) + " events"
 }
 
 // thousands formats n with comma separators, like the counts in every diagnostic.

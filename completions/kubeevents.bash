@@ -23,13 +23,13 @@ __kubeevents_get_completion_results() {
     # Prepare the command to request completions for the program.
     # Calling ${words[0]} instead of directly kubeevents allows handling aliases
     args=("${words[@]:1}")
-    requestComp="${words[0]} __complete ${args[*]}"
+    requestComp="${words[0]} __complete ${args[*]}${quote}"
 
     lastParam=${words[$((${#words[@]}-1))]}
     lastChar=${lastParam:$((${#lastParam}-1)):1}
     __kubeevents_debug "lastParam ${lastParam}, lastChar ${lastChar}"
 
-    if [[ -z ${cur} && ${lastChar} != = ]]; then
+    if [[ -z ${lastParam} && ${lastChar} != = ]]; then
         # If the last parameter is complete (there is a space following it)
         # We add an extra empty parameter so we can indicate this to the go method.
         __kubeevents_debug "Adding extra empty parameter"
@@ -282,7 +282,7 @@ __kubeevents_handle_standard_completion_case() {
         # completions, we don't want to escape them because they will be printed in a list
         # and we don't want to show escape characters in that list.
         if (( ${#COMPREPLY[@]} == 1 )); then
-            COMPREPLY[0]=$(printf "%q" "${COMPREPLY[0]}")
+            COMPREPLY[0]=$(__kubeevents_quote "${COMPREPLY[0]}")
         fi
         return 0
     fi
@@ -301,7 +301,7 @@ __kubeevents_handle_standard_completion_case() {
         printf -v comp "%q" "${compline%%$tab*}" &>/dev/null || comp=$(printf "%q" "${compline%%$tab*}")
 
         # Only consider the completions that match
-        [[ $comp == "$cur"* ]] || continue
+        [[ $comp == "$cur"* || ${compline%%$tab*} == "$cur"* ]] || continue
 
         # The completions matches.  Add it to the list of full completions including
         # its description.  We don't escape the completion because it may get printed
@@ -321,7 +321,7 @@ __kubeevents_handle_standard_completion_case() {
     # If there is a single completion left, remove the description text and escape any special characters
     if ((${#COMPREPLY[*]} == 1)); then
         __kubeevents_debug "COMPREPLY[0]: ${COMPREPLY[0]}"
-        COMPREPLY[0]=$(printf "%q" "${COMPREPLY[0]%%$tab*}")
+        COMPREPLY[0]=$(__kubeevents_quote "${COMPREPLY[0]%%$tab*}")
         __kubeevents_debug "Removed description from single completion, which is now: ${COMPREPLY[0]}"
     else
         # Format the descriptions
@@ -329,8 +329,66 @@ __kubeevents_handle_standard_completion_case() {
     fi
 }
 
+# kubeevents: __kubeevents_unquote sets uq to the value of the word $1 (quotes and
+# backslashes removed), quote to the quote it leaves open (if any) and qprefix to the
+# value before that quote: readline replaces only what follows it.
+__kubeevents_unquote() {
+    local w=$1 c i
+    for ((i = 0; i < ${#w}; i++)); do
+        c=${w:i:1}
+        if [[ -n $quote ]]; then
+            if [[ $c == "$quote" ]]; then
+                quote=
+                continue
+            fi
+            if [[ $quote == \" && $c == \\ ]]; then
+                ((i++))
+                c=${w:i:1}
+            fi
+        elif [[ $c == [\'\"] ]]; then
+            quote=$c
+            qprefix=$uq
+            continue
+        elif [[ $c == \\ ]]; then
+            ((i++))
+            c=${w:i:1}
+        fi
+        uq+=$c
+    done
+    [[ -n $quote ]] || qprefix=
+}
+
+# kubeevents: a single candidate goes onto the command line as it is where bash allows
+# (printf %q also escapes ',' and '='), escaped otherwise; inside an open quote as it is,
+# and with the quote closed and opened again when more is to be typed (max-size=''),
+# since readline would close it.
+__kubeevents_quote() {
+    if [[ -n ${quote-} ]]; then
+        if (((directive & 2) != 0)) && [[ $1 != "$uq" ]]; then
+            printf "%s" "$1$quote$quote"
+        else
+            printf "%s" "$1"
+        fi
+    elif [[ $1 != *[!A-Za-z0-9._/:=,@%+-]* ]]; then
+        printf "%s" "$1"
+    else
+        printf "%q" "$1"
+    fi
+}
+
 __kubeevents_handle_special_char()
 {
+    # kubeevents: inside a quote, '=' and ':' do not split words; readline replaces what
+    # follows the quote.
+    if [[ -n ${quote-} ]]; then
+        if [[ $2 == : && -n $qprefix ]]; then
+            local idx=${#COMPREPLY[*]}
+            while ((--idx >= 0)); do
+                COMPREPLY[idx]=${COMPREPLY[idx]#"$qprefix"}
+            done
+        fi
+        return
+    fi
     local comp="$1"
     local char=$2
     if [[ "$comp" == *${char}* && "$COMP_WORDBREAKS" == *${char}* ]]; then
@@ -411,6 +469,13 @@ __start_kubeevents()
     # to truncate the command-line ($words) up to the $cword location.
     words=("${words[@]:0:$cword+1}")
     __kubeevents_debug "Truncated words[*]: ${words[*]},"
+
+    # kubeevents: a word with quotes is completed by its unquoted value.
+    local quote= uq= qprefix=
+    if [[ ${cur} == *[\'\"]* ]]; then
+        __kubeevents_unquote "$cur"
+        cur=$uq
+    fi
 
     local out directive
     __kubeevents_get_completion_results

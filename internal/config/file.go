@@ -86,7 +86,22 @@ func (d *decoder) yamlError(err error) error {
 			}
 		}
 	}
+	if isSyntaxProblem(msg) {
+		// The parser leaves the line out when it is the first (its lines count from 0).
+		return fmt.Errorf("%s:1: %s", d.name, oneLine(msg))
+	}
 	return fmt.Errorf("%s: %s", d.name, oneLine(msg))
+}
+
+// isSyntaxProblem recognises the YAML parser's and scanner's messages, which always
+// have a position; others (an unknown anchor, bad UTF-8) may not.
+func isSyntaxProblem(msg string) bool {
+	for _, prefix := range []string{"did not find expected", "could not find expected", "found ", "mapping values are not allowed", "block sequence entries are not allowed"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func oneLine(s string) string {

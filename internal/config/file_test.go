@@ -197,6 +197,9 @@ func TestParseErrors(t *testing.T) {
 			`config.yaml:3: mapping values are not allowed in this context`},
 		{"syntax error in second document", "sinks: []\n---\na: b\n c: d\n",
 			`config.yaml:4: mapping values are not allowed in this context`},
+		// The parser gives no line for its first line.
+		{"syntax error on the first line", ": : :\n",
+			`config.yaml:1: did not find expected key`},
 		{"unknown anchor", "sinks: *s\n",
 			`config.yaml: unknown anchor 's' referenced`},
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -93,7 +94,8 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 	}
 	fieldSelector := opts.FieldSelector
 	if len(opts.Names) == 1 {
-		nameSelector := "metadata.name=" + opts.Names[0]
+		// Escaped: RBAC names may hold characters that field selectors use (',', '=').
+		nameSelector := fields.OneTermEqualSelector("metadata.name", opts.Names[0]).String()
 		if fieldSelector == "" {
 			fieldSelector = nameSelector
 		} else {

@@ -182,7 +182,12 @@ func (l *Listener) dropNoticeLocked() string {
 		return fmt.Sprintf("sink %q is full (buffer %d, on-full=%s); dropping events",
 			l.cfg.Name, l.cfg.Buffer, l.cfg.OnFull)
 	}
-	return fmt.Sprintf("sink %q is still full; %s events dropped so far", l.cfg.Name, thousands(l.dropped.Load()))
+	dropped := l.dropped.Load()
+	what := "events"
+	if dropped == 1 {
+		what = "event"
+	}
+	return fmt.Sprintf("sink %q is still full; %s %s dropped so far", l.cfg.Name, thousands(dropped), what)
 }
 
 // Run is the delivery goroutine: it writes queued events to the sink in order until the

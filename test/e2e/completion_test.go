@@ -126,6 +126,7 @@ func TestCompletion(t *testing.T) {
 		complete("watch", "-n", ns, "pods,gdg", "").is(t, "pods,gdg", "alpha-1", "alpha-2", "beta-1", "gizmo")
 		complete("watch", "--namespace="+ns, "gadgets.completion.kubeevents.dev", "").is(t, "gadgets", "gizmo")
 		complete("watch", "-A", "pods", "").is(t, "-A pods (names cannot be used with -A)")
+		complete("watch", "-A", "namespaces", ns[:len(ns)-4]).is(t, "-A namespaces (cluster-scoped: names work with -A)", ns)
 		// No rights: nothing, and no error text in the shell.
 		complete("watch", "--context", "nobody", "-n", ns, "pods", "").is(t, "--context nobody")
 	})

@@ -127,11 +127,7 @@ func TestChangesOnlyLeavesNoSeqGap(t *testing.T) {
 func TestSelectorLeaveIsMarked(t *testing.T) {
 	ns := newNamespace(t)
 	for _, name := range []string{"relabelled", "deleted"} {
-		p := pod(name, map[string]string{"app": "web"})
-		p.Spec.SchedulerName = "kubeevents-none" // stays Pending: nothing else changes it
-		if _, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		createPod(t, ns, name, map[string]string{"app": "web"}) // never scheduled: only the test changes it
 	}
 	jsonOut := startKubeevents(t, "watch", "pods", "-n", ns, "-l", "app=web", "-o", "json")
 	pretty := startKubeevents(t, "watch", "pods", "-n", ns, "-l", "app=web")

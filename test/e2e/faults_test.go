@@ -632,7 +632,7 @@ type summary struct {
 	sinks  map[string]map[string]uint64 // sink → "delivered"/"dropped"/... → count
 }
 
-var summaryRE = regexp.MustCompile(`(?m)^kubeevents: stopped after ([\d,]+) events — (.*)$`)
+var summaryRE = regexp.MustCompile(`(?m)^kubeevents: stopped after ([\d,]+) events? — (.*)$`)
 
 func parseSummary(t *testing.T, stderr string) summary {
 	t.Helper()

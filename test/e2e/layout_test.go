@@ -19,19 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// unscheduledPod is a pod no scheduler picks up (schedulerName "kubeevents-none"), so
-// nothing but the test changes it, even on a cluster with a scheduler and nodes.
-func unscheduledPod(t *testing.T, ns, name string) *corev1.Pod {
-	t.Helper()
-	p := pod(name, nil)
-	p.Spec.SchedulerName = "kubeevents-none"
-	created, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating pod %s/%s: %v", ns, name, err)
-	}
-	return created
-}
-
 // setContainerState writes the pod's status as a kubelet would: its phase and the one
 // container's state and restart count.
 func setContainerState(t *testing.T, ns, name string, phase corev1.PodPhase, state corev1.ContainerState, restarts int32) {
@@ -50,7 +37,7 @@ func setContainerState(t *testing.T, ns, name string, phase corev1.PodPhase, sta
 // A pod's STATUS is what kubectl shows (CrashLoopBackOff, OOMKilled, ...), not its phase.
 func TestPodStatusReasons(t *testing.T) {
 	ns := newNamespace(t)
-	unscheduledPod(t, ns, "web-1")
+	createPod(t, ns, "web-1", nil)
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "--color", "never", "--no-diff")
 	s.waitFor(eventWait, "ADDED web-1", func(l string) bool { return strings.Contains(l, "ADDED") })
 
@@ -176,8 +163,8 @@ func TestLayoutFitsTerminal(t *testing.T) {
 	const cols = 80
 	ns := newNamespace(t)
 	long := "checkout-api-7d9f8b6c5-abc12" // what a Deployment's pods are called
-	unscheduledPod(t, ns, "db-0")
-	unscheduledPod(t, ns, long)
+	createPod(t, ns, "db-0", nil)
+	createPod(t, ns, long, nil)
 	r := startInTerminal(t, cols, "watch", "pods", "-n", ns, "--color", "never")
 	var seen []string
 	isAdded := func(name string) func(string) bool {

@@ -19,12 +19,7 @@ import (
 func TestDiffConditionsInsertedBefore(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
-	unscheduled := pod("web", nil)
-	unscheduled.Spec.SchedulerName = "kubeevents-none" // nothing but this test touches it
-	created, err := client.CoreV1().Pods(ns).Create(ctx, unscheduled, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	created := createPod(t, ns, "web", nil) // never scheduled: nothing but this test touches it
 	since := metav1.NewTime(time.Now().Truncate(time.Second))
 	condition := func(typ corev1.PodConditionType) corev1.PodCondition {
 		return corev1.PodCondition{Type: typ, Status: corev1.ConditionTrue, LastTransitionTime: since}

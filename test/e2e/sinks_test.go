@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // readLines returns the lines of a file, failing the test if one is not valid JSON when
@@ -300,17 +299,6 @@ sinks:
 	}
 }
 
-// unscheduledPod creates a pod no scheduler picks up (schedulerName kubeevents-none), so
-// nothing changes it by itself: it stays Pending.
-func unscheduledPod(t *testing.T, ns, name string) {
-	t.Helper()
-	p := pod(name, nil)
-	p.Spec.SchedulerName = "kubeevents-none"
-	if _, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating pod %s/%s: %v", ns, name, err)
-	}
-}
-
 // runIn runs kubeevents to completion in directory dir, with env added to the clean
 // environment and stdout going to stdout when it is not nil (else captured).
 func runIn(t *testing.T, dir string, env []string, stdout *os.File, args ...string) result {
@@ -345,7 +333,7 @@ func runIn(t *testing.T, dir string, env []string, stdout *os.File, args ...stri
 // thing is left as it was.
 func TestSinkRotationOnlyRegularFiles(t *testing.T) {
 	ns := newNamespace(t)
-	unscheduledPod(t, ns, "p-0")
+	createPod(t, ns, "p-0", nil)
 	dir := t.TempDir()
 	toNull := filepath.Join(dir, "to-null")
 	if err := os.Symlink("/dev/null", toNull); err != nil {
@@ -396,7 +384,7 @@ func TestSinkRotationOnlyRegularFiles(t *testing.T) {
 // stream there in that sink's format, no terminal sink beside it, no file named "-".
 func TestSinkStdoutPaths(t *testing.T) {
 	ns := newNamespace(t)
-	unscheduledPod(t, ns, "p-0")
+	createPod(t, ns, "p-0", nil)
 	dir := t.TempDir()
 	isJSONLine := func(out string) bool {
 		var ev envelope
@@ -437,7 +425,7 @@ func TestSinkStdoutPaths(t *testing.T) {
 // nothing; with nothing else to write to, or with another stdout stream, it is refused.
 func TestSinkNoScreen(t *testing.T) {
 	ns := newNamespace(t)
-	unscheduledPod(t, ns, "p-0")
+	createPod(t, ns, "p-0", nil)
 	dir := t.TempDir()
 	archive := filepath.Join(dir, "archive.jsonl")
 	r := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "--max-events", "1", "--no-screen", "--sink", "file="+archive, "-v", "1")
@@ -469,7 +457,7 @@ func TestSinkNoScreen(t *testing.T) {
 // with one line naming the real cause and exit 4; files the other sinks made are removed.
 func TestSinkOpenFailsAtOnce(t *testing.T) {
 	ns := newNamespace(t)
-	unscheduledPod(t, ns, "p-0")
+	createPod(t, ns, "p-0", nil)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.jsonl")
 	for _, c := range []struct{ path, want string }{
@@ -526,7 +514,7 @@ sinks:
 // are beside the config file, not wherever kubeevents runs.
 func TestConfigFileGivesWayToFlags(t *testing.T) {
 	ns := newNamespace(t)
-	unscheduledPod(t, ns, "p-0")
+	createPod(t, ns, "p-0", nil)
 	home := t.TempDir()
 	cfgDir := filepath.Join(home, "kubeevents")
 	if err := os.Mkdir(cfgDir, 0o700); err != nil {

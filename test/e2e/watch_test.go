@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -326,4 +328,50 @@ func sortedPair(evs [][3]string) [][3]string {
 		return [][3]string{evs[1], evs[0]}
 	}
 	return evs
+}
+
+// TestClusterScopedNames: cluster-scoped types have no namespace: NAME arguments work
+// with or without -A (as with kubectl get nodes NAME -A), -v=1 names no namespace for
+// them, and RBAC names with ':' and ',' are valid names.
+func TestClusterScopedNames(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	node := "kubeevents-e2e-" + randomHex(4)
+	if _, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	role := "kubeevents-e2e:a,b=" + randomHex(4)
+	if _, err := client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.RbacV1().ClusterRoles().Delete(context.Background(), role, metav1.DeleteOptions{}) })
+
+	for _, c := range []struct {
+		args       []string
+		stdout     string
+		startsWith string
+	}{
+		{[]string{"nodes", node, "-A"}, "ADDED node/" + node + "\n", "kubeevents: watching nodes (cluster-scoped) — 1 informer"},
+		{[]string{"nodes", node, "-n", ns}, "ADDED node/" + node + "\n", "kubeevents: watching nodes (cluster-scoped) — 1 informer"},
+		{[]string{"clusterroles", role}, "ADDED clusterrole.rbac.authorization.k8s.io/" + role + "\n",
+			"kubeevents: watching clusterroles.rbac.authorization.k8s.io (cluster-scoped) — 1 informer"},
+		{[]string{"pods,nodes", "-n", ns, "-l", "kubeevents-none=x"}, "", "kubeevents: watching pods in " + ns + "; nodes (cluster-scoped) — 2 informers"},
+	} {
+		args := append([]string{"watch", "-o", "name", "-v=1"}, c.args...)
+		if c.stdout != "" {
+			args = append(args, "--max-events", "1")
+		} else {
+			args = append(args, "--timeout", "1s")
+		}
+		r := runKubeevents(t, 30*time.Second, args...)
+		if r.code != 0 || r.stdout != c.stdout || !strings.HasPrefix(r.stderr, c.startsWith) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 0, %q and stderr starting %q",
+				strings.Join(args, " "), r.code, r.stdout, r.stderr, c.stdout, c.startsWith)
+		}
+		// One event is "1 event" in the summary (#21 item 16).
+		if c.stdout != "" && !strings.Contains(r.stderr, "kubeevents: stopped after 1 event — ") {
+			t.Errorf("%s: the summary does not say \"stopped after 1 event\": %q", strings.Join(args, " "), r.stderr)
+		}
+	}
 }
