@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
 )
 
 // readLines returns the lines of a file, failing the test if one is not valid JSON when
