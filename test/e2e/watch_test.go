@@ -194,7 +194,7 @@ func TestErrorsAreOneLine(t *testing.T) {
 		{"bad label selector", []string{"watch", "pods", "-l", "a in (b"}, 2, `kubeevents: -l/--selector "a in (b":`},
 		{"bad output", []string{"watch", "pods", "-o", "xml"}, 2, `kubeevents: -o: unknown output format "xml"`},
 		{"missing kubeconfig", []string{"watch", "pods", "--kubeconfig", "/nonexistent/kubeconfig"}, 1, `kubeevents: cannot load kubeconfig:`},
-		{"no type", []string{"watch"}, 2, `kubeevents: requires at least 1 arg`},
+		{"no type", []string{"watch"}, 2, `kubeevents: no resource type given; usage: kubeevents watch TYPE`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
