@@ -106,7 +106,13 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 				return err
 			}
 			if err := o.Connect(); err != nil {
+				if c.Context().Err() != nil {
+					return nil // interrupted while connecting: the request was given up, not failed
+				}
 				return err
+			}
+			if c.Context().Err() != nil {
+				return nil
 			}
 			return o.Run(c.Context())
 		},
