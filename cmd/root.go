@@ -49,7 +49,9 @@ coloured live stream in the terminal, JSON lines for scripts, jq filters and fil
 from one shared informer, showing what changed in every update.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       shortVersion(buildVersion()),
 	}
+	root.SetVersionTemplate(versionTemplate)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)

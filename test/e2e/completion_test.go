@@ -180,13 +180,21 @@ func TestCompletionKubectlPlugin(t *testing.T) {
 }
 
 func TestVersionServer(t *testing.T) {
-	r := runKubeevents(t, 20*time.Second, "version", "--server")
-	if r.code != 0 {
-		t.Fatalf("version --server: exit %d, stderr:\n%s", r.code, r.stderr)
-	}
-	for _, want := range []string{"version:    ", "client-go:  v0.", "server:     v1."} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("version --server lacks %q:\n%s", want, r.stdout)
+	// As kubectl version: the server's version unless --client; -s/--server is the
+	// server's address, as everywhere else.
+	for _, args := range [][]string{{"version"}, {"version", "-s", restConfig.Host}, {"version", "--server=" + restConfig.Host, "-o", "yaml"}} {
+		r := runKubeevents(t, 20*time.Second, args...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d, stderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
+		}
+		wants := []string{"version:    ", "client-go:  v0.", "server:     v1."}
+		if args[len(args)-1] == "yaml" {
+			wants = []string{"clientGoVersion: v0.", "serverVersion:\n", "  gitVersion: v1."}
+		}
+		for _, want := range wants {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%s lacks %q:\n%s", strings.Join(args, " "), want, r.stdout)
+			}
 		}
 	}
 }
