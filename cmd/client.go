@@ -2,8 +2,10 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"sync"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -11,7 +13,8 @@ import (
 )
 
 // configureClients makes every client built from configFlags (discovery, the REST
-// mapper, the informers' clients, `version`'s) give up their requests as soon as ctx ends: Ctrl-C must end
+// mapper, the informers' clients, `version`'s) identify itself as this build of
+// kubeevents, and give up their requests as soon as ctx ends: Ctrl-C must end
 // kubeevents at once in every phase, also while discovery waits for a server that never
 // answers, which client-go's discovery and REST mapper cannot be told through a context.
 // ctx is read when a client is built, so it is the command's own context (Ctrl-C,
@@ -22,11 +25,22 @@ func configureClients(configFlags *genericclioptions.ConfigFlags, ctx func() con
 		if wrap != nil {
 			c = wrap(c)
 		}
+		c.UserAgent = userAgent(buildVersion())
 		if ctx := ctx(); ctx != nil && ctx.Done() != nil {
 			c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &interruptible{ctx: ctx, next: rt} })
 		}
 		return c
 	}
+}
+
+// userAgent is what the API server (and its audit log) sees, in kubectl's form:
+// "kubeevents/v1.2.3 (linux/amd64) kubeevents/abc1234".
+func userAgent(v VersionInfo) string {
+	commit := v.Commit
+	if len(commit) > 7 {
+		commit = commit[:7]
+	}
+	return fmt.Sprintf("kubeevents/%s (%s/%s) kubeevents/%s", v.Version, runtime.GOOS, runtime.GOARCH, commit)
 }
 
 // interruptible gives up a request, whatever stage it is in (dialling, the TLS

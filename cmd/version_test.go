@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -124,7 +125,10 @@ func TestVersionFlag(t *testing.T) {
 
 func TestVersionServer(t *testing.T) {
 	isolate(t)
+	setBuildVars(t, "v1.2.3", "abc1234567", "2026-01-02T03:04:05Z")
+	var agents sync.Map // every User-Agent the server saw
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agents.Store(r.UserAgent(), true)
 		if r.URL.Path != "/version" {
 			http.NotFound(w, r)
 			return
@@ -154,6 +158,13 @@ func TestVersionServer(t *testing.T) {
 	if _, errOut, code := runVersion(t, "--kubeconfig", kc, "--server"); code != ExitUsage || !strings.Contains(errOut, "--server takes the API server's address (-s URL)") {
 		t.Errorf("version --server: exit %d, stderr %q", code, errOut)
 	}
+	// The API server (and its audit log) sees which kubeevents asked, in kubectl's form.
+	agents.Range(func(k, _ any) bool {
+		if want := "kubeevents/v1.2.3 (" + runtime.GOOS + "/" + runtime.GOARCH + ") kubeevents/abc1234"; k != want {
+			t.Errorf("User-Agent %q, want %q", k, want)
+		}
+		return true
+	})
 	out, _, _ = runVersion(t, "--kubeconfig", kc, "-o", "json")
 	var got struct {
 		ServerVersion struct {

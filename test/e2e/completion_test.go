@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -195,6 +198,24 @@ func TestVersionServer(t *testing.T) {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("%s lacks %q:\n%s", strings.Join(args, " "), want, r.stdout)
 			}
+		}
+	}
+	// The API server is told which kubeevents asks (audit logs show it), not client-go's
+	// placeholder "kubeevents/v0.0.0 (linux/amd64) kubernetes/$Format".
+	client := runKubeevents(t, 20*time.Second, "version", "--client", "-o", "json")
+	var v struct{ Version, Commit string }
+	if err := json.Unmarshal([]byte(client.stdout), &v); err != nil || v.Version == "" {
+		t.Fatalf("version --client -o json: %v\n%s", err, client.stdout)
+	}
+	r := runKubeevents(t, 20*time.Second, "version", "-v=9")
+	want := "kubeevents/" + v.Version + " (" + runtime.GOOS + "/" + runtime.GOARCH + ") kubeevents/"
+	agents := regexp.MustCompile(`User-Agent: ([^"]*)"`).FindAllStringSubmatch(r.stderr, -1)
+	if len(agents) == 0 {
+		t.Errorf("-v=9 shows no request headers:\n%s", r.stderr)
+	}
+	for _, a := range agents {
+		if !strings.HasPrefix(a[1], want) || strings.Contains(a[1], "$Format") {
+			t.Errorf("User-Agent %q, want %q followed by the commit", a[1], want)
 		}
 	}
 }
