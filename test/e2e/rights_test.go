@@ -115,3 +115,54 @@ func TestFaultOutageCauseChanges(t *testing.T) {
 	}
 	t.Logf("stderr:\n%s", p.Stderr())
 }
+
+// TestRightsCheckedBeforeOutput: with several informers (--with-events, several types),
+// missing rights for any of them are one line and exit 1 before anything is printed,
+// not after the other informers printed what they listed.
+func TestRightsCheckedBeforeOutput(t *testing.T) {
+	ns := newNamespace(t)
+	listEvents := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list"}}
+	podsOnly := serviceAccountToken(t, restConfig, ns, "pods-only", readPods)
+	noWatch := serviceAccountToken(t, restConfig, ns, "events-no-watch", readPods, listEvents)
+	for _, name := range []string{"p1", "p2"} {
+		if _, err := client.CoreV1().Pods(ns).Create(context.Background(), unscheduledPod(name), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user := func(sa string) string { return regexp.QuoteMeta(`user "system:serviceaccount:` + ns + `:` + sa + `"`) }
+	hint := regexp.QuoteMeta(` (kubeevents needs list and watch rights; ask your cluster admin or use another --context)`) + `$`
+	cases := []struct {
+		name  string
+		args  []string
+		token string
+		want  string
+	}{
+		{"--with-events, no rights on events", []string{"watch", "pods", "--with-events"}, podsOnly,
+			`^kubeevents: --with-events: forbidden: ` + user("pods-only") + ` cannot list resource "events" in API group "" in the namespace "` + ns + `"` + hint},
+		{"--with-events, events listed but not watched", []string{"watch", "pods", "--with-events"}, noWatch,
+			`^kubeevents: --with-events: forbidden: ` + user("events-no-watch") + ` cannot watch resource "events" in API group "" in the namespace "` + ns + `"` + hint},
+		{"several types", []string{"watch", "pods,configmaps"}, podsOnly,
+			`^kubeevents: forbidden: ` + user("pods-only") + ` cannot list resource "configmaps" in API group "" in the namespace "` + ns + `"` + hint},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(c.args, "-n", ns, "-o", "json", "--token", c.token)
+			r := runKubeevents(t, 30*time.Second, args...)
+			if r.code != 1 {
+				t.Errorf("exit code %d, want 1", r.code)
+			}
+			if r.stdout != "" {
+				t.Errorf("printed before failing:\n%s", r.stdout)
+			}
+			checkOneLine(t, r.stderr, regexp.MustCompile(c.want))
+		})
+	}
+	// With the rights, the same command runs.
+	watchEvents := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}}
+	both := serviceAccountToken(t, restConfig, ns, "pods-and-events", readPods, watchEvents)
+	s := startKubeevents(t, "watch", "pods", "--with-events", "-n", ns, "-o", "json", "--token", both)
+	s.waitJSON(eventWait, "ADDED p1", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == "p1" })
+	if _, code := s.interrupt(10 * time.Second); code != 0 {
+		t.Errorf("with the rights: exit code %d after Ctrl-C, want 0; stderr:\n%s", code, s.Stderr())
+	}
+}
