@@ -29,7 +29,8 @@ var (
 	date    string
 )
 
-// versionTimeout bounds `version --server` unless --request-timeout says otherwise.
+// versionTimeout bounds the request for the server's version unless --request-timeout says
+// otherwise.
 const versionTimeout = 10 * time.Second
 
 // VersionInfo is what `kubeevents version -o json` prints.
