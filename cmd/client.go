@@ -68,6 +68,14 @@ func (t *interruptible) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// CancelRequest is passed on, as client-go's own round trippers do (http.Client calls it
+// on a timeout; the request's context is cancelled as well).
+func (t *interruptible) CancelRequest(req *http.Request) {
+	if c, ok := t.next.(interface{ CancelRequest(*http.Request) }); ok {
+		c.CancelRequest(req)
+	}
+}
+
 // WrappedRoundTripper lets client-go's debugging and transport helpers see through.
 func (t *interruptible) WrappedRoundTripper() http.RoundTripper { return t.next }
 
