@@ -129,19 +129,18 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	}
 
 	o.checkNamespace(ctx)
-	if len(informers) > 1 {
-		// Each informer's own first list would say that its rights are missing, but only
-		// after the others had printed theirs: check them all before anything is printed.
-		for _, inf := range informers {
-			if err := inf.CheckAccess(ctx); err != nil {
-				if ctx.Err() != nil {
-					return nil // interrupted
-				}
-				if o.WithEvents && inf == informers[len(informers)-1] {
-					return fmt.Errorf("--with-events: %w", err)
-				}
-				return err
+	// An informer's own first list says that its rights are missing, but only after the
+	// other informers printed what they listed, and a missing right to watch only after
+	// it printed its own list: check them all before anything is printed.
+	for _, inf := range informers {
+		if err := inf.CheckAccess(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // interrupted
 			}
+			if o.WithEvents && inf == informers[len(informers)-1] {
+				return fmt.Errorf("--with-events: %w", err)
+			}
+			return err
 		}
 	}
 	o.infof("watching %s %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",

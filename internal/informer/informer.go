@@ -236,8 +236,8 @@ func listWatchOf[L runtime.Object](client listWatchClient[L], tweak func(*metav1
 
 // CheckAccess makes sure, before the informer starts, that it may list and watch what it
 // is to watch: a list of at most one object, and a watch from there, stopped at once.
-// With several informers, one whose rights are missing would otherwise fail only after
-// the others had printed what they listed.
+// Otherwise missing rights would be found only after something was printed: by a list
+// after other informers printed theirs, or by the watch after the list was printed.
 func (i *Informer) CheckAccess(ctx context.Context) error {
 	list, err := i.lw.ListWithContext(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {

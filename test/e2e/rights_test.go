@@ -116,9 +116,9 @@ func TestFaultOutageCauseChanges(t *testing.T) {
 	t.Logf("stderr:\n%s", p.Stderr())
 }
 
-// TestRightsCheckedBeforeOutput: with several informers (--with-events, several types),
-// missing rights for any of them are one line and exit 1 before anything is printed,
-// not after the other informers printed what they listed.
+// TestRightsCheckedBeforeOutput: missing rights for any informer (--with-events, several
+// types, or one type that may be listed but not watched) are one line and exit 1 before
+// anything is printed, not after the other informers (or the list) printed theirs.
 func TestRightsCheckedBeforeOutput(t *testing.T) {
 	ns := newNamespace(t)
 	listEvents := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list"}}
@@ -129,6 +129,7 @@ func TestRightsCheckedBeforeOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	recordEvent(t, ns, "p1.started", "p1", "Normal", "Started", "listed, so printed unless the rights are checked first")
 	user := func(sa string) string { return regexp.QuoteMeta(`user "system:serviceaccount:` + ns + `:` + sa + `"`) }
 	hint := regexp.QuoteMeta(` (kubeevents needs list and watch rights; ask your cluster admin or use another --context)`) + `$`
 	cases := []struct {
@@ -143,6 +144,8 @@ func TestRightsCheckedBeforeOutput(t *testing.T) {
 			`^kubeevents: --with-events: forbidden: ` + user("events-no-watch") + ` cannot watch resource "events" in API group "" in the namespace "` + ns + `"` + hint},
 		{"several types", []string{"watch", "pods,configmaps"}, podsOnly,
 			`^kubeevents: forbidden: ` + user("pods-only") + ` cannot list resource "configmaps" in API group "" in the namespace "` + ns + `"` + hint},
+		{"one type, listed but not watched", []string{"watch", "events"}, noWatch,
+			`^kubeevents: forbidden: ` + user("events-no-watch") + ` cannot watch resource "events" in API group "" in the namespace "` + ns + `"` + hint},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
