@@ -105,7 +105,7 @@ func TestCompleteFlagValues(t *testing.T) {
 		{[]string{"watch", "--color", ""}, []string{"auto", "always", "never"}},
 		{[]string{"watch", "--color", "a"}, []string{"auto", "always"}},
 		{[]string{"completion", ""}, []string{"bash", "zsh", "fish", "powershell"}},
-		{[]string{"version", "-o", ""}, []string{"json"}},
+		{[]string{"version", "-o", ""}, []string{"json", "yaml"}},
 		{[]string{"watch", "--jq", ""}, nil},
 		{[]string{"watch", "--timeout", ""}, nil},
 	}

@@ -67,7 +67,9 @@ coloured live stream in the terminal, JSON lines for scripts, jq filters and fil
 from one shared informer, showing what changed in every update.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       shortVersion(buildVersion()),
 	}
+	root.SetVersionTemplate(versionTemplate)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
@@ -75,6 +77,7 @@ from one shared informer, showing what changed in every update.`,
 	root.CompletionOptions.DisableDefaultCmd = true // our own `completion` command: cmd/completion.go
 
 	configFlags.AddFlags(root.PersistentFlags())
+	configureClients(configFlags, root.Context)
 	verbosity := root.PersistentFlags().IntP("v", "v", 0, "diagnostics: 1 shows the start line and exit summary even when stderr is not a terminal; 6 and up also log client-go's requests (credentials masked)")
 	root.PersistentPreRun = func(*cobra.Command, []string) { setupKlog(*verbosity, streams.ErrOut) }
 

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubeevents/kubeevents/internal/informer"
 )
@@ -27,7 +29,8 @@ var (
 	date    string
 )
 
-// versionTimeout bounds `version --server` unless --request-timeout says otherwise.
+// versionTimeout bounds the request for the server's version unless --request-timeout says
+// otherwise.
 const versionTimeout = 10 * time.Second
 
 // VersionInfo is what `kubeevents version -o json` prints.
@@ -94,33 +97,47 @@ func versionFrom(bi *debug.BuildInfo) VersionInfo {
 	return v
 }
 
-// NewVersionCommand is `kubeevents version [--server] [-o json]`.
+// NewVersionCommand is `kubeevents version [--client] [-o json|yaml]`, in kubectl's
+// form: the client's version, then the API server's (of the kubeconfig's cluster, or of
+// -s/--server URL), unless --client.
 func NewVersionCommand(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	var output string
-	var server bool
+	var clientOnly bool
 	c := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version of kubeevents (and with --server, of the API server)",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			if output != "" && output != "json" {
-				return usageErrorf("-o %q: use json, or leave -o out for text", output)
+		Short: "Print the version of kubeevents and of the API server (--client: only kubeevents')",
+		Example: `  # kubeevents' version and the version of the current context's API server
+  kubeevents version
+
+  # Only kubeevents' version, without connecting
+  kubeevents version --client -o yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if output != "" && output != "json" && output != "yaml" {
+				return usageErrorf("-o %q: use json or yaml, or leave -o out for text", output)
 			}
 			v := buildVersion()
 			var serverErr error
-			if server {
+			if !clientOnly {
 				if err := checkRequestTimeout(configFlags); err != nil {
 					return err
 				}
 				v.ServerVersion, serverErr = serverVersion(configFlags)
+				if c.Context().Err() != nil {
+					return nil // interrupted while waiting for the server
+				}
 			}
-			if output == "json" {
+			switch output {
+			case "json", "yaml":
 				b, err := json.MarshalIndent(v, "", "  ")
+				if err == nil && output == "yaml" {
+					b, err = yaml.JSONToYAML(b)
+				}
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(streams.Out, "%s\n", b)
-			} else {
+				fmt.Fprintf(streams.Out, "%s\n", bytes.TrimSuffix(b, []byte("\n")))
+			default:
 				fmt.Fprintf(streams.Out, "version:    %s\ncommit:     %s\nbuilt:      %s\ngo:         %s %s\nclient-go:  %s\n",
 					v.Version, v.Commit, v.Date, v.GoVersion, v.Platform, v.ClientGoVersion)
 				if v.ServerVersion != nil {
@@ -130,10 +147,25 @@ func NewVersionCommand(configFlags *genericclioptions.ConfigFlags, streams gener
 			return serverErr
 		},
 	}
-	c.Flags().StringVarP(&output, "output", "o", "", "output format: json (default: text)")
-	c.Flags().BoolVar(&server, "server", false, "also print the API server's version (for this command --server is this switch, not kubectl's API server address: pick the cluster with --context or --kubeconfig)")
-	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"json\tone JSON object"}, cobra.ShellCompDirectiveNoFileComp))
+	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		if err.Error() == "flag needs an argument: --server" {
+			// The switch `version --server` of earlier releases.
+			return usageErrorf("--server takes the API server's address (-s URL); the server's version is shown without any flag (--client leaves it out)")
+		}
+		return &UsageError{Err: err}
+	})
+	c.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (default: text)")
+	c.Flags().BoolVar(&clientOnly, "client", false, "only kubeevents' own version: do not ask the API server")
+	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"json\tone JSON object", "yaml\tone YAML document"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
+}
+
+// versionTemplate is what `kubeevents --version` prints: one line, the version first.
+const versionTemplate = "kubeevents version {{.Version}}\n"
+
+// shortVersion is the root command's Version, for --version.
+func shortVersion(v VersionInfo) string {
+	return fmt.Sprintf("%s (commit %s, built %s, %s %s)", v.Version, v.Commit, v.Date, v.GoVersion, v.Platform)
 }
 
 // serverVersion asks the API server for its version; errors are one line.

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -34,7 +35,7 @@ func setBuildVars(t *testing.T, v, c, d string) {
 func TestVersionText(t *testing.T) {
 	isolate(t)
 	setBuildVars(t, "v1.2.3", "abc1234", "2026-01-02T03:04:05Z")
-	out, errOut, code := runVersion(t)
+	out, errOut, code := runVersion(t, "--client")
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -44,7 +45,7 @@ func TestVersionText(t *testing.T) {
 		}
 	}
 	if strings.Contains(out, "server") {
-		t.Errorf("server version without --server:\n%s", out)
+		t.Errorf("server version with --client:\n%s", out)
 	}
 }
 
@@ -79,7 +80,7 @@ func TestVersionDefaults(t *testing.T) {
 func TestVersionJSON(t *testing.T) {
 	isolate(t)
 	setBuildVars(t, "v1.2.3", "abc1234", "2026-01-02T03:04:05Z")
-	out, _, code := runVersion(t, "-o", "json")
+	out, _, code := runVersion(t, "--client", "-o", "json")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -97,16 +98,37 @@ func TestVersionJSON(t *testing.T) {
 		t.Errorf("clientGoVersion = %v", got["clientGoVersion"])
 	}
 	if _, ok := got["serverVersion"]; ok {
-		t.Errorf("serverVersion without --server")
+		t.Errorf("serverVersion with --client")
 	}
-	if _, _, code := runVersion(t, "-o", "yaml"); code != ExitUsage {
-		t.Errorf("-o yaml: exit %d, want %d", code, ExitUsage)
+	out, errOut, code := runVersion(t, "--client", "-o", "yaml")
+	if code != 0 || !strings.Contains(out, "version: v1.2.3\n") || !strings.Contains(out, "commit: abc1234\n") {
+		t.Errorf("-o yaml: exit %d, stderr %q, output:\n%s", code, errOut, out)
+	}
+	if _, errOut, code := runVersion(t, "--client", "-o", "xml"); code != ExitUsage || !strings.Contains(errOut, "use json or yaml") {
+		t.Errorf("-o xml: exit %d, want %d; stderr %q", code, ExitUsage, errOut)
+	}
+}
+
+// `kubeevents --version`, cobra's and most CLIs' form: one line, no connection.
+func TestVersionFlag(t *testing.T) {
+	isolate(t)
+	setBuildVars(t, "v1.2.3", "abc1234", "2026-01-02T03:04:05Z")
+	var out, errOut bytes.Buffer
+	err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, []string{"--version"})
+	if code := ExitCode(err, &errOut); code != 0 || errOut.Len() != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+	if want := "kubeevents version v1.2.3 (commit abc1234, built 2026-01-02T03:04:05Z, " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"; out.String() != want {
+		t.Errorf("--version printed %q, want %q", out.String(), want)
 	}
 }
 
 func TestVersionServer(t *testing.T) {
 	isolate(t)
+	setBuildVars(t, "v1.2.3", "abc1234567", "2026-01-02T03:04:05Z")
+	var agents sync.Map // every User-Agent the server saw
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agents.Store(r.UserAgent(), true)
 		if r.URL.Path != "/version" {
 			http.NotFound(w, r)
 			return
@@ -117,14 +139,33 @@ func TestVersionServer(t *testing.T) {
 	defer srv.Close()
 	kc := writeKubeconfig(t, srv.URL)
 
-	out, errOut, code := runVersion(t, "--server", "--kubeconfig", kc)
+	// As kubectl version: the server's version is shown unless --client.
+	out, errOut, code := runVersion(t, "--kubeconfig", kc)
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	if !strings.Contains(out, "server:     v1.99.0\n") {
 		t.Errorf("no server version:\n%s", out)
 	}
-	out, _, _ = runVersion(t, "--server", "--kubeconfig", kc, "-o", "json")
+	// -s/--server is the API server's address, as in every other command and in kubectl.
+	for _, args := range [][]string{{"-s", srv.URL}, {"--server", srv.URL}, {"--server=" + srv.URL}} {
+		out, errOut, code := runVersion(t, args...)
+		if code != 0 || errOut != "" || !strings.Contains(out, "server:     v1.99.0\n") {
+			t.Errorf("version %s: exit %d, stderr %q, output:\n%s", strings.Join(args, " "), code, errOut, out)
+		}
+	}
+	// The bare switch of earlier releases says what became of it.
+	if _, errOut, code := runVersion(t, "--kubeconfig", kc, "--server"); code != ExitUsage || !strings.Contains(errOut, "--server takes the API server's address (-s URL)") {
+		t.Errorf("version --server: exit %d, stderr %q", code, errOut)
+	}
+	// The API server (and its audit log) sees which kubeevents asked, in kubectl's form.
+	agents.Range(func(k, _ any) bool {
+		if want := "kubeevents/v1.2.3 (" + runtime.GOOS + "/" + runtime.GOARCH + ") kubeevents/abc1234"; k != want {
+			t.Errorf("User-Agent %q, want %q", k, want)
+		}
+		return true
+	})
+	out, _, _ = runVersion(t, "--kubeconfig", kc, "-o", "json")
 	var got struct {
 		ServerVersion struct {
 			GitVersion string `json:"gitVersion"`
@@ -144,7 +185,7 @@ func TestVersionServerUnreachable(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	kc := writeKubeconfig(t, "https://"+addr)
-	out, errOut, code := runVersion(t, "--server", "--kubeconfig", kc)
+	out, errOut, code := runVersion(t, "--kubeconfig", kc)
 	if code != ExitError {
 		t.Errorf("exit %d, want %d", code, ExitError)
 	}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -111,7 +112,13 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 				return err
 			}
 			if err := o.Connect(); err != nil {
+				if c.Context().Err() != nil {
+					return nil // interrupted while connecting: the request was given up, not failed
+				}
 				return err
+			}
+			if c.Context().Err() != nil {
+				return nil
 			}
 			return o.Run(c.Context())
 		},
@@ -206,6 +213,12 @@ func (o *WatchOptions) Connect() error {
 	disco, err := o.ConfigFlags.ToDiscoveryClient()
 	if err != nil {
 		return kubeconfigError(err)
+	}
+	// Discovery once, before the REST mapper: after a failure the mapper tries again, so a
+	// server that never answers would be waited for twice the request's time limit. What
+	// this fetches is what the mapper needs, and is then cached.
+	if _, _, err := disco.ServerGroupsAndResources(); err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return informer.APIError(err, "discover", informer.Resource{})
 	}
 	seen := map[schema.GroupVersionResource]bool{}
 	for _, arg := range o.TypeArgs {

@@ -130,6 +130,20 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	}
 
 	o.checkNamespace(ctx)
+	// An informer's own first list says that its rights are missing, but only after the
+	// other informers printed what they listed, and a missing right to watch only after
+	// it printed its own list: check them all before anything is printed.
+	for _, inf := range informers {
+		if err := inf.CheckAccess(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // interrupted
+			}
+			if o.WithEvents && inf == informers[len(informers)-1] {
+				return fmt.Errorf("--with-events: %w", err)
+			}
+			return err
+		}
+	}
 	o.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
 		o.watched(), len(informers), plural(len(informers)),
 		len(listeners), plural(len(listeners)), sinkNames(listeners))

@@ -125,7 +125,7 @@ fi
 host=$("$GO" env GOOS)_$("$GO" env GOARCH)
 bin=$(find dist -path "dist/kubeevents_${host}*/kubeevents" -type f | head -1)
 if [[ -n $bin ]]; then
-	"$bin" version | grep -qx "version:    $version" || fail "$bin version does not say $version"
+	"$bin" version --client | grep -qx "version:    $version" || fail "$bin version --client does not say $version"
 	tmp=$(mktemp -d)
 	ln -s "$PWD/$bin" "$tmp/kubectl-tail_resources"
 	"$tmp/kubectl-tail_resources" watch --help | grep -q '^  kubectl tail-resources watch TYPE' ||

@@ -33,7 +33,11 @@ func APIError(err error, verb string, res Resource) error {
 		return fmt.Errorf("the API server refused to %s %s: %s", verb, res, apiMessage(err))
 	}
 	if reason, server, ok := connectionProblem(err); ok {
-		return fmt.Errorf("cannot reach the API server%s: %s (is the cluster up? check --kubeconfig, --context and --server)", server, reason)
+		hint := "is the cluster up? check --kubeconfig, --context and --server"
+		if strings.HasPrefix(reason, "no answer") {
+			hint += "; --request-timeout sets how long to wait"
+		}
+		return fmt.Errorf("cannot reach the API server%s: %s (%s)", server, reason, hint)
 	}
 	return err
 }
@@ -41,9 +45,15 @@ func APIError(err error, verb string, res Resource) error {
 // connectionProblem recognises errors that mean the server could not be reached.
 func connectionProblem(err error) (reason, server string, ok bool) {
 	var urlErr *url.Error
+	limit := "in time"
 	if errors.As(err, &urlErr) {
 		if u, perr := url.Parse(urlErr.URL); perr == nil {
 			server = " at " + u.Scheme + "://" + u.Host
+			// client-go sends each request's time limit along: --request-timeout, or
+			// where it is not set, the request's own default (32s for discovery).
+			if t := u.Query().Get("timeout"); t != "" {
+				limit = "within " + t
+			}
 		}
 	}
 	var opErr *net.OpError
@@ -54,10 +64,10 @@ func connectionProblem(err error) (reason, server string, ok bool) {
 	case errors.As(err, &opErr):
 		return shortReason(err), server, true
 	case strings.Contains(err.Error(), "TLS handshake timeout"):
-		// client-go's own 10 s limit on the handshake, whatever --request-timeout says.
-		return "no answer (the TLS handshake timed out)", server, true
+		// client-go's own limit on the handshake, whatever a longer --request-timeout says.
+		return "the TLS handshake got no answer within 10s", server, true
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		return "no answer within --request-timeout", server, true
+		return "no answer " + limit, server, true
 	case urlErr != nil:
 		return urlErr.Err.Error(), server, true
 	}

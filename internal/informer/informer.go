@@ -77,6 +77,7 @@ type Informer struct {
 	// run, hasSynced and store are those of client-go's shared informer, or, for a single
 	// receiver, of its plain informer (see New).
 	run       func(context.Context)
+	lw        *cache.ListWatch // the lists and watches, without the watchReporter's reports
 	hasSynced func() bool
 	store     cache.Store
 	redactor  *redactor // nil when Secrets are shown (or this is not a Secret informer)
@@ -163,6 +164,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 	if fatal == nil {
 		fatal = func(error) {}
 	}
+	inf.lw = lw
 	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal}
 	seq := opts.Seq
 	if seq == nil {
@@ -243,6 +245,27 @@ func listWatchOf[L runtime.Object](client listWatchClient[L], tweak func(*metav1
 			return client.Watch(ctx, o)
 		},
 	}
+}
+
+// CheckAccess makes sure, before the informer starts, that it may list and watch what it
+// is to watch: a list of at most one object, and a watch from there, stopped at once.
+// Otherwise missing rights would be found only after something was printed: by a list
+// after other informers printed theirs, or by the watch after the list was printed.
+func (i *Informer) CheckAccess(ctx context.Context) error {
+	list, err := i.lw.ListWithContext(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return APIError(err, "list", i.Resource)
+	}
+	opts := metav1.ListOptions{AllowWatchBookmarks: true}
+	if lm, err := meta.ListAccessor(list); err == nil {
+		opts.ResourceVersion = lm.GetResourceVersion()
+	}
+	w, err := i.lw.WatchWithContext(ctx, opts)
+	if err != nil {
+		return APIError(err, "watch", i.Resource)
+	}
+	w.Stop()
+	return nil
 }
 
 // Start runs the informer until Stop.

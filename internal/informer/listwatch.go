@@ -37,8 +37,9 @@ type watchReporter struct {
 	fatal func(err error)
 
 	mu          sync.Mutex
-	watching    bool // a watch has been opened once: from now on errors are retried
-	lost        bool // an outage has been reported and not yet declared over
+	watching    bool   // a watch has been opened once: from now on errors are retried
+	lost        bool   // an outage has been reported and not yet declared over
+	lostCause   string // what the outage is down to (outageCause's kind); "" while unknown
 	relist      *relistCount
 	resumeTimer *time.Timer
 }
@@ -69,7 +70,7 @@ func (w *watchReporter) ListWithContext(ctx context.Context, options metav1.List
 	if relisting && options.Continue == "" {
 		if !w.lost {
 			w.warn("watch of %s lost; re-listing…", w.resource)
-			w.lost = true
+			w.lost, w.lostCause = true, ""
 		}
 		w.stopResumeTimerLocked()
 		w.relist = &relistCount{seen: map[string]bool{}}
@@ -205,10 +206,38 @@ func (w *watchReporter) failed(err error) {
 		return
 	}
 	w.stopResumeTimerLocked()
-	if !w.lost {
+	kind, words := outageCause(err, w.resource)
+	switch {
+	case !w.lost:
 		w.lost = true
-		w.warn("watch of %s lost (%s); retrying…", w.resource, shortReason(err))
+		w.warn("watch of %s lost (%s); retrying…", w.resource, words)
+	case kind != w.lostCause && (w.lostCause != "" || kind != "unreachable"):
+		// The same outage, for another reason (the server is back but now refuses these
+		// credentials): what the user has to do about it changed, so say it, once. A watch
+		// that just dropped ("re-listing…", no cause yet) is what a server going away looks
+		// like: that it is unreachable is no news.
+		w.warn("watch of %s still lost, now %s; retrying…", w.resource, words)
 	}
+	w.lostCause = kind
+}
+
+// outageCause says what a failed list or watch during an outage is down to: kind tells
+// causes apart (a server that is down, missing rights, rejected credentials, ...),
+// words say it the way a user can act on.
+func outageCause(err error, res Resource) (kind, words string) {
+	switch {
+	case apierrors.IsForbidden(err):
+		return "forbidden", APIError(err, "list", res).Error()
+	case apierrors.IsUnauthorized(err):
+		return "unauthorized", APIError(err, "list", res).Error()
+	}
+	if _, _, ok := connectionProblem(err); ok {
+		return "unreachable", shortReason(err)
+	}
+	if status, ok := err.(apierrors.APIStatus); ok {
+		return string(status.Status().Reason), shortReason(err)
+	}
+	return "other", shortReason(err)
 }
 
 // countPage adds one page of a re-list to the count, and reports the re-list when its

@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -181,13 +184,39 @@ func TestCompletionKubectlPlugin(t *testing.T) {
 }
 
 func TestVersionServer(t *testing.T) {
-	r := runKubeevents(t, 20*time.Second, "version", "--server")
-	if r.code != 0 {
-		t.Fatalf("version --server: exit %d, stderr:\n%s", r.code, r.stderr)
+	// As kubectl version: the server's version unless --client; -s/--server is the
+	// server's address, as everywhere else.
+	for _, args := range [][]string{{"version"}, {"version", "-s", restConfig.Host}, {"version", "--server=" + restConfig.Host, "-o", "yaml"}} {
+		r := runKubeevents(t, 20*time.Second, args...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d, stderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
+		}
+		wants := []string{"version:    ", "client-go:  v0.", "server:     v1."}
+		if args[len(args)-1] == "yaml" {
+			wants = []string{"clientGoVersion: v0.", "serverVersion:\n", "  gitVersion: v1."}
+		}
+		for _, want := range wants {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%s lacks %q:\n%s", strings.Join(args, " "), want, r.stdout)
+			}
+		}
 	}
-	for _, want := range []string{"version:    ", "client-go:  v0.", "server:     v1."} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("version --server lacks %q:\n%s", want, r.stdout)
+	// The API server is told which kubeevents asks (audit logs show it), not client-go's
+	// placeholder "kubeevents/v0.0.0 (linux/amd64) kubernetes/$Format".
+	client := runKubeevents(t, 20*time.Second, "version", "--client", "-o", "json")
+	var v struct{ Version, Commit string }
+	if err := json.Unmarshal([]byte(client.stdout), &v); err != nil || v.Version == "" {
+		t.Fatalf("version --client -o json: %v\n%s", err, client.stdout)
+	}
+	r := runKubeevents(t, 20*time.Second, "version", "-v=9")
+	want := "kubeevents/" + v.Version + " (" + runtime.GOOS + "/" + runtime.GOARCH + ") kubeevents/"
+	agents := regexp.MustCompile(`User-Agent: ([^"]*)"`).FindAllStringSubmatch(r.stderr, -1)
+	if len(agents) == 0 {
+		t.Errorf("-v=9 shows no request headers:\n%s", r.stderr)
+	}
+	for _, a := range agents {
+		if !strings.HasPrefix(a[1], want) || strings.Contains(a[1], "$Format") {
+			t.Errorf("User-Agent %q, want %q followed by the commit", a[1], want)
 		}
 	}
 }

@@ -838,7 +838,7 @@ func TestFaultServerDownAtStartup(t *testing.T) {
 		killAPIServer      bool
 	}{
 		{"closed port", "https://127.0.0.1:1", `cannot reach the API server at https://127\.0\.0\.1:1: connection refused \(is the cluster up\?`, 5 * time.Second, false},
-		{"no answer", "https://" + silent.Addr().String(), `cannot reach the API server at https://127\.0\.0\.1:\d+: no answer within --request-timeout`, 12 * time.Second, false},
+		{"no answer", "https://" + silent.Addr().String(), `cannot reach the API server at https://127\.0\.0\.1:\d+: no answer within 2s \(is the cluster up\? check --kubeconfig, --context and --server; --request-timeout sets how long to wait\)$`, 12 * time.Second, false},
 		{"apiserver killed", "", `cannot reach the API server at https://127\.0\.0\.1:` + fc.apiPort + `: connection refused`, 5 * time.Second, true},
 	}
 	for _, c := range cases {

@@ -1,0 +1,93 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"sync"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
+)
+
+// configureClients makes every client built from configFlags (discovery, the REST
+// mapper, the informers' clients, `version`'s) identify itself as this build of
+// kubeevents, and give up their requests as soon as ctx ends: Ctrl-C must end
+// kubeevents at once in every phase, also while discovery waits for a server that never
+// answers, which client-go's discovery and REST mapper cannot be told through a context.
+// ctx is read when a client is built, so it is the command's own context (Ctrl-C,
+// SIGTERM) once the command runs.
+func configureClients(configFlags *genericclioptions.ConfigFlags, ctx func() context.Context) {
+	wrap := configFlags.WrapConfigFn
+	configFlags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		if wrap != nil {
+			c = wrap(c)
+		}
+		c.UserAgent = userAgent(buildVersion())
+		if ctx := ctx(); ctx != nil && ctx.Done() != nil {
+			c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &interruptible{ctx: ctx, next: rt} })
+		}
+		return c
+	}
+}
+
+// userAgent is what the API server (and its audit log) sees, in kubectl's form:
+// "kubeevents/v1.2.3 (linux/amd64) kubeevents/abc1234".
+func userAgent(v VersionInfo) string {
+	commit := v.Commit
+	if len(commit) > 7 {
+		commit = commit[:7]
+	}
+	return fmt.Sprintf("kubeevents/%s (%s/%s) kubeevents/%s", v.Version, runtime.GOOS, runtime.GOARCH, commit)
+}
+
+// interruptible gives up a request, whatever stage it is in (dialling, the TLS
+// handshake, waiting for the response, reading a watch's body), once ctx ends.
+type interruptible struct {
+	ctx  context.Context
+	next http.RoundTripper
+}
+
+func (t *interruptible) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.ctx.Err(); err != nil {
+		return nil, err // context.Canceled: the informers take it as being stopped, not as an outage
+	}
+	reqCtx, cancel := context.WithCancel(req.Context())
+	stop := context.AfterFunc(t.ctx, cancel)
+	release := func() { stop(); cancel() }
+	resp, err := t.next.RoundTrip(req.WithContext(reqCtx))
+	if err != nil {
+		release()
+		return nil, err
+	}
+	// A response's body (a watch's stream) is read after RoundTrip returns: its request
+	// stays cancellable until the body is closed.
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
+	return resp, nil
+}
+
+// CancelRequest is passed on, as client-go's own round trippers do (http.Client calls it
+// on a timeout; the request's context is cancelled as well).
+func (t *interruptible) CancelRequest(req *http.Request) {
+	if c, ok := t.next.(interface{ CancelRequest(*http.Request) }); ok {
+		c.CancelRequest(req)
+	}
+}
+
+// WrappedRoundTripper lets client-go's debugging and transport helpers see through.
+func (t *interruptible) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// releasingBody releases its request's resources once closed.
+type releasingBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
+}
