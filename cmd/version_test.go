@@ -201,7 +201,7 @@ func TestVersionServerUnreachable(t *testing.T) {
 func TestVersionServerBadRequestTimeout(t *testing.T) {
 	isolate(t)
 	kc := writeKubeconfig(t, "https://127.0.0.1:1")
-	_, errOut, code := runVersion(t, "--server", "--request-timeout", "abc", "--kubeconfig", kc)
+	_, errOut, code := runVersion(t, "--request-timeout", "abc", "--kubeconfig", kc) // version asks the server by default
 	if code != ExitUsage || !strings.HasPrefix(errOut, `kubeevents: --request-timeout "abc": give a duration with a unit`) || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("exit %d, stderr %q; want %d and one line about --request-timeout", code, errOut, ExitUsage)
 	}
