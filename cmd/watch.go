@@ -14,7 +14,7 @@ import (
 	"golang.org/x/term"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -275,7 +275,7 @@ func (o *WatchOptions) checkNames() error {
 // named with any path segment ("system:node-proxier").
 func checkObjectName(res informer.Resource, name string) error {
 	if res.GVR.Group == rbacv1.GroupName {
-		if msgs := path.IsValidPathSegmentName(name); len(msgs) > 0 {
+		if msgs := content.IsPathSegmentName(name); len(msgs) > 0 {
 			return usageErrorf("NAME %q is not a valid name for %s: %s", name, res, strings.Join(msgs, "; "))
 		}
 		return nil

@@ -127,6 +127,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		}
 		lw = cache.NewFilteredListWatchFromClient(client, res.GVR.Resource, ns, tweak)
 		clientGoWatch := lw.WatchFuncWithContext
+		//lint:ignore SA1019 clearing the deprecated field, so that client-go calls WatchFuncWithContext
 		lw.WatchFunc = nil
 		lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)

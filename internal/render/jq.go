@@ -27,6 +27,8 @@ const (
 
 // errNoJQInput is what input and inputs give: an expression sees one event at a time,
 // as its input, and there is no stream of further inputs to read.
+//
+//lint:ignore ST1005 the final "." is jq's identity, the event itself, not punctuation
 var errNoJQInput = errors.New("input and inputs are not available: the expression runs on one event at a time, given as .")
 
 // JQ is a compiled jq expression, run on event envelopes (see EnvelopeValue). It is

@@ -365,17 +365,3 @@ func (e envelope) meta() objectMeta {
 }
 
 func (e envelope) name() string { return e.meta().Metadata.Name }
-
-// kubectl runs the locally built kubectl against the local cluster.
-func kubectl(t *testing.T, args ...string) string {
-	t.Helper()
-	if clusterBin == "" {
-		t.Fatal("KUBEEVENTS_CLUSTER_BIN is not set; run the tests with 'make test-e2e'")
-	}
-	cmd := exec.Command(filepath.Join(clusterBin, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
