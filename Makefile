@@ -30,8 +30,9 @@ test: test-unit test-e2e test-bench
 
 # staticcheck with its default checks (bugs, deprecated APIs, unused code, simplifications
 # and its style checks that are on by default): the one linter the Go team's own tooling
-# points to, and what go vet leaves out. Built once per version into the cache.
-STATICCHECK_VERSION := 2026.2.2
+# points to, and what go vet leaves out. Built once per version into the cache (v0.8.2 is
+# the module version of its release 2026.2.2).
+STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubeevents/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 $(STATICCHECK):
 	GOBIN=$(dir $(STATICCHECK)) GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
