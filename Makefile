@@ -28,10 +28,10 @@ cluster-down:
 # (brought up here; under CI=true a missing cluster fails the run, it is never skipped).
 test: test-unit test-e2e test-bench
 
-# staticcheck with its default checks (bugs, deprecated APIs, unused code, simplifications
-# and its style checks that are on by default): the one linter the Go team's own tooling
-# points to, and what go vet leaves out. Built once per version into the cache (v0.8.2 is
-# the module version of its release 2026.2.2).
+# staticcheck with its default checks: likely bugs, deprecated APIs, unused code,
+# simplifications, and the style checks it enables by default — what go vet leaves out,
+# from one well-kept tool rather than a bundle of linters to tune. Built once per version
+# into the cache (v0.8.2 is the module version of its release 2026.2.2).
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubeevents/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 $(STATICCHECK):
