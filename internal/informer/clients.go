@@ -25,6 +25,9 @@ type Clients struct {
 	DynamicREST rest.Interface
 	// Metadata serves --metadata-only informers.
 	Metadata metadata.Interface
+	// probe tells when the server answers again after an outage, one for all the
+	// informers of the cluster; nil leaves retries to client-go's backoff.
+	probe *serverProbe
 }
 
 // NewClients builds the three clients from one REST config.
@@ -67,5 +70,5 @@ func NewClients(config *rest.Config) (Clients, error) {
 		typed[gv] = c
 		return c, nil
 	}
-	return Clients{TypedREST: typedREST, Dynamic: dyn, DynamicREST: dynREST, Metadata: meta}, nil
+	return Clients{TypedREST: typedREST, Dynamic: dyn, DynamicREST: dynREST, Metadata: meta, probe: newServerProbe(dynREST)}, nil
 }

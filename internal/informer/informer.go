@@ -166,7 +166,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		fatal = func(error) {}
 	}
 	inf.lw = lw
-	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal}
+	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe}
 	seq := opts.Seq
 	if seq == nil {
 		seq = new(atomic.Uint64)

@@ -35,6 +35,9 @@ type watchReporter struct {
 	// fatal ends the command: used for errors before the first watch is established, when
 	// retrying would only hang (bad credentials, missing rights, a server that is down).
 	fatal func(err error)
+	// probe, shared by the cluster's informers, says when an unreachable server answers
+	// again (untilReachable); nil leaves retries to the reflector's backoff.
+	probe *serverProbe
 
 	mu          sync.Mutex
 	watching    bool   // a watch has been opened once: from now on errors are retried
@@ -77,7 +80,7 @@ func (w *watchReporter) ListWithContext(ctx context.Context, options metav1.List
 	}
 	w.mu.Unlock()
 
-	list, err := w.inner.ListWithContext(ctx, options)
+	list, err := untilReachable(ctx, w, func() (runtime.Object, error) { return w.inner.ListWithContext(ctx, options) })
 	if err != nil {
 		w.failed(err)
 		return nil, err
@@ -99,7 +102,9 @@ func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.Lis
 		errored = true
 		w.watchErrorLocked()
 	}
-	wi, err := w.inner.WatchWithContext(withWatchErrorHook(ctx, onError), options)
+	wi, err := untilReachable(ctx, w, func() (watch.Interface, error) {
+		return w.inner.WatchWithContext(withWatchErrorHook(ctx, onError), options)
+	})
 	if err != nil {
 		w.failed(err)
 		return nil, err
