@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+
+	"github.com/kubeevents/kubeevents/internal/engine"
 )
 
 // Exit codes, documented in README: scripts tell the outcomes apart by them.
@@ -26,24 +27,8 @@ func usageErrorf(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// TimeoutError says --timeout expired before the awaited condition: exit code 3.
-type TimeoutError struct{ Err error }
-
-func (e *TimeoutError) Error() string { return e.Err.Error() }
-
-// NotMetError says --max-events ended the run before the awaited condition: exit code 3,
-// as for --timeout, since both are a cap on a wait that did not end as awaited.
-type NotMetError struct{ Err error }
-
-func (e *NotMetError) Error() string { return e.Err.Error() }
-
-// SinkFailedError says one or more sinks stopped on an error while the rest went on:
-// exit code 4. Each failure was already reported when it happened.
-type SinkFailedError struct{ Names []string }
-
-func (e *SinkFailedError) Error() string {
-	return fmt.Sprintf("sink %s failed (see above)", strings.Join(quoteAll(e.Names), ", "))
-}
+// The engine's errors (engine.TimeoutError, engine.NotMetError, engine.SinkFailedError)
+// are mapped to exit codes in ExitCode, with the command line's own.
 
 // SinkOpenError says a sink could not be opened at start-up (a file in a directory that
 // cannot be written): the run ends before it starts, exit code 4, with this one line.
@@ -55,14 +40,6 @@ type SinkOpenError struct {
 func (e *SinkOpenError) Error() string { return fmt.Sprintf("sink %q: %v", e.Name, e.Err) }
 func (e *SinkOpenError) Unwrap() error { return e.Err }
 
-func quoteAll(names []string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = fmt.Sprintf("%q", n)
-	}
-	return out
-}
-
 // ExitCode reports err on errOut, one "kubeevents: " line (a jq syntax error adds its
 // caret lines), and returns the exit code for it. This is the one place errors become
 // exit codes.
@@ -72,9 +49,9 @@ func ExitCode(err error, errOut io.Writer) int {
 	}
 	fmt.Fprintf(errOut, "kubeevents: %s\n", err)
 	var usage *UsageError
-	var timeout *TimeoutError
-	var notMet *NotMetError
-	var sinkFailed *SinkFailedError
+	var timeout *engine.TimeoutError
+	var notMet *engine.NotMetError
+	var sinkFailed *engine.SinkFailedError
 	var sinkOpen *SinkOpenError
 	switch {
 	case errors.As(err, &usage):

@@ -93,11 +93,15 @@ type WatchOptions struct {
 	until      *render.JQ
 	queries    map[string]*render.JQ // each jq sink's compiled expression, by sink name
 	flagsSet   func(name string) bool
+
+	// newClients makes the API clients from the REST config: a seam, so tests can hand
+	// the engine clients of their own.
+	newClients func(*rest.Config) (informer.Clients, error)
 }
 
 // NewWatchCommand is `kubeevents watch TYPE[,TYPE...] [NAME...]`.
 func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, verbosity *int) *cobra.Command {
-	o := &WatchOptions{ConfigFlags: configFlags, Streams: streams, Verbosity: verbosity}
+	o := &WatchOptions{ConfigFlags: configFlags, Streams: streams, Verbosity: verbosity, newClients: informer.NewClients}
 	c := &cobra.Command{
 		Use:     "watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...]",
 		Short:   "Stream changes to resources of one or more types",

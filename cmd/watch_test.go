@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/engine"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -117,9 +118,9 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{nil, ExitOK},
 		{usageErrorf("x"), ExitUsage},
-		{&TimeoutError{Err: os.ErrDeadlineExceeded}, ExitTimeout},
-		{&NotMetError{Err: errors.New("--max-events 1 reached before --until was met")}, ExitTimeout},
-		{&SinkFailedError{Names: []string{"archive"}}, ExitSinkFailed},
+		{&engine.TimeoutError{Err: os.ErrDeadlineExceeded}, ExitTimeout},
+		{&engine.NotMetError{Err: errors.New("--max-events 1 reached before --until was met")}, ExitTimeout},
+		{&engine.SinkFailedError{Names: []string{"archive"}}, ExitSinkFailed},
 		{&SinkOpenError{Name: "archive", Err: os.ErrPermission}, ExitSinkFailed},
 		{os.ErrPermission, ExitError},
 	} {

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/render"
+)
+
+// exitConditions decides the exit conditions Until and UntilDeleted (MaxEvents is counted
+// where events are numbered, in the informer). The informers ask it about each event as
+// they number it (informer.Until), before any sink has it: no event is made after the one
+// that met a condition, even in the middle of the initial list.
+type exitConditions struct {
+	cfg       Config
+	informers []*informer.Informer // the watched types' informers, not the Events'
+	until     *informer.Until
+	met       chan struct{} // closed once a condition is met
+	isSynced  atomic.Bool
+}
+
+func newConditions(cfg Config) *exitConditions {
+	c := &exitConditions{cfg: cfg, met: make(chan struct{})}
+	c.until = &informer.Until{Met: c.metBy, Done: func() { close(c.met) }}
+	return c
+}
+
+// awaited names the condition for messages, as the user wrote it.
+func (c *exitConditions) awaited() string {
+	if c.cfg.UntilDeleted {
+		return "--until-deleted"
+	}
+	return "--until"
+}
+
+// metBy runs on an informer's goroutine, once per event, in the order they are numbered.
+// For UntilDeleted the informer's cache no longer holds a deleted object when it is
+// asked.
+func (c *exitConditions) metBy(ev *informer.Event) bool {
+	return c.cfg.Until != nil && c.untilTrue(ev) ||
+		c.cfg.UntilDeleted && ev.Type == informer.Deleted && c.isSynced.Load() && c.allDeleted()
+}
+
+func (c *exitConditions) untilTrue(ev *informer.Event) bool {
+	input, err := render.EnvelopeValue(ev, c.cfg.Differ, c.cfg.ShowOld)
+	if err != nil {
+		return false
+	}
+	outs, err := c.cfg.Until.Run(context.Background(), input)
+	if err != nil {
+		return false // reported by no one: --until errors are the user's expression failing on some events
+	}
+	for _, v := range outs {
+		if render.Truthy(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// synced is called once every informer has its initial list: named objects that do not
+// exist then count as deleted already, as with `kubectl wait --for=delete`.
+func (c *exitConditions) synced() {
+	c.isSynced.Store(true)
+	if c.allDeleted() {
+		c.until.Meet()
+	}
+}
+
+// allDeleted reports whether no informer's cache holds any of the named objects.
+func (c *exitConditions) allDeleted() bool {
+	for _, inf := range c.informers {
+		store := inf.Store()
+		for _, name := range c.cfg.Names {
+			key := name
+			if inf.Resource.Namespaced {
+				key = c.cfg.Namespace + "/" + name
+			}
+			if _, exists, _ := store.GetByKey(key); exists {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,445 @@
+// Package engine runs one watch. From a Config it builds one informer per watched type
+// (and one for core Events with --with-events), registers every sink's listener with
+// each, checks the rights they need, streams until a stop reason comes, shuts down within
+// the grace period, and says what became of the events. cmd turns flags into a Config,
+// builds the sinks and prints what Run returns; everything in between is here.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kubeevents/kubeevents/internal/gcheadroom"
+	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/sink"
+)
+
+// Config is one watch, resolved and checked: what to watch, where, until when, and the
+// listeners (one per sink) that get the events.
+type Config struct {
+	Resources     []informer.Resource // the watched types, resolved against the cluster
+	Namespace     string              // "" for all namespaces
+	LabelSelector string
+	FieldSelector string
+	Names         []string // only these objects (NAME arguments)
+	WatchOnly     bool     // leave out the objects that exist at start-up
+	MetadataOnly  bool
+	ShowSecrets   bool
+	WithEvents    bool // also core Events about the watched objects
+	// ChangesOnly leaves out MODIFIED events whose diff is empty after Differ's ignored
+	// paths, before they are numbered: no gap in seq, not counted against MaxEvents.
+	ChangesOnly bool
+	Differ      *render.Differ
+	ShowOld     bool // whether the Until expression sees the previous object as .old
+
+	MaxEvents    uint64        // stop after this many events (0: no limit)
+	Until        *render.JQ    // stop after the event that makes it true
+	UntilDeleted bool          // stop once every named object is gone
+	Timeout      time.Duration // stop after this long (0: never)
+	Grace        time.Duration // how long the sinks have to write what they hold at the end
+
+	Listeners []*listener.Listener // one per sink, not yet running
+	// OutputGone, when not nil, ends the run once it is closed: every sink writes to a
+	// stdout that nobody reads any more.
+	OutputGone <-chan struct{}
+	// Started, when not nil, is called once every informer's rights were checked, just
+	// before the first event can be delivered.
+	Started func()
+	Warn    func(format string, args ...any) // one diagnostic line
+}
+
+// StopReason says why a run ended.
+type StopReason int
+
+const (
+	StopInterrupted StopReason = iota // the context ended: Ctrl-C, SIGTERM
+	StopCondition                     // Until or UntilDeleted was met
+	StopLimit                         // MaxEvents were made
+	StopTimeout                       // Timeout expired
+	StopOutputGone                    // every sink stopped, or nobody reads stdout any more
+	StopFatal                         // an error the informers cannot retry past
+)
+
+// Result is what became of a run's events.
+type Result struct {
+	// Started says that the stream started: the rights were checked and delivery began.
+	// A run that did not start (an error, or interrupted while connecting) printed
+	// nothing, and its other fields are zero.
+	Started   bool
+	Reason    StopReason
+	Made      uint64 // events made, each handed to every listener (at most MaxEvents)
+	Unchanged uint64 // updates that ChangesOnly left out before they were numbered
+	// Late are the listeners that did not finish writing within Grace; what they still
+	// held counts as dropped in their stats.
+	Late []*listener.Listener
+}
+
+// TimeoutError says Timeout expired before the awaited condition was met.
+type TimeoutError struct{ Err error }
+
+func (e *TimeoutError) Error() string { return e.Err.Error() }
+
+// NotMetError says MaxEvents ended the run before the awaited condition was met: like a
+// timeout, a cap on a wait that did not end as awaited.
+type NotMetError struct{ Err error }
+
+func (e *NotMetError) Error() string { return e.Err.Error() }
+
+// SinkFailedError says one or more sinks stopped on an error while the rest went on. Each
+// failure was reported when it happened.
+type SinkFailedError struct{ Names []string }
+
+func (e *SinkFailedError) Error() string {
+	quoted := make([]string, len(e.Names))
+	for i, n := range e.Names {
+		quoted[i] = strconv.Quote(n)
+	}
+	return fmt.Sprintf("sink %s failed (see above)", strings.Join(quoted, ", "))
+}
+
+// Run streams the watch cfg describes until a stop reason comes, then shuts it down. The
+// error is the informers' fatal error, a condition not met (TimeoutError, NotMetError) or
+// failed sinks (SinkFailedError); an interrupted run is no error.
+func Run(ctx context.Context, clients informer.Clients, cfg Config) (Result, error) {
+	r := newRun(cfg)
+	if started, err := r.start(ctx, clients); !started {
+		return Result{Reason: StopInterrupted}, err
+	}
+	defer r.stopHeapHeadroom()
+	reason, err := r.wait(ctx)
+	res := r.shutdown(reason)
+	res.Started = true
+	if err != nil {
+		return res, err
+	}
+	var failed []string
+	for _, l := range cfg.Listeners {
+		if err := l.Err(); err != nil && !errors.Is(err, listener.ErrOutputClosed) {
+			failed = append(failed, l.Name())
+		}
+	}
+	if len(failed) > 0 {
+		return res, &SinkFailedError{Names: failed}
+	}
+	return res, nil
+}
+
+// run is one Run's state between its start, its wait and its shutdown.
+type run struct {
+	cfg        Config
+	seq        atomic.Uint64
+	unchanged  atomic.Uint64
+	fatal      chan error
+	limit      chan struct{} // closed once MaxEvents were made
+	limitOnce  sync.Once
+	conditions *exitConditions // nil without Until and UntilDeleted
+	informers  []*informer.Informer
+
+	heap struct {
+		sync.Mutex
+		returned bool
+		stop     func()
+	}
+}
+
+func newRun(cfg Config) *run {
+	r := &run{cfg: cfg, fatal: make(chan error, 1), limit: make(chan struct{})}
+	if cfg.Until != nil || cfg.UntilDeleted {
+		r.conditions = newConditions(cfg)
+	}
+	return r
+}
+
+func (r *run) reportFatal(err error) {
+	select {
+	case r.fatal <- err:
+	default:
+	}
+}
+
+func (r *run) limitReached() { r.limitOnce.Do(func() { close(r.limit) }) }
+
+// start builds the informers, checks their rights, and starts delivery. An error, or an
+// interruption while the rights are checked, returns before any goroutine runs and
+// anything is printed (started is false).
+func (r *run) start(ctx context.Context, clients informer.Clients) (started bool, _ error) {
+	cfg := r.cfg
+	var until *informer.Until
+	if r.conditions != nil {
+		until = r.conditions.until
+	}
+	skip := r.changesOnly()
+	r.informers = make([]*informer.Informer, 0, len(cfg.Resources)+1)
+	for _, res := range cfg.Resources {
+		inf, err := informer.New(res, clients, informer.Options{
+			Namespace:     cfg.Namespace,
+			LabelSelector: cfg.LabelSelector,
+			FieldSelector: cfg.FieldSelector,
+			Names:         cfg.Names,
+			Seq:           &r.seq,
+			WatchOnly:     cfg.WatchOnly,
+			MetadataOnly:  cfg.MetadataOnly,
+			ShowSecrets:   cfg.ShowSecrets,
+			MaxEvents:     cfg.MaxEvents,
+			Limit:         r.limitReached,
+			Skip:          skip,
+			Until:         until,
+			Warn:          cfg.Warn,
+			Fatal:         r.reportFatal,
+		}, registrations(cfg.Listeners, true))
+		if err != nil {
+			return false, err
+		}
+		r.informers = append(r.informers, inf)
+	}
+	if r.conditions != nil {
+		r.conditions.informers = r.informers[:len(r.informers):len(r.informers)]
+	}
+	if cfg.WithEvents {
+		inf, err := informer.New(coreEvents, clients, informer.Options{
+			Namespace: cfg.Namespace,
+			Seq:       &r.seq,
+			WatchOnly: true, // only what happens from now on, like the changes they explain
+			MaxEvents: cfg.MaxEvents,
+			Limit:     r.limitReached,
+			Skip:      skip,
+			Until:     until,
+			Related:   true,
+			Accept:    involvesWatched(r.informers),
+			Warn:      cfg.Warn,
+			Fatal:     r.reportFatal,
+		}, registrations(cfg.Listeners, false))
+		if err != nil {
+			return false, err
+		}
+		r.informers = append(r.informers, inf)
+	}
+
+	// An informer's own first list says that its rights are missing, but only after the
+	// other informers printed what they listed, and a missing right to watch only after
+	// it printed its own list: check them all before anything is printed.
+	for _, inf := range r.informers {
+		if err := inf.CheckAccess(ctx); err != nil {
+			if ctx.Err() != nil {
+				return false, nil // interrupted
+			}
+			if cfg.WithEvents && inf == r.informers[len(r.informers)-1] {
+				return false, fmt.Errorf("--with-events: %w", err)
+			}
+			return false, err
+		}
+	}
+	if ctx.Err() != nil {
+		return false, nil // interrupted while connecting: nothing was printed, nothing is
+	}
+	if cfg.Started != nil {
+		cfg.Started()
+	}
+
+	for _, l := range cfg.Listeners {
+		go l.Run()
+	}
+	for _, inf := range r.informers {
+		inf.Start()
+	}
+	go r.afterSync(ctx)
+	return true, nil
+}
+
+// afterSync waits for every informer's initial list, then tunes the heap for the watch
+// and tells the exit conditions.
+func (r *run) afterSync(ctx context.Context) {
+	for _, inf := range r.informers {
+		if !inf.WaitForSync(ctx) {
+			return
+		}
+	}
+	// The initial list arrives as whole responses that are decoded at once: the heap
+	// peaks far above what the cache then holds. Give that memory back now, once,
+	// rather than holding it as RSS for the life of the watch.
+	debug.FreeOSMemory()
+	// From now on the heap is the cache plus events in flight: keep some headroom
+	// between collections, so a small cache is not marked every few hundred events.
+	r.heap.Lock()
+	if !r.heap.returned {
+		r.heap.stop = gcheadroom.Keep(gcheadroom.DefaultHeadroom)
+	}
+	r.heap.Unlock()
+	if r.conditions != nil && r.cfg.UntilDeleted {
+		r.conditions.synced()
+	}
+}
+
+func (r *run) stopHeapHeadroom() {
+	r.heap.Lock()
+	defer r.heap.Unlock()
+	r.heap.returned = true
+	if r.heap.stop != nil {
+		r.heap.stop()
+	}
+}
+
+// changesOnly is the informers' Skip for ChangesOnly (nil without it): it leaves out
+// MODIFIED events whose diff is empty after the ignored paths before they are numbered,
+// and counts them.
+func (r *run) changesOnly() func(*informer.Event) bool {
+	if !r.cfg.ChangesOnly {
+		return nil
+	}
+	filter := sink.Filter{ChangesOnly: true, Differ: r.cfg.Differ}
+	return func(ev *informer.Event) bool {
+		if !filter.Skip(ev) {
+			return false
+		}
+		r.unchanged.Add(1)
+		return true
+	}
+}
+
+// wait blocks until the stream should end and says why.
+func (r *run) wait(ctx context.Context) (StopReason, error) {
+	cfg := r.cfg
+	var timeout <-chan time.Time
+	if cfg.Timeout > 0 {
+		t := time.NewTimer(cfg.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var met <-chan struct{}
+	if r.conditions != nil {
+		met = r.conditions.met
+	}
+	allStopped := make(chan struct{})
+	go func() {
+		for _, l := range cfg.Listeners {
+			<-l.Done()
+		}
+		close(allStopped)
+	}()
+	select {
+	case <-ctx.Done():
+		return StopInterrupted, nil
+	case err := <-r.fatal:
+		return StopFatal, err
+	case <-met:
+		return StopCondition, nil
+	case <-r.limit:
+		if r.conditions == nil {
+			return StopLimit, nil
+		}
+		// The informer asks the condition about an event before it counts it against
+		// MaxEvents: if the last event met it, it is met by now.
+		if _, met := r.conditions.until.MetAt(); met {
+			return StopCondition, nil
+		}
+		return StopLimit, &NotMetError{Err: fmt.Errorf("--max-events %d reached before %s was met", cfg.MaxEvents, r.conditions.awaited())}
+	case <-allStopped:
+		return StopOutputGone, nil
+	case <-cfg.OutputGone:
+		return StopOutputGone, nil
+	case <-timeout:
+		if r.conditions != nil {
+			return StopTimeout, &TimeoutError{Err: fmt.Errorf("timed out after %s before %s was met", cfg.Timeout, r.conditions.awaited())}
+		}
+		return StopTimeout, nil
+	}
+}
+
+// shutdown stops the informers and lets the sinks write what they hold, all within
+// Grace, and counts what every sink got.
+func (r *run) shutdown(reason StopReason) Result {
+	cfg := r.cfg
+	// The event that met a condition must reach every sink before the informers stop.
+	switch reason {
+	case StopCondition:
+		last, _ := r.conditions.until.MetAt()
+		awaitSeen(cfg.Listeners, last, cfg.Grace)
+	case StopLimit:
+		awaitSeen(cfg.Listeners, cfg.MaxEvents, cfg.Grace)
+	}
+	deadline := time.Now().Add(cfg.Grace)
+	stopInformers(r.informers, cfg.Listeners, deadline)
+	made := r.seq.Load()
+	if cfg.MaxEvents > 0 {
+		made = min(made, cfg.MaxEvents) // numbers beyond it were drawn, not used
+	}
+	for _, l := range cfg.Listeners {
+		l.Missed(made)
+	}
+	// At least a moment, for sinks that are only finishing: a deadline spent waiting for
+	// a blocked handler (stopInformers) is no reason to cut them short.
+	late := listener.Drain(cfg.Listeners, max(time.Until(deadline), time.Second))
+	return Result{Reason: reason, Made: made, Unchanged: r.unchanged.Load(), Late: late}
+}
+
+// stopInformers stops the informers, so that no event is made after those the sinks are
+// about to drain. An informer stops only once its handlers return, and a handler that
+// feeds a full sink under on-full=block (or coalesce) waits for room: if the informers
+// have not stopped by the deadline, the receivers are closed, which makes such waiting
+// handlers give up (their events count as dropped), and the informers can stop.
+func stopInformers(informers []*informer.Informer, receivers []*listener.Listener, deadline time.Time) {
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for _, inf := range informers {
+			inf.Stop()
+		}
+	}()
+	timer := time.NewTimer(max(time.Until(deadline), 0))
+	defer timer.Stop()
+	select {
+	case <-stopped:
+		return
+	case <-timer.C:
+	}
+	for _, l := range receivers {
+		l.Close()
+	}
+	<-stopped
+}
+
+// awaitSeen waits until every listener has been handed the event numbered seq (client-go
+// hands each change to each handler on its own goroutine), for at most grace.
+func awaitSeen(listeners []*listener.Listener, seq uint64, grace time.Duration) {
+	if seq == 0 {
+		return
+	}
+	deadline := time.Now().Add(grace)
+	for _, l := range listeners {
+		for !l.Seen(seq) && !isDone(l) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func isDone(l *listener.Listener) bool {
+	select {
+	case <-l.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// registrations registers every listener with an informer, each with its own resync
+// period when resync is set (Events interleaved by WithEvents are never re-sent).
+func registrations(listeners []*listener.Listener, resync bool) []informer.Registration {
+	regs := make([]informer.Registration, 0, len(listeners))
+	for _, l := range listeners {
+		reg := informer.Registration{Receiver: l}
+		if resync {
+			reg.Resync = l.Config().Resync
+		}
+		regs = append(regs, reg)
+	}
+	return regs
+}

@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/render"
+)
+
+// These tests run the engine against client-go's fake dynamic client: assembly, stop
+// reasons and the result's figures without a cluster. The end-to-end tests run the same
+// code against a real API server.
+
+var configMaps = informer.Resource{
+	GVR:        schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+	GVK:        schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"},
+	Namespaced: true,
+}
+
+func fakeClients(t *testing.T, names ...string) informer.Clients {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	objs := make([]runtime.Object, 0, len(names))
+	for _, n := range names {
+		objs = append(objs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: "ns", ResourceVersion: "1"}})
+	}
+	return informer.Clients{Dynamic: dynamicfake.NewSimpleDynamicClient(scheme, objs...)}
+}
+
+// recording is a sink that keeps the names of the objects it was given.
+type recording struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (r *recording) Write(ev *informer.Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.names = append(r.names, fmt.Sprintf("%s %s", ev.Type, ev.Key()))
+	return nil
+}
+
+func (r *recording) Close() error { return nil }
+
+func (r *recording) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.names...)
+}
+
+func newConfig(sinks ...*recording) Config {
+	cfg := Config{Resources: []informer.Resource{configMaps}, Namespace: "ns", Grace: time.Second,
+		Warn: func(string, ...any) {}}
+	for i, s := range sinks {
+		cfg.Listeners = append(cfg.Listeners, listener.New(listener.Config{Name: fmt.Sprintf("sink-%d", i)}, s, cfg.Warn))
+	}
+	return cfg
+}
+
+func TestRunStopsAfterMaxEvents(t *testing.T) {
+	a, b := &recording{}, &recording{}
+	cfg := newConfig(a, b)
+	cfg.MaxEvents = 2
+	var started bool
+	cfg.Started = func() { started = true }
+	res, err := Run(context.Background(), fakeClients(t, "c1", "c2", "c3"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !started || !res.Started || res.Reason != StopLimit || res.Made != 2 {
+		t.Fatalf("started %v, result %+v; want started, StopLimit after 2 events", started, res)
+	}
+	for i, s := range []*recording{a, b} {
+		if got := s.got(); len(got) != 2 {
+			t.Errorf("sink %d got %v, want exactly the 2 events made", i, got)
+		}
+	}
+}
+
+func TestRunUntilMetInTheInitialList(t *testing.T) {
+	a := &recording{}
+	cfg := newConfig(a)
+	until, err := render.CompileJQ(`.object.metadata.name == "c2"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Until = until
+	res, err := Run(context.Background(), fakeClients(t, "c1", "c2", "c3"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := a.got()
+	if res.Reason != StopCondition || len(got) == 0 || got[len(got)-1] != "ADDED ns/c2" {
+		t.Fatalf("result %+v, sink got %v; want StopCondition with ns/c2 the last event", res, got)
+	}
+}
+
+func TestRunMaxEventsBeforeCondition(t *testing.T) {
+	cfg := newConfig(&recording{})
+	until, _ := render.CompileJQ(`false`)
+	cfg.Until, cfg.MaxEvents = until, 1
+	res, err := Run(context.Background(), fakeClients(t, "c1", "c2"), cfg)
+	var notMet *NotMetError
+	if !errors.As(err, &notMet) || res.Reason != StopLimit {
+		t.Fatalf("result %+v, error %v; want StopLimit and a NotMetError", res, err)
+	}
+}
+
+func TestRunTimeoutBeforeCondition(t *testing.T) {
+	cfg := newConfig(&recording{})
+	until, _ := render.CompileJQ(`false`)
+	cfg.Until, cfg.Timeout = until, 50*time.Millisecond
+	res, err := Run(context.Background(), fakeClients(t, "c1"), cfg)
+	var timeout *TimeoutError
+	if !errors.As(err, &timeout) || res.Reason != StopTimeout {
+		t.Fatalf("result %+v, error %v; want StopTimeout and a TimeoutError", res, err)
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	a := &recording{}
+	cfg := newConfig(a)
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.Started = func() { time.AfterFunc(100*time.Millisecond, cancel) }
+	res, err := Run(ctx, fakeClients(t, "c1"), cfg)
+	if err != nil || !res.Started || res.Reason != StopInterrupted || res.Made != 1 {
+		t.Fatalf("result %+v, error %v; want a clean StopInterrupted after the one listed object", res, err)
+	}
+	if got := a.got(); len(got) != 1 {
+		t.Errorf("sink got %v, want the one listed object", got)
+	}
+}
+
+func TestRunInterruptedBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg := newConfig(&recording{})
+	cfg.Started = func() { t.Error("Started called for a run interrupted before it started") }
+	res, err := Run(ctx, fakeClients(t, "c1"), cfg)
+	if err != nil || res.Started {
+		t.Fatalf("result %+v, error %v; want a run that never started, and no error", res, err)
+	}
+}
