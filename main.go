@@ -20,7 +20,7 @@ func main() {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	err := cmd.Execute(ctx, streams, os.Args[1:])
+	err := cmd.Execute(ctx, streams, os.Args)
 	stop()
 	os.Exit(cmd.ExitCode(err, streams.ErrOut))
 }

@@ -505,7 +505,7 @@ func TestCompletionFilesUpToDate(t *testing.T) {
 func TestCompletionCommand(t *testing.T) {
 	for _, sh := range shells {
 		var out, errOut bytes.Buffer
-		err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, []string{"completion", sh.Name})
+		err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, []string{"kubeevents", "completion", sh.Name})
 		if err != nil {
 			t.Fatalf("completion %s: %v", sh.Name, err)
 		}
@@ -514,7 +514,7 @@ func TestCompletionCommand(t *testing.T) {
 			t.Errorf("completion %s differs from completions/%s", sh.Name, sh.File)
 		}
 		var noDesc bytes.Buffer
-		if err := Execute(context.Background(), genericiooptions.IOStreams{Out: &noDesc, ErrOut: &errOut}, []string{"completion", sh.Name, "--no-descriptions"}); err != nil {
+		if err := Execute(context.Background(), genericiooptions.IOStreams{Out: &noDesc, ErrOut: &errOut}, []string{"kubeevents", "completion", sh.Name, "--no-descriptions"}); err != nil {
 			t.Fatalf("completion %s --no-descriptions: %v", sh.Name, err)
 		}
 		if noDesc.Len() == 0 {
@@ -523,7 +523,7 @@ func TestCompletionCommand(t *testing.T) {
 	}
 	for _, args := range [][]string{{"completion"}, {"completion", "tcsh"}, {"completion", "bash", "zsh"}} {
 		var out bytes.Buffer
-		err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &out}, args)
+		err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &out}, append([]string{"kubeevents"}, args...))
 		if code := ExitCode(err, &out); code != ExitUsage {
 			t.Errorf("%q: exit code %d, want %d (%v)", args, code, ExitUsage, err)
 		}

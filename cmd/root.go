@@ -4,9 +4,6 @@ package cmd
 
 import (
 	"context"
-	"flag"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,13 +11,17 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/klog/v2"
 )
 
-// Execute runs kubeevents with args, writing to streams, until ctx ends (Ctrl-C).
-func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) error {
+// Execute runs kubeevents with the command line argv (the program name first), writing
+// to streams, until ctx ends (Ctrl-C).
+func Execute(ctx context.Context, streams genericiooptions.IOStreams, argv []string) error {
 	root := NewRootCommand(streams)
-	root.SetArgs(args)
+	if len(argv) > 0 {
+		setPluginDisplayName(root, argv[0]) // "kubectl tail-resources" when run as the kubectl plugin
+		argv = argv[1:]
+	}
+	root.SetArgs(argv)
 	err := root.ExecuteContext(ctx)
 	if err != nil && isCobraUsageError(err) {
 		return &UsageError{Err: err}
@@ -86,23 +87,5 @@ from one shared informer, showing what changed in every update.`,
 	root.AddCommand(NewCompletionCommand(streams))
 	root.AddCommand(NewVersionCommand(configFlags, streams))
 	registerConfigFlagCompletions(root, configFlags)
-	setPluginDisplayName(root, os.Args[0]) // "kubectl tail-resources" when run as the kubectl plugin
 	return root
-}
-
-// setupKlog keeps client-go's logging off stderr unless asked for with -v=6 or more:
-// stderr carries kubeevents' own diagnostics, one line each.
-func setupKlog(verbosity int, errOut io.Writer) {
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("logtostderr", "false")
-	_ = fs.Set("alsologtostderr", "false")
-	_ = fs.Set("stderrthreshold", "FATAL")
-	if verbosity >= 6 {
-		_ = fs.Set("v", strconv.Itoa(verbosity))
-		klog.SetOutput(errOut)
-		return
-	}
-	klog.SetOutput(io.Discard)
-	klog.LogToStderr(false)
 }

@@ -19,7 +19,7 @@ import (
 func runVersion(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, append([]string{"version"}, args...))
+	err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, append([]string{"kubeevents", "version"}, args...))
 	code = ExitCode(err, &errOut)
 	return out.String(), errOut.String(), code
 }
@@ -114,7 +114,7 @@ func TestVersionFlag(t *testing.T) {
 	isolate(t)
 	setBuildVars(t, "v1.2.3", "abc1234", "2026-01-02T03:04:05Z")
 	var out, errOut bytes.Buffer
-	err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, []string{"--version"})
+	err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, []string{"kubeevents", "--version"})
 	if code := ExitCode(err, &errOut); code != 0 || errOut.Len() != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())
 	}

@@ -8,11 +8,9 @@ import (
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
-	"k8s.io/klog/v2"
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
-	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
@@ -91,6 +89,7 @@ func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Confi
 		Grace:         o.Grace,
 		Listeners:     listeners,
 		Warn:          o.warnf,
+		Synced:        tuneHeapForWatching,
 		Started: func() {
 			o.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
 				o.watched(), informers, plural(informers),
@@ -109,26 +108,6 @@ func onlyStdout(sinks []config.Sink) bool {
 		}
 	}
 	return true
-}
-
-func isSecret(res informer.Resource) bool {
-	return res.GVK.Group == "" && res.GVK.Kind == "Secret"
-}
-
-// capVerbosityForSecrets keeps Secret values out of client-go's logs: from -v=8 it logs
-// response bodies, which hold them in clear, before any redaction can happen.
-func (o *WatchOptions) capVerbosityForSecrets() {
-	if o.ShowSecrets || o.Verbosity == nil || *o.Verbosity < 8 {
-		return
-	}
-	for _, res := range o.resources {
-		if isSecret(res) {
-			var level klog.Level
-			_ = level.Set("7")
-			o.warnf("-v=%d would log Secret values (in API response bodies); logging as with -v=7 (--show-secrets allows more)", *o.Verbosity)
-			return
-		}
-	}
 }
 
 // buildListeners opens every sink. A sink that cannot be opened (a file in a directory

@@ -19,7 +19,7 @@ func runCommand(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no user config file
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	err := Execute(context.Background(), streams, args)
+	err := Execute(context.Background(), streams, append([]string{"kubeevents"}, args...))
 	code := ExitCode(err, errOut)
 	return code, out.String(), errOut.String()
 }

@@ -58,7 +58,7 @@ func main() {
 		}
 	}
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	err := cmd.Execute(ctx, streams, os.Args[1:])
+	err := cmd.Execute(ctx, streams, os.Args)
 	pprof.StopCPUProfile()
 	cancel()
 	os.Exit(cmd.ExitCode(err, streams.ErrOut))

@@ -9,14 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/gcheadroom"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
@@ -54,7 +52,11 @@ type Config struct {
 	// Started, when not nil, is called once every informer's rights were checked, just
 	// before the first event can be delivered.
 	Started func()
-	Warn    func(format string, args ...any) // one diagnostic line
+	// Synced, when not nil, is called once every informer has its initial list, and what
+	// it returns when the run ends. It is where the command tunes the process for the
+	// watch (the heap); the engine itself changes nothing process-wide.
+	Synced func() (undo func())
+	Warn   func(format string, args ...any) // one diagnostic line
 }
 
 // StopReason says why a run ended.
@@ -114,7 +116,7 @@ func Run(ctx context.Context, clients informer.Clients, cfg Config) (Result, err
 	if started, err := r.start(ctx, clients); !started {
 		return Result{Reason: StopInterrupted}, err
 	}
-	defer r.stopHeapHeadroom()
+	defer r.undoSynced()
 	reason, err := r.wait(ctx)
 	res := r.shutdown(reason)
 	res.Started = true
@@ -144,10 +146,12 @@ type run struct {
 	conditions *exitConditions // nil without Until and UntilDeleted
 	informers  []*informer.Informer
 
-	heap struct {
+	// synced is what Config.Synced returned, undone when the run ends (and not called
+	// once it has ended).
+	synced struct {
 		sync.Mutex
-		returned bool
-		stop     func()
+		ended bool
+		undo  func()
 	}
 }
 
@@ -255,36 +259,32 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	return true, nil
 }
 
-// afterSync waits for every informer's initial list, then tunes the heap for the watch
-// and tells the exit conditions.
+// afterSync waits for every informer's initial list, then calls Config.Synced and tells
+// the exit conditions.
 func (r *run) afterSync(ctx context.Context) {
 	for _, inf := range r.informers {
 		if !inf.WaitForSync(ctx) {
 			return
 		}
 	}
-	// The initial list arrives as whole responses that are decoded at once: the heap
-	// peaks far above what the cache then holds. Give that memory back now, once,
-	// rather than holding it as RSS for the life of the watch.
-	debug.FreeOSMemory()
-	// From now on the heap is the cache plus events in flight: keep some headroom
-	// between collections, so a small cache is not marked every few hundred events.
-	r.heap.Lock()
-	if !r.heap.returned {
-		r.heap.stop = gcheadroom.Keep(gcheadroom.DefaultHeadroom)
+	if r.cfg.Synced != nil {
+		r.synced.Lock()
+		if !r.synced.ended {
+			r.synced.undo = r.cfg.Synced()
+		}
+		r.synced.Unlock()
 	}
-	r.heap.Unlock()
 	if r.conditions != nil && r.cfg.UntilDeleted {
 		r.conditions.synced()
 	}
 }
 
-func (r *run) stopHeapHeadroom() {
-	r.heap.Lock()
-	defer r.heap.Unlock()
-	r.heap.returned = true
-	if r.heap.stop != nil {
-		r.heap.stop()
+func (r *run) undoSynced() {
+	r.synced.Lock()
+	defer r.synced.Unlock()
+	r.synced.ended = true
+	if r.synced.undo != nil {
+		r.synced.undo()
 	}
 }
 

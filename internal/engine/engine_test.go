@@ -156,3 +156,25 @@ func TestRunInterruptedBeforeStart(t *testing.T) {
 		t.Fatalf("result %+v, error %v; want a run that never started, and no error", res, err)
 	}
 }
+
+// Config.Synced is called once the initial list is in, and what it returns when the run
+// ends: the command's process-wide tuning never outlives the run.
+func TestRunSyncedHookUndoneAtTheEnd(t *testing.T) {
+	cfg := newConfig(&recording{})
+	var calls, undone int
+	synced := make(chan struct{})
+	cfg.Synced = func() func() {
+		calls++
+		close(synced)
+		return func() { undone++ }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-synced; cancel() }()
+	res, err := Run(ctx, fakeClients(t, "c1", "c2"), cfg)
+	if err != nil || res.Reason != StopInterrupted {
+		t.Fatalf("result %+v, error %v", res, err)
+	}
+	if calls != 1 || undone != 1 {
+		t.Errorf("Synced called %d times, undone %d times; want once each", calls, undone)
+	}
+}
