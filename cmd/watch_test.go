@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/informer"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -184,5 +186,48 @@ func TestConfigFileStdoutGivesWayToFlags(t *testing.T) {
 				t.Errorf("-o json lost the file's settings of its screen sink: %+v", o.sinks[0])
 			}
 		})
+	}
+}
+
+// What the command line says reaches the engine's Config as it was said: a table from
+// options to config, without a cluster.
+func TestEngineConfigFromOptions(t *testing.T) {
+	pods := informer.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true}
+	base := func() *WatchOptions {
+		return &WatchOptions{Streams: genericiooptions.NewTestIOStreamsDiscard(), resources: []informer.Resource{pods}, namespace: "web"}
+	}
+	cases := []struct {
+		name  string
+		set   func(*WatchOptions)
+		check func(engine.Config) bool
+	}{
+		{"namespace and types", func(o *WatchOptions) {}, func(c engine.Config) bool {
+			return c.Namespace == "web" && len(c.Resources) == 1 && c.Resources[0].GVR.Resource == "pods"
+		}},
+		{"selectors and names", func(o *WatchOptions) {
+			o.LabelSelector, o.FieldSelector, o.Names = "app=web", "status.phase=Running", []string{"a", "b"}
+		}, func(c engine.Config) bool {
+			return c.LabelSelector == "app=web" && c.FieldSelector == "status.phase=Running" && len(c.Names) == 2
+		}},
+		{"exit conditions", func(o *WatchOptions) {
+			o.MaxEvents, o.Timeout, o.Grace, o.UntilDeleted = 7, time.Minute, 3*time.Second, true
+		}, func(c engine.Config) bool {
+			return c.MaxEvents == 7 && c.Timeout == time.Minute && c.Grace == 3*time.Second && c.UntilDeleted && c.Until == nil
+		}},
+		{"what is watched and how", func(o *WatchOptions) {
+			o.WatchOnly, o.MetadataOnly, o.ShowSecrets, o.WithEvents, o.ChangesOnly, o.ShowOld = true, true, true, true, true, true
+		}, func(c engine.Config) bool {
+			return c.WatchOnly && c.MetadataOnly && c.ShowSecrets && c.WithEvents && c.ChangesOnly && c.ShowOld
+		}},
+		{"the process is tuned once synced, not before", func(o *WatchOptions) {}, func(c engine.Config) bool {
+			return c.Synced != nil && c.Started != nil && c.Warn != nil
+		}},
+	}
+	for _, tc := range cases {
+		o := base()
+		tc.set(o)
+		if cfg := o.engineConfig(nil); !tc.check(cfg) {
+			t.Errorf("%s: config %+v", tc.name, cfg)
+		}
 	}
 }
