@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 
+	"k8s.io/client-go/tools/cache"
+
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
@@ -73,11 +75,11 @@ func (c *exitConditions) allDeleted() bool {
 	for _, inf := range c.informers {
 		store := inf.Store()
 		for _, name := range c.cfg.Names {
-			key := name
+			ns := ""
 			if inf.Resource.Namespaced {
-				key = c.cfg.Namespace + "/" + name
+				ns = c.cfg.Namespace
 			}
-			if _, exists, _ := store.GetByKey(key); exists {
+			if _, exists, _ := store.GetByKey(cache.NewObjectName(ns, name).String()); exists {
 				return false
 			}
 		}

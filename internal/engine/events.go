@@ -3,6 +3,7 @@ package engine
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/informer"
 )
@@ -27,10 +28,7 @@ func involvesWatched(watched []*informer.Informer) func(obj any) bool {
 		if err != nil {
 			return false
 		}
-		key := ref.Name
-		if ref.Namespace != "" {
-			key = ref.Namespace + "/" + ref.Name
-		}
+		key := cache.NewObjectName(ref.Namespace, ref.Name).String()
 		for _, inf := range watched {
 			if inf.Resource.GVK.Kind != ref.Kind || inf.Resource.GVK.Group != gv.Group {
 				continue
