@@ -3,8 +3,8 @@
 // The Go collector starts a cycle when the heap has grown by GOGC percent (100) of what
 // survived the last one. A watcher with a small cache (a thousand pods: a few MB live)
 // then collects every few MB of allocation, that is every few hundred events, and pays
-// the marking of its whole cache each time: 8% of kubeevents' CPU per event in the
-// benchmark. Letting the heap grow by at least a fixed headroom before collecting cuts
+// the marking of its whole cache each time (bench/README.md has what that cost).
+// Letting the heap grow by at least a fixed headroom before collecting cuts
 // the number of cycles several times over, for a bounded amount of memory. With a large
 // cache, GOGC's own headroom (the live heap) is already larger and nothing changes.
 package gcheadroom
