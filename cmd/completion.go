@@ -560,10 +560,10 @@ var (
 		string(render.FormatName):   "TYPE kind/name, as kubectl get -o name",
 	}
 	policyDescriptions = map[string]string{
-		string(listener.Block):      "wait for room: lossless, may hold up this sink's informer handler",
-		string(listener.DropOldest): "drop the oldest queued event: the sink stays current",
-		string(listener.DropNewest): "drop the incoming event: keep what is queued",
-		string(listener.Coalesce):   "merge events for the same object: every final state arrives",
+		listener.Block.String():      "wait for room: lossless, may hold up this sink's informer handler",
+		listener.DropOldest.String(): "drop the oldest queued event: the sink stays current",
+		listener.DropNewest.String(): "drop the incoming event: keep what is queued",
+		listener.Coalesce.String():   "merge events for the same object: every final state arrives",
 	}
 	colorValues       = []string{"auto", "always", "never"}
 	colorDescriptions = map[string]string{

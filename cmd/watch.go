@@ -140,7 +140,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.BoolVarP(&o.RawOutput, "raw-output", "r", false, "with --jq: print strings raw, not as JSON")
 	f.BoolVar(&o.NoScreen, "no-screen", false, "write no events to stdout, only to the --sink and config file sinks (an archiving run)")
 	f.IntVar(&o.Buffer, "buffer", listener.DefaultBuffer, "events each sink may queue")
-	f.StringVar(&o.OnFull, "on-full", string(listener.Block), "what a sink does when its buffer is full: "+strings.Join(listener.Policies(), "|"))
+	f.StringVar(&o.OnFull, "on-full", listener.Block.String(), "what a sink does when its buffer is full: "+strings.Join(listener.Policies(), "|"))
 	f.DurationVar(&o.Resync, "resync", 0, "re-deliver every cached object to the sinks as SYNC events this often (0: never)")
 	f.DurationVar(&o.Grace, "grace", 5*time.Second, "on exit, how long sinks may take to write what they still hold")
 	f.BoolVar(&o.WatchOnly, "watch-only", false, "do not print the objects that exist at start-up, only later changes")
@@ -328,20 +328,23 @@ func (o *WatchOptions) completeSinks() error {
 		}
 	}
 	// Flags given explicitly override the file's defaults.
-	defaults := config.Defaults{Buffer: o.Buffer, OnFull: o.OnFull, Resync: o.Resync}
+	// The flag's policy is parsed once, here, like the file's and the sinks' policies
+	// where they are read.
+	onFull, onFullErr := listener.ParsePolicy(o.OnFull)
+	defaults := config.Defaults{Buffer: o.Buffer, OnFull: onFull, Resync: o.Resync}
 	if file != nil {
 		if !o.flagsSet("buffer") && file.Defaults.Buffer != 0 {
 			defaults.Buffer = file.Defaults.Buffer
 		}
-		if !o.flagsSet("on-full") && file.Defaults.OnFull != "" {
-			defaults.OnFull = file.Defaults.OnFull
+		if !o.flagsSet("on-full") && !file.Defaults.OnFull.IsZero() {
+			defaults.OnFull, onFullErr = file.Defaults.OnFull, nil
 		}
 		if !o.flagsSet("resync") && file.Defaults.Resync != 0 {
 			defaults.Resync = file.Defaults.Resync
 		}
 	}
-	if _, err := listener.ParsePolicy(defaults.OnFull); err != nil {
-		return usageErrorf("--on-full: %v", err)
+	if onFullErr != nil {
+		return usageErrorf("--on-full: %v", onFullErr)
 	}
 	if defaults.Buffer < 1 || defaults.Buffer > config.MaxBuffer {
 		return usageErrorf("--buffer %d: give a number of events from 1 to %d", defaults.Buffer, config.MaxBuffer)

@@ -157,11 +157,7 @@ func (o *WatchOptions) buildListeners(files *[]*sink.File) (_ []*listener.Listen
 			}
 			return nil, &SinkOpenError{Name: s.Name, Err: err}
 		}
-		policy, err := listener.ParsePolicy(s.OnFull)
-		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
-		}
-		ls = append(ls, listener.New(listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: policy, Resync: s.Resync}, out, o.warnf))
+		ls = append(ls, listener.New(listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}, out, o.warnf))
 	}
 	return ls, nil
 }

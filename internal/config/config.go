@@ -91,6 +91,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kubeevents/kubeevents/internal/listener"
 )
 
 // SinkSyntaxHelp describes the --sink flag, for its help text.
@@ -135,8 +137,8 @@ type Sink struct {
 	Output string // jq: file the results go to; "" or Stdout ("-") means stdout
 	Rotate Rotate // file: rotation
 	Buffer int    // events queued at most; 0 means the default
-	// OnFull is a listener.Policy name; "" means the default.
-	OnFull string
+	// OnFull is the on-full policy, parsed where the sink was read; zero means the default.
+	OnFull listener.Policy
 	// Resync is the resync period; 0 means none, otherwise it is at least MinResync.
 	Resync time.Duration
 
@@ -164,7 +166,7 @@ type File struct {
 // Defaults are the settings a sink gets when it leaves them unset (zero).
 type Defaults struct {
 	Buffer int
-	OnFull string
+	OnFull listener.Policy
 	Resync time.Duration
 }
 
@@ -173,7 +175,7 @@ func (d Defaults) Apply(s Sink) Sink {
 	if s.Buffer == 0 {
 		s.Buffer = d.Buffer
 	}
-	if s.OnFull == "" {
+	if s.OnFull.IsZero() {
 		s.OnFull = d.OnFull
 	}
 	if s.Resync == 0 {

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
@@ -456,15 +457,16 @@ func (d *decoder) buffer(n *yaml.Node, field string) (int, error) {
 	return i, nil
 }
 
-func (d *decoder) onFull(n *yaml.Node, field string) (string, error) {
+func (d *decoder) onFull(n *yaml.Node, field string) (listener.Policy, error) {
 	s, err := d.str(n, field)
 	if err != nil || s == "" {
-		return s, err
+		return listener.Policy{}, err
 	}
-	if err := checkOnFull(s); err != nil {
-		return "", d.errorf(n, "%s: %v", field, err)
+	p, err := listener.ParsePolicy(s)
+	if err != nil {
+		return listener.Policy{}, d.errorf(n, "%s: %v", field, err)
 	}
-	return s, nil
+	return p, nil
 }
 
 func (d *decoder) resync(n *yaml.Node, field string) (time.Duration, error) {

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
@@ -263,8 +264,7 @@ func applyOptions(s *Sink, opts []option) error {
 		case "output":
 			s.Output = o.value
 		case "on-full":
-			err = checkOnFull(o.value)
-			s.OnFull = o.value
+			s.OnFull, err = listener.ParsePolicy(o.value)
 		case "resync":
 			s.Resync, err = parseResync(o.value)
 			if err != nil {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
 
@@ -141,11 +140,6 @@ func checkFormat(kind, format string) error {
 		return fmt.Errorf("unknown output format %q; use one of: %s", format, strings.Join(names, ", "))
 	}
 	return fmt.Errorf("%s sinks take no format", kind)
-}
-
-func checkOnFull(s string) error {
-	_, err := listener.ParsePolicy(s)
-	return err
 }
 
 func checkBuffer(n int) error {
