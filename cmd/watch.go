@@ -410,7 +410,7 @@ func (o *WatchOptions) stdoutFromCommandLine(fileSinks, flagSinks []config.Sink)
 	switch {
 	case o.NoScreen && flagStdout:
 		for _, s := range flagSinks {
-			if writesStdout(s) {
+			if s.WritesStdout() {
 				return nil, usageErrorf("--no-screen turns off the standard output stream, but %s writes to it; drop one of them", s.Origin)
 			}
 		}
@@ -424,7 +424,7 @@ func (o *WatchOptions) stdoutFromCommandLine(fileSinks, flagSinks []config.Sink)
 	var kept []config.Sink
 	for _, s := range fileSinks {
 		switch {
-		case !writesStdout(s):
+		case !s.WritesStdout():
 		case o.NoScreen || o.JQ != "" || flagStdout:
 			continue
 		case o.flagsSet("output"):
@@ -438,22 +438,19 @@ func (o *WatchOptions) stdoutFromCommandLine(fileSinks, flagSinks []config.Sink)
 	return kept, nil
 }
 
-// completeStdout makes a file sink's path, or a jq sink's output, that names the standard
-// output ("-", /dev/stdout, or the very file stdout is) config.Stdout, so that it is
-// written as stdout: once, by one sink, never rotated or renamed.
+// completeStdout makes the path a sink writes to (a file sink's path, a jq sink's output)
+// config.Stdout when it names the standard output ("-", /dev/stdout, or the very file
+// stdout is), so that it is written as stdout: once, by one sink, never rotated or
+// renamed.
 func (o *WatchOptions) completeStdout(s *config.Sink) error {
-	switch {
-	case s.Type == config.KindFile && o.isStdout(s.Path):
-		if s.Rotate.MaxSizeMB > 0 {
-			return usageErrorf("sink %q: %s is the standard output, which cannot be rotated (rotation renames the file); %s", s.Name, s.Path, dropRotation(*s))
-		}
-		if s.AutoName {
-			s.Name = "stdout"
-		}
-		s.Path = config.Stdout
-	case s.Type == config.KindJQ && s.Output != "" && o.isStdout(s.Output):
-		s.Output = ""
+	path, ok := s.Destination()
+	if !ok || path == "" || !o.isStdout(path) {
+		return nil
 	}
+	if s.Rotate.MaxSizeMB > 0 {
+		return usageErrorf("sink %q: %s is the standard output, which cannot be rotated (rotation renames the file); %s", s.Name, path, dropRotation(*s))
+	}
+	s.SetStdout()
 	return nil
 }
 
@@ -487,23 +484,9 @@ func (o *WatchOptions) isStdout(path string) bool {
 // writesToStdout reports whether one of the sinks writes to stdout.
 func writesToStdout(sinks []config.Sink) bool {
 	for _, s := range sinks {
-		if writesStdout(s) {
+		if s.WritesStdout() {
 			return true
 		}
-	}
-	return false
-}
-
-// writesStdout reports whether the sink writes to stdout (once its paths went through
-// completeStdout).
-func writesStdout(s config.Sink) bool {
-	switch s.Type {
-	case config.KindTerminal:
-		return true
-	case config.KindJQ:
-		return s.Output == "" || s.Output == config.Stdout
-	case config.KindFile:
-		return s.Path == config.Stdout
 	}
 	return false
 }

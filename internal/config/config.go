@@ -1,5 +1,10 @@
 // Package config reads kubeevents' output sinks from --sink flags and from a YAML
-// config file, and checks them before anything is started.
+// config file, checks them before anything is started, and builds them (Build).
+//
+// Each sink kind is one registration in kinds (kinds.go): the settings it takes, its
+// target, formats and default name, whether it writes to stdout, its completion and how
+// it is built. Both --sink and the config file read options through one table,
+// settings (validate.go).
 //
 // # The --sink flag
 //
@@ -261,34 +266,18 @@ func DefaultPath() string {
 	return filepath.Join(dir, "kubeevents", "config.yaml")
 }
 
-// kinds lists the sink kinds in the order messages show them.
-var kinds = []string{KindTerminal, KindFile, KindJQ}
-
 func knownKind(k string) bool {
-	for _, kind := range kinds {
-		if k == kind {
-			return true
-		}
-	}
-	return false
+	_, ok := LookupKind(k)
+	return ok
 }
 
 // kindList is "terminal, file or jq".
 func kindList() string {
-	return strings.Join(kinds[:len(kinds)-1], ", ") + " or " + kinds[len(kinds)-1]
+	names := Kinds()
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// defaultName is a sink's name when none is given.
+// defaultName is a sink's name when none is given; s.Type is a known kind.
 func defaultName(s *Sink) string {
-	switch s.Type {
-	case KindTerminal:
-		return "screen"
-	case KindFile:
-		if s.Path == Stdout {
-			return "stdout"
-		}
-		return filepath.Base(s.Path)
-	default:
-		return s.Type
-	}
+	return kindOf(s).defaultName(s)
 }

@@ -180,8 +180,8 @@ func TestSinkSyntaxHelp(t *testing.T) {
 		}
 	}
 	for _, k := range kinds {
-		if !strings.Contains(SinkSyntaxHelp, k) {
-			t.Errorf("SinkSyntaxHelp does not mention kind %q", k)
+		if !strings.Contains(SinkSyntaxHelp, k.Name) {
+			t.Errorf("SinkSyntaxHelp does not mention kind %q", k.Name)
 		}
 	}
 }
