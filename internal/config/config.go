@@ -94,7 +94,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/listener"
@@ -273,8 +272,7 @@ func knownKind(k string) bool {
 
 // kindList is "terminal, file or jq".
 func kindList() string {
-	names := Kinds()
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return orList(Kinds())
 }
 
 // defaultName is a sink's name when none is given; s.Type is a known kind.

@@ -330,7 +330,7 @@ func (d *decoder) sink(n *yaml.Node, i int) (Sink, *yaml.Node, error) {
 		if err != nil {
 			return err
 		}
-		set.assign(&s, val)
+		set.set(&s, val)
 		if key == "name" && s.Name != "" {
 			nameNode = v
 		}
@@ -376,7 +376,7 @@ func (d *decoder) group(s *Sink, n *yaml.Node, path, prefix string) error {
 		if err != nil {
 			return err
 		}
-		set.assign(s, val)
+		set.set(s, val)
 		return nil
 	})
 }

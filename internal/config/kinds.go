@@ -45,9 +45,9 @@ type Kind struct {
 
 	// defaultName is a sink's name when none is given.
 	defaultName func(s *Sink) string
-	// output returns the field holding the file the sink writes to, which may name the
-	// standard output, or nil when the kind always writes to stdout.
-	output func(s *Sink) *string
+	// writesTo is the setting naming the file the sink writes to, which may name the
+	// standard output ("path", "output"); "" when the kind always writes to stdout.
+	writesTo string
 	// build makes the sink's writer; see Build.
 	build func(s Sink, env BuildEnv) (listener.Sink, error)
 }
@@ -74,15 +74,15 @@ var kinds = []*Kind{
 			}
 			return filepath.Base(s.Path)
 		},
-		output: func(s *Sink) *string { return &s.Path },
-		build:  buildFile,
+		writesTo: "path",
+		build:    buildFile,
 	},
 	{
 		Name: KindJQ, Description: "a jq filter", TargetHint: ": jq=EXPRESSION", AfterOptions: "then the jq EXPRESSION",
 		target: "expr", targetNoun: "an expression", targetMeta: "EXPR",
 		settings:    []string{"expr", "raw", "output"},
 		defaultName: func(*Sink) string { return KindJQ },
-		output:      func(s *Sink) *string { return &s.Output },
+		writesTo:    "output",
 		build:       buildJQ,
 	},
 }
@@ -174,7 +174,7 @@ func (s Sink) WritesStdout() bool {
 	if k == nil {
 		return false
 	}
-	if k.output == nil {
+	if k.writesTo == "" {
 		return true
 	}
 	return isStdoutPath(*k.output(&s))
@@ -187,7 +187,7 @@ func isStdoutPath(path string) bool { return path == "" || path == Stdout }
 // stdout without naming it), and whether its kind writes to a file at all.
 func (s Sink) Destination() (string, bool) {
 	k := kindOf(&s)
-	if k == nil || k.output == nil {
+	if k == nil || k.writesTo == "" {
 		return "", false
 	}
 	return *k.output(&s), true
@@ -199,7 +199,7 @@ func (s Sink) Destination() (string, bool) {
 // that writes to no file.
 func (s *Sink) SetStdout() {
 	k := kindOf(s)
-	if k == nil || k.output == nil {
+	if k == nil || k.writesTo == "" {
 		return
 	}
 	*k.output(s) = Stdout
@@ -299,13 +299,16 @@ func buildJQ(s Sink, env BuildEnv) (listener.Sink, error) {
 
 // targetField returns the field the kind's =TARGET sets.
 func (k *Kind) targetField(s *Sink) *string {
-	switch k.target {
-	case "path":
-		return &s.Path
-	case "expr":
-		return &s.Expr
-	case "format":
-		return &s.Format
+	set, _ := settingByID(k.target)
+	return set.text(s)
+}
+
+// output returns the field naming the file the sink writes to, which may name the
+// standard output, or nil when the kind always writes to stdout.
+func (k *Kind) output(s *Sink) *string {
+	if k.writesTo == "" {
+		return nil
 	}
-	panic("config: kind " + k.Name + " has a target with no field: " + k.target)
+	set, _ := settingByID(k.writesTo)
+	return set.text(s)
 }

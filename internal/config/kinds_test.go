@@ -47,10 +47,13 @@ func TestKindsAreComplete(t *testing.T) {
 			t.Errorf("%s: target %q is not a setting it takes", k.Name, k.target)
 			continue
 		}
-		var s Sink
-		*k.targetField(&s) = "x"
-		if v, _ := yamlField(s, target.yaml); v != "x" {
-			t.Errorf("%s: targetField is not the field of setting %q", k.Name, k.target)
+		if target.text == nil {
+			t.Errorf("%s: target %q is not a string setting", k.Name, k.target)
+		}
+		if k.writesTo != "" {
+			if set, ok := settingByID(k.writesTo); !ok || !k.takes(set) || set.value != pathValue {
+				t.Errorf("%s: writes to %q, which is not a path setting it takes", k.Name, k.writesTo)
+			}
 		}
 		if slices.Contains(k.settings, "format") != (len(k.formats) > 0) {
 			t.Errorf("%s: takes format %v, but has formats %v", k.Name, slices.Contains(k.settings, "format"), k.formats)
@@ -60,8 +63,8 @@ func TestKindsAreComplete(t *testing.T) {
 		}
 	}
 	for _, set := range settings {
-		if set.value != kindValue && set.value != groupValue && set.assign == nil {
-			t.Errorf("setting %q has nowhere to go", set.id())
+		if set.value != kindValue && set.value != groupValue && (set.assign == nil) == (set.text == nil) {
+			t.Errorf("setting %q needs exactly one of text and assign", set.id())
 		}
 		if set.flag != "" && set.help == "" {
 			t.Errorf("option %q has no help for completion", set.flag)
@@ -70,19 +73,6 @@ func TestKindsAreComplete(t *testing.T) {
 			t.Errorf("setting %q is taken by no kind", set.id())
 		}
 	}
-}
-
-// yamlField reads a string field of s by its config file key, for the test above.
-func yamlField(s Sink, key string) (string, bool) {
-	switch key {
-	case "path":
-		return s.Path, true
-	case "expr":
-		return s.Expr, true
-	case "format":
-		return s.Format, true
-	}
-	return "", false
 }
 
 // sampleValue is a valid value of each setting type, as a --sink option value and as

@@ -204,7 +204,7 @@ func applyTarget(s *Sink, opts []option, target string, hasTarget bool) error {
 		if err != nil {
 			return err
 		}
-		set.assign(s, v)
+		set.set(s, v)
 	}
 	if s.Format == "" {
 		s.Format = string(k.defaultFormat)
@@ -240,7 +240,7 @@ func applyOptions(s *Sink, opts []option) error {
 		if err != nil {
 			return err
 		}
-		set.assign(s, v)
+		set.set(s, v)
 	}
 	return nil
 }

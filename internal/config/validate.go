@@ -48,7 +48,19 @@ type setting struct {
 	common bool   // every kind takes it; otherwise the kinds list it in their settings
 	value  valueType
 	help   string // what it is, for completion
+	// text is the field a string setting (text, path, expr, format) is stored in;
+	// assign stores the others.
+	text   func(s *Sink) *string
 	assign func(s *Sink, v value)
+}
+
+// set stores v in s.
+func (set *setting) set(s *Sink, v value) {
+	if set.text != nil {
+		*set.text(s) = v.text
+		return
+	}
+	set.assign(s, v)
 }
 
 // id names the setting in a Kind's settings: its flag key, or its config file key.
@@ -62,14 +74,14 @@ func (s *setting) id() string {
 // settings are the sink settings, in the order messages list them.
 var settings = []*setting{
 	{flag: "name", yaml: "name", common: true, value: textValue, help: "the sink's name",
-		assign: func(s *Sink, v value) { s.Name = v.text }},
+		text: func(s *Sink) *string { return &s.Name }},
 	{yaml: "type", common: true, value: kindValue},
 	{flag: "format", yaml: "format", value: formatValue, help: "output format",
-		assign: func(s *Sink, v value) { s.Format = v.text }},
+		text: func(s *Sink) *string { return &s.Format }},
 	{yaml: "path", value: pathValue,
-		assign: func(s *Sink, v value) { s.Path = v.text }},
+		text: func(s *Sink) *string { return &s.Path }},
 	{yaml: "expr", value: exprValue,
-		assign: func(s *Sink, v value) { s.Expr = v.text }},
+		text: func(s *Sink) *string { return &s.Expr }},
 	{flag: "buffer", yaml: "buffer", common: true, value: bufferValue, help: "events queued for the sink at most",
 		assign: func(s *Sink, v value) { s.Buffer = v.n }},
 	{flag: "on-full", yaml: "onFull", common: true, value: policyValue, help: "what the sink does when its buffer is full",
@@ -79,7 +91,7 @@ var settings = []*setting{
 	{flag: "raw", yaml: "raw", value: boolValue, help: "print string results without quotes",
 		assign: func(s *Sink, v value) { s.Raw = v.on }},
 	{flag: "output", yaml: "output", value: pathValue, help: "write results to PATH instead of stdout",
-		assign: func(s *Sink, v value) { s.Output = v.text }},
+		text: func(s *Sink) *string { return &s.Output }},
 	{yaml: "rotate", value: groupValue},
 	{flag: "max-size", yaml: "rotate.maxSizeMB", value: countValue, help: "rotate the file at this many megabytes",
 		assign: func(s *Sink, v value) { s.Rotate.MaxSizeMB = v.n }},
@@ -157,6 +169,11 @@ func kindsTaking(set *setting) string {
 			names = append(names, k.Name)
 		}
 	}
+	return orList(names)
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(names []string) string {
 	if len(names) <= 1 {
 		return strings.Join(names, "")
 	}
