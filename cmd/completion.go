@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -560,34 +561,16 @@ var (
 		string(render.FormatName):   "TYPE kind/name, as kubectl get -o name",
 	}
 	policyDescriptions = map[string]string{
-		string(listener.Block):      "wait for room: lossless, may hold up this sink's informer handler",
-		string(listener.DropOldest): "drop the oldest queued event: the sink stays current",
-		string(listener.DropNewest): "drop the incoming event: keep what is queued",
-		string(listener.Coalesce):   "merge events for the same object: every final state arrives",
+		listener.Block.String():      "wait for room: lossless, may hold up this sink's informer handler",
+		listener.DropOldest.String(): "drop the oldest queued event: the sink stays current",
+		listener.DropNewest.String(): "drop the incoming event: keep what is queued",
+		listener.Coalesce.String():   "merge events for the same object: every final state arrives",
 	}
 	colorValues       = []string{"auto", "always", "never"}
 	colorDescriptions = map[string]string{
 		"auto":   "only when stdout is a terminal and NO_COLOR is unset",
 		"always": "always colour",
 		"never":  "never colour",
-	}
-	sinkKindDescriptions = map[string]string{
-		config.KindTerminal: "the standard output",
-		config.KindFile:     "a file",
-		config.KindJQ:       "a jq filter",
-	}
-	sinkOptionDescriptions = map[string]string{
-		"name":        "the sink's name",
-		"format":      "output format",
-		"buffer":      "events queued for the sink at most",
-		"on-full":     "what the sink does when its buffer is full",
-		"resync":      "re-deliver cached objects this often (30s, 5m, 1h)",
-		"raw":         "print string results without quotes",
-		"output":      "write results to PATH instead of stdout",
-		"max-size":    "rotate the file at this many megabytes",
-		"max-backups": "rotated files kept at most",
-		"max-age":     "days rotated files are kept at most",
-		"compress":    "gzip rotated files",
 	}
 )
 
@@ -623,14 +606,15 @@ func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 	i := strings.IndexAny(toComplete, "(=")
 	if i < 0 {
 		var comps []cobra.Completion
-		for _, kind := range config.Kinds() {
-			desc := sinkKindDescriptions[kind]
+		for _, name := range config.Kinds() {
+			kind, _ := config.LookupKind(name)
+			desc := kind.Description
 			forms := []cobra.Completion{
-				cobra.CompletionWithDesc(kind+"=", desc+targetHint(kind)),
-				cobra.CompletionWithDesc(kind+"(", desc+", with options"),
+				cobra.CompletionWithDesc(name+"=", desc+kind.TargetHint),
+				cobra.CompletionWithDesc(name+"(", desc+", with options"),
 			}
-			if kind == config.KindTerminal {
-				forms = append([]cobra.Completion{cobra.CompletionWithDesc(kind, desc+", in the -o format")}, forms...)
+			if kind.OptionalTarget() {
+				forms = append([]cobra.Completion{cobra.CompletionWithDesc(name, desc+", in the -o format")}, forms...)
 			}
 			for _, f := range forms {
 				if strings.HasPrefix(f, toComplete) {
@@ -640,15 +624,16 @@ func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 		}
 		return comps, partial
 	}
-	kind := toComplete[:i]
-	if !slices.Contains(config.Kinds(), kind) {
+	kindName := toComplete[:i]
+	kind, ok := config.LookupKind(kindName)
+	if !ok {
 		return nil, noFiles
 	}
 	if toComplete[i] == '=' {
-		switch kind {
-		case config.KindTerminal:
-			return withDescriptions(toComplete[:i+1], render.Formats(), formatDescriptions, toComplete), noFiles
-		case config.KindFile:
+		switch {
+		case kind.TargetIsFormat():
+			return withDescriptions(toComplete[:i+1], kind.Formats(), formatDescriptions, toComplete), noFiles
+		case kind.TargetIsPath():
 			return pathCompletions(toComplete[:i+1], toComplete[i+1:])
 		}
 		return nil, noFiles // a jq expression
@@ -657,11 +642,10 @@ func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 	rest := toComplete[i+1:]
 	closeAt, segStart := optionListEnd(rest)
 	if closeAt >= 0 {
-		if closeAt == len(rest)-1 && kind != config.KindTerminal {
-			what := map[string]string{config.KindFile: "then the file's PATH", config.KindJQ: "then the jq EXPRESSION"}[kind]
-			return []cobra.Completion{cobra.CompletionWithDesc(toComplete+"=", what)}, partial
+		if closeAt == len(rest)-1 && kind.AfterOptions != "" {
+			return []cobra.Completion{cobra.CompletionWithDesc(toComplete+"=", kind.AfterOptions)}, partial
 		}
-		if target := i + 1 + closeAt + 1; kind == config.KindFile && target < len(toComplete) && toComplete[target] == '=' {
+		if target := i + 1 + closeAt + 1; kind.TargetIsPath() && target < len(toComplete) && toComplete[target] == '=' {
 			return pathCompletions(toComplete[:target+1], toComplete[target+1:])
 		}
 		return nil, noFiles // complete, or a jq expression
@@ -671,21 +655,15 @@ func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 	if eq := strings.IndexByte(seg, '='); eq >= 0 {
 		key := seg[:eq]
 		base += key + "="
-		var values []string
-		descriptions := map[string]string{}
-		switch {
-		case key == "format" && kind == config.KindFile:
-			values, descriptions = config.FileFormats(), formatDescriptions
-		case key == "format":
-			values, descriptions = render.Formats(), formatDescriptions
-		case key == "on-full":
-			values, descriptions = listener.Policies(), policyDescriptions
-		case config.BareOption(key):
-			values = []string{"true", "false"}
-		case key == "output" && !strings.Contains(seg[eq+1:], `"`):
+		values, isPath := config.OptionValues(kindName, key)
+		if isPath && !strings.Contains(seg[eq+1:], `"`) {
 			comps, directive := pathCompletions(base, seg[eq+1:])
 			return comps, directive | cobra.ShellCompDirectiveNoSpace // the option list goes on
 		}
+		// Formats and policies are described; true and false need no words.
+		descriptions := map[string]string{}
+		maps.Copy(descriptions, formatDescriptions)
+		maps.Copy(descriptions, policyDescriptions)
 		return withDescriptions(base, values, descriptions, toComplete), partial
 	}
 	used := map[string]bool{}
@@ -693,7 +671,7 @@ func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 		used[strings.TrimSpace(strings.SplitN(opt, "=", 2)[0])] = true
 	}
 	var comps []cobra.Completion
-	for _, key := range config.OptionKeys(kind) {
+	for _, key := range config.OptionKeys(kindName) {
 		if used[key] {
 			continue
 		}
@@ -702,7 +680,7 @@ func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 			form = key
 		}
 		if strings.HasPrefix(base+form, toComplete) {
-			comps = append(comps, cobra.CompletionWithDesc(base+form, sinkOptionDescriptions[key]))
+			comps = append(comps, cobra.CompletionWithDesc(base+form, config.OptionHelp(key)))
 		}
 	}
 	return comps, partial
@@ -737,18 +715,6 @@ func pathCompletions(prefix, partial string) ([]cobra.Completion, cobra.ShellCom
 		comps = append(comps, comp)
 	}
 	return comps, directive
-}
-
-func targetHint(kind string) string {
-	switch kind {
-	case config.KindTerminal:
-		return " in FORMAT"
-	case config.KindFile:
-		return ": file=PATH"
-	case config.KindJQ:
-		return ": jq=EXPRESSION"
-	}
-	return ""
 }
 
 // optionListEnd scans an option list (what follows '(') the way the --sink parser does:

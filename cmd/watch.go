@@ -140,7 +140,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.BoolVarP(&o.RawOutput, "raw-output", "r", false, "with --jq: print strings raw, not as JSON")
 	f.BoolVar(&o.NoScreen, "no-screen", false, "write no events to stdout, only to the --sink and config file sinks (an archiving run)")
 	f.IntVar(&o.Buffer, "buffer", listener.DefaultBuffer, "events each sink may queue")
-	f.StringVar(&o.OnFull, "on-full", string(listener.Block), "what a sink does when its buffer is full: "+strings.Join(listener.Policies(), "|"))
+	f.StringVar(&o.OnFull, "on-full", listener.Block.String(), "what a sink does when its buffer is full: "+strings.Join(listener.Policies(), "|"))
 	f.DurationVar(&o.Resync, "resync", 0, "re-deliver every cached object to the sinks as SYNC events this often (0: never)")
 	f.DurationVar(&o.Grace, "grace", 5*time.Second, "on exit, how long sinks may take to write what they still hold")
 	f.BoolVar(&o.WatchOnly, "watch-only", false, "do not print the objects that exist at start-up, only later changes")
@@ -328,20 +328,23 @@ func (o *WatchOptions) completeSinks() error {
 		}
 	}
 	// Flags given explicitly override the file's defaults.
-	defaults := config.Defaults{Buffer: o.Buffer, OnFull: o.OnFull, Resync: o.Resync}
+	// The flag's policy is parsed once, here, like the file's and the sinks' policies
+	// where they are read.
+	onFull, onFullErr := listener.ParsePolicy(o.OnFull)
+	defaults := config.Defaults{Buffer: o.Buffer, OnFull: onFull, Resync: o.Resync}
 	if file != nil {
 		if !o.flagsSet("buffer") && file.Defaults.Buffer != 0 {
 			defaults.Buffer = file.Defaults.Buffer
 		}
-		if !o.flagsSet("on-full") && file.Defaults.OnFull != "" {
-			defaults.OnFull = file.Defaults.OnFull
+		if !o.flagsSet("on-full") && !file.Defaults.OnFull.IsZero() {
+			defaults.OnFull, onFullErr = file.Defaults.OnFull, nil
 		}
 		if !o.flagsSet("resync") && file.Defaults.Resync != 0 {
 			defaults.Resync = file.Defaults.Resync
 		}
 	}
-	if _, err := listener.ParsePolicy(defaults.OnFull); err != nil {
-		return usageErrorf("--on-full: %v", err)
+	if onFullErr != nil {
+		return usageErrorf("--on-full: %v", onFullErr)
 	}
 	if defaults.Buffer < 1 || defaults.Buffer > config.MaxBuffer {
 		return usageErrorf("--buffer %d: give a number of events from 1 to %d", defaults.Buffer, config.MaxBuffer)
@@ -407,7 +410,7 @@ func (o *WatchOptions) stdoutFromCommandLine(fileSinks, flagSinks []config.Sink)
 	switch {
 	case o.NoScreen && flagStdout:
 		for _, s := range flagSinks {
-			if writesStdout(s) {
+			if s.WritesStdout() {
 				return nil, usageErrorf("--no-screen turns off the standard output stream, but %s writes to it; drop one of them", s.Origin)
 			}
 		}
@@ -421,7 +424,7 @@ func (o *WatchOptions) stdoutFromCommandLine(fileSinks, flagSinks []config.Sink)
 	var kept []config.Sink
 	for _, s := range fileSinks {
 		switch {
-		case !writesStdout(s):
+		case !s.WritesStdout():
 		case o.NoScreen || o.JQ != "" || flagStdout:
 			continue
 		case o.flagsSet("output"):
@@ -435,22 +438,19 @@ func (o *WatchOptions) stdoutFromCommandLine(fileSinks, flagSinks []config.Sink)
 	return kept, nil
 }
 
-// completeStdout makes a file sink's path, or a jq sink's output, that names the standard
-// output ("-", /dev/stdout, or the very file stdout is) config.Stdout, so that it is
-// written as stdout: once, by one sink, never rotated or renamed.
+// completeStdout makes the path a sink writes to (a file sink's path, a jq sink's output)
+// config.Stdout when it names the standard output ("-", /dev/stdout, or the very file
+// stdout is), so that it is written as stdout: once, by one sink, never rotated or
+// renamed.
 func (o *WatchOptions) completeStdout(s *config.Sink) error {
-	switch {
-	case s.Type == config.KindFile && o.isStdout(s.Path):
-		if s.Rotate.MaxSizeMB > 0 {
-			return usageErrorf("sink %q: %s is the standard output, which cannot be rotated (rotation renames the file); %s", s.Name, s.Path, dropRotation(*s))
-		}
-		if s.AutoName {
-			s.Name = "stdout"
-		}
-		s.Path = config.Stdout
-	case s.Type == config.KindJQ && s.Output != "" && o.isStdout(s.Output):
-		s.Output = ""
+	path, ok := s.Destination()
+	if !ok || path == "" || !o.isStdout(path) {
+		return nil
 	}
+	if s.Rotate.MaxSizeMB > 0 {
+		return usageErrorf("sink %q: %s is the standard output, which cannot be rotated (rotation renames the file); %s", s.Name, path, dropRotation(*s))
+	}
+	s.SetStdout()
 	return nil
 }
 
@@ -484,23 +484,9 @@ func (o *WatchOptions) isStdout(path string) bool {
 // writesToStdout reports whether one of the sinks writes to stdout.
 func writesToStdout(sinks []config.Sink) bool {
 	for _, s := range sinks {
-		if writesStdout(s) {
+		if s.WritesStdout() {
 			return true
 		}
-	}
-	return false
-}
-
-// writesStdout reports whether the sink writes to stdout (once its paths went through
-// completeStdout).
-func writesStdout(s config.Sink) bool {
-	switch s.Type {
-	case config.KindTerminal:
-		return true
-	case config.KindJQ:
-		return s.Output == "" || s.Output == config.Stdout
-	case config.KindFile:
-		return s.Path == config.Stdout
 	}
 	return false
 }

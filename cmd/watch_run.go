@@ -12,7 +12,6 @@ import (
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
 
@@ -103,7 +102,7 @@ func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Confi
 // write, and the rest go on.
 func onlyStdout(sinks []config.Sink) bool {
 	for _, s := range sinks {
-		if !writesStdout(s) {
+		if !s.WritesStdout() {
 			return false
 		}
 	}
@@ -136,63 +135,26 @@ func (o *WatchOptions) buildListeners(files *[]*sink.File) (_ []*listener.Listen
 			}
 			return nil, &SinkOpenError{Name: s.Name, Err: err}
 		}
-		policy, err := listener.ParsePolicy(s.OnFull)
-		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
-		}
-		ls = append(ls, listener.New(listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: policy, Resync: s.Resync}, out, o.warnf))
+		ls = append(ls, listener.New(listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}, out, o.warnf))
 	}
 	return ls, nil
 }
 
+// newSink builds the sink's writer as its kind says, with what this run gives every sink.
 func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sink, error) {
-	filter := sink.Filter{ChangesOnly: o.ChangesOnly, Differ: o.differ}
-	showKind := len(o.resources) > 1 || o.WithEvents
-	switch s.Type {
-	case config.KindTerminal:
-		p, err := render.NewPrinter(render.Options{
-			Format: render.Format(s.Format), Color: o.colorFor(o.Streams.Out), Timestamps: o.Timestamps,
-			ShowKind: showKind, Diff: o.differ, ShowOld: o.ShowOld,
-			// The command line says the namespace to whoever reads the terminal; a file
-			// is read without it, so file sinks keep it in every name.
-			Namespace: o.namespace, TerminalWidth: terminalWidth(o.Streams.Out),
-		})
-		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
-		}
-		return sink.NewPrinter(o.Streams.Out, p, filter, "stdout", nil), nil
-	case config.KindFile:
-		p, err := render.NewPrinter(render.Options{
-			Format: render.Format(s.Format), Timestamps: true, ShowKind: showKind, Diff: o.differ, ShowOld: o.ShowOld,
-		})
-		if err != nil {
-			return nil, &UsageError{Err: fmt.Errorf("sink %q: %v", s.Name, err)}
-		}
-		if s.Path == config.Stdout {
-			// Written as files are (full times, no colour), to stdout, which is not ours to
-			// close.
-			return sink.NewPrinter(o.Streams.Out, p, filter, "stdout", nil), nil
-		}
-		f, err := sink.OpenFile(s.Path, sink.Rotation(s.Rotate), o.warnf)
-		if err != nil {
-			return nil, err
-		}
-		*files = append(*files, f)
-		return sink.NewPrinter(f, p, filter, "file "+s.Path, f.Close), nil
-	case config.KindJQ:
-		opts := sink.JQOptions{Name: s.Name, Query: o.queries[s.Name], Differ: o.differ, ShowOld: o.ShowOld, Raw: s.Raw,
-			Filter: filter, Out: o.Streams.Out, Terminal: isTerminal(o.Streams.Out), Describe: "stdout", Warn: o.warnf}
-		if s.Output != "" && s.Output != config.Stdout {
-			f, err := sink.OpenFile(s.Output, sink.Rotation{}, o.warnf)
-			if err != nil {
-				return nil, err
-			}
-			*files = append(*files, f)
-			opts.Out, opts.Terminal, opts.Describe, opts.CloseFn = f, false, "file "+s.Output, f.Close
-		}
-		return sink.NewJQ(opts), nil
+	out, err := config.Build(s, config.BuildEnv{
+		Stdout: o.Streams.Out, Color: o.colorFor(o.Streams.Out), Terminal: isTerminal(o.Streams.Out),
+		TerminalWidth: terminalWidth(o.Streams.Out), Timestamps: o.Timestamps,
+		ShowKind: len(o.resources) > 1 || o.WithEvents, Namespace: o.namespace,
+		Differ: o.differ, ShowOld: o.ShowOld, Filter: sink.Filter{ChangesOnly: o.ChangesOnly, Differ: o.differ},
+		Query: o.queries[s.Name], Warn: o.warnf,
+		Opened: func(f *sink.File) { *files = append(*files, f) },
+	})
+	var invalid *config.InvalidSinkError
+	if errors.As(err, &invalid) {
+		return nil, &UsageError{Err: err}
 	}
-	return nil, &UsageError{Err: fmt.Errorf("sink %q: unknown kind %q", s.Name, s.Type)}
+	return out, err
 }
 
 // summary prints the exit line: how many events were made, what became of them per sink,

@@ -1,5 +1,10 @@
 // Package config reads kubeevents' output sinks from --sink flags and from a YAML
-// config file, and checks them before anything is started.
+// config file, checks them before anything is started, and builds them (Build).
+//
+// Each sink kind is one registration in kinds (kinds.go): the settings it takes, its
+// target, formats and default name, whether it writes to stdout, its completion and how
+// it is built. Both --sink and the config file read options through one table,
+// settings (validate.go).
 //
 // # The --sink flag
 //
@@ -89,8 +94,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/kubeevents/kubeevents/internal/listener"
 )
 
 // SinkSyntaxHelp describes the --sink flag, for its help text.
@@ -135,8 +141,8 @@ type Sink struct {
 	Output string // jq: file the results go to; "" or Stdout ("-") means stdout
 	Rotate Rotate // file: rotation
 	Buffer int    // events queued at most; 0 means the default
-	// OnFull is a listener.Policy name; "" means the default.
-	OnFull string
+	// OnFull is the on-full policy, parsed where the sink was read; zero means the default.
+	OnFull listener.Policy
 	// Resync is the resync period; 0 means none, otherwise it is at least MinResync.
 	Resync time.Duration
 
@@ -164,7 +170,7 @@ type File struct {
 // Defaults are the settings a sink gets when it leaves them unset (zero).
 type Defaults struct {
 	Buffer int
-	OnFull string
+	OnFull listener.Policy
 	Resync time.Duration
 }
 
@@ -173,7 +179,7 @@ func (d Defaults) Apply(s Sink) Sink {
 	if s.Buffer == 0 {
 		s.Buffer = d.Buffer
 	}
-	if s.OnFull == "" {
+	if s.OnFull.IsZero() {
 		s.OnFull = d.OnFull
 	}
 	if s.Resync == 0 {
@@ -259,34 +265,17 @@ func DefaultPath() string {
 	return filepath.Join(dir, "kubeevents", "config.yaml")
 }
 
-// kinds lists the sink kinds in the order messages show them.
-var kinds = []string{KindTerminal, KindFile, KindJQ}
-
 func knownKind(k string) bool {
-	for _, kind := range kinds {
-		if k == kind {
-			return true
-		}
-	}
-	return false
+	_, ok := LookupKind(k)
+	return ok
 }
 
 // kindList is "terminal, file or jq".
 func kindList() string {
-	return strings.Join(kinds[:len(kinds)-1], ", ") + " or " + kinds[len(kinds)-1]
+	return orList(Kinds())
 }
 
-// defaultName is a sink's name when none is given.
+// defaultName is a sink's name when none is given; s.Type is a known kind.
 func defaultName(s *Sink) string {
-	switch s.Type {
-	case KindTerminal:
-		return "screen"
-	case KindFile:
-		if s.Path == Stdout {
-			return "stdout"
-		}
-		return filepath.Base(s.Path)
-	default:
-		return s.Type
-	}
+	return kindOf(s).defaultName(s)
 }

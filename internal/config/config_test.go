@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/kubeevents/kubeevents/internal/listener"
+
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -114,11 +116,11 @@ func TestCheckNames(t *testing.T) {
 }
 
 func TestDefaultsApply(t *testing.T) {
-	d := Defaults{Buffer: 1, OnFull: "block", Resync: 5}
-	if got := d.Apply(Sink{Name: "a"}); got != (Sink{Name: "a", Buffer: 1, OnFull: "block", Resync: 5}) {
+	d := Defaults{Buffer: 1, OnFull: listener.Block, Resync: 5}
+	if got := d.Apply(Sink{Name: "a"}); got != (Sink{Name: "a", Buffer: 1, OnFull: listener.Block, Resync: 5}) {
 		t.Errorf("Apply to empty sink = %+v", got)
 	}
-	s := Sink{Name: "a", Buffer: 2, OnFull: "coalesce", Resync: 7}
+	s := Sink{Name: "a", Buffer: 2, OnFull: listener.Coalesce, Resync: 7}
 	if got := d.Apply(s); got != s {
 		t.Errorf("Apply to set sink = %+v, want it unchanged", got)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
@@ -309,48 +310,31 @@ func (d *decoder) sink(n *yaml.Node, i int) (Sink, *yaml.Node, error) {
 		s.Type = typeNode.Value
 	}
 	var nameNode, rotateNode *yaml.Node
-	err := d.mapping(n, "in "+who, path+".", yamlKeys(), func(key string, k, v *yaml.Node) error {
+	err := d.mapping(n, "in "+who, path+".", yamlKeys(""), func(key string, k, v *yaml.Node) error {
 		field := path + "." + key
-		if set, _ := yamlSetting(key); s.Type != "" && set.kinds&kindBit(s.Type) == 0 {
-			return d.errorf(k, "%s: not valid for %s sinks (only for %s)", field, s.Type, set.kinds)
+		set, _ := yamlSetting(key)
+		if kind := kindOf(&s); kind != nil && !kind.takes(set) {
+			return d.errorf(k, "%s: not valid for %s sinks (only for %s)", field, s.Type, kindsTaking(set))
 		}
-		var err error
-		switch key {
-		case "type":
+		switch set.value {
+		case kindValue:
 			if typeNode == nil {
 				return d.errorf(v, "%s: want one of %s, got %s", field, kindList(), describe(v))
 			}
-		case "name":
-			s.Name, err = d.str(v, field)
-			if s.Name != "" {
-				nameNode = v
-			}
-		case "format":
-			s.Format, err = d.str(v, field)
-			if err == nil && s.Format != "" && s.Type != "" {
-				if err := checkFormat(s.Type, s.Format); err != nil {
-					return d.errorf(v, "%s: %v", field, err)
-				}
-			}
-		case "path":
-			s.Path, err = d.str(v, field)
-		case "expr":
-			s.Expr, err = d.str(v, field)
-		case "output":
-			s.Output, err = d.str(v, field)
-		case "raw":
-			s.Raw, err = d.bool(v, field)
-		case "buffer":
-			s.Buffer, err = d.buffer(v, field)
-		case "onFull":
-			s.OnFull, err = d.onFull(v, field)
-		case "resync":
-			s.Resync, err = d.resync(v, field)
-		case "rotate":
+			return nil
+		case groupValue:
 			rotateNode = v
-			err = d.rotate(v, field, &s.Rotate)
+			return d.group(&s, v, field, key+".")
 		}
-		return err
+		val, err := d.value(&s, set, v, field)
+		if err != nil {
+			return err
+		}
+		set.set(&s, val)
+		if key == "name" && s.Name != "" {
+			nameNode = v
+		}
+		return nil
 	})
 	if err != nil {
 		return Sink{}, nil, err
@@ -358,22 +342,21 @@ func (d *decoder) sink(n *yaml.Node, i int) (Sink, *yaml.Node, error) {
 	if s.Type == "" {
 		return Sink{}, nil, d.errorf(n, "%s: missing \"type\"; use %s", who, kindList())
 	}
-	switch s.Type {
-	case KindFile:
-		if s.Path == "" {
-			return Sink{}, nil, d.errorf(n, "%s: missing \"path\", which a file sink needs", who)
+	kind := kindOf(&s)
+	if target, _ := settingByID(kind.target); !kind.optionalTarget {
+		missing := *kind.targetField(&s) == ""
+		if target.value == exprValue {
+			missing = strings.TrimSpace(*kind.targetField(&s)) == ""
 		}
-		if s.Format == "" {
-			s.Format = string(fileFormats[0])
+		if missing {
+			return Sink{}, nil, d.errorf(n, "%s: missing %q, which %s %s sink needs", who, target.yaml, article(kind.Name), kind.Name)
 		}
-		r := s.Rotate
-		if r.MaxSizeMB == 0 && (r.MaxBackups != 0 || r.MaxAgeDays != 0 || r.Compress) {
-			return Sink{}, nil, d.errorf(rotateNode, "%s.rotate %s: add maxSizeMB", path, errRotateNeedsSize)
-		}
-	case KindJQ:
-		if strings.TrimSpace(s.Expr) == "" {
-			return Sink{}, nil, d.errorf(n, "%s: missing \"expr\", which a jq sink needs", who)
-		}
+	}
+	if s.Format == "" {
+		s.Format = string(kind.defaultFormat)
+	}
+	if r := s.Rotate; r.MaxSizeMB == 0 && (r.MaxBackups != 0 || r.MaxAgeDays != 0 || r.Compress) {
+		return Sink{}, nil, d.errorf(rotateNode, "%s.rotate %s: add maxSizeMB", path, errRotateNeedsSize)
 	}
 	if s.Name == "" {
 		s.Name, s.AutoName = defaultName(&s), true
@@ -381,26 +364,59 @@ func (d *decoder) sink(n *yaml.Node, i int) (Sink, *yaml.Node, error) {
 	return s, nameNode, nil
 }
 
-func (d *decoder) rotate(n *yaml.Node, path string, r *Rotate) error {
+// group decodes a mapping of settings, such as rotate, whose keys are the settings
+// named prefix+KEY in the settings table.
+func (d *decoder) group(s *Sink, n *yaml.Node, path, prefix string) error {
 	if isNull(n) {
 		return nil
 	}
-	keys := []string{"maxSizeMB", "maxBackups", "maxAgeDays", "compress"}
-	return d.mapping(n, "in "+path, path+".", keys, func(key string, k, v *yaml.Node) error {
-		field := path + "." + key
-		var err error
-		switch key {
-		case "maxSizeMB":
-			r.MaxSizeMB, err = d.count(v, field)
-		case "maxBackups":
-			r.MaxBackups, err = d.count(v, field)
-		case "maxAgeDays":
-			r.MaxAgeDays, err = d.count(v, field)
-		case "compress":
-			r.Compress, err = d.bool(v, field)
+	return d.mapping(n, "in "+path, path+".", yamlKeys(prefix), func(key string, k, v *yaml.Node) error {
+		set, _ := yamlSetting(prefix + key)
+		val, err := d.value(s, set, v, path+"."+key)
+		if err != nil {
+			return err
 		}
-		return err
+		set.set(s, val)
+		return nil
 	})
+}
+
+// value reads a config file value as its setting says.
+func (d *decoder) value(s *Sink, set *setting, n *yaml.Node, field string) (value, error) {
+	var v value
+	var err error
+	switch set.value {
+	case textValue, pathValue, exprValue:
+		v.text, err = d.str(n, field)
+	case formatValue:
+		v.text, err = d.str(n, field)
+		if err == nil && v.text != "" && s.Type != "" {
+			if err := checkFormat(s.Type, v.text); err != nil {
+				return value{}, d.errorf(n, "%s: %v", field, err)
+			}
+		}
+	case boolValue:
+		v.on, err = d.bool(n, field)
+	case countValue:
+		v.n, err = d.count(n, field)
+	case bufferValue:
+		v.n, err = d.buffer(n, field)
+	case policyValue:
+		v.policy, err = d.onFull(n, field)
+	case periodValue:
+		v.period, err = d.resync(n, field)
+	default:
+		err = d.errorf(n, "%s: cannot be given here", field)
+	}
+	return v, err
+}
+
+// article is "a" or "an", for "a file sink", "an xyz sink".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // str decodes a string. Any scalar will do (a path may look like a number); null is "".
@@ -456,15 +472,16 @@ func (d *decoder) buffer(n *yaml.Node, field string) (int, error) {
 	return i, nil
 }
 
-func (d *decoder) onFull(n *yaml.Node, field string) (string, error) {
+func (d *decoder) onFull(n *yaml.Node, field string) (listener.Policy, error) {
 	s, err := d.str(n, field)
 	if err != nil || s == "" {
-		return s, err
+		return listener.Policy{}, err
 	}
-	if err := checkOnFull(s); err != nil {
-		return "", d.errorf(n, "%s: %v", field, err)
+	p, err := listener.ParsePolicy(s)
+	if err != nil {
+		return listener.Policy{}, d.errorf(n, "%s: %v", field, err)
 	}
-	return s, nil
+	return p, nil
 }
 
 func (d *decoder) resync(n *yaml.Node, field string) (time.Duration, error) {

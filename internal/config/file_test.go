@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/kubeevents/kubeevents/internal/listener"
+
 	"errors"
 	"io/fs"
 	"os"
@@ -33,13 +35,13 @@ sinks:
 `
 
 var exampleFile = &File{
-	Defaults: Defaults{Buffer: 2048, OnFull: "drop-oldest"},
+	Defaults: Defaults{Buffer: 2048, OnFull: listener.DropOldest},
 	Sinks: []Sink{
 		{Name: "screen", Type: "terminal", Format: "pretty", Origin: "config.yaml:5:5"},
 		{
 			Name: "archive", Type: "file", Format: "json", Path: "events.jsonl",
 			Rotate: Rotate{MaxSizeMB: 100, MaxBackups: 5, Compress: true},
-			Resync: 5 * time.Minute, Buffer: 4096, OnFull: "block", Origin: "config.yaml:8:5",
+			Resync: 5 * time.Minute, Buffer: 4096, OnFull: listener.Block, Origin: "config.yaml:8:5",
 		},
 		{
 			Name: "deletions", Type: "jq", Expr: `select(.type=="DELETED") | .object.metadata.name`,
@@ -70,7 +72,7 @@ func TestParse(t *testing.T) {
 		{"null sinks", "defaults:\nsinks:\n", &File{}},
 		{"no sinks", "sinks: []\n", &File{}},
 		{"defaults only", "defaults: {buffer: 10, onFull: coalesce, resync: 1m}\n",
-			&File{Defaults: Defaults{Buffer: 10, OnFull: "coalesce", Resync: time.Minute}}},
+			&File{Defaults: Defaults{Buffer: 10, OnFull: listener.Coalesce, Resync: time.Minute}}},
 		{"default names", "sinks:\n  - type: terminal\n  - type: file\n    path: /var/log/ev.log\n  - {type: jq, expr: .}\n", &File{Sinks: []Sink{
 			{Name: "screen", AutoName: true, Type: "terminal", Origin: "c.yaml:2:5"},
 			{Name: "ev.log", AutoName: true, Type: "file", Format: "json", Path: "/var/log/ev.log", Origin: "c.yaml:3:5"},
@@ -317,8 +319,8 @@ sinks:
 	}
 	got := f.Resolved()
 	want := []Sink{
-		{Name: "screen", AutoName: true, Type: "terminal", Buffer: 100, OnFull: "drop-newest", Resync: 10 * time.Minute, Origin: "c.yaml:3:5"},
-		{Name: "jq", AutoName: true, Type: "jq", Expr: ".", Buffer: 5, OnFull: "block", Resync: time.Minute, Origin: "c.yaml:4:5"},
+		{Name: "screen", AutoName: true, Type: "terminal", Buffer: 100, OnFull: listener.DropNewest, Resync: 10 * time.Minute, Origin: "c.yaml:3:5"},
+		{Name: "jq", AutoName: true, Type: "jq", Expr: ".", Buffer: 5, OnFull: listener.Block, Resync: time.Minute, Origin: "c.yaml:4:5"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Resolved\n got  %+v\n want %+v", got, want)

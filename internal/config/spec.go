@@ -1,13 +1,14 @@
 package config
 
 import (
-	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
@@ -71,37 +72,12 @@ func parseSpec(spec string) (Sink, error) {
 	if err := applyOptions(&s, opts); err != nil {
 		return Sink{}, err
 	}
-	switch kind {
-	case KindFile:
-		if target == "" {
-			return Sink{}, fmt.Errorf("file needs a path: file=PATH %s", syntaxHint)
-		}
-		s.Path = target
-		if s.Format == "" {
-			s.Format = string(fileFormats[0])
-		}
-	case KindJQ:
-		if strings.TrimSpace(target) == "" {
-			return Sink{}, fmt.Errorf("jq needs an expression: jq=EXPR %s", syntaxHint)
-		}
-		s.Expr = target
-	case KindTerminal:
-		if hasTarget {
-			if s.Format != "" {
-				return Sink{}, errors.New("format given twice, as option and as =TARGET; give it once")
-			}
-			if target == "" {
-				return Sink{}, fmt.Errorf("terminal needs a format after '=': terminal=FORMAT %s", syntaxHint)
-			}
-			if err := checkFormat(kind, target); err != nil {
-				return Sink{}, err
-			}
-			s.Format = target
-		}
+	if err := applyTarget(&s, opts, target, hasTarget); err != nil {
+		return Sink{}, err
 	}
 	if s.Rotate.MaxSizeMB == 0 {
 		for _, o := range opts {
-			if o.key == "max-backups" || o.key == "max-age" || o.key == "compress" {
+			if set, _ := flagSetting(o.key); strings.HasPrefix(set.yaml, "rotate.") && set.flag != "max-size" {
 				return Sink{}, fmt.Errorf("option %q %s: add max-size=MB", o.key, errRotateNeedsSize)
 			}
 		}
@@ -209,8 +185,36 @@ func unquote(key, s string) (string, int, error) {
 	return "", 0, fmt.Errorf("unterminated quote in the value of option %q; end it with '\"'", key)
 }
 
+// applyTarget sets the setting the kind's =TARGET stands for (the path, the
+// expression, the terminal's format) and the kind's default format.
+func applyTarget(s *Sink, opts []option, target string, hasTarget bool) error {
+	k := kindOf(s)
+	set, _ := settingByID(k.target)
+	missing := target == "" || (set.value == exprValue && strings.TrimSpace(target) == "")
+	switch {
+	case !k.optionalTarget && missing:
+		return fmt.Errorf("%s needs %s: %s=%s %s", k.Name, k.targetNoun, k.Name, k.targetMeta, syntaxHint)
+	case !hasTarget:
+	case slices.ContainsFunc(opts, func(o option) bool { return o.key == set.flag }):
+		return fmt.Errorf("%s given twice, as option and as =TARGET; give it once", set.flag)
+	case missing:
+		return fmt.Errorf("%s needs %s after '=': %s=%s %s", k.Name, k.targetNoun, k.Name, k.targetMeta, syntaxHint)
+	default:
+		v, err := flagValue(s, set, option{key: set.id(), value: target, hasValue: true})
+		if err != nil {
+			return err
+		}
+		set.set(s, v)
+	}
+	if s.Format == "" {
+		s.Format = string(k.defaultFormat)
+	}
+	return nil
+}
+
 // applyOptions sets s's fields from opts. s.Type is set.
 func applyOptions(s *Sink, opts []option) error {
+	k := kindOf(s)
 	seen := make(map[string]bool, len(opts))
 	for _, o := range opts {
 		set, ok := flagSetting(o.key)
@@ -224,71 +228,67 @@ func applyOptions(s *Sink, opts []option) error {
 			return fmt.Errorf("unknown option %q%s; %s sinks take: %s",
 				o.key, suggest.DidYouMean(o.key, flagKeys(s.Type)), s.Type, strings.Join(flagKeys(s.Type), ", "))
 		}
-		if set.kinds&kindBit(s.Type) == 0 {
+		if !k.takes(set) {
 			return fmt.Errorf("option %q is for %s sinks only; %s sinks take: %s",
-				o.key, set.kinds, s.Type, strings.Join(flagKeys(s.Type), ", "))
+				o.key, kindsTaking(set), s.Type, strings.Join(flagKeys(s.Type), ", "))
 		}
 		if seen[o.key] {
 			return fmt.Errorf("option %q given twice; give it once", o.key)
 		}
 		seen[o.key] = true
-		if set.bool {
-			v := true
-			if o.hasValue {
-				switch o.value {
-				case "true":
-				case "false":
-					v = false
-				default:
-					return fmt.Errorf("option %q: want true or false (or just %q), got %q", o.key, o.key, o.value)
-				}
-			}
-			if o.key == "raw" {
-				s.Raw = v
-			} else {
-				s.Rotate.Compress = v
-			}
-			continue
-		}
-		if o.value == "" {
-			return fmt.Errorf("option %q needs a value: %s=VALUE", o.key, o.key)
-		}
-		var err error
-		switch o.key {
-		case "name":
-			s.Name = o.value
-		case "format":
-			err = checkFormat(s.Type, o.value)
-			s.Format = o.value
-		case "output":
-			s.Output = o.value
-		case "on-full":
-			err = checkOnFull(o.value)
-			s.OnFull = o.value
-		case "resync":
-			s.Resync, err = parseResync(o.value)
-			if err != nil {
-				err = fmt.Errorf("option %q: %w", o.key, err)
-			}
-		case "buffer":
-			s.Buffer, err = atoi(o)
-			if err == nil {
-				if err = checkBuffer(s.Buffer); err != nil {
-					err = fmt.Errorf("option %q: %w", o.key, err)
-				}
-			}
-		case "max-size":
-			s.Rotate.MaxSizeMB, err = atoi(o)
-		case "max-backups":
-			s.Rotate.MaxBackups, err = atoi(o)
-		case "max-age":
-			s.Rotate.MaxAgeDays, err = atoi(o)
-		}
+		v, err := flagValue(s, set, o)
 		if err != nil {
 			return err
 		}
+		set.set(s, v)
 	}
 	return nil
+}
+
+// flagValue reads a --sink option's value as its setting says.
+func flagValue(s *Sink, set *setting, o option) (value, error) {
+	if set.value == boolValue {
+		if !o.hasValue {
+			return value{on: true}, nil
+		}
+		switch o.value {
+		case "true":
+			return value{on: true}, nil
+		case "false":
+			return value{}, nil
+		}
+		return value{}, fmt.Errorf("option %q: want true or false (or just %q), got %q", o.key, o.key, o.value)
+	}
+	if o.value == "" {
+		return value{}, fmt.Errorf("option %q needs a value: %s=VALUE", o.key, o.key)
+	}
+	var v value
+	var err error
+	switch set.value {
+	case textValue, pathValue, exprValue:
+		v.text = o.value
+	case formatValue:
+		v.text, err = o.value, checkFormat(s.Type, o.value)
+	case policyValue:
+		v.policy, err = listener.ParsePolicy(o.value)
+	case periodValue:
+		v.period, err = parseResync(o.value)
+		if err != nil {
+			err = fmt.Errorf("option %q: %w", o.key, err)
+		}
+	case bufferValue:
+		v.n, err = atoi(o)
+		if err == nil {
+			if err = checkBuffer(v.n); err != nil {
+				err = fmt.Errorf("option %q: %w", o.key, err)
+			}
+		}
+	case countValue:
+		v.n, err = atoi(o)
+	default:
+		err = fmt.Errorf("option %q cannot be given in --sink", o.key)
+	}
+	return v, err
 }
 
 // atoi parses a non-negative integer option.

@@ -24,13 +24,13 @@ func TestParseSinkSpec(t *testing.T) {
 		}},
 		{`file(name=archive,format=yaml,max-size=1,max-age=7,compress=false,buffer=0,on-full=coalesce,resync=1s)=a b=c.log`, Sink{
 			Name: "archive", Type: "file", Format: "yaml", Path: "a b=c.log",
-			Rotate: Rotate{MaxSizeMB: 1, MaxAgeDays: 7}, OnFull: "coalesce", Resync: time.Second,
+			Rotate: Rotate{MaxSizeMB: 1, MaxAgeDays: 7}, OnFull: listener.Coalesce, Resync: time.Second,
 		}},
 		{`file()=x`, Sink{Name: "x", AutoName: true, Type: "file", Format: "json", Path: "x"}},
 		{`file( name = a , format = json )= spaced `, Sink{Name: "a", Type: "file", Format: "json", Path: " spaced "}},
 		{`jq=select(.type=="DELETED")`, Sink{Name: "jq", AutoName: true, Type: "jq", Expr: `select(.type=="DELETED")`}},
 		{`jq(raw,output=deletions.txt,on-full=drop-oldest,buffer=4096)=select(.type=="DELETED") | .object.metadata.name`, Sink{
-			Name: "jq", AutoName: true, Type: "jq", Raw: true, Output: "deletions.txt", OnFull: "drop-oldest", Buffer: 4096,
+			Name: "jq", AutoName: true, Type: "jq", Raw: true, Output: "deletions.txt", OnFull: listener.DropOldest, Buffer: 4096,
 			Expr: `select(.type=="DELETED") | .object.metadata.name`,
 		}},
 		{`jq={a: .x, b: (.y, "p,q=r)")} | [.a, .b]`, Sink{Name: "jq", AutoName: true, Type: "jq", Expr: `{a: .x, b: (.y, "p,q=r)")} | [.a, .b]`}},
@@ -180,8 +180,8 @@ func TestSinkSyntaxHelp(t *testing.T) {
 		}
 	}
 	for _, k := range kinds {
-		if !strings.Contains(SinkSyntaxHelp, k) {
-			t.Errorf("SinkSyntaxHelp does not mention kind %q", k)
+		if !strings.Contains(SinkSyntaxHelp, k.Name) {
+			t.Errorf("SinkSyntaxHelp does not mention kind %q", k.Name)
 		}
 	}
 }

@@ -7,145 +7,186 @@ import (
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // This file holds the checks shared by --sink flags and the config file. Their errors
 // say what is wrong with a value; the callers add which setting it was and where.
 
-// kindSet is a set of sink kinds, for which kinds a setting applies to.
-type kindSet uint8
+// valueType is what a setting's value is, which says how --sink and the config file
+// read it (each with its own messages) before the setting's assign stores it.
+type valueType int
 
 const (
-	forTerminal kindSet = 1 << iota
-	forFile
-	forJQ
-	forAll = forTerminal | forFile | forJQ
+	textValue   valueType = iota // any string
+	pathValue                    // a file's path ("-": stdout); completed as a path
+	exprValue                    // a jq expression; blank is missing
+	boolValue                    // true or false; a bare --sink option is true
+	countValue                   // a non-negative integer
+	bufferValue                  // a buffer size, 0 to MaxBuffer
+	policyValue                  // an on-full policy
+	periodValue                  // a resync period
+	formatValue                  // an output format the sink's kind takes
+	kindValue                    // the config file's type
+	groupValue                   // the config file's rotate: a mapping of the settings named "rotate.KEY"
 )
 
-func kindBit(kind string) kindSet {
-	switch kind {
-	case KindTerminal:
-		return forTerminal
-	case KindFile:
-		return forFile
-	case KindJQ:
-		return forJQ
-	}
-	return 0
+// value is a setting's value once read, from --sink or from the config file.
+type value struct {
+	text   string
+	on     bool
+	n      int
+	policy listener.Policy
+	period time.Duration
 }
 
-// String lists the kinds, as "file" or "terminal or file".
-func (k kindSet) String() string {
-	var names []string
-	for _, kind := range kinds {
-		if k&kindBit(kind) != 0 {
-			names = append(names, kind)
-		}
-	}
-	if len(names) <= 1 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// setting is one sink setting, with its names in flags and in the config file.
+// setting is one sink setting: its names in flags and in the config file, which kinds
+// take it, what its value is and where it goes in a Sink. Both --sink and the config
+// file parse through this table.
 type setting struct {
-	flag  string // key in --sink OPTIONS; "" when only the TARGET sets it
-	yaml  string // key in a config file sink; "" when it is under rotate
-	kinds kindSet
-	bool  bool // a flag option that may be given bare
+	flag   string // key in --sink OPTIONS; "" when only the TARGET sets it
+	yaml   string // key in a config file sink, "rotate.KEY" under rotate; "" for --sink only
+	common bool   // every kind takes it; otherwise the kinds list it in their settings
+	value  valueType
+	help   string // what it is, for completion
+	// text is the field a string setting (text, path, expr, format) is stored in;
+	// assign stores the others.
+	text   func(s *Sink) *string
+	assign func(s *Sink, v value)
+}
+
+// set stores v in s.
+func (set *setting) set(s *Sink, v value) {
+	if set.text != nil {
+		*set.text(s) = v.text
+		return
+	}
+	set.assign(s, v)
+}
+
+// id names the setting in a Kind's settings: its flag key, or its config file key.
+func (s *setting) id() string {
+	if s.flag != "" {
+		return s.flag
+	}
+	return s.yaml
 }
 
 // settings are the sink settings, in the order messages list them.
-var settings = []setting{
-	{flag: "name", yaml: "name", kinds: forAll},
-	{yaml: "type", kinds: forAll},
-	{flag: "format", yaml: "format", kinds: forTerminal | forFile},
-	{yaml: "path", kinds: forFile},
-	{yaml: "expr", kinds: forJQ},
-	{flag: "buffer", yaml: "buffer", kinds: forAll},
-	{flag: "on-full", yaml: "onFull", kinds: forAll},
-	{flag: "resync", yaml: "resync", kinds: forAll},
-	{flag: "raw", yaml: "raw", kinds: forJQ, bool: true},
-	{flag: "output", yaml: "output", kinds: forJQ},
-	{yaml: "rotate", kinds: forFile},
-	{flag: "max-size", kinds: forFile},
-	{flag: "max-backups", kinds: forFile},
-	{flag: "max-age", kinds: forFile},
-	{flag: "compress", kinds: forFile, bool: true},
+var settings = []*setting{
+	{flag: "name", yaml: "name", common: true, value: textValue, help: "the sink's name",
+		text: func(s *Sink) *string { return &s.Name }},
+	{yaml: "type", common: true, value: kindValue},
+	{flag: "format", yaml: "format", value: formatValue, help: "output format",
+		text: func(s *Sink) *string { return &s.Format }},
+	{yaml: "path", value: pathValue,
+		text: func(s *Sink) *string { return &s.Path }},
+	{yaml: "expr", value: exprValue,
+		text: func(s *Sink) *string { return &s.Expr }},
+	{flag: "buffer", yaml: "buffer", common: true, value: bufferValue, help: "events queued for the sink at most",
+		assign: func(s *Sink, v value) { s.Buffer = v.n }},
+	{flag: "on-full", yaml: "onFull", common: true, value: policyValue, help: "what the sink does when its buffer is full",
+		assign: func(s *Sink, v value) { s.OnFull = v.policy }},
+	{flag: "resync", yaml: "resync", common: true, value: periodValue, help: "re-deliver cached objects this often (30s, 5m, 1h)",
+		assign: func(s *Sink, v value) { s.Resync = v.period }},
+	{flag: "raw", yaml: "raw", value: boolValue, help: "print string results without quotes",
+		assign: func(s *Sink, v value) { s.Raw = v.on }},
+	{flag: "output", yaml: "output", value: pathValue, help: "write results to PATH instead of stdout",
+		text: func(s *Sink) *string { return &s.Output }},
+	{yaml: "rotate", value: groupValue},
+	{flag: "max-size", yaml: "rotate.maxSizeMB", value: countValue, help: "rotate the file at this many megabytes",
+		assign: func(s *Sink, v value) { s.Rotate.MaxSizeMB = v.n }},
+	{flag: "max-backups", yaml: "rotate.maxBackups", value: countValue, help: "rotated files kept at most",
+		assign: func(s *Sink, v value) { s.Rotate.MaxBackups = v.n }},
+	{flag: "max-age", yaml: "rotate.maxAgeDays", value: countValue, help: "days rotated files are kept at most",
+		assign: func(s *Sink, v value) { s.Rotate.MaxAgeDays = v.n }},
+	{flag: "compress", yaml: "rotate.compress", value: boolValue, help: "gzip rotated files",
+		assign: func(s *Sink, v value) { s.Rotate.Compress = v.on }},
+}
+
+// settingByID returns the setting a Kind names.
+func settingByID(id string) (*setting, bool) {
+	for _, s := range settings {
+		if s.id() == id {
+			return s, true
+		}
+	}
+	return nil, false
 }
 
 // flagSetting returns the setting a --sink option key names.
-func flagSetting(key string) (setting, bool) {
+func flagSetting(key string) (*setting, bool) {
 	for _, s := range settings {
 		if s.flag != "" && s.flag == key {
 			return s, true
 		}
 	}
-	return setting{}, false
+	return nil, false
 }
 
-// yamlSetting returns the setting a config file sink key names.
-func yamlSetting(key string) (setting, bool) {
+// yamlSetting returns the setting a config file sink key names ("rotate.maxSizeMB"
+// under rotate).
+func yamlSetting(key string) (*setting, bool) {
 	for _, s := range settings {
 		if s.yaml != "" && s.yaml == key {
 			return s, true
 		}
 	}
-	return setting{}, false
+	return nil, false
 }
 
 // flagKeys lists the --sink option keys valid for kind.
 func flagKeys(kind string) []string {
+	k, ok := LookupKind(kind)
+	if !ok {
+		return nil
+	}
 	var keys []string
 	for _, s := range settings {
-		if s.flag != "" && s.kinds&kindBit(kind) != 0 {
+		if s.flag != "" && k.takes(s) {
 			keys = append(keys, s.flag)
 		}
 	}
 	return keys
 }
 
-// yamlKeys lists every config file sink key.
-func yamlKeys() []string {
+// yamlKeys lists the config file keys of a sink (prefix "") or of its group prefix
+// ("rotate."), without the prefix.
+func yamlKeys(prefix string) []string {
 	var keys []string
 	for _, s := range settings {
-		if s.yaml != "" {
-			keys = append(keys, s.yaml)
+		if key, ok := strings.CutPrefix(s.yaml, prefix); ok && s.yaml != "" && !strings.Contains(key, ".") {
+			keys = append(keys, key)
 		}
 	}
 	return keys
 }
 
-// fileFormats are the formats a file sink can be written in, the default first.
-var fileFormats = []render.Format{render.FormatJSON, render.FormatPretty, render.FormatYAML}
-
-// checkFormat checks a sink's format; "" is not checked.
-func checkFormat(kind, format string) error {
-	switch kind {
-	case KindTerminal:
-		_, err := render.ParseFormat(format)
-		return err
-	case KindFile:
-		names := make([]string, len(fileFormats))
-		for i, f := range fileFormats {
-			if string(f) == format {
-				return nil
-			}
-			names[i] = string(f)
+// kindsTaking lists the kinds that take the setting, as "file" or "terminal or file".
+func kindsTaking(set *setting) string {
+	var names []string
+	for _, k := range kinds {
+		if k.takes(set) {
+			names = append(names, k.Name)
 		}
-		if _, err := render.ParseFormat(format); err == nil {
-			return fmt.Errorf("format %q is not available for file sinks; use one of: %s", format, strings.Join(names, ", "))
-		}
-		return fmt.Errorf("unknown output format %q; use one of: %s", format, strings.Join(names, ", "))
 	}
-	return fmt.Errorf("%s sinks take no format", kind)
+	return orList(names)
 }
 
-func checkOnFull(s string) error {
-	_, err := listener.ParsePolicy(s)
-	return err
+// orList is "a", "a or b", "a, b or c".
+func orList(names []string) string {
+	if len(names) <= 1 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// checkFormat checks a sink's format against its kind; "" is not checked.
+func checkFormat(kind, format string) error {
+	k, ok := LookupKind(kind)
+	if !ok {
+		return fmt.Errorf("unknown sink kind %q", kind)
+	}
+	return k.checkFormat(format)
 }
 
 func checkBuffer(n int) error {

@@ -77,7 +77,7 @@ func BenchmarkListener(b *testing.B) {
 // kept half full.
 func BenchmarkRing(b *testing.B) {
 	for _, p := range policies {
-		b.Run(string(p), func(b *testing.B) {
+		b.Run(p.String(), func(b *testing.B) {
 			evs := benchEvents(4096, 4096)
 			r := newRing(1024, p)
 			for _, ev := range evs[:512] {
@@ -147,7 +147,7 @@ func (s *stuckSink) Close() error                { return nil }
 // shields the other sinks when the buffer covers the objects that change.
 func BenchmarkStalledSink(b *testing.B) {
 	for _, policy := range []Policy{DropOldest, DropNewest, Coalesce} {
-		b.Run(string(policy), func(b *testing.B) {
+		b.Run(policy.String(), func(b *testing.B) {
 			objects := 4096
 			if policy == Coalesce {
 				objects = 512
@@ -206,7 +206,7 @@ func BenchmarkStalledSink(b *testing.B) {
 // coalesce the events are about 512 objects, as in BenchmarkStalledSink.)
 func BenchmarkStalledSinkMemory(b *testing.B) {
 	for _, policy := range []Policy{DropOldest, DropNewest, Coalesce} {
-		b.Run(string(policy), func(b *testing.B) {
+		b.Run(policy.String(), func(b *testing.B) {
 			name := func(i int) string { return "pod-" + strconv.Itoa(i) }
 			if policy == Coalesce {
 				name = func(i int) string { return "pod-" + strconv.Itoa(i%512) }

@@ -46,7 +46,7 @@ type Sink interface {
 type Config struct {
 	Name   string        // the sink's name in diagnostics and the exit summary
 	Buffer int           // events queued at most; DefaultBuffer if zero
-	OnFull Policy        // what Add does when the buffer is full; Block if empty
+	OnFull Policy        // what Add does when the buffer is full; Block if zero
 	Resync time.Duration // resync period the informer registers this listener with; the listener only carries it
 }
 
@@ -94,11 +94,8 @@ func New(cfg Config, sink Sink, warn func(format string, args ...any)) *Listener
 	if cfg.Buffer <= 0 {
 		cfg.Buffer = DefaultBuffer
 	}
-	if cfg.OnFull == "" {
+	if cfg.OnFull.IsZero() {
 		cfg.OnFull = Block
-	}
-	if _, err := ParsePolicy(string(cfg.OnFull)); err != nil {
-		panic("listener.New: " + err.Error()) // the command parses the flag with ParsePolicy
 	}
 	if warn == nil {
 		warn = func(string, ...any) {}

@@ -1,6 +1,8 @@
 package listener
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/informer"
@@ -81,9 +83,12 @@ func (r *ring) put(ev *informer.Event) putResult {
 		return droppedOldest
 	case DropNewest:
 		return droppedNewest
-	default:
+	case Block:
 		return full
 	}
+	// Only a policy added to policies without a case here gets this far: fail at the
+	// first full buffer in any test rather than quietly block.
+	panic(fmt.Sprintf("listener: ring.put has no case for on-full policy %q", r.policy))
 }
 
 // push appends ev, which must fit, and returns its slot.

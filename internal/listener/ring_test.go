@@ -1,8 +1,10 @@
 package listener
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +27,7 @@ func drain(r *ring) []*informer.Event {
 
 func TestRingFIFOAcrossWraparound(t *testing.T) {
 	for _, p := range policies {
-		t.Run(string(p), func(t *testing.T) {
+		t.Run(p.String(), func(t *testing.T) {
 			r := newRing(4, p)
 			var want, got []uint64
 			seq := uint64(0)
@@ -72,7 +74,7 @@ func TestRingFullPolicies(t *testing.T) {
 		{Coalesce, full, seqRange(1, capacity)}, // distinct objects: waits like Block
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.policy), func(t *testing.T) {
+		t.Run(tt.policy.String(), func(t *testing.T) {
 			r := newRing(capacity, tt.policy)
 			counts := map[putResult]int{}
 			for _, ev := range distinctEvents(total) {
@@ -251,7 +253,7 @@ func TestRingCoalesceKeysIncludeResource(t *testing.T) {
 func TestParsePolicy(t *testing.T) {
 	for _, name := range Policies() {
 		p, err := ParsePolicy(name)
-		if err != nil || string(p) != name {
+		if err != nil || p.String() != name {
 			t.Errorf("ParsePolicy(%q) = %q, %v", name, p, err)
 		}
 	}
@@ -284,4 +286,18 @@ func TestStatsSummary(t *testing.T) {
 			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
 	}
+}
+
+// TestRingUnhandledPolicyFailsLoudly: a policy that put has no case for panics at the
+// first full buffer, naming the policy, instead of quietly blocking. Every listed policy
+// has its case (TestRingPolicies and the listener tests fill buffers under each).
+func TestRingUnhandledPolicyFailsLoudly(t *testing.T) {
+	r := newRing(1, Policy{"drop-random"})
+	r.put(newEv(informer.Added, "a", 1))
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), `"drop-random"`) {
+			t.Errorf("put on a full ring under an unhandled policy: recovered %v, want a panic naming it", p)
+		}
+	}()
+	r.put(newEv(informer.Added, "b", 2))
 }

@@ -173,8 +173,12 @@ func (p *Printer) Append(dst []byte, ev *informer.Event) ([]byte, error) {
 		dst, err = p.appendYAML(dst, ev)
 	case FormatName:
 		dst, err = p.appendName(dst, ev)
-	default:
+	case FormatPretty, FormatWide:
 		dst, err = p.appendLine(dst, ev)
+	default:
+		// A format added to Formats without a case here: say so on the first event
+		// rather than print it as some other format.
+		err = fmt.Errorf("render: no renderer for output format %q", p.format)
 	}
 	if err != nil {
 		return dst[:start], err

@@ -374,3 +374,27 @@ func TestHotPathAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendHasACaseForEveryFormat: every format ParseFormat accepts renders, and one
+// without a case in Append is an error naming it, not pretty output in disguise.
+func TestAppendHasACaseForEveryFormat(t *testing.T) {
+	ev := &informer.Event{Type: informer.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: webPod(corev1.PodRunning, true, "worker-1", "1")}
+	for _, name := range Formats() {
+		p, err := NewPrinter(Options{Format: Format(name), Location: time.UTC})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := p.Append(nil, ev); err != nil || len(out) == 0 {
+			t.Errorf("format %s: Append = %q, %v; want output", name, out, err)
+		}
+	}
+	p, err := NewPrinter(Options{Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.format = "table" // as if "table" were added to Formats without a case in Append
+	out, err := p.Append([]byte("earlier line\n"), ev)
+	if err == nil || !strings.Contains(err.Error(), `"table"`) || string(out) != "earlier line\n" {
+		t.Errorf("Append in a format without a case = %q, %v; want the input back and an error naming the format", out, err)
+	}
+}

@@ -1,0 +1,314 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/sink"
+)
+
+// Kind is one sink kind, registered once in kinds: the settings it takes beyond the
+// common ones, what its --sink TARGET is, its formats, its default name, whether it
+// writes to stdout, how its options complete and how it is built. The --sink parser,
+// the config file decoder, completion and the run all read it from here, so a new kind
+// is one more entry in kinds (and its writer in internal/sink).
+type Kind struct {
+	// Name is the kind, as --sink's KIND and a config file sink's type.
+	Name string
+	// Description says what the kind writes to, for completion ("a file").
+	Description string
+	// TargetHint follows the description of "KIND=" in completion (": file=PATH").
+	TargetHint string
+	// AfterOptions describes what follows a closed option list, in completion ("then
+	// the file's PATH"); "" when the kind needs no target.
+	AfterOptions string
+
+	// target is the setting --sink's =TARGET sets (by its id: "path", "expr",
+	// "format"); optionalTarget tells it may be left out, and targetNoun names it in
+	// messages ("a path").
+	target         string
+	optionalTarget bool
+	targetNoun     string
+	targetMeta     string // its placeholder in the syntax: PATH, EXPR, FORMAT
+
+	// settings are the ids of the settings this kind takes beyond the common ones.
+	settings []string
+	// formats are the formats the kind can be written in, the default first; nil when
+	// it takes no format. defaultFormat is set on a sink that gives none ("" leaves it
+	// to the caller: a terminal's format is the -o flag's).
+	formats       []render.Format
+	defaultFormat render.Format
+
+	// defaultName is a sink's name when none is given.
+	defaultName func(s *Sink) string
+	// writesTo is the setting naming the file the sink writes to, which may name the
+	// standard output ("path", "output"); "" when the kind always writes to stdout.
+	writesTo string
+	// build makes the sink's writer; see Build.
+	build func(s Sink, env BuildEnv) (listener.Sink, error)
+}
+
+// kinds are the sink kinds, in the order messages and completion list them.
+var kinds = []*Kind{
+	{
+		Name: KindTerminal, Description: "the standard output", TargetHint: " in FORMAT",
+		target: "format", optionalTarget: true, targetNoun: "a format", targetMeta: "FORMAT",
+		settings:    []string{"format"},
+		formats:     allFormats(),
+		defaultName: func(*Sink) string { return "screen" },
+		build:       buildTerminal,
+	},
+	{
+		Name: KindFile, Description: "a file", TargetHint: ": file=PATH", AfterOptions: "then the file's PATH",
+		target: "path", targetNoun: "a path", targetMeta: "PATH",
+		settings:      []string{"format", "path", "rotate", "max-size", "max-backups", "max-age", "compress"},
+		formats:       []render.Format{render.FormatJSON, render.FormatPretty, render.FormatYAML},
+		defaultFormat: render.FormatJSON,
+		defaultName: func(s *Sink) string {
+			if s.Path == Stdout {
+				return "stdout"
+			}
+			return filepath.Base(s.Path)
+		},
+		writesTo: "path",
+		build:    buildFile,
+	},
+	{
+		Name: KindJQ, Description: "a jq filter", TargetHint: ": jq=EXPRESSION", AfterOptions: "then the jq EXPRESSION",
+		target: "expr", targetNoun: "an expression", targetMeta: "EXPR",
+		settings:    []string{"expr", "raw", "output"},
+		defaultName: func(*Sink) string { return KindJQ },
+		writesTo:    "output",
+		build:       buildJQ,
+	},
+}
+
+func allFormats() []render.Format {
+	var fs []render.Format
+	for _, f := range render.Formats() {
+		fs = append(fs, render.Format(f))
+	}
+	return fs
+}
+
+// LookupKind returns the registered kind called name.
+func LookupKind(name string) (*Kind, bool) {
+	for _, k := range kinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return nil, false
+}
+
+// takes reports whether the kind takes the setting.
+func (k *Kind) takes(set *setting) bool {
+	if set.common {
+		return true
+	}
+	for _, id := range k.settings {
+		if id == set.id() {
+			return true
+		}
+	}
+	return false
+}
+
+// Formats lists the formats the kind can be written in, the default first; nil when it
+// takes no format.
+func (k *Kind) Formats() []string {
+	names := make([]string, len(k.formats))
+	for i, f := range k.formats {
+		names[i] = string(f)
+	}
+	return names
+}
+
+// OptionalTarget reports whether --sink KIND alone, without =TARGET, is a whole sink.
+func (k *Kind) OptionalTarget() bool { return k.optionalTarget }
+
+// TargetIsFormat and TargetIsPath say what =TARGET is, for completion; an expression
+// is neither.
+func (k *Kind) TargetIsFormat() bool { return k.target == "format" }
+
+// TargetIsPath reports whether =TARGET is a file's path.
+func (k *Kind) TargetIsPath() bool {
+	set, _ := settingByID(k.target)
+	return set.value == pathValue
+}
+
+// checkFormat checks a sink's format against the formats its kind takes; "" is not
+// checked.
+func (k *Kind) checkFormat(format string) error {
+	if len(k.formats) == 0 {
+		return fmt.Errorf("%s sinks take no format", k.Name)
+	}
+	names := k.Formats()
+	for _, f := range names {
+		if f == format {
+			return nil
+		}
+	}
+	if _, err := render.ParseFormat(format); err == nil {
+		return fmt.Errorf("format %q is not available for %s sinks; use one of: %s", format, k.Name, strings.Join(names, ", "))
+	}
+	return fmt.Errorf("unknown output format %q; use one of: %s", format, strings.Join(names, ", "))
+}
+
+// kindOf returns s's kind; nil when s.Type is not a registered kind.
+func kindOf(s *Sink) *Kind {
+	k, _ := LookupKind(s.Type)
+	return k
+}
+
+// WritesStdout reports whether the sink writes to the standard output: a terminal
+// always, a file whose path or a jq sink whose output is Stdout ("-"), and a jq sink
+// without output. Paths that name stdout otherwise (/dev/stdout) count once the caller
+// made them Stdout with SetStdout.
+func (s Sink) WritesStdout() bool {
+	k := kindOf(&s)
+	if k == nil {
+		return false
+	}
+	if k.writesTo == "" {
+		return true
+	}
+	return isStdoutPath(*k.output(&s))
+}
+
+// isStdoutPath reports whether a sink's output path stands for stdout: "" or Stdout.
+func isStdoutPath(path string) bool { return path == "" || path == Stdout }
+
+// Destination returns the file the sink writes to, as written ("" when it writes to
+// stdout without naming it), and whether its kind writes to a file at all.
+func (s Sink) Destination() (string, bool) {
+	k := kindOf(&s)
+	if k == nil || k.writesTo == "" {
+		return "", false
+	}
+	return *k.output(&s), true
+}
+
+// SetStdout makes the file the sink writes to Stdout ("-"), for a path the caller found
+// to be the standard output (/dev/stdout, or the very file stdout is), and gives a sink
+// without a name of its own its default name for stdout. It does nothing for a kind
+// that writes to no file.
+func (s *Sink) SetStdout() {
+	k := kindOf(s)
+	if k == nil || k.writesTo == "" {
+		return
+	}
+	*k.output(s) = Stdout
+	if s.AutoName {
+		s.Name = k.defaultName(s)
+	}
+}
+
+// BuildEnv is what a run gives every sink it builds.
+type BuildEnv struct {
+	Stdout        io.Writer  // the command's standard output
+	Color         bool       // colour on Stdout (terminal sinks)
+	Terminal      bool       // Stdout is a terminal (jq sinks writing to it)
+	TerminalWidth func() int // Stdout's width, 0 when unknown; asked again at each line
+	Timestamps    bool       // terminal sinks print times (file sinks always do)
+	ShowKind      bool       // lines name the kind: several resources are watched
+	Namespace     string     // the namespace the command line names, left out on the terminal
+	Differ        *render.Differ
+	ShowOld       bool
+	Filter        sink.Filter
+	// Query is the sink's compiled jq expression (jq sinks).
+	Query *render.JQ
+	Warn  func(format string, args ...any)
+	// Opened is told of every file a sink opens, so that the caller can close it when a
+	// later sink fails, or remove it when the run never starts.
+	Opened func(*sink.File)
+}
+
+// InvalidSinkError is a sink whose settings cannot be built (a format the renderer
+// does not know, a kind not registered): a usage error, unlike a file that cannot be
+// opened.
+type InvalidSinkError struct {
+	Sink string
+	Err  error
+}
+
+func (e *InvalidSinkError) Error() string { return fmt.Sprintf("sink %q: %v", e.Sink, e.Err) }
+func (e *InvalidSinkError) Unwrap() error { return e.Err }
+
+// Build makes the sink's writer. Errors opening a file are returned as sink.OpenFile
+// gives them; settings that cannot be built are an *InvalidSinkError.
+func Build(s Sink, env BuildEnv) (listener.Sink, error) {
+	k := kindOf(&s)
+	if k == nil {
+		return nil, &InvalidSinkError{Sink: s.Name, Err: fmt.Errorf("unknown kind %q", s.Type)}
+	}
+	return k.build(s, env)
+}
+
+func buildTerminal(s Sink, env BuildEnv) (listener.Sink, error) {
+	p, err := render.NewPrinter(render.Options{
+		Format: render.Format(s.Format), Color: env.Color, Timestamps: env.Timestamps,
+		ShowKind: env.ShowKind, Diff: env.Differ, ShowOld: env.ShowOld,
+		// The command line says the namespace to whoever reads the terminal; a file is
+		// read without it, so file sinks keep it in every name.
+		Namespace: env.Namespace, TerminalWidth: env.TerminalWidth,
+	})
+	if err != nil {
+		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
+	}
+	return sink.NewPrinter(env.Stdout, p, env.Filter, "stdout", nil), nil
+}
+
+func buildFile(s Sink, env BuildEnv) (listener.Sink, error) {
+	p, err := render.NewPrinter(render.Options{
+		Format: render.Format(s.Format), Timestamps: true, ShowKind: env.ShowKind, Diff: env.Differ, ShowOld: env.ShowOld,
+	})
+	if err != nil {
+		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
+	}
+	if s.Path == Stdout {
+		// Written as files are (full times, no colour), to stdout, which is not ours to
+		// close.
+		return sink.NewPrinter(env.Stdout, p, env.Filter, "stdout", nil), nil
+	}
+	f, err := sink.OpenFile(s.Path, sink.Rotation(s.Rotate), env.Warn)
+	if err != nil {
+		return nil, err
+	}
+	env.Opened(f)
+	return sink.NewPrinter(f, p, env.Filter, "file "+s.Path, f.Close), nil
+}
+
+func buildJQ(s Sink, env BuildEnv) (listener.Sink, error) {
+	opts := sink.JQOptions{Name: s.Name, Query: env.Query, Differ: env.Differ, ShowOld: env.ShowOld, Raw: s.Raw,
+		Filter: env.Filter, Out: env.Stdout, Terminal: env.Terminal, Describe: "stdout", Warn: env.Warn}
+	if !isStdoutPath(s.Output) {
+		f, err := sink.OpenFile(s.Output, sink.Rotation{}, env.Warn)
+		if err != nil {
+			return nil, err
+		}
+		env.Opened(f)
+		opts.Out, opts.Terminal, opts.Describe, opts.CloseFn = f, false, "file "+s.Output, f.Close
+	}
+	return sink.NewJQ(opts), nil
+}
+
+// targetField returns the field the kind's =TARGET sets.
+func (k *Kind) targetField(s *Sink) *string {
+	set, _ := settingByID(k.target)
+	return set.text(s)
+}
+
+// output returns the field naming the file the sink writes to, which may name the
+// standard output, or nil when the kind always writes to stdout.
+func (k *Kind) output(s *Sink) *string {
+	if k.writesTo == "" {
+		return nil
+	}
+	set, _ := settingByID(k.writesTo)
+	return set.text(s)
+}
