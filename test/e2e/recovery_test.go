@@ -65,7 +65,7 @@ func TestFaultCatchUpAfterOutage(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		written := time.Since(ready)
-		printed, ok := stdout.wait(ready.Add(60*time.Second).Sub(time.Now()), marker)
+		printed, ok := stdout.wait(time.Until(ready.Add(60*time.Second)), marker)
 		if !ok {
 			t.Fatalf("run %d (outage %s): the change made after the server was ready was not printed within 60 s; stderr:\n%s", run+1, down, p.Stderr())
 		}
