@@ -29,8 +29,9 @@ var ErrOutputClosed = errors.New("output closed")
 // DefaultBuffer is the buffer size, in events, when Config.Buffer is not set.
 const DefaultBuffer = 1024
 
-// noticeEvery is the least time between two repeats of one listener's diagnostic.
-const noticeEvery = 5 * time.Second
+// NoticeEvery is the least time between two repeats of one diagnostic of a sink (its
+// drops, its panics, a jq sink's run-time errors): said once, then with counts.
+const NoticeEvery = 5 * time.Second
 
 // Sink receives events from exactly one goroutine (the listener's delivery goroutine).
 type Sink interface {
@@ -76,8 +77,8 @@ type Listener struct {
 	ready   *sync.Cond // on mu; Run waits on it for an event or a change of state
 	room    *sync.Cond // on mu; Adds under a waiting policy wait on it for a free slot or a change of state
 
-	dropNotice  throttle // guarded by mu
-	panicNotice throttle // Run's goroutine only
+	dropNotice  Throttle // guarded by mu
+	panicNotice Throttle // Run's goroutine only
 
 	received, delivered, filtered, dropped, coalesced, failed atomic.Uint64
 	lastSeq                                                   atomic.Uint64 // highest Seq given to Add
@@ -105,8 +106,8 @@ func New(cfg Config, sink Sink, warn func(format string, args ...any)) *Listener
 		sink:        sink,
 		warn:        warn,
 		queue:       newRing(cfg.Buffer, cfg.OnFull),
-		dropNotice:  throttle{period: noticeEvery},
-		panicNotice: throttle{period: noticeEvery},
+		dropNotice:  Throttle{Period: NoticeEvery},
+		panicNotice: Throttle{Period: NoticeEvery},
 		done:        make(chan struct{}),
 	}
 	l.ready = sync.NewCond(&l.mu)
@@ -169,10 +170,10 @@ func (l *Listener) enqueueLocked(ev *informer.Event) (notice string) {
 }
 
 // dropNoticeLocked rate-limits the drop diagnostic: one line when drops begin, then at
-// most one per noticeEvery with the count so far, however fast events are dropped.
+// most one per NoticeEvery with the count so far, however fast events are dropped.
 func (l *Listener) dropNoticeLocked() string {
 	first := l.dropNotice.last.IsZero()
-	if !l.dropNotice.allow(time.Now()) {
+	if !l.dropNotice.Allow(time.Now()) {
 		return ""
 	}
 	if first {
@@ -230,7 +231,7 @@ func (l *Listener) deliver(ev *informer.Event) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			l.settle(&l.failed)
-			if l.panicNotice.allow(time.Now()) {
+			if l.panicNotice.Allow(time.Now()) {
 				l.warn("sink %q panicked on an event: %v; skipping it", l.cfg.Name, p)
 			}
 		}
@@ -394,14 +395,16 @@ func Drain(ls []*Listener, grace time.Duration) []*Listener {
 	return nil
 }
 
-// throttle lets a repeated diagnostic through at most once per period.
-type throttle struct {
-	period time.Duration
+// Throttle lets a repeated diagnostic through at most once per Period; the first one
+// always. Not safe for concurrent use: each owner guards its own.
+type Throttle struct {
+	Period time.Duration
 	last   time.Time // zero until the first one
 }
 
-func (t *throttle) allow(now time.Time) bool {
-	if !t.last.IsZero() && now.Sub(t.last) < t.period {
+// Allow reports whether a diagnostic may be said at now, and if so counts it as said.
+func (t *Throttle) Allow(now time.Time) bool {
+	if !t.last.IsZero() && now.Sub(t.last) < t.Period {
 		return false
 	}
 	t.last = now

@@ -28,7 +28,7 @@ func TestDropNoticeThrottle(t *testing.T) {
 		if got := w.all(); !slices.Equal(got, []string{`sink "archive" is full (buffer 1, on-full=drop-newest); dropping events`}) {
 			t.Fatalf("after 100 drops in 1s: %q", got)
 		}
-		time.Sleep(noticeEvery - time.Since(start) - time.Nanosecond)
+		time.Sleep(NoticeEvery - time.Since(start) - time.Nanosecond)
 		l.Add(newEv(informer.Added, "c", 200)) // 1 ns short of the period
 		if n := len(w.all()); n != 1 {
 			t.Fatalf("%d notices before the period was over: %q", n, w.all())
@@ -77,7 +77,7 @@ func TestPanicNoticeThrottle(t *testing.T) {
 		if got := w.all(); len(got) != 1 || got[0] != `sink "s" panicked on an event: panic 100; skipping it` {
 			t.Fatalf("notices after 10 panics at once: %q", got)
 		}
-		time.Sleep(noticeEvery - time.Nanosecond)
+		time.Sleep(NoticeEvery - time.Nanosecond)
 		l.Add(newEv(informer.Added, "b", 200))
 		synctest.Wait()
 		if n := len(w.all()); n != 1 {

@@ -11,9 +11,6 @@ import (
 	"github.com/kubeevents/kubeevents/internal/render"
 )
 
-// runtimeNoticeEvery limits how often one jq sink reports failing events.
-const runtimeNoticeEvery = 5 * time.Second
-
 // JQ runs a jq program on each event's envelope and writes what it yields: JSON lines, or
 // raw text for strings. An event for which it yields nothing, false or null is left out.
 type JQ struct {
@@ -30,9 +27,9 @@ type JQ struct {
 	closeFn   func() error
 	warn      func(format string, args ...any)
 
-	buf        []byte
-	lastNotice time.Time
-	failures   int
+	buf      []byte
+	notice   listener.Throttle // how often failing events are reported
+	failures int
 }
 
 // JQOptions configure a jq sink.
@@ -52,7 +49,7 @@ type JQOptions struct {
 }
 
 func NewJQ(o JQOptions) *JQ {
-	return &JQ{name: o.Name, query: o.Query, differ: o.Differ, showOld: o.ShowOld, raw: o.Raw, escapeRaw: o.Raw && o.Terminal, filter: o.Filter,
+	return &JQ{name: o.Name, notice: listener.Throttle{Period: listener.NoticeEvery}, query: o.Query, differ: o.Differ, showOld: o.ShowOld, raw: o.Raw, escapeRaw: o.Raw && o.Terminal, filter: o.Filter,
 		w: o.Out, describe: o.Describe, closeFn: o.CloseFn, warn: o.Warn}
 }
 
@@ -92,11 +89,9 @@ func (s *JQ) Write(ev *informer.Event) error {
 // runtimeError reports a jq error on one event (rate-limited); the stream goes on.
 func (s *JQ) runtimeError(ev *informer.Event, err error) {
 	s.failures++
-	now := time.Now()
-	if now.Sub(s.lastNotice) < runtimeNoticeEvery {
+	if !s.notice.Allow(time.Now()) {
 		return
 	}
-	s.lastNotice = now
 	more := ""
 	if s.failures > 1 {
 		more = " (" + strconv.Itoa(s.failures) + " events failed so far)"
