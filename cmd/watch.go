@@ -30,6 +30,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 const watchExample = `  # Coloured live stream of pods in the current namespace
@@ -87,7 +88,7 @@ type WatchOptions struct {
 	// Set by Complete.
 	restConfig *rest.Config
 	namespace  string
-	resources  []informer.Resource
+	resources  []resource.Resource
 	sinks      []config.Sink
 	differ     *render.Differ
 	until      *render.JQ
@@ -222,18 +223,18 @@ func (o *WatchOptions) Connect() error {
 	// server that never answers would be waited for twice the request's time limit. What
 	// this fetches is what the mapper needs, and is then cached.
 	if _, _, err := disco.ServerGroupsAndResources(); err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
-		return informer.APIError(err, "discover", informer.Resource{})
+		return informer.APIError(err, "discover", resource.Resource{})
 	}
 	seen := map[schema.GroupVersionResource]bool{}
 	for _, arg := range o.TypeArgs {
-		res, err := informer.Resolve(arg, mapper, disco)
+		res, err := resource.Resolve(arg, mapper, disco)
 		if err != nil {
-			var unknown *informer.UnknownTypeError
-			var notWatchable *informer.NotWatchableError
+			var unknown *resource.UnknownTypeError
+			var notWatchable *resource.NotWatchableError
 			if errors.As(err, &unknown) || errors.As(err, &notWatchable) {
 				return &UsageError{Err: err}
 			}
-			return informer.APIError(err, "discover", informer.Resource{})
+			return informer.APIError(err, "discover", resource.Resource{})
 		}
 		if !seen[res.GVR] {
 			seen[res.GVR] = true
@@ -277,7 +278,7 @@ func (o *WatchOptions) checkNames() error {
 // checkObjectName applies the API server's rule for the names of res's objects: a
 // DNS-1123 subdomain for nearly every type (custom resources too); RBAC objects may be
 // named with any path segment ("system:node-proxier").
-func checkObjectName(res informer.Resource, name string) error {
+func checkObjectName(res resource.Resource, name string) error {
 	if res.GVR.Group == rbacv1.GroupName {
 		if msgs := content.IsPathSegmentName(name); len(msgs) > 0 {
 			return usageErrorf("NAME %q is not a valid name for %s: %s", name, res, strings.Join(msgs, "; "))
@@ -609,7 +610,7 @@ func kubeconfigError(err error) error {
 	case strings.Contains(msg, "invalid configuration"), strings.Contains(msg, "yaml"), strings.Contains(msg, "json"):
 		return fmt.Errorf("cannot use kubeconfig: %s (fix the file, or pick another with --kubeconfig)", msg)
 	}
-	return informer.APIError(err, "discover", informer.Resource{})
+	return informer.APIError(err, "discover", resource.Resource{})
 }
 
 // colorFor decides colour for one output stream: never a global switch, since stdout

@@ -12,9 +12,9 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
-	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
 
@@ -111,7 +111,7 @@ func onlyStdout(sinks []config.Sink) bool {
 	return true
 }
 
-func isSecret(res informer.Resource) bool {
+func isSecret(res resource.Resource) bool {
 	return res.GVK.Group == "" && res.GVK.Kind == "Secret"
 }
 

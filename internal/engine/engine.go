@@ -16,17 +16,19 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/gcheadroom"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
 
 // Config is one watch, resolved and checked: what to watch, where, until when, and the
 // listeners (one per sink) that get the events.
 type Config struct {
-	Resources     []informer.Resource // the watched types, resolved against the cluster
+	Resources     []resource.Resource // the watched types, resolved against the cluster
 	Namespace     string              // "" for all namespaces
 	LabelSelector string
 	FieldSelector string
@@ -173,7 +175,7 @@ func (r *run) limitReached() { r.limitOnce.Do(func() { close(r.limit) }) }
 // anything is printed (started is false).
 func (r *run) start(ctx context.Context, clients informer.Clients) (started bool, _ error) {
 	cfg := r.cfg
-	var until *informer.Until
+	var until *event.Until
 	if r.conditions != nil {
 		until = r.conditions.until
 	}
@@ -291,12 +293,12 @@ func (r *run) stopHeapHeadroom() {
 // changesOnly is the informers' Skip for ChangesOnly (nil without it): it leaves out
 // MODIFIED events whose diff is empty after the ignored paths before they are numbered,
 // and counts them.
-func (r *run) changesOnly() func(*informer.Event) bool {
+func (r *run) changesOnly() func(*event.Event) bool {
 	if !r.cfg.ChangesOnly {
 		return nil
 	}
 	filter := sink.Filter{ChangesOnly: true, Differ: r.cfg.Differ}
-	return func(ev *informer.Event) bool {
+	return func(ev *event.Event) bool {
 		if !filter.Skip(ev) {
 			return false
 		}

@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/resource"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -337,7 +338,7 @@ func TestListRetriedUntilTheServerAnswers(t *testing.T) {
 			err := client.Get().AbsPath("/api/v1/configmaps").Do(ctx).Into(list)
 			return list, err
 		}},
-		resource: Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
+		resource: resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
 		store:    func() cache.Store { return cache.NewStore(cache.MetaNamespaceKeyFunc) },
 		warn: func(format string, args ...any) {
 			warnMu.Lock()
@@ -432,7 +433,7 @@ func TestNoWaitBeforeTheFirstWatch(t *testing.T) {
 			list := &corev1.ConfigMapList{}
 			return list, client.Get().AbsPath("/api/v1/configmaps").Do(ctx).Into(list)
 		}},
-		resource: Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
+		resource: resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
 		warn:     func(string, ...any) {},
 		fatal:    func(err error) { fatal = err },
 		probe:    &serverProbe{check: readyzCheck(client), interval: 10 * time.Millisecond, ready: make(chan struct{})},

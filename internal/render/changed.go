@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/jsonfield"
 )
 
@@ -23,7 +23,7 @@ import (
 // Fields are compared on the objects themselves: the maps of unstructured objects, the
 // struct fields (by their JSON names) of typed ones. Where a typed object has a shape
 // this does not follow, the encodings are compared instead (changedParts).
-func comparedParts(ev *informer.Event) (old, object any, err error) {
+func comparedParts(ev *event.Event) (old, object any, err error) {
 	if o, ok := ev.Old.(*unstructured.Unstructured); ok {
 		if n, ok := ev.Object.(*unstructured.Unstructured); ok {
 			old, object := mapParts(o.Object, n.Object, prunedLevels)
@@ -51,7 +51,7 @@ func mapParts(old, object map[string]any, levels int) (map[string]any, map[strin
 		n, both := object[key]
 		switch {
 		case !both:
-			oldParts[key] = informer.Generic(o)
+			oldParts[key] = event.Generic(o)
 		case genericEqual(o, n):
 		default:
 			om, oIsMap := o.(map[string]any)
@@ -59,13 +59,13 @@ func mapParts(old, object map[string]any, levels int) (map[string]any, map[strin
 			if levels > 1 && oIsMap && nIsMap {
 				oldParts[key], newParts[key] = mapParts(om, nm, levels-1)
 			} else {
-				oldParts[key], newParts[key] = informer.Generic(o), informer.Generic(n)
+				oldParts[key], newParts[key] = event.Generic(o), event.Generic(n)
 			}
 		}
 	}
 	for key, n := range object {
 		if _, both := old[key]; !both {
-			newParts[key] = informer.Generic(n)
+			newParts[key] = event.Generic(n)
 		}
 	}
 	return oldParts, newParts
@@ -172,7 +172,8 @@ func (f *fieldPlan) same(o, n reflect.Value) bool {
 	if o.CanAddr() && n.CanAddr() {
 		a, b, size := o.Addr().UnsafePointer(), n.Addr().UnsafePointer(), o.Type().Size()
 		// The same bytes (pointers included) are the same value: a part the protobuf
-		// watch took from the previous version is recognised without walking it.
+		// watch took from the previous version is recognised without walking it. This
+		// is one of the fast paths whose invariant package wire states.
 		if unsafe.String((*byte)(a), size) == unsafe.String((*byte)(b), size) {
 			return true
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/wI2L/jsondiff"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -11,14 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/kubeevents/kubeevents/internal/informer"
 )
 
 // wholeDiff is the reference: the diff of the two objects decoded whole.
 func wholeDiff(t *testing.T, old, object runtime.Object) string {
 	t.Helper()
-	ev := &informer.Event{Type: informer.Modified, Object: object, Old: old}
+	ev := &event.Event{Type: event.Modified, Object: object, Old: old}
 	o, err := ev.OldValue()
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +35,7 @@ func wholeDiff(t *testing.T, old, object runtime.Object) string {
 
 func partsDiff(t *testing.T, old, object runtime.Object) string {
 	t.Helper()
-	o, n, err := comparedParts(&informer.Event{Type: informer.Modified, Object: object, Old: old})
+	o, n, err := comparedParts(&event.Event{Type: event.Modified, Object: object, Old: old})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +112,7 @@ func TestComparedPartsLeaveOutEqualFields(t *testing.T) {
 	old := realisticPod()
 	pod := old.DeepCopy()
 	pod.Labels["canary"] = "true"
-	o, n, err := comparedParts(&informer.Event{Type: informer.Modified, Object: pod, Old: old})
+	o, n, err := comparedParts(&event.Event{Type: event.Modified, Object: pod, Old: old})
 	if err != nil {
 		t.Fatal(err)
 	}

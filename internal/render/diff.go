@@ -7,9 +7,8 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/wI2L/jsondiff"
-
-	"github.com/kubeevents/kubeevents/internal/informer"
 )
 
 // defaultIgnores are left out of every diff. resourceVersion changes with every write,
@@ -92,7 +91,7 @@ func NewDiffer(ignores []IgnorePath) *Differ {
 // removed, moved and added); for other events none. Applied in order, they are a JSON
 // Patch that turns the old object into the new one, ignored paths aside. It is computed
 // once per event and shared by every sink: callers must not modify the result.
-func (d *Differ) Changes(ev *informer.Event) ([]Change, error) {
+func (d *Differ) Changes(ev *event.Event) ([]Change, error) {
 	if !d.diffs(ev) {
 		return nil, nil
 	}
@@ -105,7 +104,7 @@ func (d *Differ) Changes(ev *informer.Event) ([]Change, error) {
 // paths are left out, as when only the resourceVersion moved: what --changes-only
 // skips. It is false when diffs are off or fail, so that no event is hidden for want of
 // a diff.
-func (d *Differ) Unchanged(ev *informer.Event) bool {
+func (d *Differ) Unchanged(ev *event.Event) bool {
 	if !d.diffs(ev) {
 		return false
 	}
@@ -115,11 +114,11 @@ func (d *Differ) Unchanged(ev *informer.Event) bool {
 
 // diffs reports whether ev carries a diff: diffs are on and ev is a MODIFIED event with
 // its previous state. SYNC events never do: they re-deliver an unchanged object.
-func (d *Differ) diffs(ev *informer.Event) bool {
-	return d != nil && ev.Type == informer.Modified && ev.Old != nil
+func (d *Differ) diffs(ev *event.Event) bool {
+	return d != nil && ev.Type == event.Modified && ev.Old != nil
 }
 
-func (d *Differ) compute(ev *informer.Event) ([]Change, any, error) {
+func (d *Differ) compute(ev *event.Event) ([]Change, any, error) {
 	old, object, err := comparedParts(ev)
 	if err != nil {
 		return nil, nil, fmt.Errorf("converting %s %q for comparison: %w", ev.Kind, ev.Key(), err)

@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"bytes"
@@ -27,8 +27,9 @@ const partReuseBudget = 64 << 20
 // which is also what makes the diff's comparison of that part immediate. Equal bytes decode
 // to equal values, so nothing is guessed: a part that differs by one byte is decoded.
 //
-// Objects in an informer's cache are read-only, so two versions sharing a part is safe;
-// the informer's transform only touches metadata, which is never shared.
+// Two versions sharing a part is safe because of the package's invariant (see the
+// package comment): nothing changes a decoded object outside its metadata, which is
+// never shared.
 type partReuse struct {
 	seen    map[string]*decodedParts // by UID
 	held    int                      // bytes held by seen's parts

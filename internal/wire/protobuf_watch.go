@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"bufio"
@@ -39,7 +39,7 @@ const maxWatchFrame = 64 << 20
 // parts of an object that an event brings unchanged are taken from its previous version
 // rather than decoded again (partReuse). With dropManagedFields, objects are decoded
 // without their metadata.managedFields.
-func watchTyped(ctx context.Context, client rest.Interface, resource, ns string, opts metav1.ListOptions, dropManagedFields bool) (w watch.Interface, ok bool) {
+func WatchTyped(ctx context.Context, client rest.Interface, resource, ns string, opts metav1.ListOptions, dropManagedFields bool) (w watch.Interface, ok bool) {
 	opts.Watch = true
 	body, err := client.Get().Namespace(ns).Resource(resource).
 		VersionedParams(&opts, metav1.ParameterCodec).
@@ -50,10 +50,10 @@ func watchTyped(ctx context.Context, client rest.Interface, resource, ns string,
 		// reflector expects: let it open the watch.
 		return nil, false
 	}
-	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: watchErrorHook(ctx), reuse: newPartReuse(dropManagedFields)}
+	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: errorHook(ctx), reuse: newPartReuse(dropManagedFields)}
 	w = watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 	if dec.onError != nil {
-		w = hookedWatch{w}
+		w = HookedWatch{w}
 	}
 	return w, true
 }

@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ import (
 // which ObjectMeta.CreationTimestamp carries. So where an omitzero field is zero (the
 // pod template of a Deployment has no creationTimestamp), or could be zero out of sight
 // (inside a map or an interface), encoding/json does the work.
-func marshalJSON(obj runtime.Object) ([]byte, error) {
+func Marshal(obj runtime.Object) ([]byte, error) {
 	return marshalValue(reflect.ValueOf(obj))
 }
 
