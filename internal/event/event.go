@@ -11,12 +11,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/wire"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // EventType is what happened to an object, as printed in every sink.

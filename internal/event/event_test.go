@@ -6,8 +6,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kubeevents/kubeevents/internal/wire"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // An unstructured object's generic form has json.Number where it held int64, and the

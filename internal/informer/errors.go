@@ -8,8 +8,9 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/kubeevents/kubeevents/internal/resource"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 // APIError turns an error from talking to the API server into one line that says what

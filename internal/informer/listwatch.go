@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/resource"
-	"github.com/kubeevents/kubeevents/internal/wire"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -19,6 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // resumeQuiet is how long a re-opened watch must go without a re-list before the outage

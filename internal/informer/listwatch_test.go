@@ -11,13 +11,14 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/kubeevents/kubeevents/internal/resource"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 // TestOutageCauseChanges: during one outage, each change of what it is down to (the

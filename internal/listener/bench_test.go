@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // nopSink counts events; it is only called from the delivery goroutine.

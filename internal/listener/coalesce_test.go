@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // snapshot is an Event's exported fields, to check that coalesce leaves its inputs alone

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}

@@ -13,8 +13,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 var errBoom = errors.New("boom")

@@ -1,8 +1,9 @@
 package listener
 
 import (
-	"github.com/kubeevents/kubeevents/internal/event"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // putResult says what ring.put did with an event.

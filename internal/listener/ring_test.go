@@ -5,9 +5,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // drain pops everything from r.

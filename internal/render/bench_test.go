@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/wI2L/jsondiff"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // realisticPod is the size of a typical application pod: a Deployment's labels and

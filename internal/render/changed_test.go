@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/wI2L/jsondiff"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // wholeDiff is the reference: the diff of the two objects decoded whole.

@@ -7,8 +7,9 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/wI2L/jsondiff"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // defaultIgnores are left out of every diff. resourceVersion changes with every write,

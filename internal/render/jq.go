@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
+
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 

@@ -6,11 +6,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // TestPodStatusAsKubectl checks STATUS, READY and RESTARTS against what

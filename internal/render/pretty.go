@@ -8,12 +8,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
-	"github.com/kubeevents/kubeevents/internal/event"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // terminating is shown instead of MODIFIED once an object has a deletionTimestamp: the

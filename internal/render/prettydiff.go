@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
+
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 

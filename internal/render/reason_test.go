@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // A DELETED event for an object that only left the selector keeps its type and says why

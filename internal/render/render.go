@@ -32,8 +32,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // Format is an output format, as given to -o.

@@ -12,12 +12,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
-	"github.com/kubeevents/kubeevents/internal/event"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")

@@ -5,8 +5,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // appendYAML appends ev as a YAML document with the envelope of AppendEnvelopeWithDiff.

@@ -27,5 +27,6 @@
 // also redacts Secret values, but those Secrets are watched as unstructured objects,
 // decoded whole every time, with nothing shared.) Anything else changed in place would
 // change every version sharing that memory: a diff would miss the change, and a copied
-// JSON part would be stale.
+// JSON part would be stale. The informer's TestTransformLeavesReusedPartsAlone fails when
+// its transform changes anything but the metadata of an object whose parts are reused.
 package wire
