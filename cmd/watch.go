@@ -31,6 +31,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 const watchExample = `  # Coloured live stream of pods in the current namespace
@@ -91,9 +92,11 @@ type WatchOptions struct {
 	resources  []resource.Resource
 	sinks      []config.Sink
 	differ     *render.Differ
-	until      *render.JQ
-	queries    map[string]*render.JQ // each jq sink's compiled expression, by sink name
-	flagsSet   func(name string) bool
+	// noFastPaths decodes, encodes and diffs every object whole (wire.FastPathsEnv=off).
+	noFastPaths bool
+	until       *render.JQ
+	queries     map[string]*render.JQ // each jq sink's compiled expression, by sink name
+	flagsSet    func(name string) bool
 
 	// newClients makes the API clients from the REST config: a seam, so tests can hand
 	// the engine clients of their own.
@@ -193,6 +196,11 @@ func (o *WatchOptions) Complete(args []string) error {
 	if err := o.completeSinks(); err != nil {
 		return err
 	}
+	fastPaths, err := wire.FastPathsFromEnv(os.Getenv)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	o.noFastPaths = !fastPaths
 	return o.completeQueries()
 }
 
@@ -519,6 +527,9 @@ func (o *WatchOptions) completeQueries() error {
 			ignores = append(ignores, ip)
 		}
 		o.differ = render.NewDiffer(ignores)
+		if o.noFastPaths {
+			o.differ = o.differ.WithoutFastPaths()
+		}
 	}
 	if o.Until != "" {
 		q, err := render.CompileJQ(o.Until)

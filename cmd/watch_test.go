@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/wire"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -184,5 +185,29 @@ func TestConfigFileStdoutGivesWayToFlags(t *testing.T) {
 				t.Errorf("-o json lost the file's settings of its screen sink: %+v", o.sinks[0])
 			}
 		})
+	}
+}
+
+// KUBEEVENTS_FAST_PATHS takes on or off, in any case; anything else is bad input,
+// reported in one line before anything connects. (An accepted value reaches the missing
+// kubeconfig: exit 1.)
+func TestFastPathsEnv(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing-kubeconfig")
+	for _, c := range []struct {
+		value string
+		code  int
+	}{{"maybe", ExitUsage}, {"0", ExitUsage}, {"off", 1}, {"OFF", 1}, {"on", 1}, {"", 1}} {
+		t.Setenv(wire.FastPathsEnv, c.value)
+		code, stdout, stderr := runCommand(t, "--kubeconfig", missing, "watch", "pods")
+		if code != c.code {
+			t.Errorf("%s=%q: exit code %d, want %d; stderr %q", wire.FastPathsEnv, c.value, code, c.code, stderr)
+		}
+		if c.code != ExitUsage {
+			continue
+		}
+		want := `kubeevents: KUBEEVENTS_FAST_PATHS="` + c.value + `": want on or off`
+		if !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
+			t.Errorf("stderr %q, stdout %q; want one line starting %q", stderr, stdout, want)
+		}
 	}
 }

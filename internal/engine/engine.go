@@ -42,6 +42,9 @@ type Config struct {
 	ChangesOnly bool
 	Differ      *render.Differ
 	ShowOld     bool // whether the Until expression sees the previous object as .old
+	// NoFastPaths decodes and encodes every object whole (wire.FastPathsEnv=off); the
+	// Differ is told on its own (render.Differ.WithoutFastPaths).
+	NoFastPaths bool
 
 	MaxEvents    uint64        // stop after this many events (0: no limit)
 	Until        *render.JQ    // stop after the event that makes it true
@@ -191,6 +194,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			WatchOnly:     cfg.WatchOnly,
 			MetadataOnly:  cfg.MetadataOnly,
 			ShowSecrets:   cfg.ShowSecrets,
+			NoFastPaths:   cfg.NoFastPaths,
 			MaxEvents:     cfg.MaxEvents,
 			Limit:         r.limitReached,
 			Skip:          skip,
@@ -208,17 +212,18 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	}
 	if cfg.WithEvents {
 		inf, err := informer.New(coreEvents, clients, informer.Options{
-			Namespace: cfg.Namespace,
-			Seq:       &r.seq,
-			WatchOnly: true, // only what happens from now on, like the changes they explain
-			MaxEvents: cfg.MaxEvents,
-			Limit:     r.limitReached,
-			Skip:      skip,
-			Until:     until,
-			Related:   true,
-			Accept:    involvesWatched(r.informers),
-			Warn:      cfg.Warn,
-			Fatal:     r.reportFatal,
+			Namespace:   cfg.Namespace,
+			Seq:         &r.seq,
+			WatchOnly:   true, // only what happens from now on, like the changes they explain
+			NoFastPaths: cfg.NoFastPaths,
+			MaxEvents:   cfg.MaxEvents,
+			Limit:       r.limitReached,
+			Skip:        skip,
+			Until:       until,
+			Related:     true,
+			Accept:      involvesWatched(r.informers),
+			Warn:        cfg.Warn,
+			Fatal:       r.reportFatal,
 		}, registrations(cfg.Listeners, false))
 		if err != nil {
 			return false, err

@@ -55,6 +55,9 @@ type Options struct {
 	MetadataOnly bool
 	// ShowSecrets keeps Secret values; by default they are redacted before caching.
 	ShowSecrets bool
+	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
+	// parts (wire.FastPathsEnv=off).
+	NoFastPaths bool
 	// MaxEvents, if not zero, is the last Seq handed out: later changes are not turned
 	// into events, so no sink ever gets more than MaxEvents, and Limit is called once
 	// the event numbered MaxEvents has been made (from a client-go goroutine).
@@ -142,7 +145,8 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)
 			// The transform drops managedFields: the watch need not decode them.
-			if w, ok := wire.WatchTyped(ctx, client, res.GVR.Resource, ns, o, true); ok {
+			decoding := wire.TypedDecoding{DropManagedFields: true, NoPartReuse: opts.NoFastPaths}
+			if w, ok := wire.WatchTyped(ctx, client, res.GVR.Resource, ns, o, decoding); ok {
 				return w, nil
 			}
 			return clientGoWatch(ctx, o)
@@ -181,7 +185,11 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	if seq == nil {
 		seq = new(atomic.Uint64)
 	}
-	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: wire.NewPartEncoder(),
+	var encoder *wire.PartEncoder // nil: every object encoded whole
+	if !opts.NoFastPaths {
+		encoder = wire.NewPartEncoder()
+	}
+	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: encoder,
 		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{}}
 	if opts.LabelSelector != "" || opts.FieldSelector != "" {
 		m.leftSelector = func(obj any) bool { return inf.leftSelector(clients, obj) }

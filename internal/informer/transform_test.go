@@ -124,7 +124,7 @@ func decodeWatched(t *testing.T, pods ...*corev1.Pod) []*corev1.Pod {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, ok := wire.WatchTyped(context.Background(), client, "pods", "default", metav1.ListOptions{}, false)
+	w, ok := wire.WatchTyped(context.Background(), client, "pods", "default", metav1.ListOptions{}, wire.TypedDecoding{})
 	if !ok {
 		t.Fatal("the protobuf watch did not open")
 	}

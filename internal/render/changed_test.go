@@ -36,7 +36,7 @@ func wholeDiff(t *testing.T, old, object runtime.Object) string {
 
 func partsDiff(t *testing.T, old, object runtime.Object) string {
 	t.Helper()
-	o, n, err := comparedParts(&event.Event{Type: event.Modified, Object: object, Old: old})
+	o, n, err := comparedParts(&event.Event{Type: event.Modified, Object: object, Old: old}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestComparedPartsLeaveOutEqualFields(t *testing.T) {
 	old := realisticPod()
 	pod := old.DeepCopy()
 	pod.Labels["canary"] = "true"
-	o, n, err := comparedParts(&event.Event{Type: event.Modified, Object: pod, Old: old})
+	o, n, err := comparedParts(&event.Event{Type: event.Modified, Object: pod, Old: old}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

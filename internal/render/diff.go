@@ -70,6 +70,9 @@ type Differ struct {
 	// they are; wildcards are expanded against each event's objects.
 	exact     []string
 	wildcards []IgnorePath
+	// noSameMemory walks every field, even one whose memory is the same on both sides
+	// (the fast path of fieldPlan.same; WithoutFastPaths).
+	noSameMemory bool
 }
 
 // NewDiffer returns a Differ that ignores the default paths (DefaultIgnorePaths) and
@@ -84,6 +87,17 @@ func NewDiffer(ignores []IgnorePath) *Differ {
 		}
 	}
 	return d
+}
+
+// WithoutFastPaths is a Differ like d that compares every field of typed objects by
+// value, even one whose memory is the same on both sides (wire.FastPathsEnv=off).
+func (d *Differ) WithoutFastPaths() *Differ {
+	if d == nil {
+		return nil
+	}
+	slow := *d
+	slow.noSameMemory = true
+	return &slow
 }
 
 // Changes is ev's diff: for a MODIFIED event the changes from ev.Old to ev.Object, in
@@ -120,7 +134,7 @@ func (d *Differ) diffs(ev *event.Event) bool {
 }
 
 func (d *Differ) compute(ev *event.Event) ([]Change, any, error) {
-	old, object, err := comparedParts(ev)
+	old, object, err := comparedParts(ev, !d.noSameMemory)
 	if err != nil {
 		return nil, nil, fmt.Errorf("converting %s %q for comparison: %w", ev.Kind, ev.Key(), err)
 	}

@@ -306,7 +306,7 @@ func TestKeyedListDiffsRandom(t *testing.T) {
 // was), and a list whose keys are not unique is compared by index.
 func TestKeyedListInPlaceKeepsFastPath(t *testing.T) {
 	ev := rolledPodEvent()
-	old, object, err := comparedParts(ev)
+	old, object, err := comparedParts(ev, true)
 	if err != nil {
 		t.Fatal(err)
 	}

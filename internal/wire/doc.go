@@ -29,4 +29,8 @@
 // change every version sharing that memory: a diff would miss the change, and a copied
 // JSON part would be stale. The informer's TestTransformLeavesReusedPartsAlone fails when
 // its transform changes anything but the metadata of an object whose parts are reused.
+//
+// A user who suspects a wrong diff turns the three off with FastPathsEnv=off, read once
+// (FastPathsFromEnv, from cmd): the output must be byte for byte the same, which
+// TestFastPathsOffPrintsTheSame and the end-to-end TestDiffSameWithFastPathsOff check.
 package wire

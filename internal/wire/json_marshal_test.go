@@ -197,7 +197,7 @@ func BenchmarkLabelChange(b *testing.B) {
 	for _, mode := range []string{"whole", "reuse", "reuse-every-part-changed"} {
 		b.Run(mode, func(b *testing.B) {
 			b.ReportAllocs()
-			reuse, enc := newPartReuse(false), NewPartEncoder()
+			reuse, enc := newPartReuse(TypedDecoding{}), NewPartEncoder()
 			if mode == "whole" {
 				reuse, enc = nil, nil
 			}

@@ -39,6 +39,8 @@ type partReuse struct {
 	// dropManagedFields leaves metadata.managedFields out of the decoded objects: for
 	// an informer whose transform drops them anyway, decoding them is wasted work.
 	dropManagedFields bool
+	// off decodes every object whole, keeping nothing (TypedDecoding.NoPartReuse).
+	off bool
 }
 
 // decodedParts is the last object decoded for one UID and the bytes of its parts.
@@ -48,8 +50,9 @@ type decodedParts struct {
 	size  int
 }
 
-func newPartReuse(dropManagedFields bool) *partReuse {
-	return &partReuse{seen: map[string]*decodedParts{}, budget: partReuseBudget, dropManagedFields: dropManagedFields}
+func newPartReuse(decoding TypedDecoding) *partReuse {
+	return &partReuse{seen: map[string]*decodedParts{}, budget: partReuseBudget,
+		dropManagedFields: decoding.DropManagedFields, off: decoding.NoPartReuse}
 }
 
 // unmarshal decodes raw (the object's protobuf message) into obj, a new object of the
@@ -69,7 +72,7 @@ func (r *partReuse) unmarshal(typ watch.EventType, obj protoUnmarshaler, raw []b
 		return obj.Unmarshal(raw)
 	}
 	strip := r.dropManagedFields && meta.managedFields.end > meta.managedFields.start
-	prev := r.seen[string(uid)]
+	prev := r.seen[string(uid)] // always nil when off: nothing is remembered
 	if prev != nil && prev.obj.Type() != v.Type() {
 		prev = nil
 	}
@@ -108,7 +111,9 @@ func (r *partReuse) unmarshal(typ watch.EventType, obj protoUnmarshaler, raw []b
 			v.Elem().Field(part.field).Set(prev.obj.Elem().Field(part.field))
 		}
 	}
-	r.remember(typ, string(uid), prev, v, layout, raw, reused)
+	if !r.off {
+		r.remember(typ, string(uid), prev, v, layout, raw, reused)
+	}
 	return nil
 }
 

@@ -37,9 +37,9 @@ const maxWatchFrame = 64 << 20
 // runtime.Unknown around them, before decoding the object. Here those three buffers are
 // kept from one event to the next (the generated decoders copy what they keep). And the
 // parts of an object that an event brings unchanged are taken from its previous version
-// rather than decoded again (partReuse). With dropManagedFields, objects are decoded
-// without their metadata.managedFields.
-func WatchTyped(ctx context.Context, client rest.Interface, resource, ns string, opts metav1.ListOptions, dropManagedFields bool) (w watch.Interface, ok bool) {
+// rather than decoded again (partReuse), unless decoding.NoPartReuse. With
+// decoding.DropManagedFields, objects are decoded without their metadata.managedFields.
+func WatchTyped(ctx context.Context, client rest.Interface, resource, ns string, opts metav1.ListOptions, decoding TypedDecoding) (w watch.Interface, ok bool) {
 	opts.Watch = true
 	body, err := client.Get().Namespace(ns).Resource(resource).
 		VersionedParams(&opts, metav1.ParameterCodec).
@@ -50,12 +50,23 @@ func WatchTyped(ctx context.Context, client rest.Interface, resource, ns string,
 		// reflector expects: let it open the watch.
 		return nil, false
 	}
-	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: errorHook(ctx), reuse: newPartReuse(dropManagedFields)}
+	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: errorHook(ctx), reuse: newPartReuse(decoding)}
 	w = watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 	if dec.onError != nil {
 		w = HookedWatch{w}
 	}
 	return w, true
+}
+
+// TypedDecoding is how WatchTyped decodes objects. The zero value decodes them with their
+// managedFields, reusing unchanged parts.
+type TypedDecoding struct {
+	// DropManagedFields leaves metadata.managedFields out, for an informer whose
+	// transform drops them anyway.
+	DropManagedFields bool
+	// NoPartReuse decodes every part of every object: one of the fast paths off
+	// (FastPathsEnv).
+	NoPartReuse bool
 }
 
 // protobufEventDecoder is a watch.Decoder for a protobuf watch stream: each event is a

@@ -96,7 +96,7 @@ func servePods(t *testing.T, stream []byte, contentType string, status int) (res
 
 func watchPods(t *testing.T, client rest.Interface) (watch.Interface, bool) {
 	t.Helper()
-	return WatchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{ResourceVersion: "9", LabelSelector: "a=b"}, false)
+	return WatchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{ResourceVersion: "9", LabelSelector: "a=b"}, TypedDecoding{})
 }
 
 // Every event decodes to what client-go's typed watch gives for the same bytes, from one
@@ -194,7 +194,7 @@ func TestWatchTypedCallsErrorHook(t *testing.T) {
 	})
 	client, _ := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
 	var calls atomic.Int32
-	w, ok := WatchTyped(WithErrorHook(context.Background(), func() { calls.Add(1) }), client, "pods", "ns", metav1.ListOptions{}, false)
+	w, ok := WatchTyped(WithErrorHook(context.Background(), func() { calls.Add(1) }), client, "pods", "ns", metav1.ListOptions{}, TypedDecoding{})
 	if !ok {
 		t.Fatal("watch not opened")
 	}
@@ -213,7 +213,7 @@ func TestWatchTypedCallsErrorHook(t *testing.T) {
 	if errors != 1 || calls.Load() != 1 {
 		t.Fatalf("%d ERROR events, hook called %d times; want 1 and 1", errors, calls.Load())
 	}
-	if w, _ := WatchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}, false); w != nil {
+	if w, _ := WatchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}, TypedDecoding{}); w != nil {
 		if _, hooked := w.(HookedWatch); hooked {
 			t.Error("a watch without a hook claims to call one")
 		}
@@ -236,7 +236,7 @@ func TestWatchTypedDropsManagedFields(t *testing.T) {
 		ev.Object.(*corev1.Pod).ManagedFields = nil
 	}
 	client, _ := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
-	w, ok := WatchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}, true)
+	w, ok := WatchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}, TypedDecoding{DropManagedFields: true})
 	if !ok {
 		t.Fatal("watch not opened")
 	}
