@@ -12,7 +12,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/jsonfield"
 )
 
-// marshalJSON is json.Marshal of an object, byte for byte, in about 30% less time for
+// Marshal is json.Marshal of an object, byte for byte, in about 30% less time for
 // the typed objects of client-go's scheme (BenchmarkMarshalJSON).
 //
 // Encoding the object is the largest cost of a JSON line after decoding it; encoding/json
@@ -26,7 +26,7 @@ func Marshal(obj runtime.Object) ([]byte, error) {
 	return marshalValue(reflect.ValueOf(obj))
 }
 
-// marshalValue is marshalJSON of what v holds (an object, or a pointer to one of its
+// marshalValue is Marshal of what v holds (an object, or a pointer to one of its
 // fields, which encoding/json then encodes as it does inside the object).
 func marshalValue(v reflect.Value) ([]byte, error) {
 	if plan := fastEncodingOf(v.Type()); plan != nil && plan.allSet(v) {

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/randfill"
 )
 
-// marshalJSON writes exactly what json.Marshal writes, for random objects of every type
+// Marshal writes exactly what json.Marshal writes, for random objects of every type
 // of client-go's scheme: strings of any runes (escaping), maps (key order), numbers,
 // times, quantities, and creationTimestamps set and zero (omitzero), at the top and in
 // templates.
@@ -45,7 +45,7 @@ func TestMarshalJSONSameAsEncodingJSON(t *testing.T) {
 			}
 			got, err := Marshal(obj)
 			if err != nil || !bytes.Equal(got, want) {
-				t.Fatalf("%s (round %d): marshalJSON differs from json.Marshal (err %v)\n got %s\nwant %s", gvk, round, err, got, want)
+				t.Fatalf("%s (round %d): Marshal differs from json.Marshal (err %v)\n got %s\nwant %s", gvk, round, err, got, want)
 			}
 			compared++
 			if plan := fastEncodingOf(typ); plan != nil && plan.allSet(reflect.ValueOf(obj)) {

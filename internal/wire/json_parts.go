@@ -43,11 +43,12 @@ type encodedVersion struct {
 	length int           // of the whole encoding
 }
 
+// NewPartEncoder returns an encoder that keeps at most partEncoderBudget bytes of JSON.
 func NewPartEncoder() *PartEncoder {
 	return &PartEncoder{last: map[types.UID]*encodedVersion{}, budget: partEncoderBudget}
 }
 
-// encoderUpdate says what an encoding does to the versions kept.
+// Update says what an encoding does to the versions kept.
 type Update int
 
 const (
@@ -56,7 +57,8 @@ const (
 	ForgetObject                // its last state: the object was deleted
 )
 
-// marshal is marshalJSON(obj), from the parts of the previous version where they are the same.
+// Marshal is the package's Marshal of obj, copying the JSON of the parts that are the
+// previous version's memory. A nil PartEncoder encodes every object whole.
 func (e *PartEncoder) Marshal(obj runtime.Object, update Update) ([]byte, error) {
 	if e == nil {
 		return Marshal(obj)

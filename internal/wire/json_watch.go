@@ -17,7 +17,7 @@ import (
 	kjson "sigs.k8s.io/json"
 )
 
-// watchUnstructured opens a watch of gvr (in ns, or all namespaces) in JSON and decodes
+// WatchUnstructured opens a watch of gvr (in ns, or all namespaces) in JSON and decodes
 // each event straight into an unstructured object, in one pass over its bytes.
 //
 // Why not the dynamic client's Watch: client-go frames each event (scanning it once),

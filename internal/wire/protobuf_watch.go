@@ -25,7 +25,7 @@ var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
 // maxWatchFrame bounds one event of a watch stream (objects are at most 1.5 MB in etcd).
 const maxWatchFrame = 64 << 20
 
-// watchTyped opens a watch of resource (in ns, or all namespaces) in protobuf and decodes
+// WatchTyped opens a watch of resource (in ns, or all namespaces) in protobuf and decodes
 // each event into a typed object of client-go's scheme, reusing its buffers from one
 // event to the next. It returns ok=false when the server does not serve the resource in
 // protobuf, or the watch could not be opened: the caller then opens client-go's watch,

@@ -199,7 +199,7 @@ func TestWatchTypedCallsErrorHook(t *testing.T) {
 		t.Fatal("watch not opened")
 	}
 	if _, hooked := w.(HookedWatch); !hooked {
-		t.Errorf("watch of type %T, want hookedWatch", w)
+		t.Errorf("watch of type %T, want HookedWatch", w)
 	}
 	var errors int
 	for ev := range w.ResultChan() {
