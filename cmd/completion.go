@@ -23,9 +23,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/config"
-	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 // shells are the shells `kubeevents completion` writes scripts for, with the file each
@@ -500,7 +500,7 @@ func completeObjectNames(ctx context.Context, cmd *cobra.Command, configFlags *g
 		if t = strings.TrimSpace(t); t == "" {
 			continue
 		}
-		res, err := informer.Resolve(t, mapper, disco)
+		res, err := resource.Resolve(t, mapper, disco)
 		if err != nil {
 			continue
 		}

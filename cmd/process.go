@@ -9,7 +9,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeevents/kubeevents/internal/gcheadroom"
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 // Process-wide settings: client-go's logging and the garbage collector. They are set
@@ -32,7 +32,7 @@ func setupKlog(verbosity int, errOut io.Writer) {
 	klog.LogToStderr(false)
 }
 
-func isSecret(res informer.Resource) bool {
+func isSecret(res resource.Resource) bool {
 	return res.GVK.Group == "" && res.GVK.Kind == "Secret"
 }
 

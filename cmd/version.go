@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 // Set at release time with -ldflags "-X github.com/kubeevents/kubeevents/cmd.version=..."
@@ -184,7 +185,7 @@ func serverVersion(configFlags *genericclioptions.ConfigFlags) (*k8sversion.Info
 	}
 	info, err := client.ServerVersion()
 	if err != nil {
-		err = informer.APIError(err, "get the version of", informer.Resource{})
+		err = informer.APIError(err, "get the version of", resource.Resource{})
 		return nil, fmt.Errorf("server version: %s", oneLine(err))
 	}
 	return info, nil

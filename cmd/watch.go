@@ -30,6 +30,8 @@ import (
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 const watchExample = `  # Coloured live stream of pods in the current namespace
@@ -87,12 +89,14 @@ type WatchOptions struct {
 	// Set by Complete.
 	restConfig *rest.Config
 	namespace  string
-	resources  []informer.Resource
+	resources  []resource.Resource
 	sinks      []config.Sink
 	differ     *render.Differ
-	until      *render.JQ
-	queries    map[string]*render.JQ // each jq sink's compiled expression, by sink name
-	flagsSet   func(name string) bool
+	// noFastPaths decodes, encodes and diffs every object whole (wire.FastPathsEnv=off).
+	noFastPaths bool
+	until       *render.JQ
+	queries     map[string]*render.JQ // each jq sink's compiled expression, by sink name
+	flagsSet    func(name string) bool
 
 	// newClients makes the API clients from the REST config: a seam, so tests can hand
 	// the engine clients of their own.
@@ -192,6 +196,11 @@ func (o *WatchOptions) Complete(args []string) error {
 	if err := o.completeSinks(); err != nil {
 		return err
 	}
+	fastPaths, err := wire.FastPathsFromEnv(os.Getenv)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	o.noFastPaths = !fastPaths
 	return o.completeQueries()
 }
 
@@ -222,18 +231,18 @@ func (o *WatchOptions) Connect() error {
 	// server that never answers would be waited for twice the request's time limit. What
 	// this fetches is what the mapper needs, and is then cached.
 	if _, _, err := disco.ServerGroupsAndResources(); err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
-		return informer.APIError(err, "discover", informer.Resource{})
+		return informer.APIError(err, "discover", resource.Resource{})
 	}
 	seen := map[schema.GroupVersionResource]bool{}
 	for _, arg := range o.TypeArgs {
-		res, err := informer.Resolve(arg, mapper, disco)
+		res, err := resource.Resolve(arg, mapper, disco)
 		if err != nil {
-			var unknown *informer.UnknownTypeError
-			var notWatchable *informer.NotWatchableError
+			var unknown *resource.UnknownTypeError
+			var notWatchable *resource.NotWatchableError
 			if errors.As(err, &unknown) || errors.As(err, &notWatchable) {
 				return &UsageError{Err: err}
 			}
-			return informer.APIError(err, "discover", informer.Resource{})
+			return informer.APIError(err, "discover", resource.Resource{})
 		}
 		if !seen[res.GVR] {
 			seen[res.GVR] = true
@@ -277,7 +286,7 @@ func (o *WatchOptions) checkNames() error {
 // checkObjectName applies the API server's rule for the names of res's objects: a
 // DNS-1123 subdomain for nearly every type (custom resources too); RBAC objects may be
 // named with any path segment ("system:node-proxier").
-func checkObjectName(res informer.Resource, name string) error {
+func checkObjectName(res resource.Resource, name string) error {
 	if res.GVR.Group == rbacv1.GroupName {
 		if msgs := content.IsPathSegmentName(name); len(msgs) > 0 {
 			return usageErrorf("NAME %q is not a valid name for %s: %s", name, res, strings.Join(msgs, "; "))
@@ -504,6 +513,9 @@ func (o *WatchOptions) completeQueries() error {
 			ignores = append(ignores, ip)
 		}
 		o.differ = render.NewDiffer(ignores)
+		if o.noFastPaths {
+			o.differ = o.differ.WithoutFastPaths()
+		}
 	}
 	if o.Until != "" {
 		q, err := render.CompileJQ(o.Until)
@@ -595,7 +607,7 @@ func kubeconfigError(err error) error {
 	case strings.Contains(msg, "invalid configuration"), strings.Contains(msg, "yaml"), strings.Contains(msg, "json"):
 		return fmt.Errorf("cannot use kubeconfig: %s (fix the file, or pick another with --kubeconfig)", msg)
 	}
-	return informer.APIError(err, "discover", informer.Resource{})
+	return informer.APIError(err, "discover", resource.Resource{})
 }
 
 // colorFor decides colour for one output stream: never a global switch, since stdout

@@ -81,6 +81,7 @@ func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Confi
 		ChangesOnly:   o.ChangesOnly,
 		Differ:        o.differ,
 		ShowOld:       o.ShowOld,
+		NoFastPaths:   o.noFastPaths,
 		MaxEvents:     uint64(o.MaxEvents),
 		Until:         o.until,
 		UntilDeleted:  o.UntilDeleted,

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/engine"
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -192,9 +192,9 @@ func TestConfigFileStdoutGivesWayToFlags(t *testing.T) {
 // What the command line says reaches the engine's Config as it was said: a table from
 // options to config, without a cluster.
 func TestEngineConfigFromOptions(t *testing.T) {
-	pods := informer.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true}
+	pods := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true}
 	base := func() *WatchOptions {
-		return &WatchOptions{Streams: genericiooptions.NewTestIOStreamsDiscard(), resources: []informer.Resource{pods}, namespace: "web"}
+		return &WatchOptions{Streams: genericiooptions.NewTestIOStreamsDiscard(), resources: []resource.Resource{pods}, namespace: "web"}
 	}
 	cases := []struct {
 		name  string

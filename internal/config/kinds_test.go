@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
@@ -236,7 +236,7 @@ func TestBuildEveryKind(t *testing.T) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "ns", ResourceVersion: "1"},
 	}
-	ev := &informer.Event{Type: informer.Added, Time: time.Unix(0, 0), Seq: 1,
+	ev := &event.Event{Type: event.Added, Time: time.Unix(0, 0), Seq: 1,
 		Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Object: pod}
 	for _, s := range []Sink{
 		{Name: "screen", Type: KindTerminal, Format: "name"},

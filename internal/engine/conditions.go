@@ -6,25 +6,26 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // exitConditions decides the exit conditions Until and UntilDeleted (MaxEvents is counted
 // where events are numbered, in the informer). The informers ask it about each event as
-// they number it (informer.Until), before any sink has it: no event is made after the one
+// they number it (event.Until), before any sink has it: no event is made after the one
 // that met a condition, even in the middle of the initial list.
 type exitConditions struct {
 	cfg       Config
 	informers []*informer.Informer // the watched types' informers, not the Events'
-	until     *informer.Until
+	until     *event.Until
 	met       chan struct{} // closed once a condition is met
 	isSynced  atomic.Bool
 }
 
 func newConditions(cfg Config) *exitConditions {
 	c := &exitConditions{cfg: cfg, met: make(chan struct{})}
-	c.until = &informer.Until{Met: c.metBy, Done: func() { close(c.met) }}
+	c.until = &event.Until{Met: c.metBy, Done: func() { close(c.met) }}
 	return c
 }
 
@@ -39,12 +40,12 @@ func (c *exitConditions) awaited() string {
 // metBy runs on an informer's goroutine, once per event, in the order they are numbered.
 // For UntilDeleted the informer's cache no longer holds a deleted object when it is
 // asked.
-func (c *exitConditions) metBy(ev *informer.Event) bool {
+func (c *exitConditions) metBy(ev *event.Event) bool {
 	return c.cfg.Until != nil && c.untilTrue(ev) ||
-		c.cfg.UntilDeleted && ev.Type == informer.Deleted && c.isSynced.Load() && c.allDeleted()
+		c.cfg.UntilDeleted && ev.Type == event.Deleted && c.isSynced.Load() && c.allDeleted()
 }
 
-func (c *exitConditions) untilTrue(ev *informer.Event) bool {
+func (c *exitConditions) untilTrue(ev *event.Event) bool {
 	input, err := render.EnvelopeValue(ev, c.cfg.Differ, c.cfg.ShowOld)
 	if err != nil {
 		return false

@@ -15,16 +15,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
 
 // Config is one watch, resolved and checked: what to watch, where, until when, and the
 // listeners (one per sink) that get the events.
 type Config struct {
-	Resources     []informer.Resource // the watched types, resolved against the cluster
+	Resources     []resource.Resource // the watched types, resolved against the cluster
 	Namespace     string              // "" for all namespaces
 	LabelSelector string
 	FieldSelector string
@@ -38,6 +40,9 @@ type Config struct {
 	ChangesOnly bool
 	Differ      *render.Differ
 	ShowOld     bool // whether the Until expression sees the previous object as .old
+	// NoFastPaths decodes and encodes every object whole (wire.FastPathsEnv=off); the
+	// Differ is told on its own (render.Differ.WithoutFastPaths).
+	NoFastPaths bool
 
 	MaxEvents    uint64        // stop after this many events (0: no limit)
 	Until        *render.JQ    // stop after the event that makes it true
@@ -177,7 +182,7 @@ func (r *run) limitReached() { r.limitOnce.Do(func() { close(r.limit) }) }
 // anything is printed (started is false).
 func (r *run) start(ctx context.Context, clients informer.Clients) (started bool, _ error) {
 	cfg := r.cfg
-	var until *informer.Until
+	var until *event.Until
 	if r.conditions != nil {
 		until = r.conditions.until
 	}
@@ -193,6 +198,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			WatchOnly:     cfg.WatchOnly,
 			MetadataOnly:  cfg.MetadataOnly,
 			ShowSecrets:   cfg.ShowSecrets,
+			NoFastPaths:   cfg.NoFastPaths,
 			MaxEvents:     cfg.MaxEvents,
 			Limit:         r.limitReached,
 			Skip:          skip,
@@ -210,17 +216,18 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	}
 	if cfg.WithEvents {
 		inf, err := informer.New(coreEvents, clients, informer.Options{
-			Namespace: cfg.Namespace,
-			Seq:       &r.seq,
-			WatchOnly: true, // only what happens from now on, like the changes they explain
-			MaxEvents: cfg.MaxEvents,
-			Limit:     r.limitReached,
-			Skip:      skip,
-			Until:     until,
-			Related:   true,
-			Accept:    involvesWatched(r.informers),
-			Warn:      cfg.Warn,
-			Fatal:     r.reportFatal,
+			Namespace:   cfg.Namespace,
+			Seq:         &r.seq,
+			WatchOnly:   true, // only what happens from now on, like the changes they explain
+			NoFastPaths: cfg.NoFastPaths,
+			MaxEvents:   cfg.MaxEvents,
+			Limit:       r.limitReached,
+			Skip:        skip,
+			Until:       until,
+			Related:     true,
+			Accept:      involvesWatched(r.informers),
+			Warn:        cfg.Warn,
+			Fatal:       r.reportFatal,
 		}, registrations(cfg.Listeners, false))
 		if err != nil {
 			return false, err
@@ -291,12 +298,12 @@ func (r *run) undoSynced() {
 // changesOnly is the informers' Skip for ChangesOnly (nil without it): it leaves out
 // MODIFIED events whose diff is empty after the ignored paths before they are numbered,
 // and counts them.
-func (r *run) changesOnly() func(*informer.Event) bool {
+func (r *run) changesOnly() func(*event.Event) bool {
 	if !r.cfg.ChangesOnly {
 		return nil
 	}
 	filter := sink.Filter{ChangesOnly: true, Differ: r.cfg.Differ}
-	return func(ev *informer.Event) bool {
+	return func(ev *event.Event) bool {
 		if !filter.Skip(ev) {
 			return false
 		}

@@ -14,16 +14,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 // These tests run the engine against client-go's fake dynamic client: assembly, stop
 // reasons and the result's figures without a cluster. The end-to-end tests run the same
 // code against a real API server.
 
-var configMaps = informer.Resource{
+var configMaps = resource.Resource{
 	GVR:        schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
 	GVK:        schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"},
 	Namespaced: true,
@@ -48,7 +50,7 @@ type recording struct {
 	names []string
 }
 
-func (r *recording) Write(ev *informer.Event) error {
+func (r *recording) Write(ev *event.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.names = append(r.names, fmt.Sprintf("%s %s", ev.Type, ev.Key()))
@@ -64,7 +66,7 @@ func (r *recording) got() []string {
 }
 
 func newConfig(sinks ...*recording) Config {
-	cfg := Config{Resources: []informer.Resource{configMaps}, Namespace: "ns", Grace: time.Second,
+	cfg := Config{Resources: []resource.Resource{configMaps}, Namespace: "ns", Grace: time.Second,
 		Warn: func(string, ...any) {}}
 	for i, s := range sinks {
 		cfg.Listeners = append(cfg.Listeners, listener.New(listener.Config{Name: fmt.Sprintf("sink-%d", i)}, s, cfg.Warn))

@@ -6,10 +6,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 // coreEvents is the resource --with-events watches besides the user's types.
-var coreEvents = informer.Resource{
+var coreEvents = resource.Resource{
 	GVR:        schema.GroupVersionResource{Version: "v1", Resource: "events"},
 	GVK:        schema.GroupVersionKind{Version: "v1", Kind: "Event"},
 	Namespaced: true,

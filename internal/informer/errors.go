@@ -9,12 +9,14 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 // APIError turns an error from talking to the API server into one line that says what
 // failed and what to do about it. verb and res describe the request ("list", pods) when
 // the server's own message does not.
-func APIError(err error, verb string, res Resource) error {
+func APIError(err error, verb string, res resource.Resource) error {
 	if err == nil {
 		return nil
 	}

@@ -1,3 +1,9 @@
+// Package informer runs one client-go informer per watched resource: it picks the typed,
+// dynamic or metadata client and this project's watch decoders (package wire), prepares
+// objects as they enter the cache (managedFields dropped, Secrets redacted, apiVersion and
+// kind filled in), turns client-go's notifications into numbered Events for the
+// registered receivers, checks access before starting, and reports outages and API
+// errors as one line each.
 package informer
 
 import (
@@ -15,11 +21,15 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // Receiver takes events from the informer's handler goroutine. listener.Listener is one.
 type Receiver interface {
-	Add(ev *Event)
+	Add(ev *event.Event)
 }
 
 // Registration is one receiver and the resync period it asked for (0: none).
@@ -45,6 +55,9 @@ type Options struct {
 	MetadataOnly bool
 	// ShowSecrets keeps Secret values; by default they are redacted before caching.
 	ShowSecrets bool
+	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
+	// parts (wire.FastPathsEnv=off).
+	NoFastPaths bool
 	// MaxEvents, if not zero, is the last Seq handed out: later changes are not turned
 	// into events, so no sink ever gets more than MaxEvents, and Limit is called once
 	// the event numbered MaxEvents has been made (from a client-go goroutine).
@@ -54,10 +67,10 @@ type Options struct {
 	// that changed nothing worth showing), so that it leaves no gap in Seq: a gap in a
 	// sink's output is then only ever an event that sink dropped (or, for a jq sink,
 	// one its expression yielded nothing for).
-	Skip func(ev *Event) bool
+	Skip func(ev *event.Event) bool
 	// Until, if set, ends the stream at the event that meets its condition; every
 	// informer of a command shares the same one.
-	Until *Until
+	Until *event.Until
 	// Related marks this informer's events as core Events about watched objects
 	// (--with-events); Accept, if set, picks the objects that become events at all.
 	Related bool
@@ -72,7 +85,7 @@ type Options struct {
 // Informer is ONE shared informer for one resource, with one client-go event handler per
 // registered receiver, so each receiver gets its own resync period.
 type Informer struct {
-	Resource Resource
+	Resource resource.Resource
 	Typed    bool // typed (client-go scheme) or dynamic (unstructured) objects
 	// run, hasSynced and store are those of client-go's shared informer, or, for a single
 	// receiver, of its plain informer (see New).
@@ -88,7 +101,7 @@ type Informer struct {
 
 // New builds the informer and registers every receiver before it starts, as client-go
 // requires for resync periods to be honoured.
-func New(res Resource, clients Clients, opts Options, regs []Registration) (*Informer, error) {
+func New(res resource.Resource, clients Clients, opts Options, regs []Registration) (*Informer, error) {
 	ns := opts.Namespace
 	if !res.Namespaced {
 		ns = metav1.NamespaceAll
@@ -132,7 +145,8 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 		lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)
 			// The transform drops managedFields: the watch need not decode them.
-			if w, ok := watchTyped(ctx, client, res.GVR.Resource, ns, o, true); ok {
+			decoding := wire.TypedDecoding{DropManagedFields: true, NoPartReuse: opts.NoFastPaths}
+			if w, ok := wire.WatchTyped(ctx, client, res.GVR.Resource, ns, o, decoding); ok {
 				return w, nil
 			}
 			return clientGoWatch(ctx, o)
@@ -149,7 +163,7 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 			dynamicWatch := lw.WatchFuncWithContext
 			lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				tweak(&o)
-				if w, ok := watchUnstructured(ctx, clients.DynamicREST, res.GVR, ns, o); ok {
+				if w, ok := wire.WatchUnstructured(ctx, clients.DynamicREST, res.GVR, ns, o); ok {
 					return w, nil
 				}
 				return dynamicWatch(ctx, o)
@@ -171,7 +185,11 @@ func New(res Resource, clients Clients, opts Options, regs []Registration) (*Inf
 	if seq == nil {
 		seq = new(atomic.Uint64)
 	}
-	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: newPartEncoder(),
+	var encoder *wire.PartEncoder // nil: every object encoded whole
+	if !opts.NoFastPaths {
+		encoder = wire.NewPartEncoder()
+	}
+	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: encoder,
 		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{}}
 	if opts.LabelSelector != "" || opts.FieldSelector != "" {
 		m.leftSelector = func(obj any) bool { return inf.leftSelector(clients, obj) }
@@ -322,7 +340,8 @@ func (i *Informer) leftSelector(clients Clients, obj any) bool {
 // transform runs once per object as it enters the cache: it drops managedFields (large,
 // and noise for a change tail), redacts Secret values unless they are to be shown, and
 // fills in apiVersion/kind, which typed objects decoded by informers lack, so every sink
-// prints them as kubectl does.
+// prints them as kubectl does. Of a typed object it changes nothing but metadata: its
+// other parts may be shared with its previous version (package wire's invariant).
 func (i *Informer) transform(obj any) (any, error) {
 	ro, ok := obj.(runtime.Object)
 	if !ok {
@@ -376,12 +395,12 @@ func smallestResync(regs []Registration) time.Duration {
 // notification identifies one change that client-go hands to every handler: the same
 // object pointer arrives at each of them.
 type notification struct {
-	typ EventType
+	typ event.EventType
 	obj any
 }
 
 type pendingEvent struct {
-	ev        *Event
+	ev        *event.Event
 	remaining int // handlers that have not picked it up yet
 }
 
@@ -389,13 +408,13 @@ type pendingEvent struct {
 // creates its Event (and its sequence number); the others reuse it, so the object is
 // encoded once for all sinks and every sink sees the same seq for the same change.
 type minter struct {
-	res       Resource
+	res       resource.Resource
 	names     []string
 	watchOnly bool
 	maxSeq    uint64 // 0: no limit
 	limit     func()
-	skip      func(ev *Event) bool
-	until     *Until
+	skip      func(ev *event.Event) bool
+	until     *event.Until
 	// leftSelector, set when the watch has selectors, tells a DELETED notification of
 	// an object that only stopped matching them from a deletion.
 	leftSelector func(obj any) bool
@@ -403,13 +422,13 @@ type minter struct {
 	accept       func(obj any) bool
 	receivers    int
 	seq          *atomic.Uint64
-	encoder      *partEncoder // shared by this informer's events
+	encoder      *wire.PartEncoder // shared by this informer's events
 
 	mu      sync.Mutex
 	pending map[notification]*pendingEvent
 }
 
-func (m *minter) shared(typ EventType, key, obj, old any, initial, unknown bool) *Event {
+func (m *minter) shared(typ event.EventType, key, obj, old any, initial, unknown bool) *event.Event {
 	if m.names != nil && !m.wanted(obj) {
 		return nil
 	}
@@ -433,15 +452,15 @@ func (m *minter) shared(typ EventType, key, obj, old any, initial, unknown bool)
 // acceptedEvent makes the event unless Accept rejects the object. It runs once per
 // change, so every receiver gets the same answer even though Accept may look at state
 // that changes meanwhile.
-func (m *minter) acceptedEvent(typ EventType, obj, old any, initial, unknown bool) *Event {
+func (m *minter) acceptedEvent(typ event.EventType, obj, old any, initial, unknown bool) *event.Event {
 	if m.accept != nil && !m.accept(obj) {
 		return nil
 	}
 	return m.newEvent(typ, obj, old, initial, unknown)
 }
 
-func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *Event {
-	ev := &Event{
+func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown bool) *event.Event {
+	ev := &event.Event{
 		Type:              typ,
 		Time:              time.Now(),
 		Resource:          m.res.GVR,
@@ -450,22 +469,22 @@ func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *E
 		InInitialList:     initial,
 		FinalStateUnknown: unknown,
 		Related:           m.related,
-		encoder:           m.encoder,
+		Encoder:           m.encoder,
 	}
 	if old != nil {
 		ev.Old = old.(runtime.Object)
 	}
-	if typ == Sync {
+	if typ == event.Sync {
 		return ev
 	}
-	if typ == Deleted && m.leftSelector != nil && m.leftSelector(obj) {
-		ev.Reason = ReasonSelector
+	if typ == event.Deleted && m.leftSelector != nil && m.leftSelector(obj) {
+		ev.Reason = event.ReasonSelector
 	}
 	if m.skip != nil && m.skip(ev) {
 		return nil
 	}
 	if m.until != nil {
-		if !m.until.number(ev, m.number) {
+		if !m.until.Number(ev, m.number) {
 			return nil
 		}
 	} else if !m.number(ev) {
@@ -481,7 +500,7 @@ func (m *minter) newEvent(typ EventType, obj, old any, initial, unknown bool) *E
 
 // number gives ev the next Seq, and reports false if that is past MaxEvents: the event is
 // then not made.
-func (m *minter) number(ev *Event) bool {
+func (m *minter) number(ev *event.Event) bool {
 	ev.Seq = m.seq.Add(1)
 	return m.maxSeq == 0 || ev.Seq <= m.maxSeq
 }
@@ -507,7 +526,7 @@ func (h *handler) OnAdd(obj any, isInInitialList bool) {
 	if isInInitialList && h.minter.watchOnly {
 		return
 	}
-	h.deliver(h.minter.shared(Added, obj, obj, nil, isInInitialList, false))
+	h.deliver(h.minter.shared(event.Added, obj, obj, nil, isInInitialList, false))
 }
 
 func (h *handler) OnUpdate(oldObj, newObj any) {
@@ -518,11 +537,11 @@ func (h *handler) OnUpdate(oldObj, newObj any) {
 		// client-go hands unchanged objects (resyncs) only to the handlers whose resync
 		// period is due, so this event belongs to this receiver alone.
 		if h.minter.names == nil || h.minter.wanted(newObj) {
-			h.deliver(h.minter.newEvent(Sync, newObj, oldObj, false, false))
+			h.deliver(h.minter.newEvent(event.Sync, newObj, oldObj, false, false))
 		}
 		return
 	}
-	h.deliver(h.minter.shared(Modified, newObj, newObj, oldObj, false, false))
+	h.deliver(h.minter.shared(event.Modified, newObj, newObj, oldObj, false, false))
 }
 
 func (h *handler) OnDelete(obj any) {
@@ -530,13 +549,13 @@ func (h *handler) OnDelete(obj any) {
 		if tomb.Obj == nil {
 			return
 		}
-		h.deliver(h.minter.shared(Deleted, tomb.Obj, tomb.Obj, nil, false, true))
+		h.deliver(h.minter.shared(event.Deleted, tomb.Obj, tomb.Obj, nil, false, true))
 		return
 	}
-	h.deliver(h.minter.shared(Deleted, obj, obj, nil, false, false))
+	h.deliver(h.minter.shared(event.Deleted, obj, obj, nil, false, false))
 }
 
-func (h *handler) deliver(ev *Event) {
+func (h *handler) deliver(ev *event.Event) {
 	if ev != nil {
 		h.receiver.Add(ev)
 	}

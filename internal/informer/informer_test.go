@@ -30,35 +30,38 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 var (
 	podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	podsRes = Resource{GVR: podsGVR, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true}
+	podsRes = resource.Resource{GVR: podsGVR, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true}
 )
 
 // recorder is a Receiver that keeps every event it is given.
 type recorder struct {
 	mu     sync.Mutex
-	events []*Event
+	events []*event.Event
 }
 
-func (r *recorder) Add(ev *Event) {
+func (r *recorder) Add(ev *event.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, ev)
 }
 
-func (r *recorder) all() []*Event {
+func (r *recorder) all() []*event.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.events)
 }
 
 // split separates SYNC events from changes (ADDED, MODIFIED, DELETED).
-func (r *recorder) split() (changes, syncs []*Event) {
+func (r *recorder) split() (changes, syncs []*event.Event) {
 	for _, ev := range r.all() {
-		if ev.Type == Sync {
+		if ev.Type == event.Sync {
 			syncs = append(syncs, ev)
 		} else {
 			changes = append(changes, ev)
@@ -124,7 +127,7 @@ func pods(client *dynamicfake.FakeDynamicClient) interface {
 	return client.Resource(podsGVR).Namespace("default")
 }
 
-func names(evs []*Event) []string {
+func names(evs []*event.Event) []string {
 	out := make([]string, len(evs))
 	for i, ev := range evs {
 		out[i] = string(ev.Type) + " " + ev.Key()
@@ -134,7 +137,7 @@ func names(evs []*Event) []string {
 
 // syncRounds groups SYNC events by their time (a resync hands every object over at one
 // instant of fake time) and returns the times and the keys resynced at each.
-func syncRounds(syncs []*Event) (times []time.Time, keys [][]string) {
+func syncRounds(syncs []*event.Event) (times []time.Time, keys [][]string) {
 	for _, ev := range syncs {
 		if n := len(times); n == 0 || !times[n-1].Equal(ev.Time) {
 			times = append(times, ev.Time)
@@ -172,7 +175,7 @@ func TestPerListenerResync(t *testing.T) {
 		if _, syncs := r0.split(); len(syncs) != 0 {
 			t.Errorf("the resync-0 receiver got %d SYNC events", len(syncs))
 		}
-		check := func(name string, r *recorder, period time.Duration, rounds int) []*Event {
+		check := func(name string, r *recorder, period time.Duration, rounds int) []*event.Event {
 			t.Helper()
 			_, syncs := r.split()
 			times, keys := syncRounds(syncs)
@@ -494,7 +497,7 @@ func TestTransformTypedObjects(t *testing.T) {
 	if got.ManagedFields != nil {
 		t.Errorf("managedFields kept: %v", got.ManagedFields)
 	}
-	raw, err := (&Event{Object: got}).ObjectJSON()
+	raw, err := (&event.Event{Object: got}).ObjectJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -610,7 +613,7 @@ func newTestMinter() (*minter, *handler, *recorder) {
 	return m, &handler{minter: m, receiver: r}, r
 }
 
-func seqs(evs []*Event) []uint64 {
+func seqs(evs []*event.Event) []uint64 {
 	out := make([]uint64, len(evs))
 	for i, ev := range evs {
 		out[i] = ev.Seq
@@ -623,7 +626,7 @@ func seqs(evs []*Event) []uint64 {
 func TestUntilEndsNumbering(t *testing.T) {
 	m, h, r := newTestMinter()
 	done := 0
-	m.until = &Until{Met: func(ev *Event) bool { return ev.Key() == "default/b" }, Done: func() { done++ }}
+	m.until = &event.Until{Met: func(ev *event.Event) bool { return ev.Key() == "default/b" }, Done: func() { done++ }}
 	m.maxSeq = 2
 	limited := false
 	m.limit = func() {
@@ -647,7 +650,7 @@ func TestUntilEndsNumbering(t *testing.T) {
 
 	// Met without an event: the events made so far are the stream.
 	m, h, r = newTestMinter()
-	m.until = &Until{Met: func(*Event) bool { return false }}
+	m.until = &event.Until{Met: func(*event.Event) bool { return false }}
 	h.OnAdd(unstructuredPod("a", "1"), true)
 	m.until.Meet()
 	h.OnAdd(unstructuredPod("b", "1"), true)
@@ -659,8 +662,8 @@ func TestUntilEndsNumbering(t *testing.T) {
 // Skip leaves an event out before it is numbered: the next event follows without a gap.
 func TestSkipLeavesNoSeqGap(t *testing.T) {
 	m, h, r := newTestMinter()
-	m.skip = func(ev *Event) bool {
-		return ev.Type == Modified && ev.Object.(*unstructured.Unstructured).GetResourceVersion() == "2"
+	m.skip = func(ev *event.Event) bool {
+		return ev.Type == event.Modified && ev.Object.(*unstructured.Unstructured).GetResourceVersion() == "2"
 	}
 	a1, a2, a3 := unstructuredPod("a", "1"), unstructuredPod("a", "2"), unstructuredPod("a", "3")
 	h.OnAdd(a1, true)
@@ -706,7 +709,7 @@ func TestLeftSelector(t *testing.T) {
 		h.OnDelete(live)
 		h.OnDelete(cache.DeletedFinalStateUnknown{Key: "default/deleted", Obj: gone})
 		evs := r.all()
-		if len(evs) != 2 || evs[0].Reason != ReasonSelector || evs[1].Reason != "" {
+		if len(evs) != 2 || evs[0].Reason != event.ReasonSelector || evs[1].Reason != "" {
 			t.Errorf("reasons of %v: want selector, then none", names(evs))
 		}
 	})

@@ -3,12 +3,13 @@ package informer
 import (
 	"context"
 	"errors"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 	"net"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // resumeQuiet is how long a re-opened watch must go without a re-list before the outage
@@ -29,7 +33,7 @@ const resumeQuiet = 2 * time.Second
 // is re-opened, nor a re-list that succeeds.
 type watchReporter struct {
 	inner    *cache.ListWatch
-	resource Resource
+	resource resource.Resource
 	store    func() cache.Store
 	warn     func(format string, args ...any)
 	// fatal ends the command: used for errors before the first watch is established, when
@@ -103,7 +107,7 @@ func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.Lis
 		w.watchErrorLocked()
 	}
 	wi, err := untilReachable(ctx, w, func() (watch.Interface, error) {
-		return w.inner.WatchWithContext(withWatchErrorHook(ctx, onError), options)
+		return w.inner.WatchWithContext(wire.WithErrorHook(ctx, onError), options)
 	})
 	if err != nil {
 		w.failed(err)
@@ -115,7 +119,7 @@ func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.Lis
 		w.resumeTimer = time.AfterFunc(resumeQuiet, w.resumed)
 	}
 	w.mu.Unlock()
-	if hooked, ok := wi.(hookedWatch); ok {
+	if hooked, ok := wi.(wire.HookedWatch); ok {
 		return hooked.Interface, nil
 	}
 	return newErrorSpy(wi, onError), nil
@@ -127,23 +131,6 @@ func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.Lis
 func (w *watchReporter) watchErrorLocked() {
 	w.stopResumeTimerLocked()
 }
-
-// watchErrorHookKey carries, in a watch call's context, what a watch that decodes its
-// own events calls on an ERROR event.
-type watchErrorHookKey struct{}
-
-func withWatchErrorHook(ctx context.Context, onError func()) context.Context {
-	return context.WithValue(ctx, watchErrorHookKey{}, onError)
-}
-
-func watchErrorHook(ctx context.Context) func() {
-	f, _ := ctx.Value(watchErrorHookKey{}).(func())
-	return f
-}
-
-// hookedWatch marks a watch that calls the context's watch error hook itself: it needs
-// no errorSpy, and so no goroutine of its own between the decoder and the reflector.
-type hookedWatch struct{ watch.Interface }
 
 // errorSpy passes a watch's events through unchanged, calling onError for ERROR
 // events before handing them on.
@@ -229,7 +216,7 @@ func (w *watchReporter) failed(err error) {
 // outageCause says what a failed list or watch during an outage is down to: kind tells
 // causes apart (a server that is down, missing rights, rejected credentials, ...),
 // words say it the way a user can act on.
-func outageCause(err error, res Resource) (kind, words string) {
+func outageCause(err error, res resource.Resource) (kind, words string) {
 	switch {
 	case apierrors.IsForbidden(err):
 		return "forbidden", APIError(err, "list", res).Error()

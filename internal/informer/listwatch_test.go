@@ -17,13 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 // TestOutageCauseChanges: during one outage, each change of what it is down to (the
 // server refuses connections, then refuses these credentials' rights, then the
 // credentials themselves) is said once, in words a user acts on; repeats are not.
 func TestOutageCauseChanges(t *testing.T) {
-	pods := Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true}
+	pods := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true}
 	refused := &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/namespaces/ns/pods",
 		Err: &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}}
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "",

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 // fakeCheck is a probe check whose server becomes ready at readyAt, answering 429 with
@@ -337,7 +339,7 @@ func TestListRetriedUntilTheServerAnswers(t *testing.T) {
 			err := client.Get().AbsPath("/api/v1/configmaps").Do(ctx).Into(list)
 			return list, err
 		}},
-		resource: Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
+		resource: resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
 		store:    func() cache.Store { return cache.NewStore(cache.MetaNamespaceKeyFunc) },
 		warn: func(format string, args ...any) {
 			warnMu.Lock()
@@ -432,7 +434,7 @@ func TestNoWaitBeforeTheFirstWatch(t *testing.T) {
 			list := &corev1.ConfigMapList{}
 			return list, client.Get().AbsPath("/api/v1/configmaps").Do(ctx).Into(list)
 		}},
-		resource: Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
+		resource: resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
 		warn:     func(string, ...any) {},
 		fatal:    func(err error) { fatal = err },
 		probe:    &serverProbe{check: readyzCheck(client), interval: 10 * time.Millisecond, ready: make(chan struct{})},

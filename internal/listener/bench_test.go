@@ -9,21 +9,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // nopSink counts events; it is only called from the delivery goroutine.
 type nopSink struct{ n int }
 
-func (s *nopSink) Write(*informer.Event) error { s.n++; return nil }
-func (s *nopSink) Close() error                { return nil }
+func (s *nopSink) Write(*event.Event) error { s.n++; return nil }
+func (s *nopSink) Close() error             { return nil }
 
 // benchEvents is a pre-built cycle of MODIFIED events about `objects` pods, so that the
 // benchmarks measure the listener, not event construction.
-func benchEvents(n, objects int) []*informer.Event {
-	evs := make([]*informer.Event, n)
+func benchEvents(n, objects int) []*event.Event {
+	evs := make([]*event.Event, n)
 	for i := range evs {
-		evs[i] = newEv(informer.Modified, "pod-"+strconv.Itoa(i%objects), uint64(i+1))
+		evs[i] = newEv(event.Modified, "pod-"+strconv.Itoa(i%objects), uint64(i+1))
 		evs[i].Old = evs[i].Object
 	}
 	return evs
@@ -120,7 +120,7 @@ func newWorkSink() *workSink {
 	return &workSink{pod: pod}
 }
 
-func (s *workSink) Write(*informer.Event) error {
+func (s *workSink) Write(*event.Event) error {
 	line, err := json.Marshal(s.pod)
 	s.buf = append(s.buf[:0], line...)
 	s.n++
@@ -131,8 +131,8 @@ func (s *workSink) Close() error { return nil }
 // stuckSink is stalled in its first Write until release is closed.
 type stuckSink struct{ release chan struct{} }
 
-func (s *stuckSink) Write(*informer.Event) error { <-s.release; return nil }
-func (s *stuckSink) Close() error                { return nil }
+func (s *stuckSink) Write(*event.Event) error { <-s.release; return nil }
+func (s *stuckSink) Close() error             { return nil }
 
 // BenchmarkStalledSink is what a stalled sink costs the others (issue 6: at most 10% of
 // their throughput). In the same run, b.N events go through a working sink alone, then
@@ -215,14 +215,14 @@ func BenchmarkStalledSinkMemory(b *testing.B) {
 			l := New(Config{Name: "stalled", Buffer: 1024, OnFull: policy}, stuck, nil)
 			go l.Run()
 			for i := range 2048 {
-				l.Add(newEv(informer.Modified, name(i), uint64(i+1)))
+				l.Add(newEv(event.Modified, name(i), uint64(i+1)))
 			}
 			full := liveHeap()
 			b.ResetTimer()
 			i := 2048
 			for b.Loop() {
 				i++
-				l.Add(newEv(informer.Modified, name(i), uint64(i)))
+				l.Add(newEv(event.Modified, name(i), uint64(i)))
 			}
 			b.StopTimer()
 			grown := int64(liveHeap()) - int64(full)

@@ -1,6 +1,6 @@
 package listener
 
-import "github.com/kubeevents/kubeevents/internal/informer"
+import "github.com/kubeevents/kubeevents/internal/event"
 
 // coalesce merges next into queued, two events about the same object, giving one new
 // event that takes queued's place in the queue. Events are shared read-only between
@@ -27,32 +27,32 @@ import "github.com/kubeevents/kubeevents/internal/informer"
 // for a queued DELETED the deleted object), set only for MODIFIED and SYNC as Event
 // documents. A merged ADDED keeps queued's InInitialList; a merged DELETED keeps next's
 // FinalStateUnknown.
-func coalesce(queued, next *informer.Event, existedBefore bool) *informer.Event {
-	merged := &informer.Event{
+func coalesce(queued, next *event.Event, existedBefore bool) *event.Event {
+	merged := &event.Event{
 		Time:     next.Time,
 		Seq:      next.Seq,
 		Resource: next.Resource,
 		Kind:     next.Kind,
 		Object:   next.Object,
 	}
-	if next.Type == informer.Sync {
+	if next.Type == event.Sync {
 		merged.Seq = queued.Seq
 	}
-	existsAfter := next.Type != informer.Deleted
+	existsAfter := next.Type != event.Deleted
 	switch {
 	case !existsAfter:
-		merged.Type = informer.Deleted
+		merged.Type = event.Deleted
 		merged.FinalStateUnknown = next.FinalStateUnknown
 	case !existedBefore:
-		merged.Type = informer.Added
+		merged.Type = event.Added
 		merged.InInitialList = queued.InInitialList
 	default:
-		merged.Type = informer.Modified
-		if queued.Type == informer.Sync && next.Type == informer.Sync {
-			merged.Type = informer.Sync
+		merged.Type = event.Modified
+		if queued.Type == event.Sync && next.Type == event.Sync {
+			merged.Type = event.Sync
 		}
 		merged.Old = queued.Old
-		if queued.Type == informer.Deleted {
+		if queued.Type == event.Deleted {
 			merged.Old = queued.Object
 		}
 	}

@@ -6,26 +6,26 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // snapshot is an Event's exported fields, to check that coalesce leaves its inputs alone
 // (Event holds sync.Once values, so it cannot be copied whole).
 type snapshot struct {
-	typ                        informer.EventType
+	typ                        event.EventType
 	seq                        uint64
 	object, old                runtime.Object
 	initial, finalStateUnknown bool
 	time                       time.Time
 }
 
-func snap(ev *informer.Event) snapshot {
+func snap(ev *event.Event) snapshot {
 	return snapshot{ev.Type, ev.Seq, ev.Object, ev.Old, ev.InInitialList, ev.FinalStateUnknown, ev.Time}
 }
 
 func TestCoalesceMergeTable(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	mk := func(typ informer.EventType, seq uint64, withOld bool) *informer.Event {
+	mk := func(typ event.EventType, seq uint64, withOld bool) *event.Event {
 		ev := newEv(typ, "a", seq)
 		ev.Time = t0.Add(time.Duration(seq) * time.Second)
 		if withOld {
@@ -34,7 +34,7 @@ func TestCoalesceMergeTable(t *testing.T) {
 		return ev
 	}
 	type want struct {
-		typ               informer.EventType
+		typ               event.EventType
 		seq               uint64
 		old               string // "queued.Old", "queued.Object" or "" for nil
 		initial           bool
@@ -42,93 +42,93 @@ func TestCoalesceMergeTable(t *testing.T) {
 	}
 	tests := []struct {
 		name          string
-		queued, next  *informer.Event
+		queued, next  *event.Event
 		existedBefore bool
 		want          want
 	}{
 		{
 			name:          "ADDED+MODIFIED=ADDED",
-			queued:        func() *informer.Event { e := mk(informer.Added, 1, false); e.InInitialList = true; return e }(),
-			next:          mk(informer.Modified, 2, true),
+			queued:        func() *event.Event { e := mk(event.Added, 1, false); e.InInitialList = true; return e }(),
+			next:          mk(event.Modified, 2, true),
 			existedBefore: false,
-			want:          want{typ: informer.Added, seq: 2, initial: true},
+			want:          want{typ: event.Added, seq: 2, initial: true},
 		},
 		{
 			name:          "ADDED+DELETED=DELETED",
-			queued:        mk(informer.Added, 1, false),
-			next:          mk(informer.Deleted, 2, false),
+			queued:        mk(event.Added, 1, false),
+			next:          mk(event.Deleted, 2, false),
 			existedBefore: false,
-			want:          want{typ: informer.Deleted, seq: 2},
+			want:          want{typ: event.Deleted, seq: 2},
 		},
 		{
 			name:          "ADDED+DELETED(final state unknown)=DELETED(final state unknown)",
-			queued:        mk(informer.Added, 1, false),
-			next:          func() *informer.Event { e := mk(informer.Deleted, 2, false); e.FinalStateUnknown = true; return e }(),
+			queued:        mk(event.Added, 1, false),
+			next:          func() *event.Event { e := mk(event.Deleted, 2, false); e.FinalStateUnknown = true; return e }(),
 			existedBefore: false,
-			want:          want{typ: informer.Deleted, seq: 2, finalStateUnknown: true},
+			want:          want{typ: event.Deleted, seq: 2, finalStateUnknown: true},
 		},
 		{
 			name:          "MODIFIED+DELETED=DELETED",
-			queued:        mk(informer.Modified, 1, true),
-			next:          mk(informer.Deleted, 2, false),
+			queued:        mk(event.Modified, 1, true),
+			next:          mk(event.Deleted, 2, false),
 			existedBefore: true,
-			want:          want{typ: informer.Deleted, seq: 2},
+			want:          want{typ: event.Deleted, seq: 2},
 		},
 		{
 			name:          "MODIFIED+DELETED(final state unknown)=DELETED(final state unknown)",
-			queued:        mk(informer.Modified, 1, true),
-			next:          func() *informer.Event { e := mk(informer.Deleted, 2, false); e.FinalStateUnknown = true; return e }(),
+			queued:        mk(event.Modified, 1, true),
+			next:          func() *event.Event { e := mk(event.Deleted, 2, false); e.FinalStateUnknown = true; return e }(),
 			existedBefore: true,
-			want:          want{typ: informer.Deleted, seq: 2, finalStateUnknown: true},
+			want:          want{typ: event.Deleted, seq: 2, finalStateUnknown: true},
 		},
 		{
 			name:          "DELETED+ADDED=MODIFIED from the deleted object",
-			queued:        mk(informer.Deleted, 1, false),
-			next:          mk(informer.Added, 2, false),
+			queued:        mk(event.Deleted, 1, false),
+			next:          mk(event.Added, 2, false),
 			existedBefore: true,
-			want:          want{typ: informer.Modified, seq: 2, old: "queued.Object"},
+			want:          want{typ: event.Modified, seq: 2, old: "queued.Object"},
 		},
 		{
 			name:          "DELETED(final state unknown)+ADDED=MODIFIED",
-			queued:        func() *informer.Event { e := mk(informer.Deleted, 1, false); e.FinalStateUnknown = true; return e }(),
-			next:          mk(informer.Added, 2, false),
+			queued:        func() *event.Event { e := mk(event.Deleted, 1, false); e.FinalStateUnknown = true; return e }(),
+			next:          mk(event.Added, 2, false),
 			existedBefore: true,
-			want:          want{typ: informer.Modified, seq: 2, old: "queued.Object"},
+			want:          want{typ: event.Modified, seq: 2, old: "queued.Object"},
 		},
 		{
 			name:          "MODIFIED+MODIFIED=MODIFIED",
-			queued:        mk(informer.Modified, 1, true),
-			next:          mk(informer.Modified, 2, true),
+			queued:        mk(event.Modified, 1, true),
+			next:          mk(event.Modified, 2, true),
 			existedBefore: true,
-			want:          want{typ: informer.Modified, seq: 2, old: "queued.Old"},
+			want:          want{typ: event.Modified, seq: 2, old: "queued.Old"},
 		},
 		{
 			name:          "SYNC+SYNC=SYNC",
-			queued:        mk(informer.Sync, 0, true),
-			next:          mk(informer.Sync, 0, true),
+			queued:        mk(event.Sync, 0, true),
+			next:          mk(event.Sync, 0, true),
 			existedBefore: true,
-			want:          want{typ: informer.Sync, seq: 0, old: "queued.Old"},
+			want:          want{typ: event.Sync, seq: 0, old: "queued.Old"},
 		},
 		{
 			name:          "SYNC+MODIFIED=MODIFIED",
-			queued:        mk(informer.Sync, 0, true),
-			next:          mk(informer.Modified, 7, true),
+			queued:        mk(event.Sync, 0, true),
+			next:          mk(event.Modified, 7, true),
 			existedBefore: true,
-			want:          want{typ: informer.Modified, seq: 7, old: "queued.Old"},
+			want:          want{typ: event.Modified, seq: 7, old: "queued.Old"},
 		},
 		{
 			name:          "MODIFIED+SYNC=MODIFIED keeping the real change's Seq",
-			queued:        mk(informer.Modified, 3, true),
-			next:          mk(informer.Sync, 0, true),
+			queued:        mk(event.Modified, 3, true),
+			next:          mk(event.Sync, 0, true),
 			existedBefore: true,
-			want:          want{typ: informer.Modified, seq: 3, old: "queued.Old"},
+			want:          want{typ: event.Modified, seq: 3, old: "queued.Old"},
 		},
 		{
 			name:          "ADDED+SYNC=ADDED keeping Seq",
-			queued:        func() *informer.Event { e := mk(informer.Added, 4, false); e.InInitialList = true; return e }(),
-			next:          mk(informer.Sync, 0, true),
+			queued:        func() *event.Event { e := mk(event.Added, 4, false); e.InInitialList = true; return e }(),
+			next:          mk(event.Sync, 0, true),
 			existedBefore: false,
-			want:          want{typ: informer.Added, seq: 4, initial: true},
+			want:          want{typ: event.Added, seq: 4, initial: true},
 		},
 	}
 	for _, tt := range tests {
@@ -178,36 +178,36 @@ func TestCoalesceMergeTable(t *testing.T) {
 func TestCoalesceChains(t *testing.T) {
 	tests := []struct {
 		name    string
-		types   []informer.EventType
-		want    informer.EventType
+		types   []event.EventType
+		want    event.EventType
 		wantOld int // index of the event whose Object is the merged Old; -1 for the first event's Old; -2 for nil
 	}{
-		{"MODIFIED x3", []informer.EventType{informer.Modified, informer.Modified, informer.Modified}, informer.Modified, -1},
-		{"ADDED MODIFIED MODIFIED", []informer.EventType{informer.Added, informer.Modified, informer.Modified}, informer.Added, -2},
-		{"ADDED MODIFIED DELETED", []informer.EventType{informer.Added, informer.Modified, informer.Deleted}, informer.Deleted, -2},
-		{"MODIFIED DELETED ADDED", []informer.EventType{informer.Modified, informer.Deleted, informer.Added}, informer.Modified, 1},
-		{"MODIFIED DELETED ADDED MODIFIED", []informer.EventType{informer.Modified, informer.Deleted, informer.Added, informer.Modified}, informer.Modified, 1},
+		{"MODIFIED x3", []event.EventType{event.Modified, event.Modified, event.Modified}, event.Modified, -1},
+		{"ADDED MODIFIED MODIFIED", []event.EventType{event.Added, event.Modified, event.Modified}, event.Added, -2},
+		{"ADDED MODIFIED DELETED", []event.EventType{event.Added, event.Modified, event.Deleted}, event.Deleted, -2},
+		{"MODIFIED DELETED ADDED", []event.EventType{event.Modified, event.Deleted, event.Added}, event.Modified, 1},
+		{"MODIFIED DELETED ADDED MODIFIED", []event.EventType{event.Modified, event.Deleted, event.Added, event.Modified}, event.Modified, 1},
 		// The object was new to the reader when the first event was queued and exists at
 		// the end: ADDED, not a MODIFIED of an object the reader never saw.
-		{"ADDED DELETED ADDED", []informer.EventType{informer.Added, informer.Deleted, informer.Added}, informer.Added, -2},
-		{"ADDED DELETED ADDED MODIFIED", []informer.EventType{informer.Added, informer.Deleted, informer.Added, informer.Modified}, informer.Added, -2},
-		{"ADDED DELETED ADDED DELETED", []informer.EventType{informer.Added, informer.Deleted, informer.Added, informer.Deleted}, informer.Deleted, -2},
-		{"SYNC SYNC SYNC", []informer.EventType{informer.Sync, informer.Sync, informer.Sync}, informer.Sync, -1},
-		{"SYNC MODIFIED SYNC", []informer.EventType{informer.Sync, informer.Modified, informer.Sync}, informer.Modified, -1},
+		{"ADDED DELETED ADDED", []event.EventType{event.Added, event.Deleted, event.Added}, event.Added, -2},
+		{"ADDED DELETED ADDED MODIFIED", []event.EventType{event.Added, event.Deleted, event.Added, event.Modified}, event.Added, -2},
+		{"ADDED DELETED ADDED DELETED", []event.EventType{event.Added, event.Deleted, event.Added, event.Deleted}, event.Deleted, -2},
+		{"SYNC SYNC SYNC", []event.EventType{event.Sync, event.Sync, event.Sync}, event.Sync, -1},
+		{"SYNC MODIFIED SYNC", []event.EventType{event.Sync, event.Modified, event.Sync}, event.Modified, -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRing(4, Coalesce)
-			var evs []*informer.Event
+			var evs []*event.Event
 			var lastSeq uint64
 			for i, typ := range tt.types {
 				seq := uint64(0)
-				if typ != informer.Sync {
+				if typ != event.Sync {
 					seq = uint64(i + 1)
 					lastSeq = seq
 				}
 				ev := newEv(typ, "a", seq)
-				if typ == informer.Modified || typ == informer.Sync {
+				if typ == event.Modified || typ == event.Sync {
 					ev.Old = podObj("a", "old-"+string(rune('0'+i)))
 				}
 				evs = append(evs, ev)

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -23,20 +23,20 @@ func podObj(name, rv string) *corev1.Pod {
 
 // newEv is an event of type typ about pod default/name with sequence number seq; its
 // object is a fresh pod whose resourceVersion is seq, so every event's object is distinct.
-func newEv(typ informer.EventType, name string, seq uint64) *informer.Event {
-	return &informer.Event{Type: typ, Seq: seq, Resource: podsGVR, Kind: "Pod", Object: podObj(name, strconv.FormatUint(seq, 10))}
+func newEv(typ event.EventType, name string, seq uint64) *event.Event {
+	return &event.Event{Type: typ, Seq: seq, Resource: podsGVR, Kind: "Pod", Object: podObj(name, strconv.FormatUint(seq, 10))}
 }
 
 // distinctEvents is n ADDED events about n different pods, with Seq 1..n.
-func distinctEvents(n int) []*informer.Event {
-	evs := make([]*informer.Event, n)
+func distinctEvents(n int) []*event.Event {
+	evs := make([]*event.Event, n)
 	for i := range evs {
-		evs[i] = newEv(informer.Added, "pod-"+strconv.Itoa(i+1), uint64(i+1))
+		evs[i] = newEv(event.Added, "pod-"+strconv.Itoa(i+1), uint64(i+1))
 	}
 	return evs
 }
 
-func seqs(evs []*informer.Event) []uint64 {
+func seqs(evs []*event.Event) []uint64 {
 	out := make([]uint64, len(evs))
 	for i, ev := range evs {
 		out[i] = ev.Seq
@@ -55,25 +55,25 @@ func seqRange(from, to uint64) []uint64 {
 // testSink records what the delivery goroutine writes.
 type testSink struct {
 	// entered, if set, receives every event as Write begins (before the gate).
-	entered chan *informer.Event
+	entered chan *event.Event
 	// gate, if set, must yield one value per Write before it proceeds; close it to let
 	// every Write through.
 	gate chan struct{}
 	// onWrite, if set, runs after the gate: an error fails the Write, and it may panic.
-	onWrite func(ev *informer.Event) error
+	onWrite func(ev *event.Event) error
 	// closeErr is what Close returns.
 	closeErr error
 
 	gateOnce sync.Once
 
 	mu               sync.Mutex
-	got              []*informer.Event // written successfully, in order
-	calls            int               // Write calls, whatever their outcome
+	got              []*event.Event // written successfully, in order
+	calls            int            // Write calls, whatever their outcome
 	closes           int
 	writesAfterClose int
 }
 
-func (s *testSink) Write(ev *informer.Event) error {
+func (s *testSink) Write(ev *event.Event) error {
 	s.mu.Lock()
 	s.calls++
 	if s.closes > 0 {
@@ -109,10 +109,10 @@ func (s *testSink) Close() error {
 	return s.closeErr
 }
 
-func (s *testSink) written() []*informer.Event {
+func (s *testSink) written() []*event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]*informer.Event(nil), s.got...)
+	return append([]*event.Event(nil), s.got...)
 }
 
 func (s *testSink) closeCount() int {
@@ -167,7 +167,7 @@ func waitDone(t *testing.T, l *Listener) {
 }
 
 // waitEntered waits until the sink's Write has begun on an event and returns it.
-func waitEntered(t *testing.T, s *testSink) *informer.Event {
+func waitEntered(t *testing.T, s *testSink) *event.Event {
 	t.Helper()
 	select {
 	case ev := <-s.entered:
@@ -189,7 +189,7 @@ func checkBalance(t *testing.T, st Stats) {
 
 // addReturns runs l.Add(ev) on a new goroutine and returns a channel closed when it
 // returns.
-func addReturns(l *Listener, ev *informer.Event) <-chan struct{} {
+func addReturns(l *Listener, ev *event.Event) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

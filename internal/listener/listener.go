@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // ErrFiltered is returned by a Sink's Write for an event it leaves out on purpose (a jq
@@ -38,7 +38,7 @@ type Sink interface {
 	// Write outputs one event. An error stops this sink (reported once), not the others;
 	// ErrFiltered means the sink chose not to output the event, and ErrOutputClosed that
 	// its reader went away (stdout piped into `head`), which stops it without a word.
-	Write(ev *informer.Event) error
+	Write(ev *event.Event) error
 	// Close flushes and releases the sink; it is called once, after the last Write.
 	Close() error
 }
@@ -126,7 +126,7 @@ func (l *Listener) Config() Config { return l.cfg }
 // objects) means waiting for room, or until Close, Abort or a sink failure. Add is safe
 // for concurrent use. An Add after Close or Abort counts the event as Dropped: an informer
 // handler may still be finishing when shutdown starts.
-func (l *Listener) Add(ev *informer.Event) {
+func (l *Listener) Add(ev *event.Event) {
 	if ev.Seq != 0 {
 		l.numbered.Add(1)
 	}
@@ -143,7 +143,7 @@ func (l *Listener) Add(ev *informer.Event) {
 }
 
 // enqueueLocked applies the policy to ev and returns a diagnostic to print, if any.
-func (l *Listener) enqueueLocked(ev *informer.Event) (notice string) {
+func (l *Listener) enqueueLocked(ev *event.Event) (notice string) {
 	for {
 		switch l.state {
 		case failed:
@@ -206,7 +206,7 @@ func (l *Listener) Run() {
 }
 
 // next waits for the next event to deliver; false means Run is done.
-func (l *Listener) next() (*informer.Event, bool) {
+func (l *Listener) next() (*event.Event, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for {
@@ -227,7 +227,7 @@ func (l *Listener) next() (*informer.Event, bool) {
 
 // deliver writes one event. A panic in the sink costs that event only: it is reported,
 // counted as Failed, and delivery goes on.
-func (l *Listener) deliver(ev *informer.Event) (err error) {
+func (l *Listener) deliver(ev *event.Event) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			l.settle(&l.failed)

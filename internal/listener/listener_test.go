@@ -15,7 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 var errBoom = errors.New("boom")
@@ -33,8 +33,8 @@ func TestNewDefaults(t *testing.T) {
 	}
 	// A nil warn discards diagnostics rather than panicking.
 	l = New(Config{Name: "out", Buffer: 1, OnFull: DropNewest}, &testSink{}, nil)
-	l.Add(newEv(informer.Added, "a", 1))
-	l.Add(newEv(informer.Added, "b", 2))
+	l.Add(newEv(event.Added, "a", 1))
+	l.Add(newEv(event.Added, "b", 2))
 	if st := l.Stats(); st.Dropped != 1 {
 		t.Errorf("dropped %d, want 1", st.Dropped)
 	}
@@ -76,7 +76,7 @@ func TestDropPoliciesWithStalledSink(t *testing.T) {
 		{DropNewest, seqRange(1, buffer+1)},
 	} {
 		t.Run(tt.policy.String(), func(t *testing.T) {
-			sink := &testSink{entered: make(chan *informer.Event, total), gate: make(chan struct{})}
+			sink := &testSink{entered: make(chan *event.Event, total), gate: make(chan struct{})}
 			w := &warnings{}
 			l := New(Config{Name: "s", Buffer: buffer, OnFull: tt.policy}, sink, w.warn)
 			go l.Run()
@@ -157,7 +157,7 @@ func TestBlockLosesNothing(t *testing.T) {
 		const buffer, total = 8, 10000
 		var l *Listener
 		maxQueued := 0
-		sink := &testSink{onWrite: func(*informer.Event) error {
+		sink := &testSink{onWrite: func(*event.Event) error {
 			l.mu.Lock()
 			maxQueued = max(maxQueued, l.queue.len())
 			l.mu.Unlock()
@@ -202,7 +202,7 @@ func TestBlockLosesNothing(t *testing.T) {
 // and each producer's events stay in its order.
 func TestBlockConcurrentProducers(t *testing.T) {
 	const producers, each = 4, 2500
-	sink := &testSink{onWrite: func(ev *informer.Event) error {
+	sink := &testSink{onWrite: func(ev *event.Event) error {
 		if ev.Seq%64 == 0 {
 			runtime.Gosched()
 		}
@@ -215,7 +215,7 @@ func TestBlockConcurrentProducers(t *testing.T) {
 	for p := range producers {
 		wg.Go(func() {
 			for i := range each {
-				l.Add(newEv(informer.Modified, fmt.Sprintf("p%d-%d", p, i), uint64(p*1_000_000+i+1)))
+				l.Add(newEv(event.Modified, fmt.Sprintf("p%d-%d", p, i), uint64(p*1_000_000+i+1)))
 			}
 		})
 	}
@@ -230,7 +230,7 @@ func TestBlockConcurrentProducers(t *testing.T) {
 
 // checkProducerOrder checks that events from each producer (Seq p*1e6+i+1) arrive in
 // increasing order, and, if complete, that all of them arrive.
-func checkProducerOrder(t *testing.T, got []*informer.Event, producers, each int, complete bool) {
+func checkProducerOrder(t *testing.T, got []*event.Event, producers, each int, complete bool) {
 	t.Helper()
 	last := make([]uint64, producers)
 	count := make([]int, producers)
@@ -255,25 +255,25 @@ func checkProducerOrder(t *testing.T, got []*informer.Event, producers, each int
 // with a stalled sink never wait, and never queue more than one event per object.
 func TestCoalesceBoundedByObjects(t *testing.T) {
 	const objects, total = 10, 1_000_000
-	sink := &testSink{entered: make(chan *informer.Event, 16), gate: make(chan struct{})}
+	sink := &testSink{entered: make(chan *event.Event, 16), gate: make(chan struct{})}
 	l := New(Config{Name: "s", Buffer: 16, OnFull: Coalesce}, sink, nil)
 	go l.Run()
 	stopOnCleanup(t, l, sink)
 	name := func(k int) string { return "obj-" + strconv.Itoa(k) }
 
-	first := newEv(informer.Added, name(0), 1)
+	first := newEv(event.Added, name(0), 1)
 	l.Add(first)
 	waitEntered(t, sink) // stalled in Write from now on
 
-	firstOld := make([]*informer.Event, objects)
-	lastEv := make([]*informer.Event, objects)
-	bulk := make([]*informer.Event, objects) // reused: coalesce never keeps or changes its inputs
+	firstOld := make([]*event.Event, objects)
+	lastEv := make([]*event.Event, objects)
+	bulk := make([]*event.Event, objects) // reused: coalesce never keeps or changes its inputs
 	for k := range objects {
-		firstOld[k] = newEv(informer.Modified, name(k), uint64(10+k))
+		firstOld[k] = newEv(event.Modified, name(k), uint64(10+k))
 		firstOld[k].Old = podObj(name(k), "first-old")
-		bulk[k] = newEv(informer.Modified, name(k), uint64(100+k))
+		bulk[k] = newEv(event.Modified, name(k), uint64(100+k))
 		bulk[k].Old = podObj(name(k), "bulk-old")
-		lastEv[k] = newEv(informer.Modified, name(k), uint64(2_000_000+k))
+		lastEv[k] = newEv(event.Modified, name(k), uint64(2_000_000+k))
 		lastEv[k].Old = podObj(name(k), "last-old")
 	}
 	maxQueued := 0
@@ -325,7 +325,7 @@ func TestCoalesceBoundedByObjects(t *testing.T) {
 		if ev.Key() != "default/"+name(k) {
 			t.Fatalf("event %d is about %s, want %s", i+1, ev.Key(), name(k))
 		}
-		if ev.Type != informer.Modified || ev.Old != firstOld[k].Old || ev.Object != lastEv[k].Object || ev.Seq != lastEv[k].Seq {
+		if ev.Type != event.Modified || ev.Old != firstOld[k].Old || ev.Object != lastEv[k].Object || ev.Seq != lastEv[k].Seq {
 			t.Errorf("%s: merged %s seq %d; want MODIFIED seq %d from the first Old to the last Object", name(k), ev.Type, ev.Seq, lastEv[k].Seq)
 		}
 	}
@@ -356,7 +356,7 @@ func TestCoalesceFullOfDistinctObjectsWaits(t *testing.T) {
 			t.Fatal("Add of a new object returned with the buffer full of other objects")
 		}
 		// An update to a queued object merges without waiting.
-		update := newEv(informer.Modified, "pod-3", 7)
+		update := newEv(event.Modified, "pod-3", 7)
 		l.Add(update)
 		if st := l.Stats(); st.Coalesced != 1 {
 			t.Fatalf("coalesced %d, want 1", st.Coalesced)
@@ -374,7 +374,7 @@ func TestCoalesceFullOfDistinctObjectsWaits(t *testing.T) {
 		if want := []uint64{1, 2, 7, 4, 5, 6}; !slices.Equal(seqs(got), want) {
 			t.Fatalf("delivered %v, want %v", seqs(got), want)
 		}
-		if got[2].Type != informer.Added || got[2].Object != update.Object {
+		if got[2].Type != event.Added || got[2].Object != update.Object {
 			t.Errorf("pod-3 merged into %s, want ADDED with the update's object", got[2].Type)
 		}
 		st := l.Stats()
@@ -417,7 +417,7 @@ func TestBlockWaitsForRoom(t *testing.T) {
 
 func TestWritePanicIsContained(t *testing.T) {
 	panicsOn := map[uint64]bool{2: true, 3: true, 4: true}
-	sink := &testSink{onWrite: func(ev *informer.Event) error {
+	sink := &testSink{onWrite: func(ev *event.Event) error {
 		if panicsOn[ev.Seq] {
 			panic(fmt.Sprintf("bad event %d", ev.Seq))
 		}
@@ -455,7 +455,7 @@ func TestWritePanicIsContained(t *testing.T) {
 }
 
 func TestWriteErrorStopsSink(t *testing.T) {
-	sink := &testSink{onWrite: func(ev *informer.Event) error {
+	sink := &testSink{onWrite: func(ev *event.Event) error {
 		if ev.Seq == 3 {
 			return errBoom
 		}
@@ -511,7 +511,7 @@ func TestWriteErrorReleasesBlockedAdds(t *testing.T) {
 	for _, p := range []Policy{Block, Coalesce} {
 		t.Run(p.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				sink := &testSink{gate: make(chan struct{}), onWrite: func(*informer.Event) error { return errBoom }}
+				sink := &testSink{gate: make(chan struct{}), onWrite: func(*event.Event) error { return errBoom }}
 				w := &warnings{}
 				l := New(Config{Name: "s", Buffer: 2, OnFull: p}, sink, w.warn)
 				go l.Run()
@@ -636,9 +636,9 @@ func TestSinkCloseErrors(t *testing.T) {
 		}
 	})
 	t.Run("write error wins", func(t *testing.T) {
-		sink := &testSink{closeErr: errors.New("close failed"), onWrite: func(*informer.Event) error { return errBoom }}
+		sink := &testSink{closeErr: errors.New("close failed"), onWrite: func(*event.Event) error { return errBoom }}
 		l := New(Config{Name: "s"}, sink, nil)
-		l.Add(newEv(informer.Added, "a", 1))
+		l.Add(newEv(event.Added, "a", 1))
 		go l.Run()
 		stopOnCleanup(t, l, sink)
 		waitDone(t, l)
@@ -650,11 +650,11 @@ func TestSinkCloseErrors(t *testing.T) {
 
 type panickyCloser struct{}
 
-func (panickyCloser) Write(*informer.Event) error { return nil }
-func (panickyCloser) Close() error                { panic("close") }
+func (panickyCloser) Write(*event.Event) error { return nil }
+func (panickyCloser) Close() error             { panic("close") }
 
 func TestDrainAbortsStalledSink(t *testing.T) {
-	stalledSink := &testSink{entered: make(chan *informer.Event, 8), gate: make(chan struct{})}
+	stalledSink := &testSink{entered: make(chan *event.Event, 8), gate: make(chan struct{})}
 	stalled := New(Config{Name: "stalled", Buffer: 8}, stalledSink, nil)
 	fastSink := &testSink{}
 	fast := New(Config{Name: "fast", Buffer: 8}, fastSink, nil)
@@ -687,7 +687,7 @@ func TestDrainAbortsStalledSink(t *testing.T) {
 	if st := stalled.Stats(); st != (Stats{Received: 5, Dropped: 5}) {
 		t.Fatalf("stalled stats after Drain %+v: its queued events and the one in flight count as Dropped", st)
 	}
-	stalled.Add(newEv(informer.Added, "late", 99))
+	stalled.Add(newEv(event.Added, "late", 99))
 	if stalledSink.closeCount() != 0 {
 		t.Fatal("the aborted sink was closed while its Write was in flight")
 	}
@@ -789,7 +789,7 @@ func TestStatsBalance(t *testing.T) {
 				var writes, panics atomic.Int64
 				stall := make(chan struct{})
 				stalled := make(chan struct{})
-				sink := &testSink{onWrite: func(ev *informer.Event) error {
+				sink := &testSink{onWrite: func(ev *event.Event) error {
 					n := writes.Add(1)
 					switch scenario {
 					case "close":
@@ -820,7 +820,7 @@ func TestStatsBalance(t *testing.T) {
 				for pr := range producers {
 					wg.Go(func() {
 						for i := range each {
-							l.Add(newEv(informer.Modified, fmt.Sprintf("p%d-%d", pr, i%objects), uint64(pr*1_000_000+i+1)))
+							l.Add(newEv(event.Modified, fmt.Sprintf("p%d-%d", pr, i%objects), uint64(pr*1_000_000+i+1)))
 						}
 					})
 				}
@@ -914,8 +914,8 @@ func TestStatsSnapshotIsSafeDuringDelivery(t *testing.T) {
 func TestCoalesceObjectKeyUsesResource(t *testing.T) {
 	sink := &testSink{}
 	l := New(Config{Name: "s", Buffer: 4, OnFull: Coalesce}, sink, nil)
-	pod := newEv(informer.Added, "x", 1)
-	cm := newEv(informer.Added, "x", 2)
+	pod := newEv(event.Added, "x", 1)
+	cm := newEv(event.Added, "x", 2)
 	cm.Resource = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	l.Add(pod)
 	l.Add(cm)
@@ -929,7 +929,7 @@ func TestCoalesceObjectKeyUsesResource(t *testing.T) {
 }
 
 func TestFilteredEventsAreCountedNotDelivered(t *testing.T) {
-	sink := &testSink{onWrite: func(ev *informer.Event) error {
+	sink := &testSink{onWrite: func(ev *event.Event) error {
 		if ev.Seq%2 == 0 {
 			return fmt.Errorf("jq: %w", ErrFiltered) // wrapped still counts
 		}
@@ -959,7 +959,7 @@ func TestFilteredEventsAreCountedNotDelivered(t *testing.T) {
 
 func TestOutputClosedStopsQuietly(t *testing.T) {
 	closed := fmt.Errorf("write stdout: %w", ErrOutputClosed)
-	sink := &testSink{onWrite: func(ev *informer.Event) error {
+	sink := &testSink{onWrite: func(ev *event.Event) error {
 		if ev.Seq == 2 {
 			return closed
 		}
@@ -992,14 +992,14 @@ func TestSeen(t *testing.T) {
 	if l.Seen(1) {
 		t.Fatal("Seen(1) before any Add")
 	}
-	l.Add(newEv(informer.Modified, "a", 5))
-	l.Add(newEv(informer.Modified, "b", 3)) // out of order: does not lower the mark
-	l.Add(newEv(informer.Sync, "c", 0))
+	l.Add(newEv(event.Modified, "a", 5))
+	l.Add(newEv(event.Modified, "b", 3)) // out of order: does not lower the mark
+	l.Add(newEv(event.Sync, "c", 0))
 	if !l.Seen(5) || !l.Seen(3) || l.Seen(6) {
 		t.Fatalf("Seen(3,5,6) = %v %v %v, want true true false", l.Seen(3), l.Seen(5), l.Seen(6))
 	}
 	for range 20 {
-		l.Add(newEv(informer.Modified, "d", 9)) // dropped events were still given to Add
+		l.Add(newEv(event.Modified, "d", 9)) // dropped events were still given to Add
 	}
 	if !l.Seen(9) {
 		t.Fatal("Seen(9) after dropped Adds of seq 9")
@@ -1008,7 +1008,7 @@ func TestSeen(t *testing.T) {
 	for g := range 4 {
 		wg.Go(func() {
 			for i := range 1000 {
-				l.Add(newEv(informer.Modified, "e", uint64(10+g*1000+i)))
+				l.Add(newEv(event.Modified, "e", uint64(10+g*1000+i)))
 			}
 		})
 	}
@@ -1025,9 +1025,9 @@ func TestMissedCountsEventsNeverAdded(t *testing.T) {
 	l := New(Config{Name: "s"}, sink, nil)
 	go l.Run()
 	for seq := uint64(1); seq <= 3; seq++ {
-		l.Add(newEv(informer.Modified, "p", seq))
+		l.Add(newEv(event.Modified, "p", seq))
 	}
-	l.Add(newEv(informer.Sync, "p", 0))
+	l.Add(newEv(event.Sync, "p", 0))
 	l.Missed(5) // events 4 and 5 were made, and never handed over
 	l.Close()
 	<-l.Done()
@@ -1037,7 +1037,7 @@ func TestMissedCountsEventsNeverAdded(t *testing.T) {
 
 	all := New(Config{Name: "all"}, &testSink{}, nil)
 	go all.Run()
-	all.Add(newEv(informer.Modified, "p", 1))
+	all.Add(newEv(event.Modified, "p", 1))
 	all.Missed(1)
 	all.Close()
 	<-all.Done()

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // putResult says what ring.put did with an event.
@@ -24,7 +24,7 @@ const (
 // the policy when it is full. It does no locking; the Listener guards it.
 type ring struct {
 	policy Policy
-	slots  []*informer.Event
+	slots  []*event.Event
 	head   int // slot of the oldest event
 	n      int // number of queued events
 
@@ -45,7 +45,7 @@ type objectKey struct {
 }
 
 func newRing(capacity int, policy Policy) *ring {
-	r := &ring{policy: policy, slots: make([]*informer.Event, capacity)}
+	r := &ring{policy: policy, slots: make([]*event.Event, capacity)}
 	if policy == Coalesce {
 		r.keys = make([]objectKey, capacity)
 		r.existed = make([]bool, capacity)
@@ -56,7 +56,7 @@ func newRing(capacity int, policy Policy) *ring {
 
 func (r *ring) len() int { return r.n }
 
-func (r *ring) put(ev *informer.Event) putResult {
+func (r *ring) put(ev *event.Event) putResult {
 	if r.policy == Coalesce {
 		k := objectKey{ev.Resource, ev.Key()}
 		if i, ok := r.slotOf[k]; ok {
@@ -68,7 +68,7 @@ func (r *ring) put(ev *informer.Event) putResult {
 		}
 		i := r.push(ev)
 		r.keys[i] = k
-		r.existed[i] = ev.Type != informer.Added
+		r.existed[i] = ev.Type != event.Added
 		r.slotOf[k] = i
 		return queued
 	}
@@ -92,14 +92,14 @@ func (r *ring) put(ev *informer.Event) putResult {
 }
 
 // push appends ev, which must fit, and returns its slot.
-func (r *ring) push(ev *informer.Event) int {
+func (r *ring) push(ev *event.Event) int {
 	i := (r.head + r.n) % len(r.slots)
 	r.slots[i] = ev
 	r.n++
 	return i
 }
 
-func (r *ring) pop() (*informer.Event, bool) {
+func (r *ring) pop() (*event.Event, bool) {
 	if r.n == 0 {
 		return nil, false
 	}

@@ -10,12 +10,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // drain pops everything from r.
-func drain(r *ring) []*informer.Event {
-	var out []*informer.Event
+func drain(r *ring) []*event.Event {
+	var out []*event.Event
 	for {
 		ev, ok := r.pop()
 		if !ok {
@@ -36,7 +36,7 @@ func TestRingFIFOAcrossWraparound(t *testing.T) {
 			for round := range 40 {
 				for range min(round%4+1, 4-r.len()) {
 					seq++
-					if res := r.put(newEv(informer.Added, "p"+strconv.FormatUint(seq, 10), seq)); res != queued {
+					if res := r.put(newEv(event.Added, "p"+strconv.FormatUint(seq, 10), seq)); res != queued {
 						t.Fatalf("put %d: got %v, want queued", seq, res)
 					}
 					want = append(want, seq)
@@ -162,14 +162,14 @@ func TestRingDiscard(t *testing.T) {
 
 func TestRingCoalesceMergesInPlace(t *testing.T) {
 	r := newRing(4, Coalesce)
-	a1 := newEv(informer.Modified, "a", 1)
+	a1 := newEv(event.Modified, "a", 1)
 	a1.Old = podObj("a", "0")
-	b2 := newEv(informer.Modified, "b", 2)
-	a3 := newEv(informer.Modified, "a", 3)
-	c4 := newEv(informer.Added, "c", 4)
-	a5 := newEv(informer.Modified, "a", 5)
+	b2 := newEv(event.Modified, "b", 2)
+	a3 := newEv(event.Modified, "a", 3)
+	c4 := newEv(event.Added, "c", 4)
+	a5 := newEv(event.Modified, "a", 5)
 	want := []putResult{queued, queued, coalesced, queued, coalesced}
-	for i, ev := range []*informer.Event{a1, b2, a3, c4, a5} {
+	for i, ev := range []*event.Event{a1, b2, a3, c4, a5} {
 		if res := r.put(ev); res != want[i] {
 			t.Fatalf("put %d: %v, want %v", ev.Seq, res, want[i])
 		}
@@ -188,7 +188,7 @@ func TestRingCoalesceMergesInPlace(t *testing.T) {
 	if a.Old != a1.Old {
 		t.Errorf("merged Old is not the first event's Old")
 	}
-	if a.Seq != 5 || a.Type != informer.Modified {
+	if a.Seq != 5 || a.Type != event.Modified {
 		t.Errorf("merged = %s seq %d, want MODIFIED seq 5", a.Type, a.Seq)
 	}
 	if got[1] != b2 || got[2] != c4 {
@@ -198,12 +198,12 @@ func TestRingCoalesceMergesInPlace(t *testing.T) {
 
 func TestRingCoalesceWhenFull(t *testing.T) {
 	r := newRing(2, Coalesce)
-	r.put(newEv(informer.Added, "a", 1))
-	r.put(newEv(informer.Added, "b", 2))
-	if res := r.put(newEv(informer.Added, "c", 3)); res != full {
+	r.put(newEv(event.Added, "a", 1))
+	r.put(newEv(event.Added, "b", 2))
+	if res := r.put(newEv(event.Added, "c", 3)); res != full {
 		t.Fatalf("new object into a full ring: %v, want full", res)
 	}
-	if res := r.put(newEv(informer.Modified, "b", 4)); res != coalesced {
+	if res := r.put(newEv(event.Modified, "b", 4)); res != coalesced {
 		t.Fatalf("queued object into a full ring: %v, want coalesced", res)
 	}
 	got := drain(r)
@@ -214,28 +214,28 @@ func TestRingCoalesceWhenFull(t *testing.T) {
 
 func TestRingCoalesceAfterPopQueuesAnew(t *testing.T) {
 	r := newRing(4, Coalesce)
-	a1 := newEv(informer.Added, "a", 1)
+	a1 := newEv(event.Added, "a", 1)
 	r.put(a1)
 	if ev, _ := r.pop(); ev != a1 {
 		t.Fatal("pop did not return the queued event")
 	}
 	// a1 is now with the sink: a later event about a must not be merged into it.
-	a2 := newEv(informer.Modified, "a", 2)
+	a2 := newEv(event.Modified, "a", 2)
 	if res := r.put(a2); res != queued {
 		t.Fatalf("put after pop: %v, want queued", res)
 	}
 	if ev, _ := r.pop(); ev != a2 {
 		t.Fatal("the later event was changed")
 	}
-	if a1.Type != informer.Added || a1.Seq != 1 {
+	if a1.Type != event.Added || a1.Seq != 1 {
 		t.Fatal("the delivered event was modified")
 	}
 }
 
 func TestRingCoalesceKeysIncludeResource(t *testing.T) {
 	r := newRing(4, Coalesce)
-	pod := newEv(informer.Added, "x", 1)
-	cm := newEv(informer.Added, "x", 2)
+	pod := newEv(event.Added, "x", 1)
+	cm := newEv(event.Added, "x", 2)
 	cm.Resource = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	if res := r.put(pod); res != queued {
 		t.Fatal(res)
@@ -243,7 +243,7 @@ func TestRingCoalesceKeysIncludeResource(t *testing.T) {
 	if res := r.put(cm); res != queued {
 		t.Fatalf("same namespace/name in another resource: %v, want queued", res)
 	}
-	other := newEv(informer.Added, "x", 3)
+	other := newEv(event.Added, "x", 3)
 	other.Object.(*corev1.Pod).Namespace = "other"
 	if res := r.put(other); res != queued {
 		t.Fatalf("same name in another namespace: %v, want queued", res)
@@ -293,11 +293,11 @@ func TestStatsSummary(t *testing.T) {
 // has its case (TestRingPolicies and the listener tests fill buffers under each).
 func TestRingUnhandledPolicyFailsLoudly(t *testing.T) {
 	r := newRing(1, Policy{"drop-random"})
-	r.put(newEv(informer.Added, "a", 1))
+	r.put(newEv(event.Added, "a", 1))
 	defer func() {
 		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), `"drop-random"`) {
 			t.Errorf("put on a full ring under an unhandled policy: recovered %v, want a panic naming it", p)
 		}
 	}()
-	r.put(newEv(informer.Added, "b", 2))
+	r.put(newEv(event.Added, "b", 2))
 }

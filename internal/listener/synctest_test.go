@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // These tests run in a synctest bubble: time is fake and advances only when every
@@ -19,35 +19,35 @@ func TestDropNoticeThrottle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &warnings{}
 		l := New(Config{Name: "archive", Buffer: 1, OnFull: DropNewest}, &testSink{}, w.warn)
-		l.Add(newEv(informer.Added, "a", 1)) // fills the buffer; no Run, so it stays full
+		l.Add(newEv(event.Added, "a", 1)) // fills the buffer; no Run, so it stays full
 		start := time.Now()
 		for i := range 100 { // 100 drops over one second
-			l.Add(newEv(informer.Added, "b", uint64(2+i)))
+			l.Add(newEv(event.Added, "b", uint64(2+i)))
 			time.Sleep(10 * time.Millisecond)
 		}
 		if got := w.all(); !slices.Equal(got, []string{`sink "archive" is full (buffer 1, on-full=drop-newest); dropping events`}) {
 			t.Fatalf("after 100 drops in 1s: %q", got)
 		}
 		time.Sleep(NoticeEvery - time.Since(start) - time.Nanosecond)
-		l.Add(newEv(informer.Added, "c", 200)) // 1 ns short of the period
+		l.Add(newEv(event.Added, "c", 200)) // 1 ns short of the period
 		if n := len(w.all()); n != 1 {
 			t.Fatalf("%d notices before the period was over: %q", n, w.all())
 		}
 		time.Sleep(time.Nanosecond)
-		l.Add(newEv(informer.Added, "d", 201)) // exactly one period after the first notice
+		l.Add(newEv(event.Added, "d", 201)) // exactly one period after the first notice
 		want := `sink "archive" is still full; 102 events dropped so far`
 		if got := w.all(); len(got) != 2 || got[1] != want {
 			t.Fatalf("notices %q, want a second one %q", got, want)
 		}
 		for i := range 49 { // another 4.9 s of drops: quiet again
 			time.Sleep(100 * time.Millisecond)
-			l.Add(newEv(informer.Added, "e", uint64(300+i)))
+			l.Add(newEv(event.Added, "e", uint64(300+i)))
 		}
 		if n := len(w.all()); n != 2 {
 			t.Fatalf("%d notices within the second period", n)
 		}
 		time.Sleep(100 * time.Millisecond)
-		l.Add(newEv(informer.Added, "f", 400))
+		l.Add(newEv(event.Added, "f", 400))
 		if got := w.all(); len(got) != 3 || got[2] != `sink "archive" is still full; 152 events dropped so far` {
 			t.Fatalf("third notice: %q", got)
 		}
@@ -60,7 +60,7 @@ func TestDropNoticeThrottle(t *testing.T) {
 // TestPanicNoticeThrottle: panics are reported at most once per period.
 func TestPanicNoticeThrottle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sink := &testSink{onWrite: func(ev *informer.Event) error {
+		sink := &testSink{onWrite: func(ev *event.Event) error {
 			if ev.Seq >= 100 {
 				panic(fmt.Sprintf("panic %d", ev.Seq))
 			}
@@ -71,25 +71,25 @@ func TestPanicNoticeThrottle(t *testing.T) {
 		go l.Run()
 		stopOnCleanup(t, l, sink)
 		for i := range 10 {
-			l.Add(newEv(informer.Added, "a", uint64(100+i)))
+			l.Add(newEv(event.Added, "a", uint64(100+i)))
 		}
 		synctest.Wait()
 		if got := w.all(); len(got) != 1 || got[0] != `sink "s" panicked on an event: panic 100; skipping it` {
 			t.Fatalf("notices after 10 panics at once: %q", got)
 		}
 		time.Sleep(NoticeEvery - time.Nanosecond)
-		l.Add(newEv(informer.Added, "b", 200))
+		l.Add(newEv(event.Added, "b", 200))
 		synctest.Wait()
 		if n := len(w.all()); n != 1 {
 			t.Fatalf("%d notices within the period", n)
 		}
 		time.Sleep(time.Nanosecond)
-		l.Add(newEv(informer.Added, "c", 201))
+		l.Add(newEv(event.Added, "c", 201))
 		synctest.Wait()
 		if got := w.all(); len(got) != 2 || got[1] != `sink "s" panicked on an event: panic 201; skipping it` {
 			t.Fatalf("notices %q, want a second after the period", got)
 		}
-		l.Add(newEv(informer.Added, "ok", 1))
+		l.Add(newEv(event.Added, "ok", 1))
 		l.Close()
 		<-l.Done()
 		if got := seqs(sink.written()); !slices.Equal(got, []uint64{1}) {
@@ -108,7 +108,7 @@ func TestDrainGraceTime(t *testing.T) {
 		stalled := New(Config{Name: "stalled", Buffer: 8}, stalledSink, nil)
 		go stalled.Run()
 		stopOnCleanup(t, stalled, stalledSink)
-		slowSink := &testSink{onWrite: func(*informer.Event) error { time.Sleep(time.Second); return nil }}
+		slowSink := &testSink{onWrite: func(*event.Event) error { time.Sleep(time.Second); return nil }}
 		slow := New(Config{Name: "slow", Buffer: 8}, slowSink, nil)
 		go slow.Run()
 		stopOnCleanup(t, slow, slowSink)
@@ -157,7 +157,7 @@ func TestDrainReturnsWhenDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ls []*Listener
 		for i := range 3 {
-			sink := &testSink{onWrite: func(*informer.Event) error { time.Sleep(time.Second); return nil }}
+			sink := &testSink{onWrite: func(*event.Event) error { time.Sleep(time.Second); return nil }}
 			l := New(Config{Name: fmt.Sprint(i), Buffer: 8}, sink, nil)
 			go l.Run()
 			stopOnCleanup(t, l, sink)
@@ -179,7 +179,7 @@ func TestDrainReturnsWhenDone(t *testing.T) {
 // TestDrainZeroGrace aborts whatever has not finished at once.
 func TestDrainZeroGrace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sink := &testSink{onWrite: func(*informer.Event) error { time.Sleep(time.Second); return nil }}
+		sink := &testSink{onWrite: func(*event.Event) error { time.Sleep(time.Second); return nil }}
 		l := New(Config{Name: "s", Buffer: 8}, sink, nil)
 		go l.Run()
 		stopOnCleanup(t, l, sink)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // realisticPod is the size of a typical application pod: a Deployment's labels and
@@ -99,7 +99,7 @@ func BenchmarkJSONLineEncode(b *testing.B) {
 	var dst []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod}
+		ev := &event.Event{Type: event.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod}
 		var err error
 		if dst, err = p.Append(dst[:0], ev); err != nil {
 			b.Fatal(err)
@@ -112,7 +112,7 @@ func BenchmarkJSONLineEncode(b *testing.B) {
 // already cached on the event.
 func BenchmarkJSONLineEnvelope(b *testing.B) {
 	p := newBenchPrinter(b, FormatJSON)
-	ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: realisticPod()}
+	ev := &event.Event{Type: event.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: realisticPod()}
 	if _, err := ev.ObjectJSON(); err != nil {
 		b.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func BenchmarkJSONLineEnvelope(b *testing.B) {
 
 func BenchmarkPrettyLine(b *testing.B) {
 	p := newBenchPrinter(b, FormatPretty)
-	ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: realisticPod()}
+	ev := &event.Event{Type: event.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: realisticPod()}
 	var dst []byte
 	b.ReportAllocs()
 	for b.Loop() {
@@ -143,7 +143,7 @@ func BenchmarkPrettyLine(b *testing.B) {
 
 // rolledPodEvent is a realistic pod's MODIFIED event as a rollout step sends it: a
 // container became ready after a restart, its Ready condition moved, a label was added.
-func rolledPodEvent() *informer.Event {
+func rolledPodEvent() *event.Event {
 	old := realisticPod()
 	old.Status.ContainerStatuses[0].Ready = false
 	pod := old.DeepCopy()
@@ -152,11 +152,11 @@ func rolledPodEvent() *informer.Event {
 	pod.Status.ContainerStatuses[0].RestartCount++
 	pod.Status.ContainerStatuses[0].Ready = true
 	pod.Status.Conditions[1].LastTransitionTime = metav1.NewTime(t0.Add(time.Minute))
-	return &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod, Old: old}
+	return &event.Event{Type: event.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod, Old: old}
 }
 
 // warmEvent is ev with its JSON and generic values computed, as the first sink leaves it.
-func warmEvent(b *testing.B, ev *informer.Event) *informer.Event {
+func warmEvent(b *testing.B, ev *event.Event) *event.Event {
 	for _, compute := range []func() (any, error){ev.ObjectValue, ev.OldValue} {
 		if _, err := compute(); err != nil {
 			b.Fatal(err)
@@ -186,7 +186,7 @@ func BenchmarkDiffPod(b *testing.B) {
 		pod := old.DeepCopy()
 		pod.ResourceVersion = "88123499"
 		pod.Labels["bench-round"] = "r2"
-		ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod, Old: old}
+		ev := &event.Event{Type: event.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod, Old: old}
 		b.ReportAllocs()
 		for b.Loop() {
 			if changes, _, err := d.compute(ev); err != nil || len(changes) != 1 {
@@ -201,7 +201,7 @@ func BenchmarkDiffPod(b *testing.B) {
 		pod := old.DeepCopy()
 		pod.ResourceVersion = "88123499"
 		pod.Status.Conditions = append([]corev1.PodCondition{{Type: "PodReadyToStartContainers", Status: corev1.ConditionTrue}}, pod.Status.Conditions...)
-		ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod, Old: old}
+		ev := &event.Event{Type: event.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod, Old: old}
 		b.ReportAllocs()
 		for b.Loop() {
 			if changes, _, err := d.compute(ev); err != nil || len(changes) != 1 || changes[0].Path != "/status/conditions/0" {
@@ -239,7 +239,7 @@ func BenchmarkObjectValue(b *testing.B) {
 	pod := realisticPod()
 	b.ReportAllocs()
 	for b.Loop() {
-		ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod}
+		ev := &event.Event{Type: event.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod}
 		if _, err := ev.ObjectValue(); err != nil {
 			b.Fatal(err)
 		}
@@ -289,7 +289,7 @@ func BenchmarkJSONLineWithDiff(b *testing.B) {
 		var dst []byte
 		b.ReportAllocs()
 		for b.Loop() {
-			ev := &informer.Event{Type: events.Type, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: events.Object, Old: events.Old}
+			ev := &event.Event{Type: events.Type, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: events.Object, Old: events.Old}
 			var err error
 			if dst, err = p.Append(dst[:0], ev); err != nil {
 				b.Fatal(err)

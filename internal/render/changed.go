@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/jsonfield"
 )
 
@@ -23,14 +23,14 @@ import (
 // Fields are compared on the objects themselves: the maps of unstructured objects, the
 // struct fields (by their JSON names) of typed ones. Where a typed object has a shape
 // this does not follow, the encodings are compared instead (changedParts).
-func comparedParts(ev *informer.Event) (old, object any, err error) {
+func comparedParts(ev *event.Event, sameMemory bool) (old, object any, err error) {
 	if o, ok := ev.Old.(*unstructured.Unstructured); ok {
 		if n, ok := ev.Object.(*unstructured.Unstructured); ok {
 			old, object := mapParts(o.Object, n.Object, prunedLevels)
 			return old, object, nil
 		}
 	}
-	if old, object, ok := structParts(reflect.ValueOf(ev.Old), reflect.ValueOf(ev.Object), prunedLevels); ok {
+	if old, object, ok := structParts(reflect.ValueOf(ev.Old), reflect.ValueOf(ev.Object), prunedLevels, sameMemory); ok {
 		return old, object, nil
 	}
 	oldJSON, err := ev.OldJSON()
@@ -51,7 +51,7 @@ func mapParts(old, object map[string]any, levels int) (map[string]any, map[strin
 		n, both := object[key]
 		switch {
 		case !both:
-			oldParts[key] = informer.Generic(o)
+			oldParts[key] = event.Generic(o)
 		case genericEqual(o, n):
 		default:
 			om, oIsMap := o.(map[string]any)
@@ -59,13 +59,13 @@ func mapParts(old, object map[string]any, levels int) (map[string]any, map[strin
 			if levels > 1 && oIsMap && nIsMap {
 				oldParts[key], newParts[key] = mapParts(om, nm, levels-1)
 			} else {
-				oldParts[key], newParts[key] = informer.Generic(o), informer.Generic(n)
+				oldParts[key], newParts[key] = event.Generic(o), event.Generic(n)
 			}
 		}
 	}
 	for key, n := range object {
 		if _, both := old[key]; !both {
-			newParts[key] = informer.Generic(n)
+			newParts[key] = event.Generic(n)
 		}
 	}
 	return oldParts, newParts
@@ -80,7 +80,7 @@ var (
 // the struct fields it walks (names, omitempty, omitzero, embedded structs whose fields
 // are inlined) and reports false for anything else, such as a type with its own JSON
 // encoding at the top, so that the caller compares encodings instead.
-func structParts(old, object reflect.Value, levels int) (map[string]any, map[string]any, bool) {
+func structParts(old, object reflect.Value, levels int, sameMemory bool) (map[string]any, map[string]any, bool) {
 	old, object = reflect.Indirect(old), reflect.Indirect(object)
 	if !old.IsValid() || !object.IsValid() || old.Type() != object.Type() || old.Kind() != reflect.Struct {
 		return nil, nil, false
@@ -94,7 +94,7 @@ func structParts(old, object reflect.Value, levels int) (map[string]any, map[str
 		o, n := old.Field(field.index), object.Field(field.index)
 		if field.Inline {
 			// Inlined fields (TypeMeta): equal, they add nothing; else compare encodings.
-			if field.same(o, n) {
+			if field.same(o, n, sameMemory) {
 				continue
 			}
 			return nil, nil, false
@@ -102,7 +102,7 @@ func structParts(old, object reflect.Value, levels int) (map[string]any, map[str
 		oPresent, nPresent := field.present(o), field.present(n)
 		switch {
 		case !oPresent && !nPresent:
-		case field.same(o, n):
+		case field.same(o, n, sameMemory):
 		case oPresent && !nPresent:
 			v, err := genericOf(o)
 			if err != nil {
@@ -117,7 +117,7 @@ func structParts(old, object reflect.Value, levels int) (map[string]any, map[str
 			newParts[field.Name] = v
 		default:
 			if levels > 1 {
-				if op, np, ok := structParts(o, n, levels-1); ok {
+				if op, np, ok := structParts(o, n, levels-1, sameMemory); ok {
 					oldParts[field.Name], newParts[field.Name] = op, np
 					continue
 				}
@@ -167,13 +167,15 @@ func planOf(t reflect.Type) *structPlan {
 	return plan
 }
 
-// same reports whether a field has the same value on both sides.
-func (f *fieldPlan) same(o, n reflect.Value) bool {
+// same reports whether a field has the same value on both sides; with sameMemory, a
+// field whose memory is the same on both sides is the same without a look inside.
+func (f *fieldPlan) same(o, n reflect.Value, sameMemory bool) bool {
 	if o.CanAddr() && n.CanAddr() {
 		a, b, size := o.Addr().UnsafePointer(), n.Addr().UnsafePointer(), o.Type().Size()
 		// The same bytes (pointers included) are the same value: a part the protobuf
-		// watch took from the previous version is recognised without walking it.
-		if unsafe.String((*byte)(a), size) == unsafe.String((*byte)(b), size) {
+		// watch took from the previous version is recognised without walking it. This
+		// is one of the fast paths whose invariant package wire states.
+		if sameMemory && unsafe.String((*byte)(a), size) == unsafe.String((*byte)(b), size) {
 			return true
 		}
 		return f.equal(a, b)

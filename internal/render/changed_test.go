@@ -12,13 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // wholeDiff is the reference: the diff of the two objects decoded whole.
 func wholeDiff(t *testing.T, old, object runtime.Object) string {
 	t.Helper()
-	ev := &informer.Event{Type: informer.Modified, Object: object, Old: old}
+	ev := &event.Event{Type: event.Modified, Object: object, Old: old}
 	o, err := ev.OldValue()
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func wholeDiff(t *testing.T, old, object runtime.Object) string {
 
 func partsDiff(t *testing.T, old, object runtime.Object) string {
 	t.Helper()
-	o, n, err := comparedParts(&informer.Event{Type: informer.Modified, Object: object, Old: old})
+	o, n, err := comparedParts(&event.Event{Type: event.Modified, Object: object, Old: old}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestComparedPartsLeaveOutEqualFields(t *testing.T) {
 	old := realisticPod()
 	pod := old.DeepCopy()
 	pod.Labels["canary"] = "true"
-	o, n, err := comparedParts(&informer.Event{Type: informer.Modified, Object: pod, Old: old})
+	o, n, err := comparedParts(&event.Event{Type: event.Modified, Object: pod, Old: old}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/wI2L/jsondiff"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // defaultIgnores are left out of every diff. resourceVersion changes with every write,
@@ -70,6 +70,9 @@ type Differ struct {
 	// they are; wildcards are expanded against each event's objects.
 	exact     []string
 	wildcards []IgnorePath
+	// noSameMemory walks every field, even one whose memory is the same on both sides
+	// (the fast path of fieldPlan.same; WithoutFastPaths).
+	noSameMemory bool
 }
 
 // NewDiffer returns a Differ that ignores the default paths (DefaultIgnorePaths) and
@@ -86,13 +89,24 @@ func NewDiffer(ignores []IgnorePath) *Differ {
 	return d
 }
 
+// WithoutFastPaths is a Differ like d that compares every field of typed objects by
+// value, even one whose memory is the same on both sides (wire.FastPathsEnv=off).
+func (d *Differ) WithoutFastPaths() *Differ {
+	if d == nil {
+		return nil
+	}
+	slow := *d
+	slow.noSameMemory = true
+	return &slow
+}
+
 // Changes is ev's diff: for a MODIFIED event the changes from ev.Old to ev.Object, in
 // jsondiff's order (keys sorted; in a list that shrank, the removed elements first, then
 // the rest by index; in a keyed list, the changes inside elements, then the elements
 // removed, moved and added); for other events none. Applied in order, they are a JSON
 // Patch that turns the old object into the new one, ignored paths aside. It is computed
 // once per event and shared by every sink: callers must not modify the result.
-func (d *Differ) Changes(ev *informer.Event) ([]Change, error) {
+func (d *Differ) Changes(ev *event.Event) ([]Change, error) {
 	if !d.diffs(ev) {
 		return nil, nil
 	}
@@ -105,7 +119,7 @@ func (d *Differ) Changes(ev *informer.Event) ([]Change, error) {
 // paths are left out, as when only the resourceVersion moved: what --changes-only
 // skips. It is false when diffs are off or fail, so that no event is hidden for want of
 // a diff.
-func (d *Differ) Unchanged(ev *informer.Event) bool {
+func (d *Differ) Unchanged(ev *event.Event) bool {
 	if !d.diffs(ev) {
 		return false
 	}
@@ -115,12 +129,12 @@ func (d *Differ) Unchanged(ev *informer.Event) bool {
 
 // diffs reports whether ev carries a diff: diffs are on and ev is a MODIFIED event with
 // its previous state. SYNC events never do: they re-deliver an unchanged object.
-func (d *Differ) diffs(ev *informer.Event) bool {
-	return d != nil && ev.Type == informer.Modified && ev.Old != nil
+func (d *Differ) diffs(ev *event.Event) bool {
+	return d != nil && ev.Type == event.Modified && ev.Old != nil
 }
 
-func (d *Differ) compute(ev *informer.Event) ([]Change, any, error) {
-	old, object, err := comparedParts(ev)
+func (d *Differ) compute(ev *event.Event) ([]Change, any, error) {
+	old, object, err := comparedParts(ev, !d.noSameMemory)
 	if err != nil {
 		return nil, nil, fmt.Errorf("converting %s %q for comparison: %w", ev.Kind, ev.Key(), err)
 	}

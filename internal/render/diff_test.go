@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/wI2L/jsondiff"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wI2L/jsondiff"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 var (
@@ -27,9 +28,9 @@ var (
 )
 
 // modified is a MODIFIED event from old to object, each event fresh since it caches.
-func modified(seq uint64, gvr schema.GroupVersionResource, kind string, old, object runtime.Object) *informer.Event {
-	return &informer.Event{
-		Type: informer.Modified, Time: t0.Add(time.Duration(seq) * time.Second), Seq: seq,
+func modified(seq uint64, gvr schema.GroupVersionResource, kind string, old, object runtime.Object) *event.Event {
+	return &event.Event{
+		Type: event.Modified, Time: t0.Add(time.Duration(seq) * time.Second), Seq: seq,
 		Resource: gvr, Kind: kind, Object: object, Old: old,
 	}
 }
@@ -56,8 +57,8 @@ var userIgnores = []string{
 }
 
 // diffFixtureEvents has one MODIFIED event per kind of change the diff goldens show.
-func diffFixtureEvents() []*informer.Event {
-	var events []*informer.Event
+func diffFixtureEvents() []*event.Event {
+	var events []*event.Event
 	add := func(gvr schema.GroupVersionResource, kind string, old, object runtime.Object) {
 		events = append(events, modified(uint64(100+len(events)), gvr, kind, old, object))
 	}
@@ -165,9 +166,9 @@ func diffFixtureEvents() []*informer.Event {
 
 // diffGoldenEvents are the fixture's two pod MODIFIED events and its SYNC event (which
 // never has a diff, but has an old object), then diffFixtureEvents.
-func diffGoldenEvents() []*informer.Event {
+func diffGoldenEvents() []*event.Event {
 	fixture := fixtureEvents()
-	return append([]*informer.Event{fixture[1], fixture[2], fixture[9]}, diffFixtureEvents()...)
+	return append([]*event.Event{fixture[1], fixture[2], fixture[9]}, diffFixtureEvents()...)
 }
 
 func TestDiffGolden(t *testing.T) {
@@ -231,7 +232,7 @@ func TestChangesAddRemoveLists(t *testing.T) {
 	shrunk := modified(2, widgetsGVR, "Thing", object("a", "b", "c"), object("a"))
 	d := NewDiffer(nil)
 	for _, tc := range []struct {
-		ev    *informer.Event
+		ev    *event.Event
 		want  []Change
 		paths []string
 	}{
@@ -264,7 +265,7 @@ func TestDiffsOff(t *testing.T) {
 		t.Error("nil Differ: Unchanged = true")
 	}
 	for _, format := range []Format{FormatJSON, FormatYAML} {
-		out := render(t, Options{Format: format}, []*informer.Event{ev})
+		out := render(t, Options{Format: format}, []*event.Event{ev})
 		if strings.Contains(string(out), "diff") || strings.Contains(string(out), "old") {
 			t.Errorf("%s without diffs: %s", format, out)
 		}
@@ -284,7 +285,7 @@ func TestUnchanged(t *testing.T) {
 	fixture := fixtureEvents()
 	for _, tc := range []struct {
 		name string
-		ev   *informer.Event
+		ev   *event.Event
 		want bool
 	}{
 		{"scaled", events[0], false},
@@ -373,7 +374,7 @@ func TestDiffDoesNotModifyEvent(t *testing.T) {
 func TestChangeLinesAreCapped(t *testing.T) {
 	events := diffFixtureEvents()
 	ev := events[len(events)-1] // 26 changes
-	out := string(render(t, Options{Location: time.UTC, Diff: NewDiffer(nil)}, []*informer.Event{ev}))
+	out := string(render(t, Options{Location: time.UTC, Diff: NewDiffer(nil)}, []*event.Event{ev}))
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 1+maxChangeLines {
 		t.Errorf("%d lines, want the event line and %d change lines:\n%s", len(lines), maxChangeLines, out)
@@ -394,7 +395,7 @@ func TestHostileDiffValues(t *testing.T) {
 		}}
 	}
 	ev := modified(1, configMapsGVR, "ConfigMap", object("calm"), object("x\x1b]0;pwned\x07\n\u009b\u202e"))
-	out := string(render(t, Options{Location: time.UTC, Diff: NewDiffer(nil)}, []*informer.Event{ev}))
+	out := string(render(t, Options{Location: time.UTC, Diff: NewDiffer(nil)}, []*event.Event{ev}))
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("want the event line and 2 change lines, got %q", out)
@@ -522,7 +523,7 @@ func TestJSONLinesWithDiffKeys(t *testing.T) {
 			want = append(want, "seq")
 		}
 		want = append(want, "resource", "object", "old")
-		if ev.Type == informer.Modified {
+		if ev.Type == event.Modified {
 			want = append(want, "diff")
 		}
 		if got := topLevelKeys(t, line); !reflect.DeepEqual(got, want) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/itchyny/gojq"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 const (
@@ -185,7 +185,7 @@ func newJQSyntaxError(expr string, err *gojq.ParseError) *JQSyntaxError {
 // ev.ObjectValue and ev.OldValue themselves, not copies, and numbers are json.Number,
 // which gojq computes with. It is built once per event for each showOld and shared by
 // every caller: they must not modify it.
-func EnvelopeValue(ev *informer.Event, d *Differ, showOld bool) (map[string]any, error) {
+func EnvelopeValue(ev *event.Event, d *Differ, showOld bool) (map[string]any, error) {
 	view := viewOf(ev, d)
 	slot := &view.envelopes[0]
 	if showOld {
@@ -195,7 +195,7 @@ func EnvelopeValue(ev *informer.Event, d *Differ, showOld bool) (map[string]any,
 	return slot.value, slot.err
 }
 
-func buildEnvelopeValue(ev *informer.Event, d *Differ, showOld bool) (map[string]any, error) {
+func buildEnvelopeValue(ev *event.Event, d *Differ, showOld bool) (map[string]any, error) {
 	object, err := ev.ObjectValue()
 	if err != nil {
 		return nil, fmt.Errorf("decoding %s %q: %w", ev.Kind, ev.Key(), err)

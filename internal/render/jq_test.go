@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 func mustCompileJQ(t testing.TB, expr string) *JQ {
@@ -303,7 +303,7 @@ func TestAppendJQOutput(t *testing.T) {
 // TestEnvelopeValueNoSeqForSync mirrors the JSON line: SYNC events have no seq.
 func TestEnvelopeValueNoSeqForSync(t *testing.T) {
 	sync := fixtureEvents()[9]
-	if sync.Type != informer.Sync {
+	if sync.Type != event.Sync {
 		t.Fatalf("fixture 9 is %s", sync.Type)
 	}
 	envelope, err := EnvelopeValue(sync, NewDiffer(nil), true)

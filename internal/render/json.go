@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // AppendEnvelopeWithDiff appends ev as one compact JSON object, without a trailing
@@ -28,7 +28,7 @@ import (
 // replace has "value", a remove or replace "old", a move "from"; numbers are
 // written as they are in the object. Both are copied from per-event caches, so they are
 // encoded once however many sinks write them.
-func AppendEnvelopeWithDiff(dst []byte, ev *informer.Event, d *Differ, showOld bool) ([]byte, error) {
+func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *Differ, showOld bool) ([]byte, error) {
 	object, err := ev.ObjectJSON()
 	if err != nil {
 		return dst, fmt.Errorf("encoding %s %q as JSON: %w", ev.Kind, ev.Key(), err)
@@ -81,13 +81,13 @@ func AppendEnvelopeWithDiff(dst []byte, ev *informer.Event, d *Differ, showOld b
 
 // hasOld reports whether ev carries a previous state worth showing: MODIFIED and SYNC
 // events do.
-func hasOld(ev *informer.Event) bool {
-	return ev.Old != nil && (ev.Type == informer.Modified || ev.Type == informer.Sync)
+func hasOld(ev *event.Event) bool {
+	return ev.Old != nil && (ev.Type == event.Modified || ev.Type == event.Sync)
 }
 
 // changesJSON is ev's diff as the JSON array of the envelope's "diff", encoded once per
 // event.
-func (d *Differ) changesJSON(ev *informer.Event) ([]byte, error) {
+func (d *Differ) changesJSON(ev *event.Event) ([]byte, error) {
 	changes, err := d.Changes(ev)
 	if err != nil {
 		return nil, err

@@ -15,14 +15,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // prettyChangeLines renders ev in pretty format and returns its change lines, without
 // their indentation.
-func prettyChangeLines(t *testing.T, ev *informer.Event) []string {
+func prettyChangeLines(t *testing.T, ev *event.Event) []string {
 	t.Helper()
-	out := render(t, Options{Format: FormatPretty, Location: time.UTC, Diff: NewDiffer(nil)}, []*informer.Event{ev})
+	out := render(t, Options{Format: FormatPretty, Location: time.UTC, Diff: NewDiffer(nil)}, []*event.Event{ev})
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")[1:]
 	for i, line := range lines {
 		lines[i] = strings.TrimLeft(line, " ")
@@ -32,9 +32,9 @@ func prettyChangeLines(t *testing.T, ev *informer.Event) []string {
 
 // jsonDiff renders ev as a JSON line with its previous object and returns the line's
 // "diff" after checking that, applied as a JSON Patch to "old", it gives "object".
-func jsonDiff(t *testing.T, ev *informer.Event) []map[string]any {
+func jsonDiff(t *testing.T, ev *event.Event) []map[string]any {
 	t.Helper()
-	out := render(t, Options{Format: FormatJSON, Location: time.UTC, Diff: NewDiffer(nil), ShowOld: true}, []*informer.Event{ev})
+	out := render(t, Options{Format: FormatJSON, Location: time.UTC, Diff: NewDiffer(nil), ShowOld: true}, []*event.Event{ev})
 	var envelope struct {
 		Old, Object, Diff json.RawMessage
 	}
@@ -252,7 +252,7 @@ func TestKeyedListDiffsRandom(t *testing.T) {
 	}
 	for round := range 300 {
 		oldItems, newItems := withInner(randomList(1)), withInner(randomList(1))
-		ev := func() *informer.Event {
+		ev := func() *event.Event {
 			return modified(uint64(round+1), widgetsGVR, "Widget", object(oldItems), object(newItems))
 		}
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
@@ -306,7 +306,7 @@ func TestKeyedListDiffsRandom(t *testing.T) {
 // was), and a list whose keys are not unique is compared by index.
 func TestKeyedListInPlaceKeepsFastPath(t *testing.T) {
 	ev := rolledPodEvent()
-	old, object, err := comparedParts(ev)
+	old, object, err := comparedParts(ev, true)
 	if err != nil {
 		t.Fatal(err)
 	}

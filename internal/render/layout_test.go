@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // TestPodStatusAsKubectl checks STATUS, READY and RESTARTS against what
@@ -108,7 +108,7 @@ func TestPodStatusAsKubectl(t *testing.T) {
 
 	// And on the line: the status kubectl shows, with its ready count and restarts.
 	crashLoop.Name, crashLoop.Namespace = "web-1", "default"
-	out := render(t, Options{Location: time.UTC}, []*informer.Event{{Type: informer.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: crashLoop, Old: crashLoop}})
+	out := render(t, Options{Location: time.UTC}, []*event.Event{{Type: event.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: crashLoop, Old: crashLoop}})
 	if want := "MODIFIED  default/web-1  CrashLoopBackOff  0/1  restarts 5\n"; !strings.HasSuffix(string(out), want) {
 		t.Errorf("line = %q, want it to end in %q", out, want)
 	}
@@ -135,19 +135,19 @@ func TestEventCounts(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		ev   *informer.Event
+		ev   *event.Event
 		want string
 	}{
-		{"core count", &informer.Event{Type: informer.Modified, Resource: coreEventsGVR, Kind: "Event", Object: core(5, nil)}, " (x5)"},
-		{"core series", &informer.Event{Type: informer.Modified, Resource: coreEventsGVR, Kind: "Event", Object: core(0, &corev1.EventSeries{Count: 9})}, " (x9)"},
-		{"core once", &informer.Event{Type: informer.Added, Resource: coreEventsGVR, Kind: "Event", Object: core(1, nil)}, "container"},
-		{"events.k8s.io series", &informer.Event{Type: informer.Modified, Resource: eventsV1GVR, Kind: "Event", Object: v1(0, &eventsv1.EventSeries{Count: 9})}, " (x9)"},
-		{"events.k8s.io deprecatedCount", &informer.Event{Type: informer.Modified, Resource: eventsV1GVR, Kind: "Event", Object: v1(5, nil)}, " (x5)"},
-		{"events.k8s.io once", &informer.Event{Type: informer.Added, Resource: eventsV1GVR, Kind: "Event", Object: v1(0, nil)}, "container"},
-		{"related, series", &informer.Event{Type: informer.Added, Related: true, Resource: coreEventsGVR, Kind: "Event", Object: core(0, &corev1.EventSeries{Count: 9})}, " (x9)"},
+		{"core count", &event.Event{Type: event.Modified, Resource: coreEventsGVR, Kind: "Event", Object: core(5, nil)}, " (x5)"},
+		{"core series", &event.Event{Type: event.Modified, Resource: coreEventsGVR, Kind: "Event", Object: core(0, &corev1.EventSeries{Count: 9})}, " (x9)"},
+		{"core once", &event.Event{Type: event.Added, Resource: coreEventsGVR, Kind: "Event", Object: core(1, nil)}, "container"},
+		{"events.k8s.io series", &event.Event{Type: event.Modified, Resource: eventsV1GVR, Kind: "Event", Object: v1(0, &eventsv1.EventSeries{Count: 9})}, " (x9)"},
+		{"events.k8s.io deprecatedCount", &event.Event{Type: event.Modified, Resource: eventsV1GVR, Kind: "Event", Object: v1(5, nil)}, " (x5)"},
+		{"events.k8s.io once", &event.Event{Type: event.Added, Resource: eventsV1GVR, Kind: "Event", Object: v1(0, nil)}, "container"},
+		{"related, series", &event.Event{Type: event.Added, Related: true, Resource: coreEventsGVR, Kind: "Event", Object: core(0, &corev1.EventSeries{Count: 9})}, " (x9)"},
 	} {
 		tc.ev.Time = t0.Add(time.Minute)
-		out := strings.TrimSuffix(string(render(t, Options{Location: time.UTC, Namespace: "default"}, []*informer.Event{tc.ev})), "\n")
+		out := strings.TrimSuffix(string(render(t, Options{Location: time.UTC, Namespace: "default"}, []*event.Event{tc.ev})), "\n")
 		if !strings.HasSuffix(out, "BackOff: Back-off restarting failed container"+strings.TrimPrefix(tc.want, "container")) {
 			t.Errorf("%s: line %q does not end in the reason, message and %q", tc.name, out, tc.want)
 		}
@@ -157,18 +157,18 @@ func TestEventCounts(t *testing.T) {
 	}
 }
 
-func podEvent(typ informer.EventType, namespace, name string) *informer.Event {
+func podEvent(typ event.EventType, namespace, name string) *event.Event {
 	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
 	pod.Namespace, pod.Name = namespace, name
-	return &informer.Event{Type: typ, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}
+	return &event.Event{Type: typ, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}
 }
 
 // TestNamespaceLeftOut: the namespace -n names is not repeated on every line; others
 // (an Event about an object elsewhere) still are.
 func TestNamespaceLeftOut(t *testing.T) {
-	out := string(render(t, Options{Location: time.UTC, Namespace: "shop", ShowKind: true}, []*informer.Event{
-		podEvent(informer.Added, "shop", "web-1"),
-		podEvent(informer.Added, "other", "web-2"),
+	out := string(render(t, Options{Location: time.UTC, Namespace: "shop", ShowKind: true}, []*event.Event{
+		podEvent(event.Added, "shop", "web-1"),
+		podEvent(event.Added, "other", "web-2"),
 	}))
 	if !strings.Contains(out, " pod/web-1 ") || strings.Contains(out, "shop") {
 		t.Errorf("the watched namespace is printed:\n%s", out)
@@ -176,7 +176,7 @@ func TestNamespaceLeftOut(t *testing.T) {
 	if !strings.Contains(out, " pod/other/web-2 ") {
 		t.Errorf("another namespace is left out:\n%s", out)
 	}
-	if out := string(render(t, Options{Location: time.UTC}, []*informer.Event{podEvent(informer.Added, "shop", "web-1")})); !strings.Contains(out, " shop/web-1 ") {
+	if out := string(render(t, Options{Location: time.UTC}, []*event.Event{podEvent(event.Added, "shop", "web-1")})); !strings.Contains(out, " shop/web-1 ") {
 		t.Errorf("all namespaces: want shop/web-1 in %q", out)
 	}
 }
@@ -197,12 +197,12 @@ func summaryColumn(t *testing.T, line string) int {
 func TestColumnsGrowWithWhatIsSeen(t *testing.T) {
 	long := "checkout-api-7d9f8b6c5-abc12-with-a-long-suffix" // 47 runes: past the old 40
 	huge := strings.Repeat("x", maxNameColumn+1)
-	out := string(render(t, Options{Location: time.UTC, Namespace: "shop"}, []*informer.Event{
-		podEvent(informer.Added, "shop", "web-1"),
-		podEvent(informer.Added, "shop", long),
-		podEvent(informer.Modified, "shop", "web-1"),
-		podEvent(informer.Added, "shop", huge),
-		podEvent(informer.Deleted, "shop", "db"),
+	out := string(render(t, Options{Location: time.UTC, Namespace: "shop"}, []*event.Event{
+		podEvent(event.Added, "shop", "web-1"),
+		podEvent(event.Added, "shop", long),
+		podEvent(event.Modified, "shop", "web-1"),
+		podEvent(event.Added, "shop", huge),
+		podEvent(event.Deleted, "shop", "db"),
 	}))
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if got, want := summaryColumn(t, lines[0]), len("15:04:05  ADDED     web-1  "); got != want {
@@ -238,12 +238,12 @@ func TestFitsTheTerminal(t *testing.T) {
 	deleting := updated.DeepCopy()
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0.Add(time.Minute)}
 	deleting.DeletionGracePeriodSeconds = ptr(int64(30))
-	events := func() []*informer.Event {
-		return []*informer.Event{
-			{Type: informer.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: old},
-			{Type: informer.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: updated, Old: old},
-			{Type: informer.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: deleting, Old: updated},
-			{Type: informer.Deleted, Time: t0.Add(time.Minute), Resource: podsGVR, Kind: "Pod", Object: deleting},
+	events := func() []*event.Event {
+		return []*event.Event{
+			{Type: event.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: old},
+			{Type: event.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: updated, Old: old},
+			{Type: event.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: deleting, Old: updated},
+			{Type: event.Deleted, Time: t0.Add(time.Minute), Resource: podsGVR, Kind: "Pod", Object: deleting},
 		}
 	}
 	opts := Options{Location: time.UTC, Namespace: "shop", Diff: NewDiffer(nil), TerminalWidth: terminalWidth}

@@ -3,10 +3,10 @@ package render
 import (
 	"sync"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
-// eventMemo is what the renderer caches on an event (informer.Event.Memo), so the diff
+// eventMemo is what the renderer caches on an event (event.Event.Memo), so the diff
 // and the envelopes are computed once however many sinks render the event, each part
 // only when some sink needs it.
 type eventMemo struct {
@@ -44,10 +44,10 @@ type envelopeSlot struct {
 	err   error
 }
 
-func newEventMemo(*informer.Event) any { return new(eventMemo) }
+func newEventMemo(*event.Event) any { return new(eventMemo) }
 
 // viewOf is ev's view for d, created on first use.
-func viewOf(ev *informer.Event, d *Differ) *eventView {
+func viewOf(ev *event.Event, d *Differ) *eventView {
 	memo, ok := ev.Memo(newEventMemo).(*eventMemo)
 	if !ok {
 		// Someone else's memo: still correct, only uncached.

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // terminating is shown instead of MODIFIED once an object has a deletionTimestamp: the
@@ -61,13 +61,13 @@ const (
 // stdout only, never decides for a stream it does not describe.
 func newTypeLabels(enabled bool) map[string]string {
 	styles := map[string]*color.Color{
-		string(informer.Added):    color.New(color.FgGreen),
-		string(informer.Modified): color.New(color.FgYellow),
-		string(informer.Deleted):  color.New(color.FgRed),
-		string(informer.Sync):     color.New(color.Faint),
-		terminating:               color.New(color.FgRed),
-		relatedEvent:              color.New(color.FgCyan),
-		relatedWarning:            color.New(color.FgRed, color.Bold),
+		string(event.Added):    color.New(color.FgGreen),
+		string(event.Modified): color.New(color.FgYellow),
+		string(event.Deleted):  color.New(color.FgRed),
+		string(event.Sync):     color.New(color.Faint),
+		terminating:            color.New(color.FgRed),
+		relatedEvent:           color.New(color.FgCyan),
+		relatedWarning:         color.New(color.FgRed, color.Bold),
 	}
 	labels := make(map[string]string, len(styles))
 	for label, style := range styles {
@@ -87,7 +87,7 @@ func newTypeLabels(enabled bool) map[string]string {
 //	15:04:05  ADDED     web-7d9f8-abc12  ContainerCreating  0/1  restarts 0
 //	15:04:07  MODIFIED  web-7d9f8-abc12  Running            1/1  restarts 0
 //	          ~ status.phase: Pending → Running
-func (p *Printer) appendLine(dst []byte, ev *informer.Event) ([]byte, error) {
+func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	m, err := eventMeta(ev)
 	if err != nil {
 		return dst, err
@@ -106,7 +106,7 @@ func (p *Printer) appendLine(dst []byte, ev *informer.Event) ([]byte, error) {
 		return p.appendRelatedEvent(dst, related, line), nil
 	}
 	label := string(ev.Type)
-	isTerminating := ev.Type == informer.Modified && m.GetDeletionTimestamp() != nil
+	isTerminating := ev.Type == event.Modified && m.GetDeletionTimestamp() != nil
 	if isTerminating {
 		label = terminating
 	}
@@ -282,9 +282,9 @@ func appendEventText(dst []byte, reason, message string, count int32, column int
 
 // appendSummary appends the columns after the name: what the kind's status says at a
 // glance, then how the object's life ends, then wide-only details.
-func (p *Printer) appendSummary(dst []byte, ev *informer.Event, m metav1.Object, isTerminating bool, line lineLayout) []byte {
+func (p *Printer) appendSummary(dst []byte, ev *event.Event, m metav1.Object, isTerminating bool, line lineLayout) []byte {
 	wide := p.format == FormatWide
-	deleted := ev.Type == informer.Deleted
+	deleted := ev.Type == event.Deleted
 	start := len(dst)
 	switch o := ev.Object.(type) {
 	case *corev1.Pod:
@@ -337,7 +337,7 @@ func (p *Printer) appendSummary(dst []byte, ev *informer.Event, m metav1.Object,
 		if len(dst) > start {
 			dst = append(dst, columnGap...)
 		}
-		if ev.Reason == informer.ReasonSelector {
+		if ev.Reason == event.ReasonSelector {
 			// Still alive: how long it lived would be wrong, and DELETED alone misleading.
 			dst = append(dst, "no longer matches the selector"...)
 		} else {
@@ -437,7 +437,7 @@ func appendOrDash(dst []byte, s string) []byte {
 }
 
 // eventMeta is ev's object metadata; informers always deliver objects that have it.
-func eventMeta(ev *informer.Event) (metav1.Object, error) {
+func eventMeta(ev *event.Event) (metav1.Object, error) {
 	if m := ev.Meta(); m != nil {
 		return m, nil
 	}

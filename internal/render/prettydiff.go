@@ -11,7 +11,7 @@ import (
 
 	"github.com/fatih/color"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 const (
@@ -54,7 +54,7 @@ func newChangeMarks(enabled bool) changeMarks {
 //
 // The last is an element of a keyed list that moved among the others: its index in the
 // previous list and in the new one.
-func (p *Printer) appendChanges(dst []byte, ev *informer.Event, line lineLayout) ([]byte, error) {
+func (p *Printer) appendChanges(dst []byte, ev *event.Event, line lineLayout) ([]byte, error) {
 	changes, paths, err := p.differ.readableChanges(ev)
 	if err != nil {
 		return dst, err
@@ -222,7 +222,7 @@ func shortenMiddle(s string, max int) string {
 
 // readableChanges is ev's diff with the path of each change in readable form, both
 // computed once per event.
-func (d *Differ) readableChanges(ev *informer.Event) ([]Change, []string, error) {
+func (d *Differ) readableChanges(ev *event.Event) ([]Change, []string, error) {
 	changes, err := d.Changes(ev)
 	if err != nil || len(changes) == 0 {
 		return nil, nil, err

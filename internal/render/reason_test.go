@@ -7,15 +7,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // A DELETED event for an object that only left the selector keeps its type and says why
 // in every format: "reason" last in the envelope, words instead of "lived" in pretty.
 func TestSelectorReason(t *testing.T) {
-	left := func() *informer.Event {
-		return &informer.Event{Type: informer.Deleted, Time: t0.Add(time.Minute), Seq: 7, Resource: podsGVR, Kind: "Pod",
-			Object: webPod(corev1.PodRunning, true, "node-1", "42"), Reason: informer.ReasonSelector}
+	left := func() *event.Event {
+		return &event.Event{Type: event.Deleted, Time: t0.Add(time.Minute), Seq: 7, Resource: podsGVR, Kind: "Pod",
+			Object: webPod(corev1.PodRunning, true, "node-1", "42"), Reason: event.ReasonSelector}
 	}
 	for _, tc := range []struct {
 		format Format
@@ -26,7 +26,7 @@ func TestSelectorReason(t *testing.T) {
 		{FormatPretty, "no longer matches the selector"},
 		{FormatName, "DELETED pod/web-7d9f8-abc12"},
 	} {
-		out := string(render(t, Options{Format: tc.format, Location: time.UTC}, []*informer.Event{left()}))
+		out := string(render(t, Options{Format: tc.format, Location: time.UTC}, []*event.Event{left()}))
 		if !strings.Contains(out, tc.want) || strings.Contains(out, "lived") {
 			t.Errorf("%s: %q, want it to contain %q (and no lifetime)", tc.format, out, tc.want)
 		}

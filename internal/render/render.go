@@ -34,7 +34,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // Format is an output format, as given to -o.
@@ -158,11 +158,11 @@ func NewPrinter(o Options) (*Printer, error) {
 // Unchanged reports whether ev is a MODIFIED event with nothing left in its diff once
 // the ignored paths are left out (see Differ.Unchanged): what --changes-only skips.
 // Always false when diffs are off.
-func (p *Printer) Unchanged(ev *informer.Event) bool { return p.differ.Unchanged(ev) }
+func (p *Printer) Unchanged(ev *event.Event) bool { return p.differ.Unchanged(ev) }
 
 // Append renders ev as one or more complete lines, each ending in '\n', appended to
 // dst. On error dst is returned unchanged.
-func (p *Printer) Append(dst []byte, ev *informer.Event) ([]byte, error) {
+func (p *Printer) Append(dst []byte, ev *event.Event) ([]byte, error) {
 	start := len(dst)
 	var err error
 	switch p.format {
@@ -186,7 +186,7 @@ func (p *Printer) Append(dst []byte, ev *informer.Event) ([]byte, error) {
 	return dst, nil
 }
 
-func (p *Printer) appendName(dst []byte, ev *informer.Event) ([]byte, error) {
+func (p *Printer) appendName(dst []byte, ev *event.Event) ([]byte, error) {
 	m, err := eventMeta(ev)
 	if err != nil {
 		return dst, err
@@ -201,7 +201,7 @@ func (p *Printer) appendName(dst []byte, ev *informer.Event) ([]byte, error) {
 
 // kindPrefix is the resource part of `kubectl get -o name`: the lower-case kind, then
 // "." and the group unless it is the core group.
-func (p *Printer) kindPrefix(ev *informer.Event) string {
+func (p *Printer) kindPrefix(ev *event.Event) string {
 	gk := schema.GroupKind{Group: ev.Resource.Group, Kind: ev.Kind}
 	if prefix, ok := p.kindPrefixes[gk]; ok {
 		return prefix

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -61,7 +61,7 @@ func webPod(phase corev1.PodPhase, ready bool, node, rv string) *corev1.Pod {
 
 // fixtureEvents covers every summary and lifecycle case once. Fresh events each call,
 // since an Event caches its JSON.
-func fixtureEvents() []*informer.Event {
+func fixtureEvents() []*event.Event {
 	pending := webPod(corev1.PodPending, false, "", "8801")
 	running := webPod(corev1.PodRunning, true, "worker-1", "8812")
 	terminatingPod := webPod(corev1.PodRunning, true, "worker-1", "8840")
@@ -114,22 +114,22 @@ func fixtureEvents() []*informer.Event {
 	}
 
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	return []*informer.Event{
-		{Type: informer.Added, Time: at(0), Seq: 1, Resource: podsGVR, Kind: "Pod", Object: pending},
-		{Type: informer.Modified, Time: at(2 * time.Second), Seq: 2, Resource: podsGVR, Kind: "Pod", Object: running, Old: pending},
-		{Type: informer.Modified, Time: at(24 * time.Second), Seq: 3, Resource: podsGVR, Kind: "Pod", Object: terminatingPod, Old: running},
-		{Type: informer.Deleted, Time: at(25 * time.Second), Seq: 4, Resource: podsGVR, Kind: "Pod", Object: terminatingPod},
-		{Type: informer.Deleted, Time: at(26 * time.Second), Seq: 5, Resource: podsGVR, Kind: "Pod", Object: lost, FinalStateUnknown: true},
-		{Type: informer.Modified, Time: at(27 * time.Second), Seq: 6, Resource: deploymentsGVR, Kind: "Deployment", Object: deployment, Old: deployment},
-		{Type: informer.Added, Time: at(8 * time.Second), Seq: 7, Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Object: configMap, InInitialList: true},
-		{Type: informer.Added, Time: at(10 * time.Second), Seq: 8, Resource: widgetsGVR, Kind: "Widget", Object: widget},
-		{Type: informer.Added, Time: at(11 * time.Second), Seq: 9, Resource: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace", Object: namespace},
-		{Type: informer.Sync, Time: at(30 * time.Second), Resource: deploymentsGVR, Kind: "Deployment", Object: deployment, Old: deployment},
-		{Type: informer.Deleted, Time: at(31 * time.Second), Seq: 10, Resource: widgetsGVR, Kind: "Widget", Object: widget},
+	return []*event.Event{
+		{Type: event.Added, Time: at(0), Seq: 1, Resource: podsGVR, Kind: "Pod", Object: pending},
+		{Type: event.Modified, Time: at(2 * time.Second), Seq: 2, Resource: podsGVR, Kind: "Pod", Object: running, Old: pending},
+		{Type: event.Modified, Time: at(24 * time.Second), Seq: 3, Resource: podsGVR, Kind: "Pod", Object: terminatingPod, Old: running},
+		{Type: event.Deleted, Time: at(25 * time.Second), Seq: 4, Resource: podsGVR, Kind: "Pod", Object: terminatingPod},
+		{Type: event.Deleted, Time: at(26 * time.Second), Seq: 5, Resource: podsGVR, Kind: "Pod", Object: lost, FinalStateUnknown: true},
+		{Type: event.Modified, Time: at(27 * time.Second), Seq: 6, Resource: deploymentsGVR, Kind: "Deployment", Object: deployment, Old: deployment},
+		{Type: event.Added, Time: at(8 * time.Second), Seq: 7, Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Object: configMap, InInitialList: true},
+		{Type: event.Added, Time: at(10 * time.Second), Seq: 8, Resource: widgetsGVR, Kind: "Widget", Object: widget},
+		{Type: event.Added, Time: at(11 * time.Second), Seq: 9, Resource: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace", Object: namespace},
+		{Type: event.Sync, Time: at(30 * time.Second), Resource: deploymentsGVR, Kind: "Deployment", Object: deployment, Old: deployment},
+		{Type: event.Deleted, Time: at(31 * time.Second), Seq: 10, Resource: widgetsGVR, Kind: "Widget", Object: widget},
 	}
 }
 
-func render(t *testing.T, o Options, events []*informer.Event) []byte {
+func render(t *testing.T, o Options, events []*event.Event) []byte {
 	t.Helper()
 	p, err := NewPrinter(o)
 	if err != nil {
@@ -270,9 +270,9 @@ func TestHostileNames(t *testing.T) {
 	pod := webPod(corev1.PodPhase("Run\x1b]0;pwned\x07ning"), true, "node\u009b2J", "1")
 	pod.Name = "evil\x1b[31m\nname"
 	pod.Namespace = "ns\x7f"
-	ev := &informer.Event{Type: informer.Added, Time: t0, Seq: 1, Resource: podsGVR, Kind: "Pod", Object: pod}
+	ev := &event.Event{Type: event.Added, Time: t0, Seq: 1, Resource: podsGVR, Kind: "Pod", Object: pod}
 	for _, format := range []Format{FormatPretty, FormatWide, FormatName} {
-		out := render(t, Options{Format: format, Location: time.UTC}, []*informer.Event{ev})
+		out := render(t, Options{Format: format, Location: time.UTC}, []*event.Event{ev})
 		line, ok := strings.CutSuffix(string(out), "\n")
 		if !ok || strings.Contains(line, "\n") {
 			t.Errorf("%s: want exactly one line, got %q", format, out)
@@ -309,7 +309,7 @@ func TestNameColumnIsNeverTruncated(t *testing.T) {
 	long := strings.Repeat("x", 2*maxNameColumn)
 	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
 	pod.Name = long
-	out := render(t, Options{Location: time.UTC}, []*informer.Event{{Type: informer.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}})
+	out := render(t, Options{Location: time.UTC}, []*event.Event{{Type: event.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}})
 	if !bytes.Contains(out, []byte("default/"+long+" Running")) {
 		t.Errorf("want the whole name then one space, got %q", out)
 	}
@@ -342,7 +342,7 @@ func TestAppendKeepsDstOnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := []byte("earlier line\n")
-	out, err := p.Append(dst, &informer.Event{Type: informer.Added, Time: t0, Kind: "Thing", Object: &metav1.Status{}})
+	out, err := p.Append(dst, &event.Event{Type: event.Added, Time: t0, Kind: "Thing", Object: &metav1.Status{}})
 	if err == nil || string(out) != "earlier line\n" {
 		t.Errorf("Append of an object without metadata = %q, %v; want the input back and an error", out, err)
 	}
@@ -351,7 +351,7 @@ func TestAppendKeepsDstOnError(t *testing.T) {
 // TestHotPathAllocations pins down that a pod line (pretty) and a JSON envelope around
 // an already encoded object cost no allocations once the Printer's buffers are warm.
 func TestHotPathAllocations(t *testing.T) {
-	ev := &informer.Event{Type: informer.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: realisticPod()}
+	ev := &event.Event{Type: event.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: realisticPod()}
 	if _, err := ev.ObjectJSON(); err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func TestHotPathAllocations(t *testing.T) {
 // TestAppendHasACaseForEveryFormat: every format ParseFormat accepts renders, and one
 // without a case in Append is an error naming it, not pretty output in disguise.
 func TestAppendHasACaseForEveryFormat(t *testing.T) {
-	ev := &informer.Event{Type: informer.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: webPod(corev1.PodRunning, true, "worker-1", "1")}
+	ev := &event.Event{Type: event.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: webPod(corev1.PodRunning, true, "worker-1", "1")}
 	for _, name := range Formats() {
 		p, err := NewPrinter(Options{Format: Format(name), Location: time.UTC})
 		if err != nil {

@@ -7,14 +7,14 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // appendYAML appends ev as a YAML document with the envelope of AppendEnvelopeWithDiff.
 // The object (and old object and diff) are converted from their JSON through a
 // yaml.Node rather than a map, so keys keep the order of the JSON (apiVersion, kind,
 // metadata, spec, status; op, path, value, old) and numbers their digits.
-func (p *Printer) appendYAML(dst []byte, ev *informer.Event) ([]byte, error) {
+func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	objectJSON, err := ev.ObjectJSON()
 	if err != nil {
 		return dst, fmt.Errorf("encoding %s %q as JSON: %w", ev.Kind, ev.Key(), err)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
@@ -53,7 +53,7 @@ func NewJQ(o JQOptions) *JQ {
 		w: o.Out, describe: o.Describe, closeFn: o.CloseFn, warn: o.Warn}
 }
 
-func (s *JQ) Write(ev *informer.Event) error {
+func (s *JQ) Write(ev *event.Event) error {
 	if s.filter.Skip(ev) {
 		return listener.ErrFiltered
 	}
@@ -87,7 +87,7 @@ func (s *JQ) Write(ev *informer.Event) error {
 }
 
 // runtimeError reports a jq error on one event (rate-limited); the stream goes on.
-func (s *JQ) runtimeError(ev *informer.Event, err error) {
+func (s *JQ) runtimeError(ev *event.Event, err error) {
 	s.failures++
 	if !s.notice.Allow(time.Now()) {
 		return

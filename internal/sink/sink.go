@@ -10,7 +10,7 @@ import (
 	"io"
 	"syscall"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
@@ -23,8 +23,8 @@ type Filter struct {
 }
 
 // Skip reports whether the sink leaves ev out.
-func (f Filter) Skip(ev *informer.Event) bool {
-	return f.ChangesOnly && ev.Type == informer.Modified && f.Differ.Unchanged(ev)
+func (f Filter) Skip(ev *event.Event) bool {
+	return f.ChangesOnly && ev.Type == event.Modified && f.Differ.Unchanged(ev)
 }
 
 // Printer writes rendered events to w: the terminal sink, and file sinks in any format.
@@ -45,7 +45,7 @@ func NewPrinter(w io.Writer, p *render.Printer, filter Filter, describe string, 
 	return &Printer{w: w, printer: p, filter: filter, describe: describe, closeFn: closeFn}
 }
 
-func (s *Printer) Write(ev *informer.Event) error {
+func (s *Printer) Write(ev *event.Event) error {
 	if s.filter.Skip(ev) {
 		return listener.ErrFiltered
 	}

@@ -14,24 +14,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
-func podEvent(typ informer.EventType, name, rv string, annotations map[string]string) *informer.Event {
+func podEvent(typ event.EventType, name, rv string, annotations map[string]string) *event.Event {
 	pod := &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: rv, Annotations: annotations},
 	}
-	return &informer.Event{Type: typ, Time: time.Unix(0, 0), Seq: 1, Resource: podsGVR, Kind: "Pod", Object: pod}
+	return &event.Event{Type: typ, Time: time.Unix(0, 0), Seq: 1, Resource: podsGVR, Kind: "Pod", Object: pod}
 }
 
-func modifiedEvent(oldAnnotations, newAnnotations map[string]string) *informer.Event {
-	ev := podEvent(informer.Modified, "web", "2", newAnnotations)
-	ev.Old = podEvent(informer.Added, "web", "1", oldAnnotations).Object
+func modifiedEvent(oldAnnotations, newAnnotations map[string]string) *event.Event {
+	ev := podEvent(event.Modified, "web", "2", newAnnotations)
+	ev.Old = podEvent(event.Added, "web", "1", oldAnnotations).Object
 	return ev
 }
 
@@ -56,7 +56,7 @@ func TestFileSinkWholeLinesMode0600(t *testing.T) {
 	}
 	s := NewPrinter(f, jsonPrinter(t), Filter{}, "file "+path, f.Close)
 	for i := range 3 {
-		if err := s.Write(podEvent(informer.Added, fmt.Sprint("p", i), "1", nil)); err != nil {
+		if err := s.Write(podEvent(event.Added, fmt.Sprint("p", i), "1", nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,7 +112,7 @@ func TestWriteErrors(t *testing.T) {
 	}
 	defer full.Close()
 	s := NewPrinter(full, jsonPrinter(t), Filter{}, "file /dev/full", nil)
-	err = s.Write(podEvent(informer.Added, "p", "1", nil))
+	err = s.Write(podEvent(event.Added, "p", "1", nil))
 	if err == nil || err.Error() != "writing file /dev/full: no space left on device" {
 		t.Errorf("disk full: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestWriteErrors(t *testing.T) {
 	r.Close()
 	defer w.Close()
 	s = NewPrinter(w, jsonPrinter(t), Filter{}, "stdout", nil)
-	err = s.Write(podEvent(informer.Added, "p", "1", nil))
+	err = s.Write(podEvent(event.Added, "p", "1", nil))
 	if !errors.Is(err, listener.ErrOutputClosed) {
 		t.Errorf("closed pipe: %v; want ErrOutputClosed", err)
 	}
@@ -158,10 +158,10 @@ func compile(t *testing.T, expr string) *render.JQ {
 func TestJQSink(t *testing.T) {
 	var out bytes.Buffer
 	s := NewJQ(JQOptions{Name: "names", Query: compile(t, `select(.type == "DELETED") | .object.metadata.name`), Raw: true, Out: &out, Describe: "stdout", Warn: t.Errorf})
-	if err := s.Write(podEvent(informer.Added, "kept", "1", nil)); !errors.Is(err, listener.ErrFiltered) {
+	if err := s.Write(podEvent(event.Added, "kept", "1", nil)); !errors.Is(err, listener.ErrFiltered) {
 		t.Errorf("an event the expression yields nothing for: %v, want ErrFiltered", err)
 	}
-	if err := s.Write(podEvent(informer.Deleted, "gone", "1", nil)); err != nil {
+	if err := s.Write(podEvent(event.Deleted, "gone", "1", nil)); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != "gone\n" {
@@ -175,7 +175,7 @@ func TestJQSinkEscapesRawTextOnATerminal(t *testing.T) {
 	for _, terminal := range []bool{true, false} {
 		var out bytes.Buffer
 		s := NewJQ(JQOptions{Name: "a", Query: compile(t, `.object.metadata.annotations.x`), Raw: true, Terminal: terminal, Out: &out, Describe: "stdout", Warn: t.Errorf})
-		if err := s.Write(podEvent(informer.Added, "p", "1", map[string]string{"x": hostile})); err != nil {
+		if err := s.Write(podEvent(event.Added, "p", "1", map[string]string{"x": hostile})); err != nil {
 			t.Fatal(err)
 		}
 		if hasRaw := strings.Contains(out.String(), "\x1b"); hasRaw == terminal {
@@ -191,7 +191,7 @@ func TestJQSinkRuntimeErrors(t *testing.T) {
 	s := NewJQ(JQOptions{Name: "math", Query: compile(t, `.object.metadata.name + 1`), Out: &out, Describe: "stdout",
 		Warn: func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }})
 	for i := range 5 {
-		if err := s.Write(podEvent(informer.Added, fmt.Sprint("p", i), "1", nil)); !errors.Is(err, listener.ErrFiltered) {
+		if err := s.Write(podEvent(event.Added, fmt.Sprint("p", i), "1", nil)); !errors.Is(err, listener.ErrFiltered) {
 			t.Errorf("event %d: %v, want it skipped", i, err)
 		}
 	}

@@ -212,8 +212,14 @@ type stream struct {
 
 func startKubeevents(t *testing.T, args ...string) *stream {
 	t.Helper()
+	return startKubeeventsEnv(t, nil, args...)
+}
+
+// startKubeeventsEnv is startKubeevents with env added to the clean environment.
+func startKubeeventsEnv(t *testing.T, env []string, args ...string) *stream {
+	t.Helper()
 	cmd := exec.Command(binary, withKubeconfig(args)...)
-	cmd.Env = cleanEnv()
+	cmd.Env = append(cleanEnv(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"bytes"
@@ -27,8 +27,9 @@ const partReuseBudget = 64 << 20
 // which is also what makes the diff's comparison of that part immediate. Equal bytes decode
 // to equal values, so nothing is guessed: a part that differs by one byte is decoded.
 //
-// Objects in an informer's cache are read-only, so two versions sharing a part is safe;
-// the informer's transform only touches metadata, which is never shared.
+// Two versions sharing a part is safe because of the package's invariant (see the
+// package comment): nothing changes a decoded object outside its metadata, which is
+// never shared.
 type partReuse struct {
 	seen    map[string]*decodedParts // by UID
 	held    int                      // bytes held by seen's parts
@@ -38,6 +39,8 @@ type partReuse struct {
 	// dropManagedFields leaves metadata.managedFields out of the decoded objects: for
 	// an informer whose transform drops them anyway, decoding them is wasted work.
 	dropManagedFields bool
+	// off decodes every object whole, keeping nothing (TypedDecoding.NoPartReuse).
+	off bool
 }
 
 // decodedParts is the last object decoded for one UID and the bytes of its parts.
@@ -47,8 +50,9 @@ type decodedParts struct {
 	size  int
 }
 
-func newPartReuse(dropManagedFields bool) *partReuse {
-	return &partReuse{seen: map[string]*decodedParts{}, budget: partReuseBudget, dropManagedFields: dropManagedFields}
+func newPartReuse(decoding TypedDecoding) *partReuse {
+	return &partReuse{seen: map[string]*decodedParts{}, budget: partReuseBudget,
+		dropManagedFields: decoding.DropManagedFields, off: decoding.NoPartReuse}
 }
 
 // unmarshal decodes raw (the object's protobuf message) into obj, a new object of the
@@ -68,7 +72,7 @@ func (r *partReuse) unmarshal(typ watch.EventType, obj protoUnmarshaler, raw []b
 		return obj.Unmarshal(raw)
 	}
 	strip := r.dropManagedFields && meta.managedFields.end > meta.managedFields.start
-	prev := r.seen[string(uid)]
+	prev := r.seen[string(uid)] // always nil when off: nothing is remembered
 	if prev != nil && prev.obj.Type() != v.Type() {
 		prev = nil
 	}
@@ -107,7 +111,9 @@ func (r *partReuse) unmarshal(typ watch.EventType, obj protoUnmarshaler, raw []b
 			v.Elem().Field(part.field).Set(prev.obj.Elem().Field(part.field))
 		}
 	}
-	r.remember(typ, string(uid), prev, v, layout, raw, reused)
+	if !r.off {
+		r.remember(typ, string(uid), prev, v, layout, raw, reused)
+	}
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/jsonfield"
 )
 
-// marshalJSON is json.Marshal of an object, byte for byte, in about 30% less time for
+// Marshal is json.Marshal of an object, byte for byte, in about 30% less time for
 // the typed objects of client-go's scheme (BenchmarkMarshalJSON).
 //
 // Encoding the object is the largest cost of a JSON line after decoding it; encoding/json
@@ -22,11 +22,11 @@ import (
 // which ObjectMeta.CreationTimestamp carries. So where an omitzero field is zero (the
 // pod template of a Deployment has no creationTimestamp), or could be zero out of sight
 // (inside a map or an interface), encoding/json does the work.
-func marshalJSON(obj runtime.Object) ([]byte, error) {
+func Marshal(obj runtime.Object) ([]byte, error) {
 	return marshalValue(reflect.ValueOf(obj))
 }
 
-// marshalValue is marshalJSON of what v holds (an object, or a pointer to one of its
+// marshalValue is Marshal of what v holds (an object, or a pointer to one of its
 // fields, which encoding/json then encodes as it does inside the object).
 func marshalValue(v reflect.Value) ([]byte, error) {
 	if plan := fastEncodingOf(v.Type()); plan != nil && plan.allSet(v) {

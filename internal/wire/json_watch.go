@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	kjson "sigs.k8s.io/json"
 )
 
-// watchUnstructured opens a watch of gvr (in ns, or all namespaces) in JSON and decodes
+// WatchUnstructured opens a watch of gvr (in ns, or all namespaces) in JSON and decodes
 // each event straight into an unstructured object, in one pass over its bytes.
 //
 // Why not the dynamic client's Watch: client-go frames each event (scanning it once),
@@ -31,7 +31,7 @@ import (
 // client's watch, which retries a dropped connection and reports errors as the reflector
 // expects (an empty watch here would look like a watch that closed at once, and make the
 // reflector re-list).
-func watchUnstructured(ctx context.Context, client rest.Interface, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (w watch.Interface, ok bool) {
+func WatchUnstructured(ctx context.Context, client rest.Interface, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (w watch.Interface, ok bool) {
 	opts.Watch = true
 	body, err := client.Get().AbsPath(resourcePath(gvr, ns)).
 		SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
@@ -40,10 +40,10 @@ func watchUnstructured(ctx context.Context, client rest.Interface, gvr schema.Gr
 	if err != nil {
 		return nil, false
 	}
-	dec := &unstructuredEventDecoder{body: body, decoder: kjson.NewDecoderCaseSensitivePreserveInts(body), onError: watchErrorHook(ctx)}
+	dec := &unstructuredEventDecoder{body: body, decoder: kjson.NewDecoderCaseSensitivePreserveInts(body), onError: errorHook(ctx)}
 	w = watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 	if dec.onError != nil {
-		w = hookedWatch{w}
+		w = HookedWatch{w}
 	}
 	return w, true
 }

@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"fmt"
@@ -67,7 +67,7 @@ func testPartReuseDecodesAsFullDecode(t *testing.T, dropManagedFields bool) {
 				}
 				raws = append(raws, raw)
 			}
-			reuse := newPartReuse(dropManagedFields)
+			reuse := newPartReuse(TypedDecoding{DropManagedFields: dropManagedFields})
 			var last reflect.Value
 			for i, raw := range raws {
 				typ := watch.Modified
@@ -170,7 +170,7 @@ func decodePod(t *testing.T, reuse *partReuse, typ watch.EventType, pod *corev1.
 // A label change takes spec and status from the previous version; a status change takes
 // only the spec; another object, a deleted one, or one beyond the budget takes nothing.
 func TestPartReuseSharesUnchangedParts(t *testing.T) {
-	reuse := newPartReuse(false)
+	reuse := newPartReuse(TypedDecoding{})
 	v1 := decodePod(t, reuse, watch.Added, podVersion("u1", "1", "a", corev1.PodPending))
 	v2 := decodePod(t, reuse, watch.Modified, podVersion("u1", "2", "b", corev1.PodPending))
 	if &v2.Spec.Containers[0] != &v1.Spec.Containers[0] || &v2.Status.Conditions[0] != &v1.Status.Conditions[0] {
@@ -210,7 +210,7 @@ func TestPartReuseSharesUnchangedParts(t *testing.T) {
 		t.Errorf("%d bytes held, want those of the ConfigMap (%d)", reuse.held, reuse.seen["u2"].size)
 	}
 
-	small := newPartReuse(false)
+	small := newPartReuse(TypedDecoding{})
 	small.budget = 10
 	w1 := decodePod(t, small, watch.Added, podVersion("u1", "1", "a", corev1.PodPending))
 	w2 := decodePod(t, small, watch.Modified, podVersion("u1", "2", "b", corev1.PodPending))
@@ -259,7 +259,7 @@ func TestPartReuseKeepsScatteredManagedFields(t *testing.T) {
 	raw = protowire.AppendBytes(raw, meta)
 
 	got := &corev1.Pod{}
-	if err := newPartReuse(true).unmarshal(watch.Added, got, raw); err != nil {
+	if err := newPartReuse(TypedDecoding{DropManagedFields: true}).unmarshal(watch.Added, got, raw); err != nil {
 		t.Fatal(err)
 	}
 	if got.UID != "u1" || len(got.ManagedFields) != 2 {
@@ -269,7 +269,7 @@ func TestPartReuseKeepsScatteredManagedFields(t *testing.T) {
 	adjacent := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u2", Name: "p", ManagedFields: []metav1.ManagedFieldsEntry{entry, entry}}}
 	raw, _ = adjacent.Marshal()
 	got = &corev1.Pod{}
-	if err := newPartReuse(true).unmarshal(watch.Added, got, raw); err != nil {
+	if err := newPartReuse(TypedDecoding{DropManagedFields: true}).unmarshal(watch.Added, got, raw); err != nil {
 		t.Fatal(err)
 	}
 	if got.UID != "u2" || got.Name != "p" || got.ManagedFields != nil {

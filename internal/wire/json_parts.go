@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"bytes"
@@ -18,16 +18,17 @@ import (
 // partEncoderBudget bounds the JSON one informer keeps to copy unchanged parts from.
 const partEncoderBudget = 64 << 20
 
-// partEncoder writes an object's JSON as json.Marshal does, copying each top-level part
+// PartEncoder writes an object's JSON as json.Marshal does, copying each top-level part
 // (spec, status, ...) that has not changed since the previous version it encoded.
 //
 // A part has not changed when its memory is the previous version's, byte for byte: the
 // same scalars and the same pointers, slices, maps and strings, which is what the protobuf
-// watch hands over for the parts an event brings unchanged (partReuse). Objects are
-// read-only once cached, and the previous version is held here, so none of the memory
-// it points to can be reused for something else: the same bytes mean the same JSON.
+// watch hands over for the parts an event brings unchanged (partReuse). Nothing changes
+// such parts (the package's invariant), and the previous version is held here, so none
+// of the memory it points to can be reused for something else: the same bytes mean the
+// same JSON.
 // Anything else (a part decoded afresh, objects from a list) is encoded as usual.
-type partEncoder struct {
+type PartEncoder struct {
 	mu     sync.Mutex
 	last   map[types.UID]*encodedVersion // guarded by mu
 	held   int                           // guarded by mu: bytes of JSON in last
@@ -42,32 +43,34 @@ type encodedVersion struct {
 	length int           // of the whole encoding
 }
 
-func newPartEncoder() *partEncoder {
-	return &partEncoder{last: map[types.UID]*encodedVersion{}, budget: partEncoderBudget}
+// NewPartEncoder returns an encoder that keeps at most partEncoderBudget bytes of JSON.
+func NewPartEncoder() *PartEncoder {
+	return &PartEncoder{last: map[types.UID]*encodedVersion{}, budget: partEncoderBudget}
 }
 
-// encoderUpdate says what an encoding does to the versions kept.
-type encoderUpdate int
+// Update says what an encoding does to the versions kept.
+type Update int
 
 const (
-	keepVersions  encoderUpdate = iota // an older state (Old): compare with, but do not record
-	recordVersion                      // the object's newest state
-	forgetObject                       // its last state: the object was deleted
+	KeepVersions  Update = iota // an older state (Old): compare with, but do not record
+	RecordVersion               // the object's newest state
+	ForgetObject                // its last state: the object was deleted
 )
 
-// marshal is marshalJSON(obj), from the parts of the previous version where they are the same.
-func (e *partEncoder) marshal(obj runtime.Object, update encoderUpdate) ([]byte, error) {
+// Marshal is the package's Marshal of obj, copying the JSON of the parts that are the
+// previous version's memory. A nil PartEncoder encodes every object whole.
+func (e *PartEncoder) Marshal(obj runtime.Object, update Update) ([]byte, error) {
 	if e == nil {
-		return marshalJSON(obj)
+		return Marshal(obj)
 	}
 	v := reflect.ValueOf(obj)
 	layout := objectLayoutOf(v.Type())
 	if layout == nil || v.IsNil() {
-		return marshalJSON(obj)
+		return Marshal(obj)
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil || m.GetUID() == "" {
-		return marshalJSON(obj)
+		return Marshal(obj)
 	}
 	uid := m.GetUID()
 	e.mu.Lock()
@@ -117,13 +120,13 @@ func (e *partEncoder) marshal(obj runtime.Object, update encoderUpdate) ([]byte,
 	out = append(out, '}')
 	next.length = len(out)
 
-	if update != keepVersions {
+	if update != KeepVersions {
 		e.mu.Lock()
 		if old := e.last[uid]; old != nil {
 			e.held -= old.size
 			delete(e.last, uid)
 		}
-		if update == recordVersion && next.size > 0 && e.held+next.size <= e.budget {
+		if update == RecordVersion && next.size > 0 && e.held+next.size <= e.budget {
 			e.last[uid] = next
 			e.held += next.size
 		}

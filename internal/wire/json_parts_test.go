@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ func TestPartEncoderSameAsEncodingJSON(t *testing.T) {
 		for round := range 4 {
 			rnd := rand.New(rand.NewSource(int64(round)))
 			fill := randfill.New().NilChance(0.2).NumElements(0, 2).MaxDepth(6).RandSource(rnd)
-			enc := newPartEncoder()
+			enc := NewPartEncoder()
 			var prev reflect.Value
 			for version := range 6 {
 				v := reflect.New(typ)
@@ -57,12 +57,12 @@ func TestPartEncoderSameAsEncodingJSON(t *testing.T) {
 				if err != nil {
 					break // random raw bytes in a RawExtension: not an object a server sends
 				}
-				update := recordVersion
+				update := RecordVersion
 				if version == 4 {
-					update = forgetObject
+					update = ForgetObject
 				}
 				heldBefore := len(enc.last)
-				got, err := enc.marshal(obj, update)
+				got, err := enc.Marshal(obj, update)
 				if err != nil || !bytes.Equal(got, want) {
 					t.Fatalf("%s round %d version %d: the encoder differs from json.Marshal (err %v)\n got %s\nwant %s", gvk, round, version, err, got, want)
 				}
@@ -70,7 +70,7 @@ func TestPartEncoderSameAsEncodingJSON(t *testing.T) {
 				if heldBefore > 0 {
 					copied += shared
 				}
-				if update == forgetObject && len(enc.last) != 0 {
+				if update == ForgetObject && len(enc.last) != 0 {
 					t.Fatalf("%s: a deleted object's parts are still kept", gvk)
 				}
 				prev = v
@@ -98,9 +98,9 @@ func fillFrom(t *testing.T, dst, src reflect.Value) {
 // A part is copied only while it is the previous version's memory: an equal part in new
 // memory is encoded, and so is a part of the previous version that changed under it.
 func TestPartEncoderCopiesOnlySameMemory(t *testing.T) {
-	enc := newPartEncoder()
+	enc := NewPartEncoder()
 	v1 := podVersion("u1", "1", "a", corev1.PodPending)
-	if _, err := enc.marshal(v1, recordVersion); err != nil {
+	if _, err := enc.Marshal(v1, RecordVersion); err != nil {
 		t.Fatal(err)
 	}
 	kept := enc.last["u1"]
@@ -112,7 +112,7 @@ func TestPartEncoderCopiesOnlySameMemory(t *testing.T) {
 	v2 := v1.DeepCopy()
 	v2.ResourceVersion, v2.Labels = "2", map[string]string{"round": "b"}
 	v2.Spec = v1.Spec // the decoder's reuse: the same slices
-	got, _ := enc.marshal(v2, recordVersion)
+	got, _ := enc.Marshal(v2, RecordVersion)
 	if want, _ := json.Marshal(v2); !bytes.Equal(got, want) {
 		t.Fatalf("got %s\nwant %s", got, want)
 	}
@@ -122,7 +122,7 @@ func TestPartEncoderCopiesOnlySameMemory(t *testing.T) {
 
 	v3 := v2.DeepCopy() // equal, but new memory
 	v3.ResourceVersion = "3"
-	enc.marshal(v3, recordVersion)
+	enc.Marshal(v3, RecordVersion)
 	if p := enc.last["u1"].parts[specField(t)]; &p[0] == &specJSON[0] {
 		t.Error("a spec in new memory was not encoded")
 	}
@@ -130,23 +130,23 @@ func TestPartEncoderCopiesOnlySameMemory(t *testing.T) {
 	// Another object, or one without a UID, has nothing to copy from and records nothing.
 	other := podVersion("u2", "4", "a", corev1.PodPending)
 	other.Spec = v3.Spec
-	if got, _ := enc.marshal(other, keepVersions); !bytes.Equal(got, mustJSON(t, other)) || len(enc.last) != 1 {
+	if got, _ := enc.Marshal(other, KeepVersions); !bytes.Equal(got, mustJSON(t, other)) || len(enc.last) != 1 {
 		t.Errorf("another object: %s, %d objects kept", got, len(enc.last))
 	}
 	noUID := podVersion("", "5", "a", corev1.PodPending)
-	if got, _ := enc.marshal(noUID, recordVersion); !bytes.Equal(got, mustJSON(t, noUID)) || len(enc.last) != 1 {
+	if got, _ := enc.Marshal(noUID, RecordVersion); !bytes.Equal(got, mustJSON(t, noUID)) || len(enc.last) != 1 {
 		t.Errorf("no UID: %s, %d objects kept", got, len(enc.last))
 	}
 
 	// Beyond the budget nothing is kept; unstructured objects are encoded whole.
-	small := newPartEncoder()
+	small := NewPartEncoder()
 	small.budget = 10
-	small.marshal(v1, recordVersion)
+	small.Marshal(v1, RecordVersion)
 	if len(small.last) != 0 || small.held != 0 {
 		t.Errorf("beyond the budget: %d objects, %d bytes kept", len(small.last), small.held)
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "x", "uid": "u9"}}}
-	if got, _ := enc.marshal(u, recordVersion); !bytes.Equal(got, mustJSON(t, u)) || enc.last["u9"] != nil {
+	if got, _ := enc.Marshal(u, RecordVersion); !bytes.Equal(got, mustJSON(t, u)) || enc.last["u9"] != nil {
 		t.Errorf("unstructured: %s", got)
 	}
 }
@@ -174,35 +174,26 @@ func mustJSON(t *testing.T, v any) []byte {
 	return raw
 }
 
-// An event's object is recorded for the next version unless nothing can follow it
-// (DELETED), or nothing will share its memory (listed objects, core Events).
-func TestEventRecordsOnlyWatchedVersions(t *testing.T) {
+// Only RecordVersion keeps an object for its next version; ForgetObject drops what was
+// kept, and KeepVersions leaves it as it was.
+func TestPartEncoderRecordsOnlyOnRecordVersion(t *testing.T) {
 	for _, c := range []struct {
-		name          string
-		typ           EventType
-		initial, core bool
-		kept          bool
-	}{
-		{"modified", Modified, false, false, true},
-		{"added while watching", Added, false, false, true},
-		{"listed", Added, true, false, false},
-		{"core event", Added, false, true, false},
-		{"deleted", Deleted, false, false, false},
-	} {
-		enc := newPartEncoder()
-		enc.marshal(podVersion("u1", "1", "a", corev1.PodPending), recordVersion)
-		ev := &Event{Type: c.typ, InInitialList: c.initial, Related: c.core,
-			Object: podVersion("u1", "2", "b", corev1.PodPending), encoder: enc}
-		got, err := ev.ObjectJSON()
-		if err != nil || !bytes.Equal(got, mustJSON(t, ev.Object)) {
-			t.Errorf("%s: %s, %v", c.name, got, err)
+		update Update
+		kept   bool
+	}{{RecordVersion, true}, {KeepVersions, false}, {ForgetObject, false}} {
+		enc := NewPartEncoder()
+		enc.Marshal(podVersion("u1", "1", "a", corev1.PodPending), RecordVersion)
+		next := podVersion("u1", "2", "b", corev1.PodPending)
+		got, err := enc.Marshal(next, c.update)
+		if err != nil || !bytes.Equal(got, mustJSON(t, next)) {
+			t.Errorf("update %d: %s, %v", c.update, got, err)
 		}
 		kept := enc.last["u1"]
-		if recorded := kept != nil && kept.obj.Interface() == ev.Object; recorded != c.kept {
-			t.Errorf("%s: recorded %v, want %v", c.name, recorded, c.kept)
+		if recorded := kept != nil && kept.obj.Interface() == runtime.Object(next); recorded != c.kept {
+			t.Errorf("update %d: recorded %v, want %v", c.update, recorded, c.kept)
 		}
-		if c.typ == Deleted && kept != nil {
-			t.Errorf("%s: the object is still kept", c.name)
+		if c.update == ForgetObject && kept != nil {
+			t.Errorf("update %d: the object is still kept", c.update)
 		}
 	}
 }
@@ -213,9 +204,9 @@ func TestPartEncoderKeepsNothingForMetadataOnly(t *testing.T) {
 	if layout := objectLayoutOf(reflect.TypeFor[*metav1.PartialObjectMetadata]()); layout != nil {
 		t.Errorf("PartialObjectMetadata has a layout: %+v", layout)
 	}
-	enc := newPartEncoder()
+	enc := NewPartEncoder()
 	pom := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "u1"}}
-	if got, _ := enc.marshal(pom, recordVersion); !bytes.Equal(got, mustJSON(t, pom)) || len(enc.last) != 0 {
+	if got, _ := enc.Marshal(pom, RecordVersion); !bytes.Equal(got, mustJSON(t, pom)) || len(enc.last) != 0 {
 		t.Errorf("%s, %d objects kept", got, len(enc.last))
 	}
 }

@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"context"
@@ -81,7 +81,7 @@ func collect(t *testing.T, w watch.Interface) []watch.Event {
 // the Status the reflector reads as "410 Gone". The request is the dynamic client's.
 func TestWatchUnstructuredDecodesAsClientGo(t *testing.T) {
 	cfg, requests := watchServer(t, widgetStream)
-	w, ok := watchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "ns",
+	w, ok := WatchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "ns",
 		metav1.ListOptions{ResourceVersion: "9", LabelSelector: "x=1", AllowWatchBookmarks: true})
 	if !ok {
 		t.Fatal("watch not opened")
@@ -134,7 +134,7 @@ func TestWatchUnstructuredBrokenStreams(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg, _ := watchServer(t, []string{widgetStream[0], frame, widgetStream[1]})
-			w, ok := watchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "", metav1.ListOptions{})
+			w, ok := WatchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "", metav1.ListOptions{})
 			if !ok {
 				t.Fatal("watch not opened")
 			}
@@ -154,7 +154,7 @@ func TestWatchUnstructuredBrokenStreams(t *testing.T) {
 func TestWatchUnstructuredTruncatedStream(t *testing.T) {
 	cut := strings.Index(widgetStream[1], `"spec"`)
 	cfg, _ := watchServer(t, []string{widgetStream[0], widgetStream[1][:cut]})
-	w, ok := watchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "", metav1.ListOptions{})
+	w, ok := WatchUnstructured(context.Background(), dynamicREST(t, cfg), widgetsGVR, "", metav1.ListOptions{})
 	if !ok {
 		t.Fatal("watch not opened")
 	}
@@ -172,12 +172,12 @@ func TestWatchUnstructuredFallsBack(t *testing.T) {
 		io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`)
 	}))
 	defer srv.Close()
-	if w, ok := watchUnstructured(context.Background(), dynamicREST(t, &rest.Config{Host: srv.URL}), widgetsGVR, "", metav1.ListOptions{}); ok {
+	if w, ok := WatchUnstructured(context.Background(), dynamicREST(t, &rest.Config{Host: srv.URL}), widgetsGVR, "", metav1.ListOptions{}); ok {
 		w.Stop()
 		t.Fatal("a 403 did not fall back to the dynamic client's watch")
 	}
 	srv.Close()
-	if w, ok := watchUnstructured(context.Background(), dynamicREST(t, &rest.Config{Host: srv.URL}), widgetsGVR, "", metav1.ListOptions{}); ok {
+	if w, ok := WatchUnstructured(context.Background(), dynamicREST(t, &rest.Config{Host: srv.URL}), widgetsGVR, "", metav1.ListOptions{}); ok {
 		w.Stop()
 		t.Fatal("a closed port did not fall back to the dynamic client's watch")
 	}

@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"bufio"
@@ -25,7 +25,7 @@ var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
 // maxWatchFrame bounds one event of a watch stream (objects are at most 1.5 MB in etcd).
 const maxWatchFrame = 64 << 20
 
-// watchTyped opens a watch of resource (in ns, or all namespaces) in protobuf and decodes
+// WatchTyped opens a watch of resource (in ns, or all namespaces) in protobuf and decodes
 // each event into a typed object of client-go's scheme, reusing its buffers from one
 // event to the next. It returns ok=false when the server does not serve the resource in
 // protobuf, or the watch could not be opened: the caller then opens client-go's watch,
@@ -37,9 +37,9 @@ const maxWatchFrame = 64 << 20
 // runtime.Unknown around them, before decoding the object. Here those three buffers are
 // kept from one event to the next (the generated decoders copy what they keep). And the
 // parts of an object that an event brings unchanged are taken from its previous version
-// rather than decoded again (partReuse). With dropManagedFields, objects are decoded
-// without their metadata.managedFields.
-func watchTyped(ctx context.Context, client rest.Interface, resource, ns string, opts metav1.ListOptions, dropManagedFields bool) (w watch.Interface, ok bool) {
+// rather than decoded again (partReuse), unless decoding.NoPartReuse. With
+// decoding.DropManagedFields, objects are decoded without their metadata.managedFields.
+func WatchTyped(ctx context.Context, client rest.Interface, resource, ns string, opts metav1.ListOptions, decoding TypedDecoding) (w watch.Interface, ok bool) {
 	opts.Watch = true
 	body, err := client.Get().Namespace(ns).Resource(resource).
 		VersionedParams(&opts, metav1.ParameterCodec).
@@ -50,12 +50,23 @@ func watchTyped(ctx context.Context, client rest.Interface, resource, ns string,
 		// reflector expects: let it open the watch.
 		return nil, false
 	}
-	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: watchErrorHook(ctx), reuse: newPartReuse(dropManagedFields)}
+	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: errorHook(ctx), reuse: newPartReuse(decoding)}
 	w = watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 	if dec.onError != nil {
-		w = hookedWatch{w}
+		w = HookedWatch{w}
 	}
 	return w, true
+}
+
+// TypedDecoding is how WatchTyped decodes objects. The zero value decodes them with their
+// managedFields, reusing unchanged parts.
+type TypedDecoding struct {
+	// DropManagedFields leaves metadata.managedFields out, for an informer whose
+	// transform drops them anyway.
+	DropManagedFields bool
+	// NoPartReuse decodes every part of every object: one of the fast paths off
+	// (FastPathsEnv).
+	NoPartReuse bool
 }
 
 // protobufEventDecoder is a watch.Decoder for a protobuf watch stream: each event is a

@@ -1,14 +1,15 @@
-package informer
+package wire
 
 import (
 	"bytes"
 	"encoding/json"
-	"k8s.io/apimachinery/pkg/watch"
 	"math/rand"
 	"reflect"
 	"slices"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -19,7 +20,7 @@ import (
 	"sigs.k8s.io/randfill"
 )
 
-// marshalJSON writes exactly what json.Marshal writes, for random objects of every type
+// Marshal writes exactly what json.Marshal writes, for random objects of every type
 // of client-go's scheme: strings of any runes (escaping), maps (key order), numbers,
 // times, quantities, and creationTimestamps set and zero (omitzero), at the top and in
 // templates.
@@ -42,9 +43,9 @@ func TestMarshalJSONSameAsEncodingJSON(t *testing.T) {
 			if err != nil {
 				continue // random raw bytes in a RawExtension: not an object a server sends
 			}
-			got, err := marshalJSON(obj)
+			got, err := Marshal(obj)
 			if err != nil || !bytes.Equal(got, want) {
-				t.Fatalf("%s (round %d): marshalJSON differs from json.Marshal (err %v)\n got %s\nwant %s", gvk, round, err, got, want)
+				t.Fatalf("%s (round %d): Marshal differs from json.Marshal (err %v)\n got %s\nwant %s", gvk, round, err, got, want)
 			}
 			compared++
 			if plan := fastEncodingOf(typ); plan != nil && plan.allSet(reflect.ValueOf(obj)) {
@@ -71,7 +72,7 @@ func TestMarshalJSONPaths(t *testing.T) {
 	withTemplate := pod.DeepCopy()
 	withTemplate.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{
 		Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{}}}}}
-	if got, _ := marshalJSON(withTemplate); bytes.Contains(got, []byte(`"creationTimestamp":null`)) {
+	if got, _ := Marshal(withTemplate); bytes.Contains(got, []byte(`"creationTimestamp":null`)) {
 		t.Errorf("zero creationTimestamp of a volume claim template written: %s", got)
 	}
 	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "r", CreationTimestamp: metav1.Now()},
@@ -79,7 +80,7 @@ func TestMarshalJSONPaths(t *testing.T) {
 	if plan := fastEncodingOf(reflect.TypeOf(rc)); plan == nil || plan.allSet(reflect.ValueOf(rc)) {
 		t.Error("a template without creationTimestamp would be encoded on the fast path")
 	}
-	if got, _ := marshalJSON(rc); bytes.Contains(got, []byte(`"creationTimestamp":null`)) {
+	if got, _ := Marshal(rc); bytes.Contains(got, []byte(`"creationTimestamp":null`)) {
 		t.Errorf("zero creationTimestamp written: %s", got)
 	}
 	if plan := fastEncodingOf(reflect.TypeOf(&corev1.PodList{})); plan == nil || !plan.omitZero[0][1].each {
@@ -135,7 +136,7 @@ func BenchmarkMarshalJSON(b *testing.B) {
 	b.Run("marshalJSON", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := marshalJSON(pod); err != nil {
+			if _, err := Marshal(pod); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -196,7 +197,7 @@ func BenchmarkLabelChange(b *testing.B) {
 	for _, mode := range []string{"whole", "reuse", "reuse-every-part-changed"} {
 		b.Run(mode, func(b *testing.B) {
 			b.ReportAllocs()
-			reuse, enc := newPartReuse(false), newPartEncoder()
+			reuse, enc := newPartReuse(TypedDecoding{}), NewPartEncoder()
 			if mode == "whole" {
 				reuse, enc = nil, nil
 			}
@@ -208,7 +209,7 @@ func BenchmarkLabelChange(b *testing.B) {
 			if err := decodeWith(reuse, first, prevRaw); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := enc.marshal(first, recordVersion); err != nil {
+			if _, err := enc.Marshal(first, RecordVersion); err != nil {
 				b.Fatal(err)
 			}
 			var kept decodedParts
@@ -221,7 +222,7 @@ func BenchmarkLabelChange(b *testing.B) {
 				if err := decodeWith(reuse, pod, nextRaw); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := enc.marshal(pod, keepVersions); err != nil {
+				if _, err := enc.Marshal(pod, KeepVersions); err != nil {
 					b.Fatal(err)
 				}
 				if reuse != nil { // the next event is compared with the first version again

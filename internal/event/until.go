@@ -1,4 +1,4 @@
-package informer
+package event
 
 import "sync"
 
@@ -19,9 +19,9 @@ type Until struct {
 	seq  uint64 // the Seq of the event that met the condition (the last one made)
 }
 
-// number numbers ev with next and asks the condition about it. It returns false, leaving
+// Number numbers ev with next and asks the condition about it. It returns false, leaving
 // ev unnumbered, once the condition has been met: the stream is over.
-func (u *Until) number(ev *Event, next func(ev *Event) bool) bool {
+func (u *Until) Number(ev *Event, next func(ev *Event) bool) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.met || !next(ev) {

@@ -1,4 +1,8 @@
-package informer
+// Package event holds Event, the one record of a change that the informers make and
+// listeners, renderers and sinks share read-only, with its JSON and generic forms
+// computed at most once however many sinks ask; and Until, which ends a stream at the
+// event that meets a condition.
+package event
 
 import (
 	"bytes"
@@ -12,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // EventType is what happened to an object, as printed in every sink.
@@ -63,8 +69,11 @@ type Event struct {
 	// deleted: ReasonSelector, or "" for a deletion.
 	Reason string
 
-	object, old encoded      // JSON and generic forms of Object and Old, each computed at most once
-	encoder     *partEncoder // the informer's, if any: copies the JSON of parts that did not change
+	// Encoder is the informer's part encoder, if any: it copies the JSON of parts that
+	// did not change since the object's previous version. Nil encodes every object whole.
+	Encoder *wire.PartEncoder
+
+	object, old encoded // JSON and generic forms of Object and Old, each computed at most once
 	memoOnce    sync.Once
 	memo        any
 }
@@ -80,10 +89,10 @@ type encoded struct {
 	valueErr  error
 }
 
-func (c *encoded) jsonOf(obj runtime.Object, encoder *partEncoder, update encoderUpdate) ([]byte, error) {
+func (c *encoded) jsonOf(obj runtime.Object, encoder *wire.PartEncoder, update wire.Update) ([]byte, error) {
 	c.jsonOnce.Do(func() {
 		if obj != nil {
-			c.json, c.jsonErr = encoder.marshal(obj, update)
+			c.json, c.jsonErr = encoder.Marshal(obj, update)
 		}
 	})
 	return c.json, c.jsonErr
@@ -94,7 +103,7 @@ func (c *encoded) jsonOf(obj runtime.Object, encoder *partEncoder, update encode
 // accept (unstructured objects hold int64, which both reject). A typed object is decoded
 // from its JSON (encoded once anyway for output); an unstructured one is already a map,
 // so it is copied with its integers converted, which costs far less than a round trip.
-func (c *encoded) valueOf(obj runtime.Object, encoder *partEncoder, update encoderUpdate) (any, error) {
+func (c *encoded) valueOf(obj runtime.Object, encoder *wire.PartEncoder, update wire.Update) (any, error) {
 	c.valueOnce.Do(func() {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			c.value = Generic(u.Object)
@@ -154,35 +163,35 @@ func floatNumber(f float64) any {
 
 // ObjectJSON is the compact JSON encoding of Object, computed at most once per event.
 func (e *Event) ObjectJSON() ([]byte, error) {
-	return e.object.jsonOf(e.Object, e.encoder, e.objectUpdate())
+	return e.object.jsonOf(e.Object, e.Encoder, e.objectUpdate())
 }
 
 // objectUpdate is what encoding Object tells the informer's encoder.
-func (e *Event) objectUpdate() encoderUpdate {
+func (e *Event) objectUpdate() wire.Update {
 	switch {
 	case e.Type == Deleted:
-		return forgetObject
+		return wire.ForgetObject
 	case e.Related:
-		return keepVersions // core Events about watched objects: each is new, none changes
+		return wire.KeepVersions // core Events about watched objects: each is new, none changes
 	case e.InInitialList:
 		// Listed objects were not decoded by the protobuf watch, so their next versions
 		// share nothing with them: keeping their parts' JSON would only cost memory.
-		return keepVersions
+		return wire.KeepVersions
 	}
-	return recordVersion
+	return wire.RecordVersion
 }
 
 // OldJSON is the compact JSON encoding of Old (nil if there is none), computed at most once.
-func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old, e.encoder, keepVersions) }
+func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old, e.Encoder, wire.KeepVersions) }
 
 // ObjectValue is Object as generic JSON values (map[string]any, []any, string, bool,
 // json.Number, nil), decoded once from ObjectJSON. Shared: callers must not modify it.
 func (e *Event) ObjectValue() (any, error) {
-	return e.object.valueOf(e.Object, e.encoder, e.objectUpdate())
+	return e.object.valueOf(e.Object, e.Encoder, e.objectUpdate())
 }
 
 // OldValue is Old as generic JSON values, like ObjectValue; nil if there is no Old.
-func (e *Event) OldValue() (any, error) { return e.old.valueOf(e.Old, e.encoder, keepVersions) }
+func (e *Event) OldValue() (any, error) { return e.old.valueOf(e.Old, e.Encoder, wire.KeepVersions) }
 
 // Memo caches one value derived from the event by the renderer (its diff and envelope),
 // computed by the first caller, so every sink shares it. Every caller of one command must

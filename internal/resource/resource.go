@@ -1,4 +1,7 @@
-package informer
+// Package resource turns the resource types users type (pods, po, deployments.apps, a
+// custom resource's short name) into watchable Resources, through the RESTMapper and
+// discovery as kubectl does, with a "did you mean" for a mistyped one.
+package resource
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"bytes"
@@ -71,7 +71,7 @@ type nopCloser struct{ *bytes.Reader }
 
 func (nopCloser) Close() error { return nil }
 
-func servePods(t *testing.T, stream []byte, contentType string, status int) (Clients, <-chan *http.Request) {
+func servePods(t *testing.T, stream []byte, contentType string, status int) (rest.Interface, <-chan *http.Request) {
 	t.Helper()
 	requests := make(chan *http.Request, 8)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -81,20 +81,22 @@ func servePods(t *testing.T, stream []byte, contentType string, status int) (Cli
 		w.Write(stream)
 	}))
 	t.Cleanup(srv.Close)
-	clients, err := NewClients(&rest.Config{Host: srv.URL})
+	// As the informer's typed clients are set up (informer.NewClients).
+	client, err := rest.RESTClientFor(&rest.Config{Host: srv.URL, APIPath: "/api", ContentConfig: rest.ContentConfig{
+		GroupVersion:         &schema.GroupVersion{Version: "v1"},
+		NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
+		ContentType:          runtime.ContentTypeProtobuf,
+		AcceptContentTypes:   runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON,
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return clients, requests
+	return client, requests
 }
 
-func watchPods(t *testing.T, clients Clients) (watch.Interface, bool) {
+func watchPods(t *testing.T, client rest.Interface) (watch.Interface, bool) {
 	t.Helper()
-	client, err := clients.TypedREST(schema.GroupVersion{Version: "v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return watchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{ResourceVersion: "9", LabelSelector: "a=b"}, false)
+	return WatchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{ResourceVersion: "9", LabelSelector: "a=b"}, TypedDecoding{})
 }
 
 // Every event decodes to what client-go's typed watch gives for the same bytes, from one
@@ -118,8 +120,8 @@ func TestWatchTypedDecodesAsClientGo(t *testing.T) {
 	if len(want) != len(events) {
 		t.Fatalf("client-go decoded %d events", len(want))
 	}
-	clients, requests := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
-	w, ok := watchPods(t, clients)
+	client, requests := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
+	w, ok := watchPods(t, client)
 	if !ok {
 		t.Fatal("watch not opened")
 	}
@@ -142,8 +144,8 @@ func TestWatchTypedDecodesAsClientGo(t *testing.T) {
 // A server that answers anything but a watch (406 for a resource without protobuf, an
 // error status) leaves the watch to client-go.
 func TestWatchTypedFallsBack(t *testing.T) {
-	clients, _ := servePods(t, []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","code":406}`), "application/json", http.StatusNotAcceptable)
-	if w, ok := watchPods(t, clients); ok {
+	client, _ := servePods(t, []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","code":406}`), "application/json", http.StatusNotAcceptable)
+	if w, ok := watchPods(t, client); ok {
 		w.Stop()
 		t.Fatal("a 406 did not fall back to client-go's watch")
 	}
@@ -165,8 +167,8 @@ func TestWatchTypedBrokenStreams(t *testing.T) {
 		"cut in event":  {append(append([]byte{}, good...), good[:len(good)-5]...), false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			clients, _ := servePods(t, c.stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
-			w, ok := watchPods(t, clients)
+			client, _ := servePods(t, c.stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
+			w, ok := watchPods(t, client)
 			if !ok {
 				t.Fatal("watch not opened")
 			}
@@ -190,18 +192,14 @@ func TestWatchTypedCallsErrorHook(t *testing.T) {
 		{Type: watch.Added, Object: pod},
 		{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired}},
 	})
-	clients, _ := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
-	client, err := clients.TypedREST(schema.GroupVersion{Version: "v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, _ := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
 	var calls atomic.Int32
-	w, ok := watchTyped(withWatchErrorHook(context.Background(), func() { calls.Add(1) }), client, "pods", "ns", metav1.ListOptions{}, false)
+	w, ok := WatchTyped(WithErrorHook(context.Background(), func() { calls.Add(1) }), client, "pods", "ns", metav1.ListOptions{}, TypedDecoding{})
 	if !ok {
 		t.Fatal("watch not opened")
 	}
-	if _, hooked := w.(hookedWatch); !hooked {
-		t.Errorf("watch of type %T, want hookedWatch", w)
+	if _, hooked := w.(HookedWatch); !hooked {
+		t.Errorf("watch of type %T, want HookedWatch", w)
 	}
 	var errors int
 	for ev := range w.ResultChan() {
@@ -215,8 +213,8 @@ func TestWatchTypedCallsErrorHook(t *testing.T) {
 	if errors != 1 || calls.Load() != 1 {
 		t.Fatalf("%d ERROR events, hook called %d times; want 1 and 1", errors, calls.Load())
 	}
-	if w, _ := watchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}, false); w != nil {
-		if _, hooked := w.(hookedWatch); hooked {
+	if w, _ := WatchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}, TypedDecoding{}); w != nil {
+		if _, hooked := w.(HookedWatch); hooked {
 			t.Error("a watch without a hook claims to call one")
 		}
 		w.Stop()
@@ -237,12 +235,8 @@ func TestWatchTypedDropsManagedFields(t *testing.T) {
 	for _, ev := range want {
 		ev.Object.(*corev1.Pod).ManagedFields = nil
 	}
-	clients, _ := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
-	client, err := clients.TypedREST(schema.GroupVersion{Version: "v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, ok := watchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}, true)
+	client, _ := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
+	w, ok := WatchTyped(context.Background(), client, "pods", "ns", metav1.ListOptions{}, TypedDecoding{DropManagedFields: true})
 	if !ok {
 		t.Fatal("watch not opened")
 	}

@@ -1,4 +1,4 @@
-package informer
+package event
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // An unstructured object's generic form has json.Number where it held int64, and the
@@ -34,5 +36,27 @@ func TestUnstructuredValueNormalised(t *testing.T) {
 	}
 	if _, still := u.Object["metadata"].(map[string]any)["generation"].(int64); !still {
 		t.Error("the cached object was modified")
+	}
+}
+
+// An event's object is recorded for the next version unless nothing can follow it
+// (DELETED), or nothing will share its memory (listed objects, core Events).
+func TestEventRecordsOnlyWatchedVersions(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		typ           EventType
+		initial, core bool
+		want          wire.Update
+	}{
+		{"modified", Modified, false, false, wire.RecordVersion},
+		{"added while watching", Added, false, false, wire.RecordVersion},
+		{"listed", Added, true, false, wire.KeepVersions},
+		{"core event", Added, false, true, wire.KeepVersions},
+		{"deleted", Deleted, false, false, wire.ForgetObject},
+	} {
+		ev := &Event{Type: c.typ, InInitialList: c.initial, Related: c.core}
+		if got := ev.objectUpdate(); got != c.want {
+			t.Errorf("%s: update %d, want %d", c.name, got, c.want)
+		}
 	}
 }

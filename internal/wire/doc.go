@@ -1,0 +1,36 @@
+// Package wire reads watch streams and writes objects as JSON, as client-go and
+// encoding/json do, byte for byte, in less time: the protobuf watch decoder of typed
+// objects (WatchTyped), the one-pass JSON watch decoder of unstructured ones
+// (WatchUnstructured), json.Marshal through a faster encoder where it gives the same
+// bytes (Marshal), and the encoder that copies the JSON of unchanged parts (PartEncoder).
+//
+// # The fast paths and their invariant
+//
+// Three shortcuts treat "the same memory" as "the same value":
+//
+//   - part reuse: the protobuf watch gives a new version of an object the top-level parts
+//     (spec, status, data, ...) whose bytes did not change from the previous version's,
+//     the very same slices, maps and pointers, instead of decoding them again;
+//   - part copying: PartEncoder copies a part's JSON from the previous version when the
+//     part's memory is that version's;
+//   - the diff's shortcut: render compares a field whose memory is the same on both
+//     sides as equal without walking it.
+//
+// They rest on one invariant, stated here and nowhere else:
+//
+//	Once an object is decoded, nothing changes it outside its metadata (metadata,
+//	apiVersion and kind): not the informer's transform, not a listener, renderer or
+//	sink.
+//
+// Metadata is never shared between versions (resourceVersion changes with each), so the
+// transform may edit it: it drops managedFields and fills in apiVersion and kind. (It
+// also redacts Secret values, but those Secrets are watched as unstructured objects,
+// decoded whole every time, with nothing shared.) Anything else changed in place would
+// change every version sharing that memory: a diff would miss the change, and a copied
+// JSON part would be stale. The informer's TestTransformLeavesReusedPartsAlone fails when
+// its transform changes anything but the metadata of an object whose parts are reused.
+//
+// A user who suspects a wrong diff turns the three off with FastPathsEnv=off, read once
+// (FastPathsFromEnv, from cmd): the output must be byte for byte the same, which
+// TestFastPathsOffPrintsTheSame and the end-to-end TestDiffSameWithFastPathsOff check.
+package wire
