@@ -16,8 +16,8 @@ import (
 type Clients struct {
 	// TypedREST returns a client that decodes gv's built-in types into client-go's typed
 	// objects (protobuf on the wire). Typed is preferred wherever the type is known:
-	// decoding into unstructured maps costs about 2.4× the CPU, and typed objects are far
-	// smaller in the cache. Nil means every resource goes through Dynamic.
+	// decoding into unstructured maps costs far more CPU (bench/README.md), and typed
+	// objects are far smaller in the cache. Nil means every resource goes through Dynamic.
 	TypedREST func(gv schema.GroupVersion) (rest.Interface, error)
 	Dynamic   dynamic.Interface
 	// DynamicREST, where set, serves the watches of the resources that go through

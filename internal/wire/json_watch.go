@@ -23,8 +23,8 @@ import (
 // Why not the dynamic client's Watch: client-go frames each event (scanning it once),
 // reads its apiVersion and kind (a second full parse), decodes the watch event with its
 // object as raw bytes (a third), then decodes the object into maps (a fourth, itself a
-// validation scan and a decode). On custom resources that was 40% of kubeevents' CPU per
-// event. The result is the same: the maps of unstructured.Unstructured with integers as
+// validation scan and a decode). On custom resources that was a large part of
+// kubeevents' CPU per event (bench/README.md). The result is the same: the maps of unstructured.Unstructured with integers as
 // int64 and other numbers as float64 (sigs.k8s.io/json, as client-go decodes them).
 //
 // When the watch cannot be opened it returns ok=false: the caller then opens the dynamic
