@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-
 	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/sink"
@@ -56,7 +54,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	}
 	for _, l := range res.Late {
 		o.warnf("sink %q did not finish writing within --grace %s; %s it still held were dropped",
-			l.Name(), o.Grace, eventCount(l.Stats().Dropped))
+			l.Name(), o.Grace, diag.Events(l.Stats().Dropped))
 	}
 	o.summary(listeners, res.Made, res.Unchanged)
 	return err
@@ -167,13 +165,13 @@ func (o *WatchOptions) summary(listeners []*listener.Listener, events, unchanged
 	}
 	leftOut := ""
 	if unchanged > 0 {
-		leftOut = fmt.Sprintf(" (%s unchanged update%s left out by --changes-only)", thousands(unchanged), plural(int(unchanged)))
+		leftOut = fmt.Sprintf(" (%s unchanged update%s left out by --changes-only)", diag.Count(unchanged), plural(int(unchanged)))
 	}
-	o.infof("stopped after %s%s — %s", eventCount(events), leftOut, strings.Join(parts, "; "))
+	o.infof("stopped after %s%s — %s", diag.Events(events), leftOut, strings.Join(parts, "; "))
 	// Losses are worth saying even when nobody asked for the summary.
 	for _, l := range listeners {
 		if st := l.Stats(); st.Dropped > 0 && !o.summaryShown() {
-			o.warnf("sink %q dropped %s (buffer %d, on-full=%s)", l.Name(), eventCount(st.Dropped), l.Config().Buffer, l.Config().OnFull)
+			o.warnf("sink %q dropped %s (buffer %d, on-full=%s)", l.Name(), diag.Events(st.Dropped), l.Config().Buffer, l.Config().OnFull)
 		}
 	}
 }
@@ -221,16 +219,3 @@ func plural(n int) string {
 	}
 	return "s"
 }
-
-// eventCount is "1 event", "1,024 events".
-func eventCount(n uint64) string {
-	if n == 1 {
-		return "1 event"
-	}
-	return thousands(n) + " events"
-}
-
-// thousands formats n with comma separators, like the counts in every diagnostic.
-func thousands(n uint64) string { return englishNumbers.Sprint(n) }
-
-var englishNumbers = message.NewPrinter(language.English)

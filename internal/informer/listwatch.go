@@ -8,9 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/wire"
 )
@@ -270,7 +268,7 @@ func (w *watchReporter) countPage(list runtime.Object) {
 		}
 	}
 	w.warn("re-synced %s %s (%d changed, %d created, %d deleted while disconnected)",
-		thousands(len(w.relist.seen)), w.resource, w.relist.changed, w.relist.created, deleted)
+		diag.Count(len(w.relist.seen)), w.resource, w.relist.changed, w.relist.created, deleted)
 	w.relist = nil
 	w.lost = false
 }
@@ -298,8 +296,3 @@ func shortReason(err error) string {
 	}
 	return err.Error()
 }
-
-// thousands formats n with comma separators, as counts in diagnostics are.
-func thousands(n int) string { return englishNumbers.Sprint(n) }
-
-var englishNumbers = message.NewPrinter(language.English)

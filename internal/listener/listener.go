@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -185,7 +186,7 @@ func (l *Listener) dropNoticeLocked() string {
 	if dropped == 1 {
 		what = "event"
 	}
-	return fmt.Sprintf("sink %q is still full; %s %s dropped so far", l.cfg.Name, thousands(dropped), what)
+	return fmt.Sprintf("sink %q is still full; %s %s dropped so far", l.cfg.Name, diag.Count(dropped), what)
 }
 
 // Run is the delivery goroutine: it writes queued events to the sink in order until the

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -282,8 +283,8 @@ func TestStatsSummary(t *testing.T) {
 		}
 	}
 	for n, want := range map[uint64]string{0: "0", 12: "12", 123: "123", 1234: "1,234", 123456: "123,456", 1234567: "1,234,567", 18446744073709551615: "18,446,744,073,709,551,615"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		if got := diag.Count(n); got != want {
+			t.Errorf("diag.Count(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

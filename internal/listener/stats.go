@@ -1,9 +1,9 @@
 package listener
 
 import (
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 	"strings"
+
+	"github.com/kubeevents/kubeevents/internal/diag"
 )
 
 // Stats counts what became of the events given to a listener. Once Run has returned,
@@ -21,19 +21,14 @@ type Stats struct {
 // zero dropped, coalesced and failed counts are left out.
 func (s Stats) Summary(name string) string {
 	var b strings.Builder
-	b.WriteString(name + " " + thousands(s.Delivered) + " delivered")
+	b.WriteString(name + " " + diag.Count(s.Delivered) + " delivered")
 	for _, part := range []struct {
 		n    uint64
 		what string
 	}{{s.Filtered, "filtered"}, {s.Dropped, "dropped"}, {s.Coalesced, "coalesced"}, {s.Failed, "failed"}} {
 		if part.n > 0 {
-			b.WriteString(", " + thousands(part.n) + " " + part.what)
+			b.WriteString(", " + diag.Count(part.n) + " " + part.what)
 		}
 	}
 	return b.String()
 }
-
-// thousands formats n with comma separators: 1234567 → "1,234,567".
-func thousands(n uint64) string { return englishNumbers.Sprint(n) }
-
-var englishNumbers = message.NewPrinter(language.English)
