@@ -9,7 +9,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeevents/kubeevents/internal/gcheadroom"
-	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/informer"
 )
 
 // Process-wide settings: client-go's logging and the garbage collector. They are set
@@ -32,10 +32,6 @@ func setupKlog(verbosity int, errOut io.Writer) {
 	klog.LogToStderr(false)
 }
 
-func isSecret(res resource.Resource) bool {
-	return res.GVK.Group == "" && res.GVK.Kind == "Secret"
-}
-
 // capVerbosityForSecrets keeps Secret values out of client-go's logs: from -v=8 it logs
 // response bodies, which hold them in clear, before any redaction can happen.
 func (o *WatchOptions) capVerbosityForSecrets() {
@@ -43,7 +39,7 @@ func (o *WatchOptions) capVerbosityForSecrets() {
 		return
 	}
 	for _, res := range o.resources {
-		if isSecret(res) {
+		if informer.IsSecret(res) {
 			var level klog.Level
 			_ = level.Set("7")
 			o.warnf("-v=%d would log Secret values (in API response bodies); logging as with -v=7 (--show-secrets allows more)", *o.Verbosity)

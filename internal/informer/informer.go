@@ -122,7 +122,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	}
 	inf := &Informer{Resource: res, done: make(chan struct{})}
 	inf.ctx, inf.cancel = context.WithCancel(context.Background())
-	isSecret := res.GVK.GroupKind() == secretsGK
+	isSecret := IsSecret(res)
 	if isSecret && !opts.ShowSecrets {
 		inf.redactor = newRedactor()
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/kubeevents/kubeevents/internal/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,6 +16,10 @@ import (
 
 // secretsGK is the one kind whose values kubeevents hides by default.
 var secretsGK = schema.GroupKind{Kind: "Secret"}
+
+// IsSecret reports whether res is core Secrets, the kind whose values kubeevents hides
+// (and keeps out of client-go's logs) unless --show-secrets.
+func IsSecret(res resource.Resource) bool { return res.GVK.GroupKind() == secretsGK }
 
 // lastAppliedAnnotation holds a copy of the whole object as last applied, secret values
 // included.
