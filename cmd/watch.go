@@ -98,14 +98,17 @@ type WatchOptions struct {
 	queries     map[string]*render.JQ // each jq sink's compiled expression, by sink name
 	flagsSet    func(name string) bool
 
-	// newClients makes the API clients from the REST config: a seam, so tests can hand
-	// the engine clients of their own.
+	// Seams, so tests can replace what the process and the cluster give: the API clients
+	// from the REST config, which streams are terminals, and the environment.
 	newClients func(*rest.Config) (informer.Clients, error)
+	terminals  terminals
+	lookupEnv  func(key string) (string, bool)
 }
 
 // NewWatchCommand is `kubeevents watch TYPE[,TYPE...] [NAME...]`.
 func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, verbosity *int) *cobra.Command {
-	o := &WatchOptions{ConfigFlags: configFlags, Streams: streams, Verbosity: verbosity, newClients: informer.NewClients}
+	o := &WatchOptions{ConfigFlags: configFlags, Streams: streams, Verbosity: verbosity, newClients: informer.NewClients,
+		terminals: osTerminals{}, lookupEnv: os.LookupEnv}
 	c := &cobra.Command{
 		Use:     "watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...]",
 		Short:   "Stream changes to resources of one or more types",
@@ -619,17 +622,34 @@ func (o *WatchOptions) colorFor(w io.Writer) bool {
 	case "never":
 		return false
 	}
-	if _, ok := os.LookupEnv("NO_COLOR"); ok || os.Getenv("TERM") == "dumb" {
+	if _, ok := o.lookupEnv("NO_COLOR"); ok {
 		return false
 	}
-	return isTerminal(w)
+	if term, _ := o.lookupEnv("TERM"); term == "dumb" {
+		return false
+	}
+	return o.terminals.IsTerminal(w)
 }
 
-// terminalWidth returns a function that reads the width of the terminal w is, asked
-// for every line so that a resized window is followed; nil when w is not a terminal.
-func terminalWidth(w io.Writer) func() int {
+// terminals says which output streams are terminals and how wide they are. osTerminals
+// asks the operating system; tests give a fake, as the GitHub CLI's IOStreams let them.
+type terminals interface {
+	IsTerminal(w io.Writer) bool
+	// Width returns a function that reads the width of the terminal w is, asked for
+	// every line so that a resized window is followed; nil when w is not a terminal.
+	Width(w io.Writer) func() int
+}
+
+type osTerminals struct{}
+
+func (osTerminals) IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok || !isTerminal(w) {
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+func (t osTerminals) Width(w io.Writer) func() int {
+	f, ok := w.(*os.File)
+	if !ok || !t.IsTerminal(w) {
 		return nil
 	}
 	fd := int(f.Fd())
@@ -642,11 +662,6 @@ func terminalWidth(w io.Writer) func() int {
 	}
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
-}
-
 // warnf prints one diagnostic line on stderr; safe from any goroutine.
 func (o *WatchOptions) warnf(format string, args ...any) {
 	fmt.Fprintf(o.Streams.ErrOut, "kubeevents: "+format+"\n", args...)
@@ -654,7 +669,7 @@ func (o *WatchOptions) warnf(format string, args ...any) {
 
 // infof prints a diagnostic that only a person at a terminal (or -v) wants.
 func (o *WatchOptions) infof(format string, args ...any) {
-	if (o.Verbosity != nil && *o.Verbosity >= 1) || isTerminal(o.Streams.ErrOut) {
+	if o.summaryShown() {
 		o.warnf(format, args...)
 	}
 }

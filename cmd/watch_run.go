@@ -142,8 +142,8 @@ func (o *WatchOptions) buildListeners(files *[]*sink.File) (_ []*listener.Listen
 // newSink builds the sink's writer as its kind says, with what this run gives every sink.
 func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sink, error) {
 	out, err := config.Build(s, config.BuildEnv{
-		Stdout: o.Streams.Out, Color: o.colorFor(o.Streams.Out), Terminal: isTerminal(o.Streams.Out),
-		TerminalWidth: terminalWidth(o.Streams.Out), Timestamps: o.Timestamps,
+		Stdout: o.Streams.Out, Color: o.colorFor(o.Streams.Out), Terminal: o.terminals.IsTerminal(o.Streams.Out),
+		TerminalWidth: o.terminals.Width(o.Streams.Out), Timestamps: o.Timestamps,
 		ShowKind: len(o.resources) > 1 || o.WithEvents, Namespace: o.namespace,
 		Differ: o.differ, ShowOld: o.ShowOld, Filter: sink.Filter{ChangesOnly: o.ChangesOnly, Differ: o.differ},
 		Query: o.queries[s.Name], Warn: o.warnf,
@@ -177,7 +177,7 @@ func (o *WatchOptions) summary(listeners []*listener.Listener, events, unchanged
 }
 
 func (o *WatchOptions) summaryShown() bool {
-	return (o.Verbosity != nil && *o.Verbosity >= 1) || isTerminal(o.Streams.ErrOut)
+	return (o.Verbosity != nil && *o.Verbosity >= 1) || o.terminals.IsTerminal(o.Streams.ErrOut)
 }
 
 // watched says what is watched where: the namespace only for namespaced types

@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,6 +230,70 @@ func TestEngineConfigFromOptions(t *testing.T) {
 		tc.set(o)
 		if cfg := o.engineConfig(nil); !tc.check(cfg) {
 			t.Errorf("%s: config %+v", tc.name, cfg)
+		}
+	}
+}
+
+// fakeTerminals says every stream in tty is a terminal of the given width.
+type fakeTerminals struct {
+	tty   map[io.Writer]bool
+	width int
+}
+
+func (f fakeTerminals) IsTerminal(w io.Writer) bool { return f.tty[w] }
+func (f fakeTerminals) Width(w io.Writer) func() int {
+	if !f.tty[w] {
+		return nil
+	}
+	return func() int { return f.width }
+}
+
+// Colour follows --color, NO_COLOR, TERM=dumb and whether the stream is a terminal, for
+// each stream on its own; the start line and summary show on a terminal or with -v.
+func TestColorAndDiagnosticsFollowTheStreams(t *testing.T) {
+	var out, errOut bytes.Buffer
+	env := func(kv ...string) func(string) (string, bool) {
+		return func(key string) (string, bool) {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == key {
+					return kv[i+1], true
+				}
+			}
+			return "", false
+		}
+	}
+	cases := []struct {
+		color     string
+		stdoutTTY bool
+		env       func(string) (string, bool)
+		wantColor bool
+	}{
+		{"auto", true, env(), true},
+		{"auto", false, env(), false},
+		{"auto", true, env("NO_COLOR", ""), false},
+		{"auto", true, env("TERM", "dumb"), false},
+		{"always", false, env("NO_COLOR", "1"), true},
+		{"never", true, env(), false},
+	}
+	for _, tc := range cases {
+		o := &WatchOptions{Color: tc.color, lookupEnv: tc.env,
+			terminals: fakeTerminals{tty: map[io.Writer]bool{&out: tc.stdoutTTY}}}
+		if got := o.colorFor(&out); got != tc.wantColor {
+			t.Errorf("--color %s, stdout a terminal %v: colour %v, want %v", tc.color, tc.stdoutTTY, got, tc.wantColor)
+		}
+	}
+	for _, tc := range []struct {
+		stderrTTY bool
+		verbosity int
+		want      bool
+	}{{false, 0, false}, {true, 0, true}, {false, 1, true}} {
+		errOut.Reset()
+		v := tc.verbosity
+		o := &WatchOptions{Streams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, Verbosity: &v,
+			terminals: fakeTerminals{tty: map[io.Writer]bool{&errOut: tc.stderrTTY}}}
+		o.infof("watching pods")
+		if shown := errOut.Len() > 0; shown != tc.want {
+			t.Errorf("stderr a terminal %v, -v=%d: start line shown %v, want %v", tc.stderrTTY, tc.verbosity, shown, tc.want)
 		}
 	}
 }
