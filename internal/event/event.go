@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/wire"
 )
@@ -217,8 +218,5 @@ func (e *Event) Key() string {
 	if m == nil {
 		return ""
 	}
-	if ns := m.GetNamespace(); ns != "" {
-		return ns + "/" + m.GetName()
-	}
-	return m.GetName()
+	return cache.MetaObjectToName(m).String()
 }

@@ -245,10 +245,7 @@ func (w *watchReporter) countPage(list runtime.Object) {
 		if err != nil {
 			return nil
 		}
-		key := m.GetName()
-		if ns := m.GetNamespace(); ns != "" {
-			key = ns + "/" + key
-		}
+		key := cache.MetaObjectToName(m).String() // the store's key
 		w.relist.seen[key] = true
 		switch cached, exists, _ := store.GetByKey(key); {
 		case !exists:
