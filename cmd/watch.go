@@ -98,16 +98,18 @@ type WatchOptions struct {
 	queries     map[string]*render.JQ // each jq sink's compiled expression, by sink name
 	flagsSet    func(name string) bool
 
-	// Seams, so tests can replace what the process and the cluster give: the API clients
+	// Seams, so tests can replace what the process and the cluster give: the kubeconfig,
+	// REST mapper and discovery (ConfigFlags, as in kubectl's factory), the API clients
 	// from the REST config, which streams are terminals, and the environment.
-	newClients func(*rest.Config) (informer.Clients, error)
-	terminals  terminals
-	lookupEnv  func(key string) (string, bool)
+	clientGetter genericclioptions.RESTClientGetter
+	newClients   func(*rest.Config) (informer.Clients, error)
+	terminals    terminals
+	lookupEnv    func(key string) (string, bool)
 }
 
 // NewWatchCommand is `kubeevents watch TYPE[,TYPE...] [NAME...]`.
 func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, verbosity *int) *cobra.Command {
-	o := &WatchOptions{ConfigFlags: configFlags, Streams: streams, Verbosity: verbosity, newClients: informer.NewClients,
+	o := &WatchOptions{ConfigFlags: configFlags, Streams: streams, Verbosity: verbosity, clientGetter: configFlags, newClients: informer.NewClients,
 		terminals: osTerminals{}, lookupEnv: os.LookupEnv}
 	c := &cobra.Command{
 		Use:     "watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...]",
@@ -211,22 +213,22 @@ func (o *WatchOptions) Complete(args []string) error {
 // discovery information.
 func (o *WatchOptions) Connect() error {
 	var err error
-	if o.restConfig, err = o.ConfigFlags.ToRESTConfig(); err != nil {
+	if o.restConfig, err = o.clientGetter.ToRESTConfig(); err != nil {
 		return kubeconfigError(err)
 	}
 	o.restConfig.WarningHandler = rest.NoWarnings{}
 	if o.AllNamespaces {
 		o.namespace = ""
-	} else if o.namespace, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {
+	} else if o.namespace, _, err = o.clientGetter.ToRawKubeConfigLoader().Namespace(); err != nil {
 		return kubeconfigError(err)
 	} else if err := o.checkNamespaceName(o.namespace); err != nil {
 		return err
 	}
-	mapper, err := o.ConfigFlags.ToRESTMapper()
+	mapper, err := o.clientGetter.ToRESTMapper()
 	if err != nil {
 		return kubeconfigError(err)
 	}
-	disco, err := o.ConfigFlags.ToDiscoveryClient()
+	disco, err := o.clientGetter.ToDiscoveryClient()
 	if err != nil {
 		return kubeconfigError(err)
 	}
