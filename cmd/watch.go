@@ -434,6 +434,14 @@ func (o *WatchOptions) stdoutFromCommandLine(fileSinks, flagSinks []config.Sink)
 		return nil, usageErrorf("--no-screen turns off the standard output stream whose format -o sets; drop one of them")
 	case o.JQ != "" && flagStdout:
 		return nil, usageErrorf("--jq filters the standard output stream, but a sink already writes to stdout; put the expression into that sink instead")
+	case o.flagsSet("output") && flagStdout:
+		// -o is the terminal sink's format; a --sink of another kind that writes to stdout
+		// replaces that sink, and would leave -o changing nothing.
+		for _, s := range flagSinks {
+			if s.WritesStdout() && s.Type != config.KindTerminal {
+				return nil, usageErrorf("-o sets the format of the terminal stream, but %s writes to stdout in its place; give that sink its format (e.g. --sink 'file(format=json)=-') and drop -o", s.Origin)
+			}
+		}
 	}
 	var kept []config.Sink
 	for _, s := range fileSinks {

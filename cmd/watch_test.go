@@ -41,6 +41,7 @@ func TestWatchUsageErrors(t *testing.T) {
 		args []string
 		want string // the start of stderr's first line
 	}{
+		{"-o with a --sink on stdout", []string{"watch", "pods", "-o", "json", "--sink", "file=-"}, `kubeevents: -o sets the format of the terminal stream, but --sink "file=-" writes to stdout in its place`},
 		{"bad output", []string{"watch", "pods", "-o", "xml"}, `kubeevents: -o: unknown output format "xml"; use one of: pretty, wide, json, yaml, name`},
 		{"bad color", []string{"watch", "pods", "--color", "sometimes"}, `kubeevents: --color "sometimes": use auto, always or never`},
 		{"bad label selector", []string{"watch", "pods", "-l", "a in (b"}, `kubeevents: -l/--selector "a in (b":`},
