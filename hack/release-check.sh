@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make release-check: validates .goreleaser.yaml, builds a full snapshot release into
 # dist/ (nothing is published) and checks what it built: the archive for each of the six
-# os/arch pairs with the binary, README.md, LICENSE and completions/; checksums.txt; the
+# os/arch pairs with the binary, README.md, LICENSE, completions/ and docs/; checksums.txt; the
 # .deb and .rpm packages; the krew manifest. goreleaser is installed from the Go module
 # proxy once, cached by version under ${XDG_CACHE_HOME:-~/.cache}/kubeevents/tools/.
 set -euo pipefail
@@ -44,6 +44,8 @@ checksummed() {
 }
 
 completions=(completions/kubeevents.bash completions/_kubeevents completions/kubeevents.fish completions/kubeevents.ps1 completions/kubectl_complete-tail_resources)
+# README links to the docs pages: every archive and package carries them.
+docs=(docs/install.md docs/output.md docs/sinks.md)
 
 [[ -f dist/checksums.txt ]] || fail "no dist/checksums.txt"
 for os in linux darwin windows; do
@@ -63,7 +65,7 @@ for os in linux darwin windows; do
 		else
 			listing=$(tar -tzf "dist/$archive")
 		fi
-		for f in "$exe" README.md LICENSE "${completions[@]}"; do
+		for f in "$exe" README.md LICENSE "${completions[@]}" "${docs[@]}"; do
 			grep -qxF "$f" <<<"$listing" || fail "$archive lacks $f"
 		done
 		if [[ $archive == *.tar.gz ]]; then
@@ -88,7 +90,8 @@ for arch in amd64 arm64; do
 			contents=$(dpkg-deb -c "$deb")
 			for f in ./usr/bin/kubeevents ./usr/bin/kubectl-tail_resources ./usr/bin/kubectl_complete-tail_resources \
 				./usr/share/bash-completion/completions/kubeevents ./usr/share/zsh/vendor-completions/_kubeevents \
-				./usr/share/fish/vendor_completions.d/kubeevents.fish; do
+				./usr/share/fish/vendor_completions.d/kubeevents.fish ./usr/share/doc/kubeevents/README.md \
+				"${docs[@]/#/./usr/share/doc/kubeevents/}"; do
 				grep -qE " $f( |$)" <<<"$contents" || fail "${deb#dist/} does not install ${f#.}"
 			done
 		else
