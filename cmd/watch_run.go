@@ -145,7 +145,7 @@ func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sin
 		Stdout: o.Streams.Out, Color: o.colorFor(o.Streams.Out), Terminal: o.terminals.IsTerminal(o.Streams.Out),
 		TerminalWidth: o.terminals.Width(o.Streams.Out), Timestamps: o.Timestamps,
 		ShowKind: len(o.resources) > 1 || o.WithEvents, Namespace: o.namespace,
-		Differ: o.differ, ShowOld: o.ShowOld, Filter: sink.Filter{ChangesOnly: o.ChangesOnly, Differ: o.differ},
+		Differ: o.differ, ShowOld: o.ShowOld,
 		Query: o.queries[s.Name], Warn: o.warnf,
 		Opened: func(f *sink.File) { *files = append(*files, f) },
 	})

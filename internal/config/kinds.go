@@ -219,7 +219,6 @@ type BuildEnv struct {
 	Namespace     string     // the namespace the command line names, left out on the terminal
 	Differ        *render.Differ
 	ShowOld       bool
-	Filter        sink.Filter
 	// Query is the sink's compiled jq expression (jq sinks).
 	Query *render.JQ
 	Warn  func(format string, args ...any)
@@ -260,7 +259,7 @@ func buildTerminal(s Sink, env BuildEnv) (listener.Sink, error) {
 	if err != nil {
 		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
 	}
-	return sink.NewPrinter(env.Stdout, p, env.Filter, "stdout", nil), nil
+	return sink.NewPrinter(env.Stdout, p, "stdout", nil), nil
 }
 
 func buildFile(s Sink, env BuildEnv) (listener.Sink, error) {
@@ -273,19 +272,19 @@ func buildFile(s Sink, env BuildEnv) (listener.Sink, error) {
 	if s.Path == Stdout {
 		// Written as files are (full times, no colour), to stdout, which is not ours to
 		// close.
-		return sink.NewPrinter(env.Stdout, p, env.Filter, "stdout", nil), nil
+		return sink.NewPrinter(env.Stdout, p, "stdout", nil), nil
 	}
 	f, err := sink.OpenFile(s.Path, sink.Rotation(s.Rotate), env.Warn)
 	if err != nil {
 		return nil, err
 	}
 	env.Opened(f)
-	return sink.NewPrinter(f, p, env.Filter, "file "+s.Path, f.Close), nil
+	return sink.NewPrinter(f, p, "file "+s.Path, f.Close), nil
 }
 
 func buildJQ(s Sink, env BuildEnv) (listener.Sink, error) {
 	opts := sink.JQOptions{Name: s.Name, Query: env.Query, Differ: env.Differ, ShowOld: env.ShowOld, Raw: s.Raw,
-		Filter: env.Filter, Out: env.Stdout, Terminal: env.Terminal, Describe: "stdout", Warn: env.Warn}
+		Out: env.Stdout, Terminal: env.Terminal, Describe: "stdout", Warn: env.Warn}
 	if !isStdoutPath(s.Output) {
 		f, err := sink.OpenFile(s.Output, sink.Rotation{}, env.Warn)
 		if err != nil {

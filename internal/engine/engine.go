@@ -20,7 +20,6 @@ import (
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/resource"
-	"github.com/kubeevents/kubeevents/internal/sink"
 )
 
 // Config is one watch, resolved and checked: what to watch, where, until when, and the
@@ -302,9 +301,8 @@ func (r *run) changesOnly() func(*event.Event) bool {
 	if !r.cfg.ChangesOnly {
 		return nil
 	}
-	filter := sink.Filter{ChangesOnly: true, Differ: r.cfg.Differ}
 	return func(ev *event.Event) bool {
-		if !filter.Skip(ev) {
+		if ev.Type != event.Modified || !r.cfg.Differ.Unchanged(ev) {
 			return false
 		}
 		r.unchanged.Add(1)

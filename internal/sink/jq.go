@@ -21,7 +21,6 @@ type JQ struct {
 	raw     bool
 	// escapeRaw escapes raw strings, for a terminal: they come from objects.
 	escapeRaw bool
-	filter    Filter
 	w         io.Writer
 	describe  string
 	closeFn   func() error
@@ -41,7 +40,6 @@ type JQOptions struct {
 	Raw     bool
 	// Terminal says Out is a terminal: raw strings are then escaped as in pretty output.
 	Terminal bool
-	Filter   Filter
 	Out      io.Writer
 	Describe string       // "stdout" or "file deletions.txt"
 	CloseFn  func() error // nil for stdout
@@ -49,14 +47,11 @@ type JQOptions struct {
 }
 
 func NewJQ(o JQOptions) *JQ {
-	return &JQ{name: o.Name, notice: listener.Throttle{Period: listener.NoticeEvery}, query: o.Query, differ: o.Differ, showOld: o.ShowOld, raw: o.Raw, escapeRaw: o.Raw && o.Terminal, filter: o.Filter,
+	return &JQ{name: o.Name, notice: listener.Throttle{Period: listener.NoticeEvery}, query: o.Query, differ: o.Differ, showOld: o.ShowOld, raw: o.Raw, escapeRaw: o.Raw && o.Terminal,
 		w: o.Out, describe: o.Describe, closeFn: o.CloseFn, warn: o.Warn}
 }
 
 func (s *JQ) Write(ev *event.Event) error {
-	if s.filter.Skip(ev) {
-		return listener.ErrFiltered
-	}
 	input, err := render.EnvelopeValue(ev, s.differ, s.showOld)
 	if err != nil {
 		return err

@@ -15,23 +15,10 @@ import (
 	"github.com/kubeevents/kubeevents/internal/render"
 )
 
-// Filter decides, once per sink, which events it leaves out (--changes-only).
-type Filter struct {
-	// ChangesOnly leaves out MODIFIED events whose diff is empty after the ignored paths.
-	ChangesOnly bool
-	Differ      *render.Differ
-}
-
-// Skip reports whether the sink leaves ev out.
-func (f Filter) Skip(ev *event.Event) bool {
-	return f.ChangesOnly && ev.Type == event.Modified && f.Differ.Unchanged(ev)
-}
-
 // Printer writes rendered events to w: the terminal sink, and file sinks in any format.
 type Printer struct {
 	w       io.Writer
 	printer *render.Printer
-	filter  Filter
 	buf     []byte
 	// closeFn flushes and closes the destination; nil for stdout, which is not ours.
 	closeFn func() error
@@ -41,14 +28,11 @@ type Printer struct {
 
 // NewPrinter makes a sink that renders with p and writes to w; closeFn (may be nil)
 // runs once at Close.
-func NewPrinter(w io.Writer, p *render.Printer, filter Filter, describe string, closeFn func() error) *Printer {
-	return &Printer{w: w, printer: p, filter: filter, describe: describe, closeFn: closeFn}
+func NewPrinter(w io.Writer, p *render.Printer, describe string, closeFn func() error) *Printer {
+	return &Printer{w: w, printer: p, describe: describe, closeFn: closeFn}
 }
 
 func (s *Printer) Write(ev *event.Event) error {
-	if s.filter.Skip(ev) {
-		return listener.ErrFiltered
-	}
 	var err error
 	s.buf, err = s.printer.Append(s.buf[:0], ev)
 	if err != nil {

@@ -29,12 +29,6 @@ func podEvent(typ event.EventType, name, rv string, annotations map[string]strin
 	return &event.Event{Type: typ, Time: time.Unix(0, 0), Seq: 1, Resource: podsGVR, Kind: "Pod", Object: pod}
 }
 
-func modifiedEvent(oldAnnotations, newAnnotations map[string]string) *event.Event {
-	ev := podEvent(event.Modified, "web", "2", newAnnotations)
-	ev.Old = podEvent(event.Added, "web", "1", oldAnnotations).Object
-	return ev
-}
-
 func jsonPrinter(t *testing.T) *render.Printer {
 	t.Helper()
 	p, err := render.NewPrinter(render.Options{Format: render.FormatJSON, Diff: render.NewDiffer(nil)})
@@ -54,7 +48,7 @@ func TestFileSinkWholeLinesMode0600(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewPrinter(f, jsonPrinter(t), Filter{}, "file "+path, f.Close)
+	s := NewPrinter(f, jsonPrinter(t), "file "+path, f.Close)
 	for i := range 3 {
 		if err := s.Write(podEvent(event.Added, fmt.Sprint("p", i), "1", nil)); err != nil {
 			t.Fatal(err)
@@ -111,7 +105,7 @@ func TestWriteErrors(t *testing.T) {
 		t.Skip("no /dev/full here")
 	}
 	defer full.Close()
-	s := NewPrinter(full, jsonPrinter(t), Filter{}, "file /dev/full", nil)
+	s := NewPrinter(full, jsonPrinter(t), "file /dev/full", nil)
 	err = s.Write(podEvent(event.Added, "p", "1", nil))
 	if err == nil || err.Error() != "writing file /dev/full: no space left on device" {
 		t.Errorf("disk full: %v", err)
@@ -123,26 +117,10 @@ func TestWriteErrors(t *testing.T) {
 	}
 	r.Close()
 	defer w.Close()
-	s = NewPrinter(w, jsonPrinter(t), Filter{}, "stdout", nil)
+	s = NewPrinter(w, jsonPrinter(t), "stdout", nil)
 	err = s.Write(podEvent(event.Added, "p", "1", nil))
 	if !errors.Is(err, listener.ErrOutputClosed) {
 		t.Errorf("closed pipe: %v; want ErrOutputClosed", err)
-	}
-}
-
-// --changes-only: a MODIFIED event whose diff is empty after the ignores is filtered.
-func TestChangesOnlyFilter(t *testing.T) {
-	var out bytes.Buffer
-	s := NewPrinter(&out, jsonPrinter(t), Filter{ChangesOnly: true, Differ: render.NewDiffer(nil)}, "stdout", nil)
-	noop := modifiedEvent(map[string]string{"a": "1"}, map[string]string{"a": "1"}) // only the resourceVersion moved
-	if err := s.Write(noop); !errors.Is(err, listener.ErrFiltered) {
-		t.Errorf("no-op update: %v, want ErrFiltered", err)
-	}
-	if err := s.Write(modifiedEvent(map[string]string{"a": "1"}, map[string]string{"a": "2"})); err != nil {
-		t.Errorf("real change: %v", err)
-	}
-	if n := strings.Count(out.String(), "\n"); n != 1 {
-		t.Errorf("printed %d lines, want the real change only", n)
 	}
 }
 
