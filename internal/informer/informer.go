@@ -180,7 +180,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		fatal = func(error) {}
 	}
 	inf.lw = lw
-	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe}
+	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe, example: example}
 	seq := opts.Seq
 	if seq == nil {
 		seq = new(atomic.Uint64)
@@ -198,6 +198,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		m.names = opts.Names
 	}
 	m.related, m.accept = opts.Related, opts.Accept
+	m.vanished = reporter.vanished.has
 	handlers := make([]*handler, len(regs))
 	for i, reg := range regs {
 		handlers[i] = &handler{minter: m, receiver: reg.Receiver, resyncs: reg.Resync > 0}
@@ -420,9 +421,12 @@ type minter struct {
 	leftSelector func(obj any) bool
 	related      bool
 	accept       func(obj any) bool
-	receivers    int
-	seq          *atomic.Uint64
-	encoder      *wire.PartEncoder // shared by this informer's events
+	// vanished tells a DELETED notification of an object that a re-list found gone
+	// (final state unknown) from one the watch reported.
+	vanished  func(obj any) bool
+	receivers int
+	seq       *atomic.Uint64
+	encoder   *wire.PartEncoder // shared by this informer's events
 
 	mu      sync.Mutex
 	pending map[notification]*pendingEvent
@@ -552,7 +556,8 @@ func (h *handler) OnDelete(obj any) {
 		h.deliver(h.minter.shared(event.Deleted, tomb.Obj, tomb.Obj, nil, false, true))
 		return
 	}
-	h.deliver(h.minter.shared(event.Deleted, obj, obj, nil, false, false))
+	unknown := h.minter.vanished != nil && h.minter.vanished(obj)
+	h.deliver(h.minter.shared(event.Deleted, obj, obj, nil, false, unknown))
 }
 
 func (h *handler) deliver(ev *event.Event) {

@@ -71,8 +71,11 @@ func (p *serverProbe) wait(ctx context.Context) error {
 	}
 }
 
-// probe checks the server, one probe at a time and at most one per interval (or per
-// Retry-After), until it is ready or nobody waits any more.
+// probe starts a check of the server every interval (or after a Retry-After), until one
+// finds it ready or nobody waits any more. A check does not wait for the one before it
+// to end: on a path that silently stopped carrying packets a check hangs until its
+// timeout, and the path may come back meanwhile; each check ends within probeTimeout,
+// so at most probeTimeout/interval of them are under way at once.
 func (p *serverProbe) probe() {
 	for {
 		p.mu.Lock()
@@ -81,23 +84,45 @@ func (p *serverProbe) probe() {
 			p.mu.Unlock()
 			return
 		}
-		delay := time.Until(p.notUntil)
-		p.mu.Unlock()
-		if delay > 0 {
-			time.Sleep(delay)
-			continue // the waiters may have gone meanwhile
-		}
-		start := time.Now()
-		ready, retryAfter := p.check(context.Background())
-		p.mu.Lock()
-		p.notUntil = start.Add(max(p.interval, min(retryAfter, maxRetryAfter)))
-		if ready {
-			close(p.ready)
-			p.ready = make(chan struct{})
-			p.waiting = 0
+		delay, ready := time.Until(p.notUntil), p.ready
+		if delay <= 0 {
+			start := time.Now()
+			p.notUntil = start.Add(p.interval)
+			go p.checkOnce(start, ready)
+			delay = p.interval
 		}
 		p.mu.Unlock()
+		// Then look again: a check may have found the server ready, or asked for a pause,
+		// or the waiters may have gone.
+		timer := time.NewTimer(delay)
+		select {
+		case <-timer.C:
+		case <-ready:
+			timer.Stop()
+		}
 	}
+}
+
+// checkOnce checks the server once and releases the waiters of ready if it is ready.
+func (p *serverProbe) checkOnce(start time.Time, ready chan struct{}) {
+	isReady, retryAfter := p.check(context.Background())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if retryAfter > 0 {
+		p.notUntil = maxTime(p.notUntil, start.Add(min(retryAfter, maxRetryAfter)))
+	}
+	if isReady && p.ready == ready {
+		close(p.ready)
+		p.ready = make(chan struct{})
+		p.waiting = 0
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // readyzCheck asks GET /readyz once, without client-go's retries (the probe has its own
