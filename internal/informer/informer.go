@@ -13,11 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
@@ -98,6 +100,9 @@ type Informer struct {
 	cancel    context.CancelFunc
 	done      chan struct{}
 }
+
+// crdResource is where CustomResourceDefinitions are served.
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // New builds the informer and registers every receiver before it starts, as client-go
 // requires for resync periods to be honoured.
@@ -181,6 +186,12 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	}
 	inf.lw = lw
 	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe, example: example}
+	if clients.Dynamic != nil && res.GVR.Group != "" && !scheme.Scheme.IsGroupRegistered(res.GVR.Group) {
+		reporter.crdDeleted = func(ctx context.Context) bool {
+			_, err := clients.Dynamic.Resource(crdResource).Get(ctx, crdName(res), metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}
+	}
 	seq := opts.Seq
 	if seq == nil {
 		seq = new(atomic.Uint64)

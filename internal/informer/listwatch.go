@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -45,6 +46,9 @@ type watchReporter struct {
 	// in-place re-list); vanished marks what such a re-list found deleted.
 	example  runtime.Object
 	vanished vanishedSet
+	// crdDeleted, when set, tells whether the watched type's CustomResourceDefinition is
+	// gone (rather than the type no longer served for another reason).
+	crdDeleted func(ctx context.Context) bool
 
 	mu          sync.Mutex
 	watching    bool   // a watch has been opened once: from now on errors are retried
@@ -265,6 +269,35 @@ func (w *watchReporter) failed(err error) {
 	w.lostCause = kind
 }
 
+// typeGone says, once per outage, that the server no longer serves the watched type.
+func (w *watchReporter) typeGone(ctx context.Context) {
+	w.mu.Lock()
+	said := w.lost && w.lostCause == causeTypeGone
+	w.mu.Unlock()
+	if said {
+		return
+	}
+	words := fmt.Sprintf("the API server no longer serves %s", w.resource)
+	if w.crdDeleted != nil && w.crdDeleted(ctx) {
+		words = fmt.Sprintf("customresourcedefinition %s was deleted", crdName(w.resource))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopResumeTimerLocked()
+	if w.lost {
+		w.warn("watch of %s still lost: %s; waiting for it to come back", w.resource, words)
+	} else {
+		w.warn("watch of %s lost: %s; waiting for it to come back", w.resource, words)
+	}
+	w.lost, w.lostCause = true, causeTypeGone
+}
+
+// causeTypeGone is the outage cause of a type the server stopped serving.
+const causeTypeGone = "gone"
+
+// crdName is the name of the CustomResourceDefinition that defines res.
+func crdName(res resource.Resource) string { return res.GVR.Resource + "." + res.GVR.Group }
+
 // outageCause says what a failed list or watch during an outage is down to: kind tells
 // causes apart (a server that is down, missing rights, rejected credentials, ...),
 // words say it the way a user can act on.
@@ -274,6 +307,10 @@ func outageCause(err error, res resource.Resource) (kind, words string) {
 		return "forbidden", APIError(err, "list", res).Error()
 	case apierrors.IsUnauthorized(err):
 		return "unauthorized", APIError(err, "list", res).Error()
+	case apierrors.IsTooManyRequests(err):
+		// API Priority and Fairness (or a proxy) turned the request away: the server is
+		// up but will not serve these requests now.
+		return "throttled", "throttled by the API server: 429 Too Many Requests"
 	}
 	if _, _, ok := connectionProblem(err); ok {
 		return "unreachable", shortReason(err)

@@ -21,6 +21,9 @@ const (
 	// maxRetryAfter caps a server's Retry-After: never wait longer than client-go's own
 	// backoff would have.
 	maxRetryAfter = 30 * time.Second
+	// typeGonePoll spaces the calls that find out whether a type the server stopped
+	// serving is back (a CustomResourceDefinition deleted and created again).
+	typeGonePoll = time.Second
 )
 
 // serverProbe finds out, for all the informers of one cluster, when its API server
@@ -174,21 +177,49 @@ func unreachable(err error) bool {
 }
 
 // untilReachable makes call, a list or watch call of w's informer, until it succeeds,
-// fails for a reason other than an unreachable server, or ctx ends (the informer
-// stops). Once the first watch was established, an unreachable server is reported as a
-// lost watch and waited for on the cluster's probe, rather than handed to the
-// reflector, which would back off for up to 30 s. Before it, errors end the command (a
-// server that is down at start-up is an error, not something to wait for).
+// fails for a reason other than an unreachable server or a type no longer served, or ctx
+// ends (the informer stops). Once the first watch was established, an unreachable server
+// is reported as a lost watch and waited for on the cluster's probe (after the
+// Retry-After the call's answer asked for, if any), rather than handed to the reflector,
+// which would back off for up to 30 s; so is a type the server stopped serving (its
+// CustomResourceDefinition deleted), asked for again every typeGonePoll. Before the
+// first watch, errors end the command (a server that is down at start-up is an error,
+// not something to wait for).
 func untilReachable[T any](ctx context.Context, w *watchReporter, call func() (T, error)) (T, error) {
 	for {
 		v, err := call()
-		if err == nil || w.probe == nil || !unreachable(err) || ctx.Err() != nil || !w.isWatching() {
+		if err == nil || ctx.Err() != nil || !w.isWatching() {
 			return v, err
 		}
-		w.failed(err)
-		if w.probe.wait(ctx) != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			w.typeGone(ctx)
+			if !sleepCtx(ctx, typeGonePoll) {
+				return v, err
+			}
+		case w.probe != nil && unreachable(err):
+			w.failed(err)
+			if seconds, ok := apierrors.SuggestsClientDelay(err); ok && !sleepCtx(ctx, min(time.Duration(seconds)*time.Second, maxRetryAfter)) {
+				return v, err
+			}
+			if w.probe.wait(ctx) != nil {
+				return v, err
+			}
+		default:
 			return v, err
 		}
+	}
+}
+
+// sleepCtx sleeps for d, or until ctx ends (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -149,4 +150,95 @@ func TestRelistInPlaceOfAGoneWatch(t *testing.T) {
 	if !slices.Equal(said, wantSaid) {
 		t.Errorf("said %q, want %q", said, wantSaid)
 	}
+}
+
+// A watched type the server stops serving (its CustomResourceDefinition deleted) is
+// said once, in those words, and asked for again every second, not after the
+// reflector's backoff: the watch resumes within a second of the type coming back.
+func TestTypeGoneIsWaitedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gizmos := resource.Resource{GVR: schema.GroupVersionResource{Group: "e2e.kubeevents.dev", Version: "v1", Resource: "gizmos"}, Namespaced: true}
+		notFound := apierrors.NewNotFound(schema.GroupResource{Group: "e2e.kubeevents.dev", Resource: "gizmos"}, "")
+		var calls []time.Duration
+		start := time.Now()
+		var said []string
+		w := &watchReporter{
+			inner: &cache.ListWatch{
+				WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+					calls = append(calls, time.Since(start))
+					if len(calls) <= 3 {
+						return nil, notFound
+					}
+					return watch.NewFake(), nil
+				},
+			},
+			resource:   gizmos,
+			warn:       func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) },
+			fatal:      func(err error) { t.Errorf("fatal: %v", err) },
+			watching:   true,
+			crdDeleted: func(context.Context) bool { return true },
+		}
+		wi, err := w.WatchWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "5"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wi.Stop()
+		time.Sleep(3 * time.Second) // the outage is declared over after resumeQuiet
+		want := []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}
+		if fmt.Sprint(calls) != fmt.Sprint(want) {
+			t.Errorf("watch calls at %v, want %v", calls, want)
+		}
+		wantSaid := []string{
+			"watch of gizmos.e2e.kubeevents.dev lost: customresourcedefinition gizmos.e2e.kubeevents.dev was deleted; waiting for it to come back",
+			"watch of gizmos.e2e.kubeevents.dev resumed; no events were missed",
+		}
+		if !slices.Equal(said, wantSaid) {
+			t.Errorf("said %q, want %q", said, wantSaid)
+		}
+	})
+}
+
+// A server that throttles the informer's calls (429 from API Priority and Fairness) is
+// said once, in words a user understands, and asked again only after the Retry-After it
+// gave.
+func TestThrottledCallsWaitForRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cms := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}
+		throttled := apierrors.NewTooManyRequests("too many requests, please try again later", 3)
+		var calls []time.Duration
+		start := time.Now()
+		var said []string
+		w := &watchReporter{
+			inner: &cache.ListWatch{
+				ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+					calls = append(calls, time.Since(start))
+					if len(calls) <= 2 {
+						return nil, throttled
+					}
+					return &corev1.ConfigMapList{}, nil
+				},
+			},
+			resource: cms,
+			warn:     func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) },
+			fatal:    func(err error) { t.Errorf("fatal: %v", err) },
+			watching: true,
+			store:    func() cache.Store { return cache.NewStore(cache.MetaNamespaceKeyFunc) },
+			probe:    &serverProbe{check: func(context.Context) (bool, time.Duration) { return true, 0 }, interval: probeInterval, ready: make(chan struct{})},
+		}
+		if _, err := w.ListWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want := []time.Duration{0, 3 * time.Second, 6 * time.Second}
+		if fmt.Sprint(calls) != fmt.Sprint(want) {
+			t.Errorf("list calls at %v, want %v (3 s apart, as Retry-After asks)", calls, want)
+		}
+		wantSaid := []string{
+			"watch of configmaps lost; re-listing…",
+			"watch of configmaps still lost, now throttled by the API server: 429 Too Many Requests; retrying…",
+			"re-synced 0 configmaps (0 changed, 0 created, 0 deleted while disconnected)",
+		}
+		if !slices.Equal(said, wantSaid) {
+			t.Errorf("said %q, want %q", said, wantSaid)
+		}
+	})
 }
