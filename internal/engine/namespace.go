@@ -17,8 +17,9 @@ import (
 
 var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-// watchNamespace says on stderr when the watched namespace does not exist, is deleted, or
-// is created (again). The watch itself goes on through all of it: the API server lists
+// watchNamespace says on stderr when the watched namespace is deleted, or created (again,
+// or at last: that it did not exist at the start is said by the command, which checks it
+// before the run). The watch itself goes on through all of it: the API server lists
 // and watches a namespace that does not exist as an empty one, so without this the
 // stream would only go quiet. It needs the right to list and watch that namespace
 // object, which a user confined to the namespace may lack: then it says nothing. It runs
@@ -31,9 +32,6 @@ func watchNamespace(ctx context.Context, client dynamic.Interface, ns string, wa
 		return // no right to see it, or the server went away: the watch says the latter
 	}
 	state := &namespaceState{name: ns, warn: warn, absent: len(first.Items) == 0}
-	if state.absent {
-		warn("namespace %s does not exist; waiting for it to be created", ns)
-	}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = byName

@@ -90,21 +90,6 @@ func TestLifecycleNamespaceDeletedAndCreatedAgain(t *testing.T) {
 	}
 }
 
-// A namespace that does not exist yet is said at the start, and its creation when it
-// comes.
-func TestLifecycleNamespaceNotThereYet(t *testing.T) {
-	ns := "not-yet-" + randomHex(4)
-	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json")
-	waitStderr(t, s, eventWait, regexp.MustCompile(regexp.QuoteMeta("kubeevents: namespace "+ns+" does not exist; waiting for it to be created\n")))
-	if _, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	waitStderr(t, s, 30*time.Second, regexp.MustCompile(regexp.QuoteMeta("kubeevents: namespace "+ns+" was created; watching it\n")))
-	createPod(t, ns, "first", nil)
-	s.waitJSON(eventWait, "ADDED first", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == "first" })
-}
-
 // waitStderr waits until the stream's stderr matches re.
 func waitStderr(t *testing.T, s *stream, timeout time.Duration, re *regexp.Regexp) {
 	t.Helper()
