@@ -539,7 +539,7 @@ func (o *WatchOptions) completeQueries() error {
 	}
 	o.queries = map[string]*render.JQ{}
 	for _, s := range o.sinks {
-		if s.Type != config.KindJQ {
+		if s.Type != config.KindJQ && s.Expr == "" { // exec and http sinks may have one
 			continue
 		}
 		q, err := render.CompileJQ(s.Expr)
