@@ -160,7 +160,7 @@ type Sink struct {
 	Headers                   string
 	CAFile, CertFile, KeyFile string // http: TLS
 
-	Buffer int    // events queued at most; 0 means the default
+	Buffer int // events queued at most; 0 means the default
 	// OnFull is the on-full policy, parsed where the sink was read; zero means the default.
 	OnFull listener.Policy
 	// Resync is the resync period; 0 means none, otherwise it is at least MinResync.

@@ -80,6 +80,8 @@ type Options struct {
 	// client-go's goroutines.
 	Warn  func(format string, args ...any)
 	Fatal func(err error)
+	// Observer, if set, is told of every event made and every outage, for metrics.
+	Observer Observer
 }
 
 // Informer is ONE shared informer for one resource, with one client-go event handler per
@@ -180,7 +182,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		fatal = func(error) {}
 	}
 	inf.lw = lw
-	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe}
+	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe, observer: opts.Observer}
 	seq := opts.Seq
 	if seq == nil {
 		seq = new(atomic.Uint64)
@@ -190,7 +192,8 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		encoder = wire.NewPartEncoder()
 	}
 	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: encoder,
-		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{}}
+		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{},
+		observer: opts.Observer}
 	if opts.LabelSelector != "" || opts.FieldSelector != "" {
 		m.leftSelector = func(obj any) bool { return inf.leftSelector(clients, obj) }
 	}
@@ -423,6 +426,7 @@ type minter struct {
 	receivers    int
 	seq          *atomic.Uint64
 	encoder      *wire.PartEncoder // shared by this informer's events
+	observer     Observer          // nil: none
 
 	mu      sync.Mutex
 	pending map[notification]*pendingEvent
@@ -494,6 +498,9 @@ func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown bo
 	// meets the condition ends the stream as a met condition.
 	if m.maxSeq > 0 && ev.Seq == m.maxSeq && m.limit != nil {
 		m.limit()
+	}
+	if m.observer != nil {
+		m.observer.Made(ev)
 	}
 	return ev
 }
