@@ -275,9 +275,10 @@ func refName(ref string) string {
 	return "its text"
 }
 
+// clipName shows a malformed header by its name alone: what follows may be a secret.
 func clipName(s string) string {
-	if name, _, ok := strings.Cut(s, "="); ok {
-		return name + "=..."
+	if i := strings.IndexAny(s, "=: \t"); i >= 0 {
+		return s[:i] + "..."
 	}
 	if len(s) > 20 {
 		return s[:20] + "..."
