@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -180,13 +181,22 @@ func (s *HTTP) post(ctx context.Context, data []byte, contentType string) error 
 }
 
 // requestError says what went wrong with a request in a few words: the timeout, or the
-// connection error without the method and URL the caller already names.
+// connection error's gist ("connection refused"), without the method and URL the caller
+// already names.
 func requestError(err error, timeout time.Duration) error {
 	var ue *url.Error
-	if errors.As(err, &ue) {
-		if ue.Timeout() {
-			return fmt.Errorf("no answer within %s", timeout)
+	if errors.As(err, &ue) && ue.Timeout() {
+		return fmt.Errorf("no answer within %s", timeout)
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Err != nil {
+		msg := opErr.Err.Error()
+		if i := strings.LastIndex(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
 		}
+		return errors.New(msg)
+	}
+	if ue != nil {
 		return ue.Err
 	}
 	return err
