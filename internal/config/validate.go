@@ -111,7 +111,7 @@ var settings = []*setting{
 		assign: func(s *Sink, v value) { s.BatchInterval = v.period }},
 	{flag: "single", yaml: "single", value: boolValue, help: "one JSON object per request, not JSON Lines",
 		assign: func(s *Sink, v value) { s.Single = v.on }},
-	{flag: "timeout", yaml: "timeout", value: durationValue, help: "time limit per run or request (30s)",
+	{flag: "timeout", yaml: "timeout", value: durationValue, help: "time limit per run (exec: 30s) or request (http: 10s)",
 		assign: func(s *Sink, v value) { s.Timeout = v.period }},
 	{flag: "retries", yaml: "retries", value: countValue, help: "retries of a failed run or request",
 		assign: func(s *Sink, v value) { n := v.n; s.Retries = &n }},
