@@ -266,12 +266,15 @@ func parseDuration(s string) (time.Duration, error) {
 
 // checkURL checks an http sink's URL: absolute, http or https, with a host.
 func checkURL(s string) error {
+	if !strings.Contains(s, "://") {
+		return fmt.Errorf("URL %q has no http:// or https:// scheme; write it in full, e.g. https://%s", clip(s), clip(strings.TrimPrefix(s, "//")))
+	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Errorf("invalid URL %q; use http://HOST[:PORT]/PATH or https://...", s)
+		return fmt.Errorf("invalid URL %q; use http://HOST[:PORT]/PATH or https://HOST[:PORT]/PATH", clip(s))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("URL %q has no http:// or https:// scheme; write it in full, e.g. https://%s", u.Redacted(), strings.TrimPrefix(s, "//"))
+		return fmt.Errorf("URL scheme %q is not supported; use http:// or https://", u.Scheme)
 	}
 	if u.Host == "" {
 		return fmt.Errorf("URL %q has no host; use %s://HOST[:PORT]/PATH", u.Redacted(), u.Scheme)

@@ -256,13 +256,13 @@ func TestHTTPSinkBlockLosesNothingAcrossAnOutage(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	r.up()
 	createLabelled(t, ns, names("a", 40, 50)...)
-	got := r.waitDelivered(t, p, 50, 60*time.Second)
+	r.waitDelivered(t, p, 50, 60*time.Second)
 
 	p.signal(os.Interrupt)
 	if code := p.wait(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
-	got = r.delivered(t)
+	got := r.delivered(t)
 	sorted := slices.Sorted(slices.Values(got))
 	if !slices.Equal(sorted, names("a", 0, 50)) {
 		t.Errorf("the receiver got %d events, want each of 50 once: %v", len(got), sorted)
