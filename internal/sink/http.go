@@ -121,7 +121,11 @@ func (s *HTTP) report(n int, err error) {
 		return
 	}
 	if s.failNotice.Allow(time.Now()) {
-		s.opts.Warn("http sink %q: POST %s: %v; gave up on %s after %d retries (%d failed so far)", s.opts.Name, s.target, err, events(n), s.opts.Retries, s.failed)
+		tries := ""
+		if s.opts.Retries > 0 {
+			tries = fmt.Sprintf(" after %d retries", s.opts.Retries)
+		}
+		s.opts.Warn("http sink %q: POST %s: %v; gave up on %s%s (%d failed so far)", s.opts.Name, s.target, err, events(n), tries, s.failed)
 	}
 }
 
@@ -164,7 +168,9 @@ func (s *HTTP) post(ctx context.Context, data []byte, contentType string) error 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &attemptError{err: requestError(err, s.opts.Timeout), retry: true}
+		// A certificate that cannot be verified will not be verified on the next try.
+		var badCert *tls.CertificateVerificationError
+		return &attemptError{err: requestError(err, s.opts.Timeout), retry: !errors.As(err, &badCert)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 2 {

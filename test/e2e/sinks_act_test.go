@@ -3,11 +3,21 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"log"
+	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -628,4 +638,162 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// At exit, --grace bounds the last flush: a receiver that hangs does not hold kubeevents,
+// and what the sink still held counts as dropped.
+func TestHTTPSinkGraceBoundsTheLastFlush(t *testing.T) {
+	ns := newNamespace(t)
+	r := startReceiver(t)
+	r.answerNext(answer{hang: true}, answer{hang: true}, answer{hang: true})
+	p := startProc(t, io.Discard, nil, watchArgs(ns, "--grace", "1s", "--sink",
+		"http(name=hook,batch=10,batch-interval=100ms,timeout=1m)="+r.url())...)
+	waitWatching(t, p)
+	createLabelled(t, ns, names("g", 0, 3)...)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(r.got()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no request; stderr:\n%s", p.Stderr())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	start := time.Now()
+	p.signal(os.Interrupt)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+	took := time.Since(start)
+	t.Logf("exited %s after the interrupt, with --grace 1s and a receiver that hangs", took.Round(time.Millisecond))
+	if took > 3*time.Second {
+		t.Errorf("exit took %s with --grace 1s", took)
+	}
+	if s := summaryOf(t, p.Stderr(), "hook"); s["delivered"] != 0 || s["dropped"] != 3 {
+		t.Errorf("summary %v, want 0 delivered, 3 dropped", s)
+	}
+	if !strings.Contains(p.Stderr(), `sink "hook" did not finish writing within --grace 1s; 3 events it still held were dropped`) {
+		t.Errorf("stderr:\n%s", p.Stderr())
+	}
+}
+
+// An https receiver is trusted through ca-file and asks for a client certificate, which
+// cert-file and key-file give; without ca-file its certificate is refused, and the events
+// count as failed.
+func TestHTTPSinkTLSWithCAAndClientCertificate(t *testing.T) {
+	ns := newNamespace(t)
+	dir := t.TempDir()
+	ca, caKey := newCA(t)
+	serverCert := issue(t, ca, caKey, "127.0.0.1", dir, "server")
+	issue(t, ca, caKey, "kubeevents", dir, "client")
+	writePEM(t, filepath.Join(dir, "ca.crt"), "CERTIFICATE", ca.Raw)
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+
+	var mu sync.Mutex
+	var clients []string
+	var lines int
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		clients = append(clients, req.TLS.PeerCertificates[0].Subject.CommonName)
+		lines += strings.Count(string(body), "\n")
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted sink's handshakes fail, as they should
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{serverCert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	p := startProc(t, io.Discard, nil, watchArgs(ns,
+		"--sink", fmt.Sprintf("http(name=trusted,batch-interval=100ms,ca-file=%s/ca.crt,cert-file=%s/client.crt,key-file=%s/client.key)=%s/hook", dir, dir, dir, srv.URL),
+		"--sink", fmt.Sprintf("http(name=untrusted,batch-interval=100ms,retries=0,cert-file=%s/client.crt,key-file=%s/client.key)=%s/hook", dir, dir, srv.URL))...)
+	waitWatching(t, p)
+	createLabelled(t, ns, names("t", 0, 4)...)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := lines
+		mu.Unlock()
+		if n >= 4 && strings.Contains(p.Stderr(), `http sink "untrusted"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the receiver got %d events; stderr:\n%s", n, p.Stderr())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.signal(os.Interrupt)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+	if s := summaryOf(t, p.Stderr(), "trusted"); s["delivered"] != 4 {
+		t.Errorf("trusted: summary %v", s)
+	}
+	if s := summaryOf(t, p.Stderr(), "untrusted"); s["failed"] != 4 || s["delivered"] != 0 {
+		t.Errorf("untrusted: summary %v", s)
+	}
+	if !strings.Contains(p.Stderr(), "certificate signed by unknown authority") {
+		t.Errorf("the untrusted sink did not say why:\n%s", p.Stderr())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, cn := range clients {
+		if cn != "kubeevents" {
+			t.Errorf("client certificate %q", cn)
+		}
+	}
+}
+
+func newCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubeevents e2e CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, key
+}
+
+// issue makes a certificate for name signed by ca, writes NAME.crt and NAME.key in dir,
+// and returns it.
+func issue(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, name, dir, file string) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	if ip := net.ParseIP(name); ip != nil {
+		tmpl.IPAddresses = []net.IP{ip}
+	}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, filepath.Join(dir, file+".crt"), "CERTIFICATE", der)
+	writePEM(t, filepath.Join(dir, file+".key"), "EC PRIVATE KEY", keyDER)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
