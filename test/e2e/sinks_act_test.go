@@ -797,3 +797,49 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestFaultMetricsCountOutages: kube-apiserver is killed and started again; the metrics
+// count one outage of the watched type, how long it lasted, and whether it took a re-list,
+// as stderr says it.
+func TestFaultMetricsCountOutages(t *testing.T) {
+	fc := faultsCluster(t)
+	ns := fc.newNamespace(t)
+	addr := freeAddr(t)
+	p := startProc(t, io.Discard, nil, "watch", "configmaps", "-n", ns, "-o", "json", "-v=1",
+		"--metrics-addr", addr, "--kubeconfig", fc.kubeconfig)
+	waitWatching(t, p)
+	mf := scrape(t, addr)
+	if v := value(mf, "kubeevents_watch_outages_total", "", ""); v > 0 {
+		t.Fatalf("outages before any: %v", v)
+	}
+	const down = 3 * time.Second
+	restarted := fc.restartAPIServer(t, down)
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	p.waitStderr(90*time.Second, regexp.MustCompile(`watch of configmaps resumed; no events were missed|re-synced [\d,]+ configmaps`))
+	mf = scrape(t, addr)
+	if v := value(mf, "kubeevents_watch_outages_total", "resource", "configmaps"); v != 1 {
+		t.Errorf("kubeevents_watch_outages_total = %v, want 1; stderr:\n%s", v, p.Stderr())
+	}
+	relisted := 0.0
+	if strings.Contains(p.Stderr(), "re-synced") {
+		relisted = 1
+	}
+	if v := value(mf, "kubeevents_watch_relists_total", "resource", "configmaps"); v != relisted {
+		t.Errorf("kubeevents_watch_relists_total = %v, want %v; stderr:\n%s", v, relisted, p.Stderr())
+	}
+	h := mf["kubeevents_watch_reconnect_seconds"]
+	if h == nil || len(h.GetMetric()) != 1 {
+		t.Fatalf("kubeevents_watch_reconnect_seconds: %v", h)
+	}
+	hist := h.GetMetric()[0].GetHistogram()
+	t.Logf("outage of %s (kube-apiserver down, then starting): reconnect took %.2fs, re-listed: %v", down, hist.GetSampleSum(), relisted == 1)
+	if hist.GetSampleCount() != 1 || hist.GetSampleSum() < down.Seconds() || hist.GetSampleSum() > 90 {
+		t.Errorf("reconnect histogram: %d samples, sum %.2fs; want 1 of at least %s", hist.GetSampleCount(), hist.GetSampleSum(), down)
+	}
+	p.signal(os.Interrupt)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+}
