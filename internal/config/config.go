@@ -16,8 +16,9 @@
 //
 // TARGET is everything after the '=' that follows KIND or the closing ')', taken
 // verbatim: a jq expression may contain commas, '=', parentheses and quotes. It is the
-// path for file ("-" for stdout), the expression for jq and the format for terminal
-// (terminal=wide). file and jq need a target; terminal does not.
+// path for file ("-" for stdout), the expression for jq, the format for terminal
+// (terminal=wide), the command for exec and the URL for http. All but terminal need a
+// target.
 //
 // OPTIONS is a comma-separated list of key=value, or a bare key for the booleans raw and
 // compress (key=true and key=false work too). Spaces around keys and values are
@@ -37,6 +38,20 @@
 //	max-backups=N    file        rotated files kept at most (needs max-size)
 //	max-age=DAYS     file        days rotated files are kept at most (needs max-size)
 //	compress         file        gzip rotated files (needs max-size)
+//	jq=EXPR          exec, http  send what EXPR yields instead of each event's JSON line
+//	batch=N          exec, http  events per run or request at most (exec 1, http 100)
+//	batch-bytes=N    http        bytes per request at most (1 MiB)
+//	batch-interval=D exec, http  send a batch that is not full after D (1s)
+//	single           http        one JSON document per request, not JSON Lines
+//	timeout=D        exec, http  time limit per run (30s) or request (10s)
+//	retries=N        exec, http  attempts after a failed one (exec 2, http 5)
+//	concurrency=N    exec        runs at once; each object's events stay in order
+//	header=H         http        "NAME=env:VAR; NAME=file:PATH; NAME=TEXT"
+//	ca-file=PATH     http        CA certificates (PEM) instead of the system's
+//	cert-file=PATH   http        client certificate (PEM), with key-file=PATH
+//
+// The exec sink's TARGET is its command line, split into words without a shell (see
+// SplitCommand); the http sink's is its URL, http:// or https://.
 //
 // Examples:
 //
