@@ -156,6 +156,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.DurationVar(&o.Resync, "resync", 0, "re-deliver every cached object to the sinks as SYNC events this often (0: never)")
 	f.DurationVar(&o.Grace, "grace", 5*time.Second, "on exit, how long sinks may take to write what they still hold")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on HOST:PORT/metrics, e.g. 127.0.0.1:9090 (off by default)")
+	_ = c.RegisterFlagCompletionFunc("metrics-addr", cobra.NoFileCompletions)
 	f.BoolVar(&o.WatchOnly, "watch-only", false, "do not print the objects that exist at start-up, only later changes")
 	f.BoolVar(&o.ChangesOnly, "changes-only", false, "leave out MODIFIED events whose diff is empty after ignored paths")
 	f.BoolVar(&o.ShowOld, "show-old", false, "put the whole previous object into JSON output as \"old\"")
