@@ -382,6 +382,9 @@ func buildExec(s Sink, env BuildEnv) (listener.Sink, error) {
 // buildHTTP makes an http sink; headers and TLS files that cannot be read are errors
 // like a file that cannot be opened.
 func buildHTTP(s Sink, env BuildEnv) (listener.Sink, error) {
+	if err := checkSingle(s); err != nil {
+		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
+	}
 	header, err := sink.ParseHeaders(s.Headers)
 	if err != nil {
 		return nil, err
@@ -397,6 +400,15 @@ func buildHTTP(s Sink, env BuildEnv) (listener.Sink, error) {
 	return sink.NewHTTP(sink.HTTPOptions{Name: s.Name, URL: s.URL, Batching: batching(s, DefaultHTTPBatch, DefaultHTTPBytes),
 		Single: s.Single, Timeout: cmp.Or(s.Timeout, DefaultHTTPTimeout), Retries: retries(s, DefaultHTTPRetries),
 		Header: header, TLS: tlsConfig, Encoder: enc, Warn: env.Warn}), nil
+}
+
+// checkSingle refuses batch settings on an http sink that sends one event per request,
+// where they would change nothing.
+func checkSingle(s Sink) error {
+	if s.Single && (s.Batch > 1 || s.BatchBytes > 0) {
+		return errors.New("single sends one event per request; drop batch and batch-bytes, or single")
+	}
+	return nil
 }
 
 // CheckRunnable checks what a sink needs from the machine it runs on, beyond its
@@ -418,6 +430,9 @@ func CheckRunnable(s Sink) error {
 			return fmt.Errorf("command %q: %w", argv[0], err)
 		}
 	case KindHTTP:
+		if err := checkSingle(s); err != nil {
+			return err
+		}
 		if _, err := sink.ParseHeaders(s.Headers); err != nil {
 			return err
 		}

@@ -516,6 +516,7 @@ func TestSinksActBadOptions(t *testing.T) {
 		{"exec=" + notExec, 4, `command "` + notExec + `": permission denied`},
 		{"exec=no-such-command-kubeevents", 4, `command "no-such-command-kubeevents": executable file not found in $PATH`},
 		{`exec=sh -c 'unterminated`, 2, `unterminated ' in the command`},
+		{"http(single,batch=5)=http://127.0.0.1:1/x", 2, `sink "http": single sends one event per request; drop batch and batch-bytes, or single`},
 	} {
 		r := runKubeevents(t, 30*time.Second, "watch", "configmaps", "--sink", tc.sink)
 		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
