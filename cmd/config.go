@@ -16,7 +16,7 @@ func NewConfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	c.AddCommand(&cobra.Command{
 		Use:   "validate [FILE]",
 		Short: "Check a config file without connecting to a cluster",
-		Long:  "Checks a config file (default " + displayPath(config.DefaultPath()) + "): keys, types, durations, sink names and jq expressions.",
+		Long:  "Checks a config file (default " + displayPath(config.DefaultPath()) + "): keys, types, durations, URLs, sink names, jq expressions, and that exec commands can be run and http header and TLS files read.",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			path := config.DefaultPath()
@@ -33,10 +33,13 @@ func NewConfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 				return &UsageError{Err: err}
 			}
 			for _, s := range sinks {
-				if s.Type == config.KindJQ {
+				if s.Type == config.KindJQ || s.Expr != "" {
 					if _, err := render.CompileJQ(s.Expr); err != nil {
 						return usageErrorf("%s: sink %q: %v", s.Origin, s.Name, err)
 					}
+				}
+				if err := config.CheckRunnable(s); err != nil {
+					return usageErrorf("%s: sink %q: %v", s.Origin, s.Name, err)
 				}
 			}
 			fmt.Fprintf(streams.Out, "%s: OK, %d sink%s\n", path, len(sinks), plural(len(sinks)))

@@ -29,6 +29,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/metrics"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/wire"
@@ -81,6 +82,7 @@ type WatchOptions struct {
 	MetadataOnly  bool
 	WithEvents    bool
 	NoScreen      bool
+	MetricsAddr   string
 
 	// From arguments.
 	TypeArgs []string // "pods", "deployments.apps", ...
@@ -96,6 +98,7 @@ type WatchOptions struct {
 	noFastPaths bool
 	until       *render.JQ
 	queries     map[string]*render.JQ // each jq sink's compiled expression, by sink name
+	metrics     *metrics.Metrics      // nil without --metrics-addr
 	flagsSet    func(name string) bool
 
 	// Seams, so tests can replace what the process and the cluster give: the kubeconfig,
@@ -152,6 +155,8 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.StringVar(&o.OnFull, "on-full", listener.Block.String(), "what a sink does when its buffer is full: "+strings.Join(listener.Policies(), "|"))
 	f.DurationVar(&o.Resync, "resync", 0, "re-deliver every cached object to the sinks as SYNC events this often (0: never)")
 	f.DurationVar(&o.Grace, "grace", 5*time.Second, "on exit, how long sinks may take to write what they still hold")
+	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on HOST:PORT/metrics, e.g. 127.0.0.1:9090 (off by default)")
+	_ = c.RegisterFlagCompletionFunc("metrics-addr", cobra.NoFileCompletions)
 	f.BoolVar(&o.WatchOnly, "watch-only", false, "do not print the objects that exist at start-up, only later changes")
 	f.BoolVar(&o.ChangesOnly, "changes-only", false, "leave out MODIFIED events whose diff is empty after ignored paths")
 	f.BoolVar(&o.ShowOld, "show-old", false, "put the whole previous object into JSON output as \"old\"")
@@ -539,7 +544,7 @@ func (o *WatchOptions) completeQueries() error {
 	}
 	o.queries = map[string]*render.JQ{}
 	for _, s := range o.sinks {
-		if s.Type != config.KindJQ {
+		if s.Type != config.KindJQ && s.Expr == "" { // exec and http sinks may have one
 			continue
 		}
 		q, err := render.CompileJQ(s.Expr)
@@ -600,6 +605,9 @@ func (o *WatchOptions) Validate() error {
 	}
 	if o.Grace < 0 {
 		return usageErrorf("--grace %s: give a positive duration, e.g. 5s, or 0 to drop what sinks still hold", o.Grace)
+	}
+	if err := checkMetricsAddr(o.MetricsAddr); err != nil {
+		return err
 	}
 	if o.NoDiff && (o.ChangesOnly || len(o.IgnorePaths) > 0) {
 		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")

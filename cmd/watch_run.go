@@ -30,9 +30,17 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			}
 		}
 	}()
+	stopMetrics, err := o.startMetrics()
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	listeners, err := o.buildListeners(&files)
 	if err != nil {
 		return err
+	}
+	if o.metrics != nil {
+		o.metrics.Sinks(listeners)
 	}
 	clients, err := o.newClients(o.restConfig)
 	if err != nil {
@@ -41,6 +49,9 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	o.checkNamespace(ctx)
 
 	cfg := o.engineConfig(listeners)
+	if o.metrics != nil {
+		cfg.Observer = o.metrics
+	}
 	if onlyStdout(o.sinks) {
 		gone := make(chan struct{})
 		watchCtx, stopWatching := context.WithCancel(ctx)
@@ -134,7 +145,11 @@ func (o *WatchOptions) buildListeners(files *[]*sink.File) (_ []*listener.Listen
 			}
 			return nil, &SinkOpenError{Name: s.Name, Err: err}
 		}
-		ls = append(ls, listener.New(listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}, out, o.warnf))
+		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
+		if o.metrics != nil {
+			lc.Delivered = o.metrics.Lag(s.Name)
+		}
+		ls = append(ls, listener.New(lc, out, o.warnf))
 	}
 	return ls, nil
 }

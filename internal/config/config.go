@@ -12,12 +12,13 @@
 //
 //	KIND[(OPTIONS)][=TARGET]
 //
-// KIND is terminal, file or jq.
+// KIND is terminal, file, jq, exec or http.
 //
 // TARGET is everything after the '=' that follows KIND or the closing ')', taken
 // verbatim: a jq expression may contain commas, '=', parentheses and quotes. It is the
-// path for file ("-" for stdout), the expression for jq and the format for terminal
-// (terminal=wide). file and jq need a target; terminal does not.
+// path for file ("-" for stdout), the expression for jq, the format for terminal
+// (terminal=wide), the command for exec and the URL for http. All but terminal need a
+// target.
 //
 // OPTIONS is a comma-separated list of key=value, or a bare key for the booleans raw and
 // compress (key=true and key=false work too). Spaces around keys and values are
@@ -37,6 +38,20 @@
 //	max-backups=N    file        rotated files kept at most (needs max-size)
 //	max-age=DAYS     file        days rotated files are kept at most (needs max-size)
 //	compress         file        gzip rotated files (needs max-size)
+//	jq=EXPR          exec, http  send what EXPR yields instead of each event's JSON line
+//	batch=N          exec, http  events per run or request at most (exec 1, http 100)
+//	batch-bytes=N    http        bytes per request at most (1 MiB)
+//	batch-interval=D exec, http  send a batch that is not full after D (1s)
+//	single           http        one JSON document per request, not JSON Lines
+//	timeout=D        exec, http  time limit per run (30s) or request (10s)
+//	retries=N        exec, http  attempts after a failed one (exec 2, http 5)
+//	concurrency=N    exec        runs at once; each object's events stay in order
+//	header=H         http        "NAME=env:VAR; NAME=file:PATH; NAME=TEXT"
+//	ca-file=PATH     http        CA certificates (PEM) instead of the system's
+//	cert-file=PATH   http        client certificate (PEM), with key-file=PATH
+//
+// The exec sink's TARGET is its command line, split into words without a shell (see
+// SplitCommand); the http sink's is its URL, http:// or https://.
 //
 // Examples:
 //
@@ -101,9 +116,9 @@ import (
 
 // SinkSyntaxHelp describes the --sink flag, for its help text.
 const SinkSyntaxHelp = `output sink, repeatable: KIND[(OPTIONS)][=TARGET]
-KIND is terminal, file or jq; TARGET (taken verbatim) is the path for file ("-": stdout), the jq expression for jq, the format for terminal.
-OPTIONS: comma-separated key=value: name, format, buffer, on-full, resync (all kinds); raw, output (jq); max-size (MB), max-backups, max-age (days), compress (file). Quote values holding ',' or ')': output="a,b.txt".
-Examples: file=events.jsonl  file(format=pretty,max-size=100,compress)=events.log  jq(raw,output=names.txt)=select(.type=="DELETED") | .object.metadata.name  terminal(format=json,resync=30s)`
+KIND is terminal, file, jq, exec or http; TARGET (taken verbatim) is the path for file ("-": stdout), the jq expression for jq, the format for terminal, the command for exec (no shell), the URL for http.
+OPTIONS: comma-separated key=value: name, format, buffer, on-full, resync (all kinds); raw, output (jq); max-size (MB), max-backups, max-age (days), compress (file); jq, batch, batch-interval, timeout, retries (exec, http); concurrency (exec); batch-bytes, single, header, ca-file, cert-file, key-file (http). Quote values holding ',' or ')': output="a,b.txt".
+Examples: file=events.jsonl  file(format=pretty,max-size=100,compress)=events.log  jq(raw,output=names.txt)=select(.type=="DELETED") | .object.metadata.name  terminal(format=json,resync=30s)  exec(retries=3)=./on-change.sh  http(header="Authorization=env:HOOK_TOKEN")=https://hooks.example.com/k8s`
 
 // Stdout is the path, for a file sink, and the output, for a jq sink, that stands for
 // the standard output.
@@ -114,6 +129,8 @@ const (
 	KindTerminal = "terminal"
 	KindFile     = "file"
 	KindJQ       = "jq"
+	KindExec     = "exec"
+	KindHTTP     = "http"
 )
 
 // MinResync is the shortest resync period accepted. client-go silently raises shorter
@@ -140,7 +157,25 @@ type Sink struct {
 	Raw    bool   // jq: strings are printed raw
 	Output string // jq: file the results go to; "" or Stdout ("-") means stdout
 	Rotate Rotate // file: rotation
-	Buffer int    // events queued at most; 0 means the default
+
+	Command string // exec: the command line (split by SplitCommand; no shell)
+	URL     string // http: where events are POSTed
+	// Batch is the events per run (exec) or request (http) at most, BatchBytes the
+	// bytes per request (http), BatchInterval how long a batch that is not full waits
+	// for more; 0 means the kind's default.
+	Batch         int
+	BatchBytes    int
+	BatchInterval time.Duration
+	Single        bool          // http: one JSON object per request (application/json)
+	Timeout       time.Duration // exec, http: time limit per run or request; 0 means the default
+	Retries       *int          // exec, http: retries after a failed attempt; nil means the default
+	Concurrency   int           // exec: runs at once at most; 0 means 1
+	// Headers are an http sink's request headers, "NAME=REF; NAME=REF", where REF is
+	// env:VAR, file:PATH or the text itself; see sink.ParseHeaders.
+	Headers                   string
+	CAFile, CertFile, KeyFile string // http: TLS
+
+	Buffer int // events queued at most; 0 means the default
 	// OnFull is the on-full policy, parsed where the sink was read; zero means the default.
 	OnFull listener.Policy
 	// Resync is the resync period; 0 means none, otherwise it is at least MinResync.

@@ -45,6 +45,9 @@ func Load(path string) (*File, error) {
 		s := &f.Sinks[i]
 		s.Path = relativeTo(dir, s.Path)
 		s.Output = relativeTo(dir, s.Output)
+		s.CAFile = relativeTo(dir, s.CAFile)
+		s.CertFile = relativeTo(dir, s.CertFile)
+		s.KeyFile = relativeTo(dir, s.KeyFile)
 	}
 	return f, nil
 }
@@ -399,6 +402,23 @@ func (d *decoder) value(s *Sink, set *setting, n *yaml.Node, field string) (valu
 		v.on, err = d.bool(n, field)
 	case countValue:
 		v.n, err = d.count(n, field)
+	case durationValue:
+		var text string
+		if text, err = d.str(n, field); err == nil && text != "" {
+			if v.period, err = parseDuration(text); err != nil {
+				return value{}, d.errorf(n, "%s: %v", field, err)
+			}
+		}
+	case urlValue, commandValue:
+		if v.text, err = d.str(n, field); err == nil && v.text != "" {
+			check := checkURL
+			if set.value == commandValue {
+				check = func(c string) error { _, err := SplitCommand(c); return err }
+			}
+			if err := check(v.text); err != nil {
+				return value{}, d.errorf(n, "%s: %v", field, err)
+			}
+		}
 	case bufferValue:
 		v.n, err = d.buffer(n, field)
 	case policyValue:

@@ -1,11 +1,16 @@
 package config
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
@@ -46,8 +51,10 @@ type Kind struct {
 	// defaultName is a sink's name when none is given.
 	defaultName func(s *Sink) string
 	// writesTo is the setting naming the file the sink writes to, which may name the
-	// standard output ("path", "output"); "" when the kind always writes to stdout.
-	writesTo string
+	// standard output ("path", "output"); "" when the kind always writes to stdout, or,
+	// with elsewhere set, never (a command, a URL).
+	writesTo  string
+	elsewhere bool
 	// build makes the sink's writer; see Build.
 	build func(s Sink, env BuildEnv) (listener.Sink, error)
 }
@@ -85,7 +92,35 @@ var kinds = []*Kind{
 		writesTo:    "output",
 		build:       buildJQ,
 	},
+	{
+		Name: KindExec, Description: "a command run per event or batch", TargetHint: ": exec=COMMAND ARGS...", AfterOptions: "then the COMMAND",
+		target: "command", targetNoun: "a command", targetMeta: "COMMAND",
+		settings:    []string{"command", "jq", "batch", "batch-interval", "timeout", "retries", "concurrency"},
+		defaultName: func(*Sink) string { return KindExec },
+		elsewhere:   true,
+		build:       buildExec,
+	},
+	{
+		Name: KindHTTP, Description: "an HTTP endpoint (POSTed JSON Lines)", TargetHint: ": http=URL", AfterOptions: "then the URL",
+		target: "url", targetNoun: "a URL", targetMeta: "URL",
+		settings: []string{"url", "jq", "batch", "batch-bytes", "batch-interval", "single", "timeout", "retries",
+			"header", "ca-file", "cert-file", "key-file"},
+		defaultName: func(*Sink) string { return KindHTTP },
+		elsewhere:   true,
+		build:       buildHTTP,
+	},
 }
+
+// Defaults of the exec and http sinks' settings.
+const (
+	DefaultExecTimeout   = 30 * time.Second
+	DefaultExecRetries   = 2
+	DefaultHTTPTimeout   = 10 * time.Second
+	DefaultHTTPRetries   = 5
+	DefaultHTTPBatch     = 100
+	DefaultHTTPBytes     = 1 << 20
+	DefaultBatchInterval = time.Second
+)
 
 func allFormats() []render.Format {
 	var fs []render.Format
@@ -165,13 +200,13 @@ func kindOf(s *Sink) *Kind {
 	return k
 }
 
-// WritesStdout reports whether the sink writes to the standard output: a terminal
-// always, a file whose path or a jq sink whose output is Stdout ("-"), and a jq sink
+// WritesStdout reports whether the sink writes to the standard output: exec and http
+// sinks never, a terminal always, a file whose path or a jq sink whose output is Stdout ("-"), and a jq sink
 // without output. Paths that name stdout otherwise (/dev/stdout) count once the caller
 // made them Stdout with SetStdout.
 func (s Sink) WritesStdout() bool {
 	k := kindOf(&s)
-	if k == nil {
+	if k == nil || k.elsewhere {
 		return false
 	}
 	if k.writesTo == "" {
@@ -294,6 +329,118 @@ func buildJQ(s Sink, env BuildEnv) (listener.Sink, error) {
 		opts.Out, opts.Terminal, opts.Describe, opts.CloseFn = f, false, "file "+s.Output, f.Close
 	}
 	return sink.NewJQ(opts), nil
+}
+
+// encoder is what an exec or http sink sends for each event: its JSON line as a file
+// sink writes it, or what the sink's jq expression yields.
+func encoder(s Sink, env BuildEnv) (*sink.Encoder, error) {
+	if env.Query != nil {
+		return &sink.Encoder{Query: env.Query, Differ: env.Differ, ShowOld: env.ShowOld,
+			JQError: func(ev *event.Event, err error) {
+				env.Warn("%s sink %q: jq: %v on %s %s %s; skipping it", s.Type, s.Name, err, ev.Type, ev.Kind, ev.Key())
+			}}, nil
+	}
+	p, err := render.NewPrinter(render.Options{Format: render.FormatJSON, Timestamps: true, ShowKind: env.ShowKind, Diff: env.Differ, ShowOld: env.ShowOld})
+	if err != nil {
+		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
+	}
+	return &sink.Encoder{Printer: p}, nil
+}
+
+// batching is an exec or http sink's Batching, with the kind's defaults.
+func batching(s Sink, size, bytes int) sink.Batching {
+	b := sink.Batching{Size: cmp.Or(s.Batch, size), Bytes: cmp.Or(s.BatchBytes, bytes), Interval: s.BatchInterval}
+	if b.Size > 1 && b.Interval == 0 {
+		b.Interval = DefaultBatchInterval
+	}
+	return b
+}
+
+func retries(s Sink, def int) int {
+	if s.Retries != nil {
+		return *s.Retries
+	}
+	return def
+}
+
+// buildExec makes an exec sink; a command that cannot be run (not found, not
+// executable) is an error like a file that cannot be opened.
+func buildExec(s Sink, env BuildEnv) (listener.Sink, error) {
+	argv, err := SplitCommand(s.Command)
+	if err != nil {
+		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
+	}
+	enc, err := encoder(s, env)
+	if err != nil {
+		return nil, err
+	}
+	return sink.NewExec(sink.ExecOptions{Name: s.Name, Argv: argv, Batching: batching(s, 1, 0),
+		Concurrency: s.Concurrency, Timeout: cmp.Or(s.Timeout, DefaultExecTimeout), Retries: retries(s, DefaultExecRetries),
+		Encoder: enc, Warn: env.Warn})
+}
+
+// buildHTTP makes an http sink; headers and TLS files that cannot be read are errors
+// like a file that cannot be opened.
+func buildHTTP(s Sink, env BuildEnv) (listener.Sink, error) {
+	if err := checkSingle(s); err != nil {
+		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
+	}
+	header, err := sink.ParseHeaders(s.Headers)
+	if err != nil {
+		return nil, err
+	}
+	tlsConfig, err := sink.TLSConfig(s.CAFile, s.CertFile, s.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := encoder(s, env)
+	if err != nil {
+		return nil, err
+	}
+	return sink.NewHTTP(sink.HTTPOptions{Name: s.Name, URL: s.URL, Batching: batching(s, DefaultHTTPBatch, DefaultHTTPBytes),
+		Single: s.Single, Timeout: cmp.Or(s.Timeout, DefaultHTTPTimeout), Retries: retries(s, DefaultHTTPRetries),
+		Header: header, TLS: tlsConfig, Encoder: enc, Warn: env.Warn}), nil
+}
+
+// checkSingle refuses batch settings on an http sink that sends one event per request,
+// where they would change nothing.
+func checkSingle(s Sink) error {
+	if s.Single && (s.Batch > 1 || s.BatchBytes > 0) {
+		return errors.New("single sends one event per request; drop batch and batch-bytes, or single")
+	}
+	return nil
+}
+
+// CheckRunnable checks what a sink needs from the machine it runs on, beyond its
+// settings: an exec sink's command can be found and run, an http sink's header and TLS
+// files can be read and its header variables are set. config validate runs it; a watch
+// finds the same when it builds the sink.
+func CheckRunnable(s Sink) error {
+	switch s.Type {
+	case KindExec:
+		argv, err := SplitCommand(s.Command)
+		if err != nil {
+			return err
+		}
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			var e *exec.Error
+			if errors.As(err, &e) {
+				err = e.Err
+			}
+			return fmt.Errorf("command %q: %w", argv[0], err)
+		}
+	case KindHTTP:
+		if err := checkSingle(s); err != nil {
+			return err
+		}
+		if _, err := sink.ParseHeaders(s.Headers); err != nil {
+			return err
+		}
+		if _, err := sink.TLSConfig(s.CAFile, s.CertFile, s.KeyFile); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // targetField returns the field the kind's =TARGET sets.

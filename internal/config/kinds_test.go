@@ -24,7 +24,7 @@ import (
 // TestKindsAreComplete: every registration names settings that exist, has a target
 // setting it takes, and everything the parsers, completion and the run ask of it.
 func TestKindsAreComplete(t *testing.T) {
-	if got := Kinds(); !slices.Equal(got, []string{KindTerminal, KindFile, KindJQ}) {
+	if got := Kinds(); !slices.Equal(got, []string{KindTerminal, KindFile, KindJQ, KindExec, KindHTTP}) {
 		t.Errorf("Kinds() = %v", got)
 	}
 	for _, k := range kinds {
@@ -84,6 +84,9 @@ func sampleValue(k *Kind, set *setting) (flag, yaml string) {
 	case pathValue:
 		return "out.txt", "out.txt"
 	case exprValue:
+		if set.flag != "" { // an option, not the target: quoted
+			return `"select(.type==\"DELETED\")"`, `'select(.type=="DELETED")'`
+		}
 		return `select(.type=="DELETED")`, `'select(.type=="DELETED")'`
 	case boolValue:
 		return "true", "true"
@@ -98,6 +101,12 @@ func sampleValue(k *Kind, set *setting) (flag, yaml string) {
 	case formatValue:
 		last := k.Formats()[len(k.formats)-1]
 		return last, last
+	case durationValue:
+		return "250ms", "250ms"
+	case urlValue:
+		return "https://hooks.example.com/x?a=1", "https://hooks.example.com/x?a=1"
+	case commandValue:
+		return `./notify.sh --to "on call"`, `'./notify.sh --to "on call"'`
 	}
 	panic(fmt.Sprintf("no sample for setting %q", set.id()))
 }
@@ -172,7 +181,11 @@ func TestKindsComplete(t *testing.T) {
 					spec = k.Name + "(max-size=1," + key + "=" + v + ")" // rotation needs a size
 				}
 				if !k.optionalTarget {
-					spec += "=x"
+					if set, _ := settingByID(k.target); set.value == urlValue {
+						spec += "=http://x"
+					} else {
+						spec += "=x"
+					}
 				}
 				if _, err := ParseSinkSpec(spec); err != nil {
 					t.Errorf("%s: completion offers %s, which does not parse: %v", k.Name, spec, err)

@@ -285,6 +285,16 @@ func flagValue(s *Sink, set *setting, o option) (value, error) {
 		}
 	case countValue:
 		v.n, err = atoi(o)
+	case durationValue:
+		v.period, err = parseDuration(o.value)
+		if err != nil {
+			err = fmt.Errorf("option %q: %w", o.key, err)
+		}
+	case urlValue:
+		v.text, err = o.value, checkURL(o.value)
+	case commandValue:
+		v.text = o.value
+		_, err = SplitCommand(o.value)
 	default:
 		err = fmt.Errorf("option %q cannot be given in --sink", o.key)
 	}

@@ -68,12 +68,12 @@ func TestParseSinkSpecErrors(t *testing.T) {
 		spec, want string
 	}{
 		// kind
-		{`filez=x`, `unknown sink kind "filez"; use terminal, file or jq` + syntax},
-		{`File=x`, `unknown sink kind "File"; use terminal, file or jq` + syntax},
-		{`file)x`, `unknown sink kind "file)x"; use terminal, file or jq` + syntax},
-		{``, `missing sink kind; use terminal, file or jq` + syntax},
-		{`=x`, `missing sink kind; use terminal, file or jq` + syntax},
-		{`(name=a)`, `missing sink kind; use terminal, file or jq` + syntax},
+		{`filez=x`, `unknown sink kind "filez"; use terminal, file, jq, exec or http` + syntax},
+		{`File=x`, `unknown sink kind "File"; use terminal, file, jq, exec or http` + syntax},
+		{`file)x`, `unknown sink kind "file)x"; use terminal, file, jq, exec or http` + syntax},
+		{``, `missing sink kind; use terminal, file, jq, exec or http` + syntax},
+		{`=x`, `missing sink kind; use terminal, file, jq, exec or http` + syntax},
+		{`(name=a)`, `missing sink kind; use terminal, file, jq, exec or http` + syntax},
 		// shape
 		{`file(`, `missing ')' to close the option list` + syntax},
 		{`file(format=json`, `missing ')' to close the option list` + syntax},

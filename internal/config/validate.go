@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -17,17 +18,20 @@ import (
 type valueType int
 
 const (
-	textValue   valueType = iota // any string
-	pathValue                    // a file's path ("-": stdout); completed as a path
-	exprValue                    // a jq expression; blank is missing
-	boolValue                    // true or false; a bare --sink option is true
-	countValue                   // a non-negative integer
-	bufferValue                  // a buffer size, 0 to MaxBuffer
-	policyValue                  // an on-full policy
-	periodValue                  // a resync period
-	formatValue                  // an output format the sink's kind takes
-	kindValue                    // the config file's type
-	groupValue                   // the config file's rotate: a mapping of the settings named "rotate.KEY"
+	textValue     valueType = iota // any string
+	pathValue                      // a file's path ("-": stdout); completed as a path
+	exprValue                      // a jq expression; blank is missing
+	boolValue                      // true or false; a bare --sink option is true
+	countValue                     // a non-negative integer
+	bufferValue                    // a buffer size, 0 to MaxBuffer
+	policyValue                    // an on-full policy
+	periodValue                    // a resync period
+	formatValue                    // an output format the sink's kind takes
+	durationValue                  // a positive duration (a time limit, a batch interval)
+	urlValue                       // an http:// or https:// URL
+	commandValue                   // a command line, split into words as a shell would (quotes, no expansion)
+	kindValue                      // the config file's type
+	groupValue                     // the config file's rotate: a mapping of the settings named "rotate.KEY"
 )
 
 // value is a setting's value once read, from --sink or from the config file.
@@ -93,6 +97,34 @@ var settings = []*setting{
 	{flag: "output", yaml: "output", value: pathValue, help: "write results to PATH instead of stdout",
 		text: func(s *Sink) *string { return &s.Output }},
 	{yaml: "rotate", value: groupValue},
+	{yaml: "command", value: commandValue,
+		text: func(s *Sink) *string { return &s.Command }},
+	{yaml: "url", value: urlValue,
+		text: func(s *Sink) *string { return &s.URL }},
+	{flag: "jq", yaml: "jq", value: exprValue, help: "send what this jq expression yields instead of each event's JSON",
+		text: func(s *Sink) *string { return &s.Expr }},
+	{flag: "batch", yaml: "batch", value: countValue, help: "events per run or request at most",
+		assign: func(s *Sink, v value) { s.Batch = v.n }},
+	{flag: "batch-bytes", yaml: "batchBytes", value: countValue, help: "bytes per request at most",
+		assign: func(s *Sink, v value) { s.BatchBytes = v.n }},
+	{flag: "batch-interval", yaml: "batchInterval", value: durationValue, help: "send a batch that is not full after this long (1s)",
+		assign: func(s *Sink, v value) { s.BatchInterval = v.period }},
+	{flag: "single", yaml: "single", value: boolValue, help: "one JSON object per request, not JSON Lines",
+		assign: func(s *Sink, v value) { s.Single = v.on }},
+	{flag: "timeout", yaml: "timeout", value: durationValue, help: "time limit per run (exec: 30s) or request (http: 10s)",
+		assign: func(s *Sink, v value) { s.Timeout = v.period }},
+	{flag: "retries", yaml: "retries", value: countValue, help: "retries of a failed run or request",
+		assign: func(s *Sink, v value) { n := v.n; s.Retries = &n }},
+	{flag: "concurrency", yaml: "concurrency", value: countValue, help: "runs at once at most (each object's events stay in order)",
+		assign: func(s *Sink, v value) { s.Concurrency = v.n }},
+	{flag: "header", yaml: "headers", value: textValue, help: "request headers: NAME=env:VAR, NAME=file:PATH or NAME=TEXT, separated by ';'",
+		text: func(s *Sink) *string { return &s.Headers }},
+	{flag: "ca-file", yaml: "caFile", value: pathValue, help: "CA certificates to verify the server with (PEM)",
+		text: func(s *Sink) *string { return &s.CAFile }},
+	{flag: "cert-file", yaml: "certFile", value: pathValue, help: "client certificate (PEM)",
+		text: func(s *Sink) *string { return &s.CertFile }},
+	{flag: "key-file", yaml: "keyFile", value: pathValue, help: "client certificate's key (PEM)",
+		text: func(s *Sink) *string { return &s.KeyFile }},
 	{flag: "max-size", yaml: "rotate.maxSizeMB", value: countValue, help: "rotate the file at this many megabytes",
 		assign: func(s *Sink, v value) { s.Rotate.MaxSizeMB = v.n }},
 	{flag: "max-backups", yaml: "rotate.maxBackups", value: countValue, help: "rotated files kept at most",
@@ -218,6 +250,91 @@ func checkResync(d time.Duration) error {
 		return fmt.Errorf("%s is too short; use at least %s (client-go would raise it to that), or 0 for no resync", d, MinResync)
 	}
 	return nil
+}
+
+// parseDuration reads a positive duration (timeout, batch-interval).
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q; %s", s, durationHint)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("must be more than 0, got %s", s)
+	}
+	return d, nil
+}
+
+// checkURL checks an http sink's URL: absolute, http or https, with a host.
+func checkURL(s string) error {
+	if !strings.Contains(s, "://") {
+		return fmt.Errorf("URL %q has no http:// or https:// scheme; write it in full, e.g. https://%s", clip(s), clip(strings.TrimPrefix(s, "//")))
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("invalid URL %q; use http://HOST[:PORT]/PATH or https://HOST[:PORT]/PATH", clip(s))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("URL scheme %q is not supported; use http:// or https://", u.Scheme)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("URL %q has no host; use %s://HOST[:PORT]/PATH", u.Redacted(), u.Scheme)
+	}
+	return nil
+}
+
+// SplitCommand splits an exec sink's command line into words as a shell would split
+// it, with no shell: words are separated by blanks, and single or double quotes keep
+// blanks in a word ('\' escapes the next character outside single quotes). Nothing is
+// expanded: no $VAR, no globs, no pipes. For those, ask for a shell: sh -c '...'.
+func SplitCommand(line string) ([]string, error) {
+	var words []string
+	var word strings.Builder
+	inWord := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, word.String())
+				word.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			end := strings.IndexByte(line[i+1:], '\'')
+			if end < 0 {
+				return nil, errors.New("unterminated ' in the command; close it")
+			}
+			word.WriteString(line[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' && i+1 < len(line) && strings.IndexByte(`"\$`+"`", line[i+1]) >= 0 {
+					i++
+				}
+				word.WriteByte(line[i])
+			}
+			if i == len(line) {
+				return nil, errors.New(`unterminated " in the command; close it`)
+			}
+			inWord = true
+		case c == '\\' && i+1 < len(line):
+			i++
+			word.WriteByte(line[i])
+			inWord = true
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	if len(words) == 0 {
+		return nil, errors.New("empty command")
+	}
+	return words, nil
 }
 
 // errRotateNeedsSize is reported when rotation settings are given without a size, as

@@ -61,6 +61,9 @@ type Config struct {
 	// watch (the heap); the engine itself changes nothing process-wide.
 	Synced func() (undo func())
 	Warn   func(format string, args ...any) // one diagnostic line
+	// Observer, when not nil, is told of every event made and every watch outage (the
+	// metrics endpoint).
+	Observer informer.Observer
 }
 
 // StopReason says why a run ended.
@@ -206,6 +209,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			Until:         until,
 			Warn:          cfg.Warn,
 			Fatal:         r.reportFatal,
+			Observer:      cfg.Observer,
 		}, registrations(cfg.Listeners, true))
 		if err != nil {
 			return false, err
@@ -229,6 +233,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			Accept:      involvesWatched(r.informers),
 			Warn:        cfg.Warn,
 			Fatal:       r.reportFatal,
+			Observer:    cfg.Observer,
 		}, registrations(cfg.Listeners, false))
 		if err != nil {
 			return false, err

@@ -82,6 +82,8 @@ type Options struct {
 	// client-go's goroutines.
 	Warn  func(format string, args ...any)
 	Fatal func(err error)
+	// Observer, if set, is told of every event made and every outage, for metrics.
+	Observer Observer
 }
 
 // Informer is ONE shared informer for one resource, with one client-go event handler per
@@ -185,7 +187,8 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		fatal = func(error) {}
 	}
 	inf.lw = lw
-	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe, example: example}
+	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe, example: example,
+		observer: opts.Observer}
 	if clients.Dynamic != nil && res.GVR.Group != "" && !scheme.Scheme.IsGroupRegistered(res.GVR.Group) {
 		reporter.crdDeleted = func(ctx context.Context) bool {
 			_, err := clients.Dynamic.Resource(crdResource).Get(ctx, crdName(res), metav1.GetOptions{})
@@ -201,7 +204,8 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		encoder = wire.NewPartEncoder()
 	}
 	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: encoder,
-		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{}}
+		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{},
+		observer: opts.Observer}
 	if opts.LabelSelector != "" || opts.FieldSelector != "" {
 		m.leftSelector = func(obj any) bool { return inf.leftSelector(clients, obj) }
 	}
@@ -438,6 +442,7 @@ type minter struct {
 	receivers int
 	seq       *atomic.Uint64
 	encoder   *wire.PartEncoder // shared by this informer's events
+	observer  Observer          // nil: none
 
 	mu      sync.Mutex
 	pending map[notification]*pendingEvent
@@ -509,6 +514,9 @@ func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown bo
 	// meets the condition ends the stream as a met condition.
 	if m.maxSeq > 0 && ev.Seq == m.maxSeq && m.limit != nil {
 		m.limit()
+	}
+	if m.observer != nil {
+		m.observer.Made(ev)
 	}
 	return ev
 }

@@ -56,6 +56,8 @@ type watchReporter struct {
 	lostCause   string // what the outage is down to (outageCause's kind); "" while unknown
 	relist      *relistCount
 	resumeTimer *time.Timer
+	observer    Observer  // nil: none (see observe.go)
+	lostAt      time.Time // when the outage began
 }
 
 // relistCount accumulates one re-list across its pages.
@@ -85,6 +87,7 @@ func (w *watchReporter) ListWithContext(ctx context.Context, options metav1.List
 		if !w.lost {
 			w.warn("watch of %s lost; re-listing…", w.resource)
 			w.lost, w.lostCause = true, ""
+			w.noteLostLocked()
 		}
 		w.stopResumeTimerLocked()
 		w.relist = &relistCount{seen: map[string]bool{}}
@@ -219,6 +222,7 @@ func (w *watchReporter) connectionLost() {
 	if !w.lost {
 		w.lost, w.lostCause = true, "unreachable"
 		w.warn("watch of %s lost (the connection to the server stopped answering); retrying…", w.resource)
+		w.noteLostLocked()
 	}
 }
 
@@ -231,6 +235,7 @@ func (w *watchReporter) resumed() {
 		w.lost = false
 		w.resumeTimer = nil
 		w.warn("watch of %s resumed; no events were missed", w.resource)
+		w.noteBackLocked(false)
 	}
 }
 
@@ -259,6 +264,7 @@ func (w *watchReporter) failed(err error) {
 	case !w.lost:
 		w.lost = true
 		w.warn("watch of %s lost (%s); retrying…", w.resource, words)
+		w.noteLostLocked()
 	case kind != w.lostCause && (w.lostCause != "" || kind != "unreachable"):
 		// The same outage, for another reason (the server is back but now refuses these
 		// credentials): what the user has to do about it changed, so say it, once. A watch
@@ -288,6 +294,7 @@ func (w *watchReporter) typeGone(ctx context.Context) {
 		w.warn("watch of %s still lost: %s; waiting for it to come back", w.resource, words)
 	} else {
 		w.warn("watch of %s lost: %s; waiting for it to come back", w.resource, words)
+		w.noteLostLocked()
 	}
 	w.lost, w.lostCause = true, causeTypeGone
 }
@@ -359,6 +366,7 @@ func (w *watchReporter) countPage(list runtime.Object) {
 		diag.Count(len(w.relist.seen)), w.resource, w.relist.changed, w.relist.created, deleted)
 	w.relist = nil
 	w.lost = false
+	w.noteBackLocked(true)
 }
 
 func resourceVersion(obj any) string {

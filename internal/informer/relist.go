@@ -39,6 +39,7 @@ func (w *watchReporter) relistInPlace(ctx context.Context) []watch.Event {
 	if !w.lost {
 		w.warn("watch of %s lost; re-listing…", w.resource)
 		w.lost, w.lostCause = true, ""
+		w.noteLostLocked()
 	}
 	w.stopResumeTimerLocked()
 	w.mu.Unlock()
@@ -93,6 +94,7 @@ func (w *watchReporter) relistInPlace(ctx context.Context) []watch.Event {
 	w.warn("re-synced %s %s (%d changed, %d created, %d deleted while disconnected)",
 		diag.Count(len(seen)), w.resource, changed, created, deleted)
 	w.lost = false
+	w.noteBackLocked(true)
 	w.mu.Unlock()
 	return events
 }

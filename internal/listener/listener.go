@@ -44,12 +44,34 @@ type Sink interface {
 	Close() error
 }
 
+// Holder is a Sink that keeps events after Write returns nil: a batch not yet sent, a
+// command still running. Such a Write only accepts the event; the listener counts it as
+// held until the sink settles it, as delivered or failed, through the function given to
+// Hold (from any goroutine). Close must settle all it holds before it returns; an event
+// still held when Abort runs counts as Dropped, and a later settle of it is ignored.
+type Holder interface {
+	Sink
+	// Hold is called once, before the first Write, with the function that settles one
+	// held event: err nil for delivered, else failed.
+	Hold(settle func(ev *event.Event, err error))
+}
+
+// Aborter is a Sink that can give up on what it holds and on the work in flight (a
+// request, a child process) when the shutdown grace time runs out, so that its Close
+// returns soon after Abort.
+type Aborter interface {
+	Abort()
+}
+
 // Config is one sink's delivery settings.
 type Config struct {
 	Name   string        // the sink's name in diagnostics and the exit summary
 	Buffer int           // events queued at most; DefaultBuffer if zero
 	OnFull Policy        // what Add does when the buffer is full; Block if zero
 	Resync time.Duration // resync period the informer registers this listener with; the listener only carries it
+	// Delivered, when not nil, is told of every delivered event (for the delivery lag
+	// metric), from the delivery goroutine or, for a Holder, from where it settles.
+	Delivered func(ev *event.Event)
 }
 
 // state is where a listener is in its life; it only moves forward.
@@ -73,10 +95,12 @@ type Listener struct {
 	state state // guarded by mu
 	// writing is set while Run's sink.Write is in flight. Abort counts that event as
 	// Dropped and clears it, so an event is counted once however late its Write returns.
-	writing bool       // guarded by mu
-	err     error      // guarded by mu
-	ready   *sync.Cond // on mu; Run waits on it for an event or a change of state
-	room    *sync.Cond // on mu; Adds under a waiting policy wait on it for a free slot or a change of state
+	writing bool // guarded by mu
+	// held counts the events a Holder sink accepted and has not settled yet.
+	held  int        // guarded by mu
+	err   error      // guarded by mu
+	ready *sync.Cond // on mu; Run waits on it for an event or a change of state
+	room  *sync.Cond // on mu; Adds under a waiting policy wait on it for a free slot or a change of state
 
 	dropNotice  Throttle // guarded by mu
 	panicNotice Throttle // Run's goroutine only
@@ -113,7 +137,30 @@ func New(cfg Config, sink Sink, warn func(format string, args ...any)) *Listener
 	}
 	l.ready = sync.NewCond(&l.mu)
 	l.room = sync.NewCond(&l.mu)
+	if h, ok := sink.(Holder); ok {
+		h.Hold(l.settleHeld)
+	}
 	return l
+}
+
+// settleHeld counts a held event's outcome, unless Abort already counted it as Dropped.
+func (l *Listener) settleHeld(ev *event.Event, err error) {
+	l.mu.Lock()
+	if l.held == 0 { // Abort counted it
+
+		l.mu.Unlock()
+		return
+	}
+	l.held--
+	if err != nil {
+		l.failed.Add(1)
+	} else {
+		l.delivered.Add(1)
+	}
+	l.mu.Unlock()
+	if err == nil && l.cfg.Delivered != nil {
+		l.cfg.Delivered(ev)
+	}
 }
 
 // Name is the sink's name.
@@ -237,9 +284,19 @@ func (l *Listener) deliver(ev *event.Event) (err error) {
 			}
 		}
 	}()
+	_, holds := l.sink.(Holder)
 	switch err := l.sink.Write(ev); {
+	case err == nil && holds:
+		l.mu.Lock()
+		if l.writing {
+			l.held++
+			l.writing = false
+		}
+		l.mu.Unlock()
 	case err == nil:
-		l.settle(&l.delivered)
+		if l.settle(&l.delivered) && l.cfg.Delivered != nil {
+			l.cfg.Delivered(ev)
+		}
 	case errors.Is(err, ErrFiltered):
 		l.settle(&l.filtered)
 	default:
@@ -248,14 +305,17 @@ func (l *Listener) deliver(ev *event.Event) (err error) {
 	return nil
 }
 
-// settle counts the event whose Write just returned, unless Abort already counted it.
-func (l *Listener) settle(counter *atomic.Uint64) {
+// settle counts the event whose Write just returned, unless Abort already counted it,
+// and reports whether it did.
+func (l *Listener) settle(counter *atomic.Uint64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.writing {
 		counter.Add(1)
 		l.writing = false
+		return true
 	}
+	return false
 }
 
 // stop takes a sink whose Write failed out of service: the failed event, the queued ones
@@ -312,18 +372,32 @@ func (l *Listener) Close() {
 // count as Dropped, and Run returns as soon as the Write in flight (if any) does.
 func (l *Listener) Abort() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.state == failed {
-		return // nothing is queued, and later Adds should keep counting as Failed
+	if l.state != failed { // else nothing is queued, and later Adds should keep counting as Failed
+		l.state = aborted
+		l.dropped.Add(uint64(l.queue.discard()))
+		if l.writing {
+			l.dropped.Add(1) // its Write may never return; it is not known to be written
+			l.writing = false
+		}
 	}
-	l.state = aborted
-	l.dropped.Add(uint64(l.queue.discard()))
-	if l.writing {
-		l.dropped.Add(1) // its Write may never return; it is not known to be written
-		l.writing = false
-	}
+	// What a Holder still holds is not known to be written either (a failed one may
+	// still be flushing in its Close).
+	l.dropped.Add(uint64(l.held))
+	l.held = 0 // and settleHeld ignores them from now on
 	l.ready.Broadcast()
 	l.room.Broadcast()
+	l.mu.Unlock()
+	if a, ok := l.sink.(Aborter); ok {
+		a.Abort()
+	}
+}
+
+// Queue reports the events waiting in the buffer and those a Holder sink holds (a batch
+// being built or sent), for the queue length metric.
+func (l *Listener) Queue() (queued, held int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.queue.len(), l.held
 }
 
 // Done is closed when Run has returned, after closing the sink.

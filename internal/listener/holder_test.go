@@ -1,0 +1,107 @@
+package listener
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+)
+
+// holder keeps what it is given until told to settle it; Close settles the rest as
+// delivered, unless aborted.
+type holder struct {
+	mu      sync.Mutex
+	held    []*event.Event
+	settle  func(*event.Event, error)
+	aborted bool
+	closed  chan struct{}
+}
+
+func (h *holder) Hold(settle func(*event.Event, error)) { h.settle = settle }
+
+func (h *holder) Write(ev *event.Event) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = append(h.held, ev)
+	return nil
+}
+
+// settleFirst settles the first n held events with err.
+func (h *holder) settleFirst(n int, err error) {
+	h.mu.Lock()
+	evs := h.held[:n]
+	h.held = h.held[n:]
+	h.mu.Unlock()
+	for _, ev := range evs {
+		h.settle(ev, err)
+	}
+}
+
+func (h *holder) Close() error {
+	<-h.closed // a flush that takes as long as the test says
+	h.settleFirst(len(h.held), nil)
+	return nil
+}
+
+func (h *holder) Abort() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.aborted = true
+}
+
+// Events a sink holds count as neither delivered nor failed until it settles them;
+// settled ones count as it says, and those still held when the grace time runs out
+// count as dropped, even if the sink settles them later.
+func TestHolderSettlesLater(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &holder{closed: make(chan struct{})}
+		var lagged int
+		l := New(Config{Name: "hook", Buffer: 10, Delivered: func(*event.Event) { lagged++ }}, h, nil)
+		go l.Run()
+		for _, ev := range distinctEvents(6) {
+			l.Add(ev)
+		}
+		synctest.Wait()
+		if st := l.Stats(); st.Delivered != 0 || st.Failed != 0 {
+			t.Fatalf("held events counted already: %+v", st)
+		}
+		if q, held := l.Queue(); q != 0 || held != 6 {
+			t.Fatalf("Queue() = %d queued, %d held; want 0, 6", q, held)
+		}
+		h.settleFirst(2, nil)
+		h.settleFirst(1, errors.New("exit status 1"))
+		if st := l.Stats(); st.Delivered != 2 || st.Failed != 1 || lagged != 2 {
+			t.Fatalf("after settling 3: %+v, %d lag observations", st, lagged)
+		}
+		if late := Drain([]*Listener{l}, 0); len(late) != 1 || !h.aborted {
+			t.Fatalf("Drain(0) left %d late, aborted %v", len(late), h.aborted)
+		}
+		close(h.closed) // the flush ends after all: too late to count
+		<-l.Done()
+		st := l.Stats()
+		if st.Delivered != 2 || st.Failed != 1 || st.Dropped != 3 || st.Received != 6 {
+			t.Errorf("after Abort: %+v, want 2 delivered, 1 failed, 3 dropped of 6", st)
+		}
+	})
+}
+
+// A holder that flushes within the grace time has everything counted as it settled it.
+func TestHolderFlushedAtClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &holder{closed: make(chan struct{})}
+		close(h.closed)
+		l := New(Config{Name: "hook", Buffer: 10}, h, nil)
+		go l.Run()
+		for _, ev := range distinctEvents(4) {
+			l.Add(ev)
+		}
+		if late := Drain([]*Listener{l}, 1e9); len(late) != 0 {
+			t.Fatal("late")
+		}
+		if st := l.Stats(); st.Delivered != 4 || st.Received != 4 {
+			t.Errorf("stats %+v", st)
+		}
+	})
+}

@@ -1,0 +1,278 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/render"
+)
+
+// Batching says when a batch is sent: once it holds Size events or Bytes bytes, or
+// Interval after its first event, whichever comes first. Interval 0 sends a batch as
+// soon as no more events are waiting.
+type Batching struct {
+	Size     int           // events at most; at least 1
+	Bytes    int           // bytes at most, 0 for no limit (a larger event goes alone)
+	Interval time.Duration // longest wait for a batch to fill
+}
+
+// item is one accepted event and what is sent for it.
+type item struct {
+	ev   *event.Event
+	data []byte
+}
+
+// sendFunc sends one batch, retrying as its sink does; nil means every event in it was
+// delivered, an error that all failed. It returns early, with ctx's error, once ctx ends.
+type sendFunc func(ctx context.Context, batch []item) error
+
+// pool is the part the exec and http sinks share: it takes events from the listener's
+// delivery goroutine (Write) and hands them, batched, to workers that send them and
+// settle each with the listener. Events of one object always go to the same worker, so
+// they are sent in order however many workers run. Each worker takes at most Size more
+// events while it sends; beyond that Write waits, so the listener's buffer and its
+// on-full policy see a slow receiver.
+type pool struct {
+	batching Batching
+	send     sendFunc
+	encode   func(ev *event.Event) ([]byte, error)
+	settle   func(ev *event.Event, err error)
+	seed     maphash.Seed
+	workers  []chan item
+	ctx      context.Context // ended by Abort
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	started  sync.Once
+}
+
+func newPool(workers int, b Batching, encode func(*event.Event) ([]byte, error), send sendFunc) *pool {
+	if b.Size < 1 {
+		b.Size = 1
+	}
+	p := &pool{batching: b, send: send, encode: encode, seed: maphash.MakeSeed(),
+		settle: func(*event.Event, error) {}}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.workers = make([]chan item, max(workers, 1))
+	for i := range p.workers {
+		p.workers[i] = make(chan item, b.Size)
+	}
+	return p
+}
+
+// Hold implements listener.Holder.
+func (p *pool) Hold(settle func(ev *event.Event, err error)) { p.settle = settle }
+
+// Write encodes ev and hands it to its object's worker.
+func (p *pool) Write(ev *event.Event) error {
+	p.started.Do(p.start)
+	data, err := p.encode(ev)
+	if err != nil {
+		return err
+	}
+	w := p.workers[0]
+	if len(p.workers) > 1 {
+		w = p.workers[maphash.String(p.seed, ev.Kind+"/"+ev.Key())%uint64(len(p.workers))]
+	}
+	w <- item{ev: ev, data: data}
+	return nil
+}
+
+func (p *pool) start() {
+	for _, w := range p.workers {
+		p.wg.Add(1)
+		go p.run(w)
+	}
+}
+
+// Close sends what the workers still hold and waits for them: bounded by the run's
+// grace time, after which the listener calls Abort.
+func (p *pool) Close() error {
+	p.started.Do(p.start)
+	for _, w := range p.workers {
+		close(w)
+	}
+	p.wg.Wait()
+	p.cancel()
+	return nil
+}
+
+// Abort ends the sends in flight and their retries: what is held then counts as dropped.
+func (p *pool) Abort() { p.cancel() }
+
+// run is one worker: it gathers a batch from in and sends it, until in is closed.
+func (p *pool) run(in <-chan item) {
+	defer p.wg.Done()
+	var batch []item
+	size := 0
+	var timer *time.Timer
+	var expired <-chan time.Time
+	flush := func() {
+		if timer != nil {
+			timer.Stop()
+			timer, expired = nil, nil
+		}
+		if len(batch) == 0 {
+			return
+		}
+		err := p.send(p.ctx, batch)
+		for _, it := range batch {
+			p.settle(it.ev, err)
+		}
+		batch, size = nil, 0
+	}
+	for {
+		select {
+		case it, ok := <-in:
+			if !ok {
+				flush()
+				return
+			}
+			if b := p.batching.Bytes; b > 0 && len(batch) > 0 && size+len(it.data) > b {
+				flush()
+			}
+			batch = append(batch, it)
+			size += len(it.data)
+			switch {
+			case len(batch) >= p.batching.Size, p.batching.Bytes > 0 && size >= p.batching.Bytes:
+				flush()
+			case p.batching.Interval == 0:
+				if len(in) == 0 {
+					flush()
+				}
+			case timer == nil:
+				timer = time.NewTimer(p.batching.Interval)
+				expired = timer.C
+			}
+		case <-expired:
+			timer, expired = nil, nil
+			flush()
+		}
+	}
+}
+
+// Backoff is how long to wait between attempts: Base doubled after each failure up to
+// Max, with up to half of it added at random (jitter), so that many senders that failed
+// together do not come back together.
+type Backoff struct {
+	Base, Max time.Duration
+}
+
+// DefaultBackoff is the exec and http sinks' backoff.
+var DefaultBackoff = Backoff{Base: 500 * time.Millisecond, Max: 30 * time.Second}
+
+// Delay is the wait before retry number n (1 for the first retry).
+func (b Backoff) Delay(n int) time.Duration {
+	d := b.Base
+	for i := 1; i < n && d < b.Max; i++ {
+		d *= 2
+	}
+	d = min(d, b.Max)
+	return d + rand.N(d/2+1)
+}
+
+// sleep waits for d or until ctx ends, and reports whether the wait was whole.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// attemptError is a failed attempt: retry says whether another may succeed, after says
+// how long the receiver asked to be left alone (Retry-After), 0 when it did not say.
+type attemptError struct {
+	err   error
+	retry bool
+	after time.Duration
+}
+
+func (e *attemptError) Error() string { return e.err.Error() }
+func (e *attemptError) Unwrap() error { return e.err }
+
+// withRetries runs attempt until it succeeds, fails for good, retries are used up or ctx
+// ends. Between attempts it waits as backoff says, or as long as the receiver asked if
+// that is longer. retrying is told of each retry before its wait.
+func withRetries(ctx context.Context, retries int, backoff Backoff, attempt func(ctx context.Context) error,
+	retrying func(err error, n int, wait time.Duration)) error {
+	for n := 0; ; n++ {
+		err := attempt(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var ae *attemptError
+		if errors.As(err, &ae) && !ae.retry {
+			return err
+		}
+		if n >= retries {
+			return err
+		}
+		wait := backoff.Delay(n + 1)
+		if ae != nil && ae.after > wait {
+			wait = ae.after
+		}
+		if retrying != nil {
+			retrying(err, n+1, wait)
+		}
+		if !sleep(ctx, wait) {
+			return ctx.Err()
+		}
+	}
+}
+
+// Encoder turns an event into what an exec or http sink sends for it: its JSON line as
+// a file sink writes it, or, with a jq expression, the lines the expression yields
+// (listener.ErrFiltered when it yields nothing).
+type Encoder struct {
+	Printer *render.Printer // JSON lines; used without Query
+	Query   *render.JQ
+	Differ  *render.Differ
+	ShowOld bool
+	// JQError is told of a jq run-time error on an event, which is then filtered out.
+	JQError func(ev *event.Event, err error)
+}
+
+// Encode returns ev's bytes, newline-terminated, in a new slice.
+func (e *Encoder) Encode(ev *event.Event) ([]byte, error) {
+	if e.Query == nil {
+		return e.Printer.Append(nil, ev)
+	}
+	input, err := render.EnvelopeValue(ev, e.Differ, e.ShowOld)
+	if err != nil {
+		return nil, err
+	}
+	outputs, err := e.Query.Run(context.Background(), input)
+	var buf []byte
+	if err == nil {
+		for _, v := range outputs {
+			if !render.Truthy(v) {
+				continue
+			}
+			if buf, err = render.AppendJQOutput(buf, v, false); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		if e.JQError != nil {
+			e.JQError(ev, err)
+		}
+		return nil, listener.ErrFiltered
+	}
+	if len(buf) == 0 {
+		return nil, listener.ErrFiltered
+	}
+	return buf, nil
+}

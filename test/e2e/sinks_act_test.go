@@ -1,0 +1,846 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// receiver is a real HTTP server on 127.0.0.1 that an http sink posts to. It records
+// every request, and answers as it is told: 2xx, a status (with Retry-After), hanging,
+// or not at all (down: its port refuses connections until it comes back up).
+type receiver struct {
+	t    *testing.T
+	addr string
+
+	mu       sync.Mutex
+	srv      *http.Server
+	answers  []answer // the next answers, in order; then 200
+	requests []request
+}
+
+// answer is how the receiver answers one request.
+type answer struct {
+	status     int
+	retryAfter string
+	body       string
+	hang       bool // never answer (until the client gives up)
+}
+
+// request is one request the receiver got.
+type request struct {
+	at     time.Time
+	header http.Header
+	lines  []string
+	answer int // the status it was given; 0 for hung
+}
+
+func startReceiver(t *testing.T) *receiver {
+	r := &receiver{t: t}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.addr = ln.Addr().String()
+	r.serve(ln)
+	t.Cleanup(r.down)
+	return r
+}
+
+func (r *receiver) url() string { return "http://" + r.addr + "/hook" }
+
+func (r *receiver) serve(ln net.Listener) {
+	srv := &http.Server{Handler: http.HandlerFunc(r.handle)}
+	r.mu.Lock()
+	r.srv = srv
+	r.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
+}
+
+// down closes the port and every connection: the receiver is gone.
+func (r *receiver) down() {
+	r.mu.Lock()
+	srv := r.srv
+	r.srv = nil
+	r.mu.Unlock()
+	if srv != nil {
+		_ = srv.Close()
+	}
+}
+
+// up serves again on the same port.
+func (r *receiver) up() {
+	r.t.Helper()
+	var ln net.Listener
+	var err error
+	for range 50 { // the port may linger for a moment
+		if ln, err = net.Listen("tcp", r.addr); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.serve(ln)
+}
+
+func (r *receiver) answerNext(as ...answer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.answers = append(r.answers, as...)
+}
+
+func (r *receiver) handle(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	rec := request{at: time.Now(), header: req.Header.Clone()}
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(body), "\n"), "\n") {
+		if line != "" {
+			rec.lines = append(rec.lines, line)
+		}
+	}
+	r.mu.Lock()
+	a := answer{status: http.StatusOK}
+	if len(r.answers) > 0 {
+		a = r.answers[0]
+		r.answers = r.answers[1:]
+	}
+	if !a.hang {
+		rec.answer = a.status
+	}
+	r.requests = append(r.requests, rec)
+	r.mu.Unlock()
+	if a.hang {
+		<-req.Context().Done()
+		return
+	}
+	if a.retryAfter != "" {
+		w.Header().Set("Retry-After", a.retryAfter)
+	}
+	w.WriteHeader(a.status)
+	_, _ = io.WriteString(w, a.body)
+}
+
+func (r *receiver) got() []request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.requests)
+}
+
+// delivered lists the names of the configmaps in the requests answered 2xx, in order.
+func (r *receiver) delivered(t *testing.T) []string {
+	var names []string
+	for _, req := range r.got() {
+		if req.answer/100 != 2 {
+			continue
+		}
+		for _, line := range req.lines {
+			var ev envelope
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("the receiver got a line that is not an event: %q: %v", line, err)
+			}
+			names = append(names, ev.name())
+		}
+	}
+	return names
+}
+
+// waitDelivered waits until the receiver was given n events.
+func (r *receiver) waitDelivered(t *testing.T, p *proc, n int, timeout time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		names := r.delivered(t)
+		if len(names) >= n {
+			return names
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the receiver got %d of %d events within %s; stderr:\n%s", len(names), n, timeout, p.Stderr())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// labelled configmaps are what these tests watch (-l sinks-act=yes): the namespace's own
+// kube-root-ca.crt is left out.
+func createLabelled(t *testing.T, ns string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"sinks-act": "yes"}},
+			Data: map[string]string{"n": "0"}}
+		if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating configmap %s/%s: %v", ns, name, err)
+		}
+	}
+}
+
+func names(prefix string, from, to int) []string {
+	var ns []string
+	for i := from; i < to; i++ {
+		ns = append(ns, fmt.Sprintf("%s-%03d", prefix, i))
+	}
+	return ns
+}
+
+// watchArgs watches the labelled configmaps of ns, from now on, with the summary on.
+func watchArgs(ns string, more ...string) []string {
+	return append([]string{"watch", "configmaps", "-n", ns, "-l", "sinks-act=yes", "--watch-only", "--no-screen",
+		"-v=1", "--kubeconfig", kubeconfig}, more...)
+}
+
+// waitWatching waits until kubeevents says it is watching.
+func waitWatching(t *testing.T, p *proc) {
+	t.Helper()
+	p.waitStderr(30*time.Second, regexp.MustCompile(`watching configmaps`))
+}
+
+// summaryOf reads a sink's counts from the exit summary ("hook 12 delivered, 3 dropped").
+func summaryOf(t *testing.T, stderr, sink string) map[string]int {
+	t.Helper()
+	m := regexp.MustCompile(`stopped after [\d,]+ events?.* — (.*)`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no summary in:\n%s", stderr)
+	}
+	for part := range strings.SplitSeq(m[1], "; ") {
+		name, rest, _ := strings.Cut(part, " ")
+		if name != sink {
+			continue
+		}
+		counts := map[string]int{}
+		for c := range strings.SplitSeq(rest, ", ") {
+			num, what, _ := strings.Cut(c, " ")
+			n, err := strconv.Atoi(strings.ReplaceAll(num, ",", ""))
+			if err != nil {
+				t.Fatalf("summary part %q: %v", c, err)
+			}
+			counts[what] = n
+		}
+		return counts
+	}
+	t.Fatalf("no sink %q in the summary %q", sink, m[1])
+	return nil
+}
+
+// Under on-full=block, an http sink loses nothing while its receiver is down: the events
+// wait, and each arrives exactly once when it is back.
+func TestHTTPSinkBlockLosesNothingAcrossAnOutage(t *testing.T) {
+	ns := newNamespace(t)
+	r := startReceiver(t)
+	p := startProc(t, io.Discard, nil, watchArgs(ns, "--sink",
+		"http(name=hook,on-full=block,buffer=8,batch=5,batch-interval=100ms,retries=1000)="+r.url())...)
+	waitWatching(t, p)
+
+	createLabelled(t, ns, names("a", 0, 10)...)
+	r.waitDelivered(t, p, 10, 30*time.Second)
+	r.down()
+	createLabelled(t, ns, names("a", 10, 40)...) // 30 while the receiver is down: more than the buffer holds
+	time.Sleep(2 * time.Second)
+	r.up()
+	createLabelled(t, ns, names("a", 40, 50)...)
+	r.waitDelivered(t, p, 50, 60*time.Second)
+
+	p.signal(os.Interrupt)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+	got := r.delivered(t)
+	sorted := slices.Sorted(slices.Values(got))
+	if !slices.Equal(sorted, names("a", 0, 50)) {
+		t.Errorf("the receiver got %d events, want each of 50 once: %v", len(got), sorted)
+	}
+	if s := summaryOf(t, p.Stderr(), "hook"); s["delivered"] != 50 || len(s) != 1 {
+		t.Errorf("summary %v, want 50 delivered and nothing else", s)
+	}
+	if !strings.Contains(p.Stderr(), `http sink "hook": POST `+r.url()+`: connection refused; retry 1 of 1000 in `) {
+		t.Errorf("the outage was not said; stderr:\n%s", p.Stderr())
+	}
+}
+
+// Under on-full=drop-oldest, an http sink whose receiver is down drops events, and the
+// summary and the metrics count exactly those the receiver never got.
+func TestHTTPSinkDropOldestCountsDropsAndMetricsAgree(t *testing.T) {
+	ns := newNamespace(t)
+	r := startReceiver(t)
+	metricsAddr := freeAddr(t)
+	p := startProc(t, io.Discard, nil, watchArgs(ns, "--metrics-addr", metricsAddr, "--sink",
+		"http(name=hook,on-full=drop-oldest,buffer=5,batch=1,retries=1000)="+r.url())...)
+	waitWatching(t, p)
+	r.down()
+	const total = 40
+	createLabelled(t, ns, names("d", 0, total)...)
+	// Every event was made, and the buffer is full: drops happened.
+	waitMetric(t, p, metricsAddr, `kubeevents_events_total{type="ADDED"}`, total)
+	r.up()
+	deadline := time.Now().Add(60 * time.Second)
+	var mf map[string]*dto.MetricFamily
+	for {
+		mf = scrape(t, metricsAddr)
+		if value(mf, "kubeevents_sink_delivered_total", "sink", "hook")+value(mf, "kubeevents_sink_dropped_total", "sink", "hook") == total {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delivered + dropped never reached %d; stderr:\n%s", total, p.Stderr())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.signal(os.Interrupt)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+	got := r.delivered(t)
+	s := summaryOf(t, p.Stderr(), "hook")
+	if s["delivered"] != len(got) || s["dropped"] != total-len(got) || s["dropped"] == 0 {
+		t.Errorf("summary %v, but the receiver got %d of %d", s, len(got), total)
+	}
+	if !slices.Contains(got, fmt.Sprintf("d-%03d", total-1)) {
+		t.Errorf("drop-oldest lost the newest event; the receiver got %v", got)
+	}
+	// The metrics say what the summary says.
+	for what, n := range map[string]int{"delivered": s["delivered"], "dropped": s["dropped"], "failed": 0, "received": total} {
+		if got := value(mf, "kubeevents_sink_"+what+"_total", "sink", "hook"); got != float64(n) {
+			t.Errorf("kubeevents_sink_%s_total = %v, summary says %d", what, got, n)
+		}
+	}
+	if got := value(mf, "kubeevents_sink_queue_capacity", "sink", "hook"); got != 5 {
+		t.Errorf("kubeevents_sink_queue_capacity = %v, want 5", got)
+	}
+	if h := mf["kubeevents_delivery_lag_seconds"]; h == nil || h.GetMetric()[0].GetHistogram().GetSampleCount() != uint64(s["delivered"]) {
+		t.Errorf("delivery lag histogram: %v, want %d samples", h, s["delivered"])
+	}
+	if ev := mf["kubeevents_events_total"]; ev == nil || label(ev.GetMetric()[0], "resource") != "configmaps" || label(ev.GetMetric()[0], "cluster") == "" {
+		t.Errorf("kubeevents_events_total labels: %v", ev)
+	}
+}
+
+// An http sink sends batches of at most batch= events as JSON Lines, retries a request
+// that hung, a 429 after its Retry-After, and a 500, then fails a 4xx at once; its token
+// header reaches the receiver and no output, even at -v=9.
+func TestHTTPSinkBatchesRetriesAndKeepsItsToken(t *testing.T) {
+	ns := newNamespace(t)
+	r := startReceiver(t)
+	const token = "Bearer e2e-secret-token-4711"
+	r.answerNext(answer{hang: true}, answer{status: 429, retryAfter: "2"}, answer{status: 503})
+	var stdout lockedBuffer
+	p := startProc(t, &stdout, []string{"HOOK_TOKEN=" + token}, append(watchArgs(ns, "--sink",
+		`http(name=hook,batch=4,batch-interval=500ms,timeout=1s,retries=5,header="Authorization=env:HOOK_TOKEN;X-Source=e2e")=`+r.url()), "-v=9")...)
+	waitWatching(t, p)
+	createLabelled(t, ns, names("b", 0, 10)...)
+	r.waitDelivered(t, p, 10, 60*time.Second)
+
+	reqs := r.got()
+	if len(reqs) < 4 {
+		t.Fatalf("%d requests, want the hung one, the 429, the 503 and more", len(reqs))
+	}
+	first := reqs[0]
+	for i, req := range reqs {
+		if len(req.lines) == 0 || len(req.lines) > 4 {
+			t.Errorf("request %d holds %d events, want 1 to 4", i, len(req.lines))
+		}
+		if ct := req.header.Get("Content-Type"); ct != "application/x-ndjson" {
+			t.Errorf("request %d: Content-Type %q", i, ct)
+		}
+		if req.header.Get("Authorization") != token || req.header.Get("X-Source") != "e2e" {
+			t.Errorf("request %d: headers %v", i, req.header)
+		}
+		if i > 0 && i < 4 && !slices.Equal(req.lines, first.lines) {
+			t.Errorf("retry %d sent other events: %v, first %v", i, req.lines, first.lines)
+		}
+	}
+	// The hung request is given up after timeout=1s; the retry after the 429 waits the 2s
+	// it asked for.
+	if d := reqs[1].at.Sub(reqs[0].at); d < time.Second {
+		t.Errorf("retry after a hung request came %s later, before the 1s timeout", d)
+	}
+	if d := reqs[2].at.Sub(reqs[1].at); d < 2*time.Second || d > 4*time.Second {
+		t.Errorf("retry after 429 with Retry-After: 2 came %s later", d)
+	}
+	t.Logf("retry after a hung request: %s, after 429 (Retry-After: 2): %s, after 503: %s",
+		reqs[1].at.Sub(reqs[0].at), reqs[2].at.Sub(reqs[1].at), reqs[3].at.Sub(reqs[2].at))
+
+	// A 4xx fails its batch at once, said once with the status and the body's first line.
+	r.answerNext(answer{status: 400, body: "payload rejected: no field x\nsecond line"})
+	createLabelled(t, ns, "b-bad")
+	p.waitStderr(30*time.Second, regexp.MustCompile(`400 Bad Request: payload rejected: no field x; the receiver refused 1 event`))
+	createLabelled(t, ns, "b-after")
+	r.waitDelivered(t, p, 11, 30*time.Second)
+
+	p.signal(os.Interrupt)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+	if s := summaryOf(t, p.Stderr(), "hook"); s["delivered"] != 11 || s["failed"] != 1 {
+		t.Errorf("summary %v, want 11 delivered, 1 failed", s)
+	}
+	if strings.Contains(p.Stderr(), "second line") {
+		t.Errorf("more than the body's first line was said")
+	}
+	for what, out := range map[string]string{"stderr": p.Stderr(), "stdout": stdout.String()} {
+		if strings.Contains(out, "e2e-secret-token") {
+			t.Errorf("the token is in %s at -v=9", what)
+		}
+	}
+	if !strings.Contains(p.Stderr(), "round_trippers") {
+		t.Errorf("-v=9 printed no request dumps: the test does not show that they leave the token out")
+	}
+}
+
+// An exec sink runs a real script once per event with its JSON line on stdin: every event
+// exactly once, each object's events in order with concurrency=3, a failed run retried,
+// a run that keeps failing counted as failed, and the script's stderr passed on with the
+// sink's name.
+func TestExecSinkRunsAScriptPerEvent(t *testing.T) {
+	ns := newNamespace(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	script := filepath.Join(dir, "on-change.sh")
+	// It fails the first run of every event of c-001 (a marker file per seq), always
+	// fails for poison, and appends the event to out.jsonl otherwise.
+	err := os.WriteFile(script, []byte(`#!/bin/bash
+set -eu
+line=$(cat)
+marker="`+dir+`/tried-$KUBEEVENTS_SEQ"
+if [ "$KUBEEVENTS_NAME" = poison ]; then echo "cannot handle $KUBEEVENTS_NAME" >&2; exit 3; fi
+if [ "$KUBEEVENTS_NAME" = c-001 ] && [ ! -e "$marker" ]; then touch "$marker"; echo "first try of $KUBEEVENTS_SEQ fails" >&2; exit 1; fi
+echo "handled $KUBEEVENTS_TYPE $KUBEEVENTS_NAMESPACE/$KUBEEVENTS_NAME attempt $KUBEEVENTS_ATTEMPT" >&2
+printf '%s\n' "$line" >> "`+out+`"
+`), 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, io.Discard, nil, watchArgs(ns, "--sink", "exec(name=script,concurrency=3,retries=2,timeout=10s)="+script)...)
+	waitWatching(t, p)
+	objs := names("c", 0, 4)
+	createLabelled(t, ns, objs...)
+	for round := 1; round <= 3; round++ {
+		for _, name := range objs {
+			patchConfigMap(t, ns, name, fmt.Sprintf(`{"data":{"n":"%d"}}`, round))
+		}
+	}
+	createLabelled(t, ns, "poison")
+	want := len(objs) * 4
+	deadline := time.Now().Add(60 * time.Second)
+	for len(fileLines(out)) < want || !strings.Contains(p.Stderr(), `exec sink "script"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the script wrote %d of %d events; stderr:\n%s", len(fileLines(out)), want, p.Stderr())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.signal(os.Interrupt)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+	evs := parseEvents(t, out, []byte(strings.Join(fileLines(out), "\n")+"\n"))
+	if len(evs) != want {
+		t.Fatalf("the script wrote %d events, want %d", len(evs), want)
+	}
+	seen := map[uint64]bool{}
+	versions := map[string][]string{}
+	for _, ev := range evs {
+		if seen[ev.Seq] {
+			t.Errorf("event %d written twice", ev.Seq)
+		}
+		seen[ev.Seq] = true
+		versions[ev.name()] = append(versions[ev.name()], ev.meta().Metadata.ResourceVersion)
+	}
+	for name, rvs := range versions {
+		if len(rvs) != 4 || !slices.IsSortedFunc(rvs, func(a, b string) int {
+			x, _ := strconv.Atoi(a)
+			y, _ := strconv.Atoi(b)
+			return x - y
+		}) {
+			t.Errorf("%s's events were handled in the order %v", name, rvs)
+		}
+	}
+	if s := summaryOf(t, p.Stderr(), "script"); s["delivered"] != want || s["failed"] != 1 {
+		t.Errorf("summary %v, want %d delivered, 1 failed (poison)", s, want)
+	}
+	stderr := p.Stderr()
+	for _, line := range []string{
+		`kubeevents: [script] first try of`,
+		`kubeevents: [script] handled ADDED ` + ns + `/c-001 attempt 2`,
+		`kubeevents: [script] cannot handle poison`,
+		`exec sink "script": event failed after 2 retries: exit status 3`,
+	} {
+		if !strings.Contains(stderr, line) {
+			t.Errorf("stderr lacks %q:\n%s", line, stderr)
+		}
+	}
+}
+
+// Bad exec and http options are one clear line before anything runs; config validate
+// knows the new kinds.
+func TestSinksActBadOptions(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "script.sh")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sink string
+		code int
+		want string
+	}{
+		{"http=hooks.example.com/x", 2, `URL "hooks.example.com/x" has no http:// or https:// scheme`},
+		{"http(batch-interval=soon)=http://127.0.0.1:1/x", 2, `option "batch-interval": invalid duration "soon"`},
+		{"http(header=Authorization=file:" + dir + "/missing)=http://127.0.0.1:1/x", 4, `header Authorization: cannot read ` + dir + `/missing: no such file or directory`},
+		{"http(ca-file=" + notExec + ")=https://127.0.0.1:1/x", 4, `ca-file ` + notExec + `: no PEM certificate in it`},
+		{"exec=" + notExec, 4, `command "` + notExec + `": permission denied`},
+		{"exec=no-such-command-kubeevents", 4, `command "no-such-command-kubeevents": executable file not found in $PATH`},
+		{`exec=sh -c 'unterminated`, 2, `unterminated ' in the command`},
+		{"http(single,batch=5)=http://127.0.0.1:1/x", 2, `sink "http": single sends one event per request; drop batch and batch-bytes, or single`},
+	} {
+		r := runKubeevents(t, 30*time.Second, "watch", "configmaps", "--sink", tc.sink)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != tc.code || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+			t.Errorf("--sink %s: exit %d, stderr:\n%s\nwant exit %d and one line with %q", tc.sink, r.code, r.stderr, tc.code, tc.want)
+		}
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	_ = os.WriteFile(cfg, []byte("sinks:\n  - type: http\n    url: https://hooks.example.com/k8s\n    batch: 50\n    headers: Authorization=env:KUBEEVENTS_E2E_UNSET\n"), 0o600)
+	r := runKubeevents(t, 30*time.Second, "config", "validate", cfg)
+	if r.code != 2 || !strings.Contains(r.stderr, "environment variable KUBEEVENTS_E2E_UNSET is not set") {
+		t.Errorf("config validate: exit %d, stderr %s", r.code, r.stderr)
+	}
+	_ = os.WriteFile(cfg, []byte("sinks:\n  - type: exec\n    command: sh -c 'cat >> out.jsonl'\n    concurrency: 2\n  - type: http\n    url: example.com\n"), 0o600)
+	r = runKubeevents(t, 30*time.Second, "config", "validate", cfg)
+	if r.code != 2 || !strings.Contains(r.stderr, `config.yaml:6:10: sinks[1].url: URL "example.com" has no http:// or https:// scheme`) {
+		t.Errorf("config validate: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
+// freeAddr is a 127.0.0.1 address whose port is free now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// scrape reads /metrics with the Prometheus text parser.
+func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("scraping: %v", err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mf, err := parser.TextToMetricFamilies(bufio.NewReader(resp.Body))
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v", err)
+	}
+	return mf
+}
+
+// value sums a family's samples whose label has the value ("" matches all).
+func value(mf map[string]*dto.MetricFamily, name, labelName, labelValue string) float64 {
+	f := mf[name]
+	if f == nil {
+		return -1
+	}
+	sum := 0.0
+	for _, m := range f.GetMetric() {
+		if labelName != "" && label(m, labelName) != labelValue {
+			continue
+		}
+		switch {
+		case m.GetCounter() != nil:
+			sum += m.GetCounter().GetValue()
+		case m.GetGauge() != nil:
+			sum += m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// waitMetric waits until a counter, given as name{label="value"}, reaches n.
+func waitMetric(t *testing.T, p *proc, addr, sel string, n float64) {
+	t.Helper()
+	name, lv, _ := strings.Cut(strings.TrimSuffix(sel, "}"), "{")
+	ln, lval, _ := strings.Cut(lv, "=")
+	lval = strings.Trim(lval, `"`)
+	deadline := time.Now().Add(30 * time.Second)
+	for value(scrape(t, addr), name, ln, lval) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never reached %v; stderr:\n%s", sel, n, p.Stderr())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func fileLines(path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var lines []string
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if line != "" {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// At exit, --grace bounds the last flush: a receiver that hangs does not hold kubeevents,
+// and what the sink still held counts as dropped.
+func TestHTTPSinkGraceBoundsTheLastFlush(t *testing.T) {
+	ns := newNamespace(t)
+	r := startReceiver(t)
+	r.answerNext(answer{hang: true}, answer{hang: true}, answer{hang: true})
+	p := startProc(t, io.Discard, nil, watchArgs(ns, "--grace", "1s", "--sink",
+		"http(name=hook,batch=10,batch-interval=100ms,timeout=1m)="+r.url())...)
+	waitWatching(t, p)
+	createLabelled(t, ns, names("g", 0, 3)...)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(r.got()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no request; stderr:\n%s", p.Stderr())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	start := time.Now()
+	p.signal(os.Interrupt)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+	took := time.Since(start)
+	t.Logf("exited %s after the interrupt, with --grace 1s and a receiver that hangs", took.Round(time.Millisecond))
+	if took > 3*time.Second {
+		t.Errorf("exit took %s with --grace 1s", took)
+	}
+	if s := summaryOf(t, p.Stderr(), "hook"); s["delivered"] != 0 || s["dropped"] != 3 {
+		t.Errorf("summary %v, want 0 delivered, 3 dropped", s)
+	}
+	if !strings.Contains(p.Stderr(), `sink "hook" did not finish writing within --grace 1s; 3 events it still held were dropped`) {
+		t.Errorf("stderr:\n%s", p.Stderr())
+	}
+}
+
+// An https receiver is trusted through ca-file and asks for a client certificate, which
+// cert-file and key-file give; without ca-file its certificate is refused, and the events
+// count as failed.
+func TestHTTPSinkTLSWithCAAndClientCertificate(t *testing.T) {
+	ns := newNamespace(t)
+	dir := t.TempDir()
+	ca, caKey := newCA(t)
+	serverCert := issue(t, ca, caKey, "127.0.0.1", dir, "server")
+	issue(t, ca, caKey, "kubeevents", dir, "client")
+	writePEM(t, filepath.Join(dir, "ca.crt"), "CERTIFICATE", ca.Raw)
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+
+	var mu sync.Mutex
+	var clients []string
+	var lines int
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		clients = append(clients, req.TLS.PeerCertificates[0].Subject.CommonName)
+		lines += strings.Count(string(body), "\n")
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted sink's handshakes fail, as they should
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{serverCert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	p := startProc(t, io.Discard, nil, watchArgs(ns,
+		"--sink", fmt.Sprintf("http(name=trusted,batch-interval=100ms,ca-file=%s/ca.crt,cert-file=%s/client.crt,key-file=%s/client.key)=%s/hook", dir, dir, dir, srv.URL),
+		"--sink", fmt.Sprintf("http(name=untrusted,batch-interval=100ms,retries=0,cert-file=%s/client.crt,key-file=%s/client.key)=%s/hook", dir, dir, srv.URL))...)
+	waitWatching(t, p)
+	createLabelled(t, ns, names("t", 0, 4)...)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := lines
+		mu.Unlock()
+		if n >= 4 && strings.Contains(p.Stderr(), `http sink "untrusted"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the receiver got %d events; stderr:\n%s", n, p.Stderr())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.signal(os.Interrupt)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+	if s := summaryOf(t, p.Stderr(), "trusted"); s["delivered"] != 4 {
+		t.Errorf("trusted: summary %v", s)
+	}
+	if s := summaryOf(t, p.Stderr(), "untrusted"); s["failed"] != 4 || s["delivered"] != 0 {
+		t.Errorf("untrusted: summary %v", s)
+	}
+	if !strings.Contains(p.Stderr(), "certificate signed by unknown authority") {
+		t.Errorf("the untrusted sink did not say why:\n%s", p.Stderr())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, cn := range clients {
+		if cn != "kubeevents" {
+			t.Errorf("client certificate %q", cn)
+		}
+	}
+}
+
+func newCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubeevents e2e CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, key
+}
+
+// issue makes a certificate for name signed by ca, writes NAME.crt and NAME.key in dir,
+// and returns it.
+func issue(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, name, dir, file string) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	if ip := net.ParseIP(name); ip != nil {
+		tmpl.IPAddresses = []net.IP{ip}
+	}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, filepath.Join(dir, file+".crt"), "CERTIFICATE", der)
+	writePEM(t, filepath.Join(dir, file+".key"), "EC PRIVATE KEY", keyDER)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFaultMetricsCountOutages: kube-apiserver is killed and started again; the metrics
+// count one outage of the watched type, how long it lasted, and whether it took a re-list,
+// as stderr says it.
+func TestFaultMetricsCountOutages(t *testing.T) {
+	fc := faultsCluster(t)
+	ns := fc.newNamespace(t)
+	addr := freeAddr(t)
+	p := startProc(t, io.Discard, nil, "watch", "configmaps", "-n", ns, "-o", "json", "-v=1",
+		"--metrics-addr", addr, "--kubeconfig", fc.kubeconfig)
+	waitWatching(t, p)
+	mf := scrape(t, addr)
+	if v := value(mf, "kubeevents_watch_outages_total", "", ""); v > 0 {
+		t.Fatalf("outages before any: %v", v)
+	}
+	const down = 3 * time.Second
+	restarted := fc.restartAPIServer(t, down)
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	p.waitStderr(90*time.Second, regexp.MustCompile(`watch of configmaps resumed; no events were missed|re-synced [\d,]+ configmaps`))
+	mf = scrape(t, addr)
+	if v := value(mf, "kubeevents_watch_outages_total", "resource", "configmaps"); v != 1 {
+		t.Errorf("kubeevents_watch_outages_total = %v, want 1; stderr:\n%s", v, p.Stderr())
+	}
+	relisted := 0.0
+	if strings.Contains(p.Stderr(), "re-synced") {
+		relisted = 1
+	}
+	if v := value(mf, "kubeevents_watch_relists_total", "resource", "configmaps"); v != relisted {
+		t.Errorf("kubeevents_watch_relists_total = %v, want %v; stderr:\n%s", v, relisted, p.Stderr())
+	}
+	h := mf["kubeevents_watch_reconnect_seconds"]
+	if h == nil || len(h.GetMetric()) != 1 {
+		t.Fatalf("kubeevents_watch_reconnect_seconds: %v", h)
+	}
+	hist := h.GetMetric()[0].GetHistogram()
+	t.Logf("outage of %s (kube-apiserver down, then starting): reconnect took %.2fs, re-listed: %v", down, hist.GetSampleSum(), relisted == 1)
+	if hist.GetSampleCount() != 1 || hist.GetSampleSum() < down.Seconds() || hist.GetSampleSum() > 90 {
+		t.Errorf("reconnect histogram: %d samples, sum %.2fs; want 1 of at least %s", hist.GetSampleCount(), hist.GetSampleSum(), down)
+	}
+	p.signal(os.Interrupt)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+}
