@@ -161,6 +161,7 @@ func TestTypeGoneIsWaitedFor(t *testing.T) {
 		notFound := apierrors.NewNotFound(schema.GroupResource{Group: "e2e.kubeevents.dev", Resource: "gizmos"}, "")
 		var calls []time.Duration
 		start := time.Now()
+		var mu sync.Mutex // the resume timer says its line from a goroutine of its own
 		var said []string
 		w := &watchReporter{
 			inner: &cache.ListWatch{
@@ -172,8 +173,12 @@ func TestTypeGoneIsWaitedFor(t *testing.T) {
 					return watch.NewFake(), nil
 				},
 			},
-			resource:   gizmos,
-			warn:       func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) },
+			resource: gizmos,
+			warn: func(format string, args ...any) {
+				mu.Lock()
+				defer mu.Unlock()
+				said = append(said, fmt.Sprintf(format, args...))
+			},
 			fatal:      func(err error) { t.Errorf("fatal: %v", err) },
 			watching:   true,
 			crdDeleted: func(context.Context) bool { return true },
@@ -192,6 +197,8 @@ func TestTypeGoneIsWaitedFor(t *testing.T) {
 			"watch of gizmos.e2e.kubeevents.dev lost: customresourcedefinition gizmos.e2e.kubeevents.dev was deleted; waiting for it to come back",
 			"watch of gizmos.e2e.kubeevents.dev resumed; no events were missed",
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		if !slices.Equal(said, wantSaid) {
 			t.Errorf("said %q, want %q", said, wantSaid)
 		}
