@@ -75,6 +75,9 @@ type Options struct {
 	// (--with-events); Accept, if set, picks the objects that become events at all.
 	Related bool
 	Accept  func(obj any) bool
+	// Annotate, if set, completes each event before it is numbered (--owned: its owner
+	// chain and rollout state), so that Until and every sink see the same.
+	Annotate func(ev *event.Event)
 	// Warn prints one diagnostic line (watch lost, re-synced, ...); Fatal ends the
 	// command, for errors before the first watch is established. Both may be called from
 	// client-go's goroutines.
@@ -197,7 +200,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	if len(opts.Names) > 1 {
 		m.names = opts.Names
 	}
-	m.related, m.accept = opts.Related, opts.Accept
+	m.related, m.accept, m.annotate = opts.Related, opts.Accept, opts.Annotate
 	handlers := make([]*handler, len(regs))
 	for i, reg := range regs {
 		handlers[i] = &handler{minter: m, receiver: reg.Receiver, resyncs: reg.Resync > 0}
@@ -420,6 +423,7 @@ type minter struct {
 	leftSelector func(obj any) bool
 	related      bool
 	accept       func(obj any) bool
+	annotate     func(ev *event.Event)
 	receivers    int
 	seq          *atomic.Uint64
 	encoder      *wire.PartEncoder // shared by this informer's events
@@ -473,6 +477,9 @@ func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown bo
 	}
 	if old != nil {
 		ev.Old = old.(runtime.Object)
+	}
+	if m.annotate != nil {
+		m.annotate(ev)
 	}
 	if typ == event.Sync {
 		return ev
