@@ -47,6 +47,9 @@ type Tree struct {
 	mu      sync.Mutex
 	nodes   map[types.UID]*node
 	outside map[types.UID]bool // owners found not to lead to the root, never looked up again
+	// unsure is set while a chain is followed when a lookup failed for another reason
+	// than NotFound: what the chain led to is then not cached as outside.
+	unsure bool
 	cycles  map[types.UID]bool // owners whose cycle was reported
 }
 
@@ -99,6 +102,7 @@ func (t *Tree) Accept(kind string) func(obj any) bool {
 		}
 		t.mu.Lock()
 		defer t.mu.Unlock()
+		t.unsure = false
 		return t.joinLocked(kind, m, map[types.UID]bool{}) != nil
 	}
 }
@@ -175,9 +179,14 @@ func (t *Tree) ownerLocked(ref metav1.OwnerReference, namespace string, visited 
 		t.outside[ref.UID] = true
 		return nil
 	case err != nil:
+		t.unsure = true
 		return nil // asked again at the child's next change
 	}
-	return t.joinLocked(ref.Kind, owner, visited)
+	n := t.joinLocked(ref.Kind, owner, visited)
+	if n == nil && !t.unsure {
+		t.outside[ref.UID] = true
+	}
+	return n
 }
 
 // Annotate completes an event of a followed object: its owner chain and, for an owner
