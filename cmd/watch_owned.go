@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 
 	"github.com/kubeevents/kubeevents/internal/engine"
@@ -28,10 +29,16 @@ type ownedFlags struct {
 	children []resource.Resource // set by connectOwned: the default types, then --owned-types
 }
 
-func (f *ownedFlags) addFlags(fs *pflag.FlagSet) {
+func (f *ownedFlags) addFlags(c *cobra.Command, configFlags *genericclioptions.ConfigFlags) {
+	fs := c.Flags()
 	fs.BoolVar(&f.Owned, "owned", false, "with TYPE/NAME: also follow every object it owns, transitively (a Deployment's ReplicaSets and their pods, a CronJob's Jobs and their pods, ...)")
 	fs.StringSliceVar(&f.Types, "owned-types", nil, "with --owned: also watch these types for children (e.g. a custom controller's resources), besides the defaults of the owner's kind")
 	fs.BoolVar(&f.UntilRollout, "until-rollout", false, "with --owned: exit 0 once the object's rollout completes, 1 when it fails (as kubectl rollout status; a Job: complete or failed)")
+	_ = c.RegisterFlagCompletionFunc("owned-types", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return clusterCompletion(cmd, configFlags, func(context.Context) []cobra.Completion {
+			return completeTypes(configFlags, toComplete)
+		}), noFiles
+	})
 }
 
 // parseTypeSlashName reads the one TYPE/NAME argument, as kubectl takes it.
