@@ -50,7 +50,7 @@ type Tree struct {
 	// unsure is set while a chain is followed when a lookup failed for another reason
 	// than NotFound: what the chain led to is then not cached as outside.
 	unsure bool
-	cycles  map[types.UID]bool // owners whose cycle was reported
+	cycles map[types.UID]bool // owners whose cycle was reported
 }
 
 // node is one object of the tree and its owner in it (nil for the root).
