@@ -32,10 +32,10 @@ type RolloutFailedError struct{ Message string }
 
 func (e *RolloutFailedError) Error() string { return "rollout failed: " + e.Message }
 
-// ownedRoot sets the root informer's options: every version of the root is shown, and
-// joins the tree.
+// ownedRoot sets the root informer's options (its one name is the root's): every
+// version of the root is shown, and joins the tree.
 func (o *Owned) ownedRoot(opts *informer.Options) {
-	opts.Accept = o.Tree.AcceptRoot(o.RootKind)
+	opts.Accept = o.Tree.AcceptRoot(o.RootKind, opts.Names[0])
 	opts.Annotate = o.Tree.Annotate
 }
 

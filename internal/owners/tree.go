@@ -74,13 +74,13 @@ func NewTree(root metav1.Object, rootKind string, owning []schema.GroupKind, loo
 	return t
 }
 
-// AcceptRoot is the Accept of the root's informer (which watches the root by name): the
-// root is always shown, and if it was deleted and created again, the new one is the
-// root of the tree too.
-func (t *Tree) AcceptRoot(kind string) func(obj any) bool {
+// AcceptRoot is the Accept of the root's informer (which the server filters by the
+// root's name): the root is always shown, and if it was deleted and created again, the
+// new one is the root of the tree too.
+func (t *Tree) AcceptRoot(kind, name string) func(obj any) bool {
 	return func(obj any) bool {
 		m, err := meta.Accessor(obj)
-		if err != nil {
+		if err != nil || m.GetName() != name {
 			return false
 		}
 		t.mu.Lock()
@@ -93,7 +93,8 @@ func (t *Tree) AcceptRoot(kind string) func(obj any) bool {
 }
 
 // Accept is the Accept of a child type's informer: whether obj is in the tree, or joins
-// it now because one of its owners is.
+// it now because one of its owners is. The root is left to its own informer (a child
+// type may be the root's type too).
 func (t *Tree) Accept(kind string) func(obj any) bool {
 	return func(obj any) bool {
 		m, err := meta.Accessor(obj)
@@ -103,7 +104,8 @@ func (t *Tree) Accept(kind string) func(obj any) bool {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		t.unsure = false
-		return t.joinLocked(kind, m, map[types.UID]bool{}) != nil
+		n := t.joinLocked(kind, m, map[types.UID]bool{})
+		return n != nil && n.parent != nil
 	}
 }
 

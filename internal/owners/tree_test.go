@@ -83,6 +83,9 @@ func TestTreeJoinsInOrder(t *testing.T) {
 	if s.asked != 0 {
 		t.Errorf("the server was asked %d times; everything was delivered in order", s.asked)
 	}
+	if tree.Accept("Deployment")(d) || !tree.AcceptRoot("Deployment", "web")(d) || tree.AcceptRoot("Deployment", "web")(rs) {
+		t.Error("the root is a child type's, or the root informer takes another object")
+	}
 	if got := annotated(tree, pod); got != "Deployment/web>ReplicaSet/web-1" {
 		t.Errorf("pod's owners = %q", got)
 	}
