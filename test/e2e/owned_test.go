@@ -101,10 +101,16 @@ func TestOwnedRollingUpdate(t *testing.T) {
 	}
 	start := time.Now()
 	js := startKubeevents(t, "watch", "deployment/web", "-n", ns, "--owned", "--with-events", "--until-rollout", "--timeout", "80s", "-o", "json")
-	js.waitFor(20*time.Second, "the Deployment's own ADDED event, waiting for the rollout", func(line string) bool {
-		ev := parseOwned(t, line)
-		return ev.kind() == "Deployment" && ev.hasOwners && len(ev.Owners) == 0 && ev.Rollout != nil && ev.Rollout.State == "progressing"
-	})
+	// The same without --until-rollout: it goes on after the rollout, until the old pods
+	// are gone (the Deployment may say it rolled out before the last old pod's deletion
+	// reaches the stream: they come through different watches).
+	full := startKubeevents(t, "watch", "deployment/web", "-n", ns, "--owned", "-o", "json")
+	for _, s := range []*stream{js, full} {
+		s.waitFor(20*time.Second, "the Deployment's own ADDED event, waiting for the rollout", func(line string) bool {
+			ev := parseOwned(t, line)
+			return ev.kind() == "Deployment" && ev.hasOwners && len(ev.Owners) == 0 && ev.Rollout != nil && ev.Rollout.State == "progressing"
+		})
+	}
 	setPaused(t, ns, "web", false)
 	_, code := js.wait(livingWait)
 	took := time.Since(start)
@@ -160,14 +166,30 @@ func TestOwnedRollingUpdate(t *testing.T) {
 	if len(added) < 2 || len(ready) < 2 {
 		t.Errorf("new pods ADDED %v, Running and Ready %v: want 2 of each", added, ready)
 	}
-	// The Deployment says it rolled out only once no old pod is left running; kwok deletes
-	// them once their grace period is over, which may be a moment after.
-	for name := range oldPods {
-		if terminating[name] == 0 {
-			t.Errorf("old pod %s never seen TERMINATING", name)
+	// The first old pod goes while the rollout is under way.
+	if len(terminating) == 0 {
+		t.Errorf("no old pod seen TERMINATING before the rollout completed")
+	}
+	// Every old pod: TERMINATING, then DELETED, under its old ReplicaSet.
+	terminating, deleted = map[string]int{}, map[string]int{}
+	full.waitJSON(livingWait, "both old pods DELETED", func(envelope) bool {
+		ev := parseOwned(t, full.all[len(full.all)-1])
+		if ev.kind() == "Pod" && oldPods[ev.name()] {
+			if !strings.HasPrefix(ev.chain(), "Deployment/web>ReplicaSet/") || strings.HasSuffix(ev.chain(), "/"+newRS) {
+				t.Errorf("old pod %s: owners %q, want its old ReplicaSet", ev.name(), ev.chain())
+			}
+			switch {
+			case ev.Type == "DELETED":
+				deleted[ev.name()] = len(full.all)
+			case ev.pod(t).Metadata.DeletionTimestamp != nil && terminating[ev.name()] == 0:
+				terminating[ev.name()] = len(full.all)
+			}
 		}
-		if deleted[name] != 0 && deleted[name] < terminating[name] {
-			t.Errorf("old pod %s DELETED (line %d) before TERMINATING (line %d)", name, deleted[name], terminating[name])
+		return len(deleted) == len(oldPods)
+	})
+	for name := range oldPods {
+		if terminating[name] == 0 || terminating[name] > deleted[name] {
+			t.Errorf("old pod %s: TERMINATING at line %d, DELETED at line %d; want TERMINATING first", name, terminating[name], deleted[name])
 		}
 	}
 	if related == 0 {
