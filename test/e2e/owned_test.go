@@ -376,3 +376,93 @@ func TestOwnedCompletion(t *testing.T) {
 		t.Errorf("watch deploy/wo<TAB> = %q, want deploy/worker", got.values)
 	}
 }
+
+// A CronJob has no selector: its Jobs and their pods are found through the owner
+// references alone, two levels down, with the chain CronJob › Job › Pod.
+func TestOwnedCronJobChain(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	cj := &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly"},
+		Spec: batchv1.CronJobSpec{Schedule: "0 0 1 1 *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "run", Image: "busybox"}}}}}}},
+	}
+	created, err := client.BatchV1().CronJobs(ns).Create(context.Background(), cj, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating cronjob: %v", err)
+	}
+	// Another Job in the namespace, owned by nothing: left out.
+	other := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Spec: created.Spec.JobTemplate.Spec}
+	if _, err := client.BatchV1().Jobs(ns).Create(context.Background(), other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	js := startKubeevents(t, "watch", "cronjob/nightly", "-n", ns, "--owned", "-o", "json")
+	js.waitFor(20*time.Second, "the CronJob's ADDED", func(line string) bool { return parseOwned(t, line).kind() == "CronJob" })
+	// What `kubectl create job --from=cronjob/nightly` creates: a Job the CronJob controls.
+	yes := true
+	run := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "nightly-manual", OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: "batch/v1", Kind: "CronJob", Name: "nightly", UID: created.UID, Controller: &yes}}}, Spec: created.Spec.JobTemplate.Spec}
+	if _, err := client.BatchV1().Jobs(ns).Create(context.Background(), run, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	js.waitJSON(livingWait, "the Job's pod Succeeded, under CronJob › Job", func(envelope) bool {
+		ev := parseOwned(t, js.all[len(js.all)-1])
+		return ev.kind() == "Pod" && ev.chain() == "CronJob/nightly>Job/nightly-manual" && ev.pod(t).Status.Phase == "Succeeded"
+	})
+	for _, l := range js.all {
+		ev := parseOwned(t, l)
+		if ev.kind() == "Job" && ev.chain() != "CronJob/nightly" || ev.name() == "other" || strings.HasPrefix(ev.name(), "other-") {
+			t.Errorf("event not of the CronJob's tree, or with a wrong chain (%q): %s", ev.chain(), l)
+		}
+	}
+}
+
+// A kind that owns nothing by default, with --owned-types: a custom chain of owner
+// references (ConfigMap › Secret › ConfigMap) is followed through the types named.
+func TestOwnedTypesCustomChain(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	parent, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "parent"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := func(kind, name string, uid types.UID) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "v1", Kind: kind, Name: name, UID: uid}}
+	}
+	js := startKubeevents(t, "watch", "configmap/parent", "-n", ns, "--owned", "--owned-types", "secrets,configmaps", "-o", "json")
+	js.waitFor(20*time.Second, "the parent's ADDED", func(line string) bool { return parseOwned(t, line).name() == "parent" })
+	secret, err := client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "child",
+		OwnerReferences: ref("ConfigMap", "parent", parent.UID)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "stranger"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "grandchild",
+		OwnerReferences: ref("Secret", "child", secret.UID)}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	js.waitJSON(20*time.Second, "the grandchild under ConfigMap › Secret", func(envelope) bool {
+		ev := parseOwned(t, js.all[len(js.all)-1])
+		return ev.name() == "grandchild" && ev.chain() == "ConfigMap/parent>Secret/child"
+	})
+	js.interrupt(10 * time.Second)
+	for _, l := range js.all {
+		ev := parseOwned(t, l)
+		switch ev.name() {
+		case "parent":
+			if !ev.hasOwners || len(ev.Owners) != 0 {
+				t.Errorf("the followed object's owners: %q (present %v), want []", ev.chain(), ev.hasOwners)
+			}
+		case "child":
+			if ev.chain() != "ConfigMap/parent" {
+				t.Errorf("secret's owners %q", ev.chain())
+			}
+		case "grandchild":
+		default:
+			t.Errorf("an object outside the tree: %s", l)
+		}
+	}
+}
