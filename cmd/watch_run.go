@@ -39,14 +39,14 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	if err != nil {
 		return err
 	}
-	o.checkNamespace(ctx)
-
 	cfg := o.engineConfig(listeners)
 	if o.Owned.Owned {
+		// Before the namespace check: an object that is not there says it all.
 		if cfg.Owned, err = o.ownedConfig(ctx, clients); err != nil {
 			return err
 		}
 	}
+	o.checkNamespace(ctx)
 	if onlyStdout(o.sinks) {
 		gone := make(chan struct{})
 		watchCtx, stopWatching := context.WithCancel(ctx)
