@@ -161,3 +161,17 @@ func (o *WatchOptions) ownedConfig(ctx context.Context, clients informer.Clients
 	cfg.Tree = owners.NewTree(obj, root.GVK.Kind, owning, lookup, o.warnf)
 	return cfg, nil
 }
+
+// followed says what --owned follows, for the line at start-up ("deployments.apps web
+// in shop and what it owns: replicasets.apps, pods").
+func (o *WatchOptions) followed() string {
+	children := make([]string, len(o.Owned.children))
+	for i, c := range o.Owned.children {
+		children[i] = c.String()
+	}
+	where := " in " + o.namespace
+	if !o.resources[0].Namespaced {
+		where = ""
+	}
+	return fmt.Sprintf("%s %s%s and what it owns: %s", o.resources[0], o.Names[0], where, strings.Join(children, ", "))
+}

@@ -189,6 +189,9 @@ func (o *WatchOptions) summaryShown() bool {
 // watched says what is watched where: the namespace only for namespaced types
 // ("pods, configmaps in default; nodes (cluster-scoped)").
 func (o *WatchOptions) watched() string {
+	if o.Owned.Owned {
+		return o.followed()
+	}
 	var namespaced, cluster []string
 	for _, r := range o.resources {
 		if r.Namespaced {
