@@ -110,16 +110,24 @@ func (t *Tree) Accept(kind string) func(obj any) bool {
 }
 
 // AcceptEvent is the Accept of the core Events' informer (--with-events): Events about
-// an object of the tree.
+// an object of the tree. An Event may come before the object it is about (a pod's
+// Scheduled before the pod's informer delivered the pod): an object of a followed kind
+// that the tree does not know yet is looked up, as an owner would be, and joins the tree
+// if it belongs to it.
 func (t *Tree) AcceptEvent(obj any) bool {
 	ev, ok := obj.(*corev1.Event)
 	if !ok {
 		return false
 	}
+	ref := ev.InvolvedObject
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, in := t.nodes[ev.InvolvedObject.UID]
-	return in
+	if _, in := t.nodes[ref.UID]; in {
+		return true
+	}
+	t.unsure = false
+	return t.ownerLocked(metav1.OwnerReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID},
+		ref.Namespace, map[types.UID]bool{}) != nil
 }
 
 // joinLocked returns obj's node, adding it if one of its owners leads to the root; nil

@@ -177,8 +177,20 @@ func TestTreeEvents(t *testing.T) {
 	if !tree.AcceptEvent(about) {
 		t.Fatal("an Event about the ReplicaSet was not accepted")
 	}
-	if tree.AcceptEvent(&corev1.Event{InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "x", UID: "x"}}) {
+	if tree.AcceptEvent(&corev1.Event{InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Name: "x", UID: "x"}}) {
 		t.Error("an Event about another object was accepted")
+	}
+	// An Event about a pod of the tree that its informer has not delivered yet: the pod
+	// is looked up and joins.
+	pod := object("Pod", "web-1-a", "p", &rs.ObjectMeta)
+	s.objects = map[string]metav1.Object{"Pod/web-1-a": pod}
+	early := &corev1.Event{InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Name: "web-1-a", Namespace: "ns", UID: "p"}}
+	if !tree.AcceptEvent(early) || !tree.Accept("Pod")(pod) {
+		t.Error("an Event that came before its pod, or the pod after it, was not accepted")
+	}
+	asked := s.asked
+	if tree.AcceptEvent(&corev1.Event{InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Name: "x", UID: "x"}}) || s.asked != asked {
+		t.Error("an Event about an object found outside the tree was accepted, or looked up again")
 	}
 	ev := &event.Event{Object: about, Related: true}
 	tree.Annotate(ev)
