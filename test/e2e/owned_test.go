@@ -466,3 +466,48 @@ func TestOwnedTypesCustomChain(t *testing.T) {
 		}
 	}
 }
+
+// A StatefulSet's rollout, by kubectl's rule for StatefulSets: its pods (StatefulSet ›
+// Pod) become ready one after the other, then --until-rollout exits 0.
+func TestOwnedStatefulSet(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	two := int32(2)
+	grace := int64(3)
+	labels := map[string]string{"app": "db"}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: &two, ServiceName: "db",
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, Containers: []corev1.Container{{Name: "db", Image: "postgres:17"}}}},
+		},
+	}
+	if _, err := client.AppsV1().StatefulSets(ns).Create(context.Background(), sts, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating statefulset: %v", err)
+	}
+	r := runKubeevents(t, livingWait, "watch", "sts/db", "-n", ns, "--owned", "--until-rollout", "--timeout", "80s", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s\nstdout:\n%s", r.code, r.stderr, r.stdout)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	ready := map[string]bool{}
+	for _, l := range lines {
+		if ev := parseOwned(t, l); ev.kind() == "Pod" {
+			if ev.chain() != "StatefulSet/db" {
+				t.Errorf("pod %s: owners %q, want StatefulSet/db", ev.name(), ev.chain())
+			}
+			if ev.pod(t).runningReady() {
+				ready[ev.name()] = true
+			}
+		}
+	}
+	if !ready["db-0"] || !ready["db-1"] {
+		t.Errorf("pods seen Running and Ready: %v, want db-0 and db-1\n%s", ready, r.stdout)
+	}
+	last := parseOwned(t, lines[len(lines)-1])
+	if last.kind() != "StatefulSet" || last.Rollout == nil || last.Rollout.State != "complete" {
+		t.Errorf("last event is not the StatefulSet's completed rollout: %s", lines[len(lines)-1])
+	}
+}
