@@ -3,6 +3,8 @@ package render
 import (
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -48,6 +50,23 @@ func addOwnersValue(envelope map[string]any, ev *event.Event) {
 	if ev.Rollout != nil {
 		envelope["rollout"] = map[string]any{"state": string(ev.Rollout.State), "message": ev.Rollout.Message}
 	}
+}
+
+// ownersYAML is appendOwnersJSON for -o yaml: the keys and values to add to the
+// envelope's mapping.
+func ownersYAML(ev *event.Event) []*yaml.Node {
+	var kv []*yaml.Node
+	if ev.Owners != nil {
+		chain := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for _, o := range ev.Owners {
+			chain.Content = append(chain.Content, mapping(str("kind"), str(o.Kind), str("name"), str(o.Name)))
+		}
+		kv = append(kv, str("owners"), chain)
+	}
+	if ev.Rollout != nil {
+		kv = append(kv, str("rollout"), mapping(str("state"), str(string(ev.Rollout.State)), str("message"), str(ev.Rollout.Message)))
+	}
+	return kv
 }
 
 // shortKinds are kubectl's short names of the kinds an owner chain usually holds, to keep

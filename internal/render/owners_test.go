@@ -90,3 +90,15 @@ func TestOwnedJSON(t *testing.T) {
 }
 
 func matches(pattern, line string) bool { return regexp.MustCompile(pattern).MatchString(line) }
+
+func TestOwnedYAML(t *testing.T) {
+	out := string(render(t, Options{Format: FormatYAML, Location: time.UTC}, ownedEvents()[:2]))
+	for _, want := range []string{
+		"owners: []\nrollout:\n  state: progressing\n  message: 'Waiting for deployment \"web\" rollout to finish: 1 of 2 updated replicas are available...'\nobject:",
+		"owners:\n- kind: Deployment\n  name: web\n- kind: ReplicaSet\n  name: web-7d9f8\nobject:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("YAML lacks %q:\n%s", want, out)
+		}
+	}
+}
