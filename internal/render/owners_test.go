@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -100,5 +101,19 @@ func TestOwnedYAML(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("YAML lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A Job's line says how many of its completions succeeded, as kubectl get jobs does.
+func TestJobSummary(t *testing.T) {
+	three := int32(3)
+	job := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: "default"},
+		Spec:       batchv1.JobSpec{Completions: &three},
+		Status:     batchv1.JobStatus{Succeeded: 1, Active: 2, Failed: 1}}
+	out := string(render(t, Options{Format: FormatPretty, Namespace: "default", Location: time.UTC},
+		[]*event.Event{{Type: event.Modified, Time: t0, Seq: 1, Kind: "Job", Object: job, Old: job}}))
+	if !strings.Contains(out, "once  succeeded 1/3  active 2  failed 1\n") {
+		t.Errorf("Job line: %q", out)
 	}
 }

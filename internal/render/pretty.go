@@ -9,6 +9,7 @@ import (
 
 	"github.com/fatih/color"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -322,6 +323,12 @@ func (p *Printer) appendSummary(dst []byte, ev *event.Event, m metav1.Object, is
 	case *appsv1.ReplicaSet:
 		dst = appendReplicas(dst, o.Status.ReadyReplicas, replicasOrOne(o.Spec.Replicas))
 		dst = appendCount(dst, "available", o.Status.AvailableReplicas)
+	case *batchv1.Job:
+		// kubectl get jobs' COMPLETIONS, then the pods at work and the failed ones.
+		dst = strconv.AppendInt(append(dst, "succeeded "...), int64(o.Status.Succeeded), 10)
+		dst = strconv.AppendInt(append(dst, '/'), int64(replicasOrOne(o.Spec.Completions)), 10)
+		dst = appendCount(dst, "active", o.Status.Active)
+		dst = appendCount(dst, "failed", o.Status.Failed)
 	case *corev1.ConfigMap:
 		keys := len(o.Data) + len(o.BinaryData)
 		dst = strconv.AppendInt(append(dst, "data "...), int64(keys), 10)
