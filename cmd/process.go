@@ -3,6 +3,7 @@ package cmd
 import (
 	"flag"
 	"io"
+	"os"
 	"runtime/debug"
 	"strconv"
 
@@ -30,6 +31,30 @@ func setupKlog(verbosity int, errOut io.Writer) {
 	}
 	klog.SetOutput(io.Discard)
 	klog.LogToStderr(false)
+}
+
+// HTTP/2 health checks: client-go pings a connection that has carried nothing for
+// HTTP2_READ_IDLE_TIMEOUT_SECONDS and drops it when no answer comes within
+// HTTP2_PING_TIMEOUT_SECONDS (by default 30 and 15). A watch on a path that silently
+// stopped carrying packets (no RST: a half-open connection) is noticed only then. A
+// quiet watch is the normal case here, so kubeevents asks sooner, unless the user set
+// them: it then says that the watch was lost within 25 s rather than 45.
+const (
+	http2ReadIdleTimeoutSeconds = "15"
+	http2PingTimeoutSeconds     = "10"
+)
+
+// setHTTP2HealthChecks sets client-go's HTTP/2 health-check timeouts for this process,
+// before any client is built (client-go reads them when it builds a transport).
+func setHTTP2HealthChecks(lookupEnv func(string) (string, bool)) {
+	for name, value := range map[string]string{
+		"HTTP2_READ_IDLE_TIMEOUT_SECONDS": http2ReadIdleTimeoutSeconds,
+		"HTTP2_PING_TIMEOUT_SECONDS":      http2PingTimeoutSeconds,
+	} {
+		if _, set := lookupEnv(name); !set {
+			_ = os.Setenv(name, value)
+		}
+	}
 }
 
 // capVerbosityForSecrets keeps Secret values out of client-go's logs: from -v=8 it logs

@@ -4,6 +4,7 @@ package cmd
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -80,7 +81,10 @@ from one shared informer, showing what changed in every update.`,
 	configFlags.AddFlags(root.PersistentFlags())
 	configureClients(configFlags, root.Context)
 	verbosity := root.PersistentFlags().IntP("v", "v", 0, "diagnostics: 1 shows the start line and exit summary even when stderr is not a terminal; 6 and up also log client-go's requests (credentials masked)")
-	root.PersistentPreRun = func(*cobra.Command, []string) { setupKlog(*verbosity, streams.ErrOut) }
+	root.PersistentPreRun = func(*cobra.Command, []string) {
+		setupKlog(*verbosity, streams.ErrOut)
+		setHTTP2HealthChecks(os.LookupEnv)
+	}
 
 	root.AddCommand(NewWatchCommand(configFlags, streams, verbosity))
 	root.AddCommand(NewConfigCommand(streams))

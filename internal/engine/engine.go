@@ -155,6 +155,8 @@ type run struct {
 	limitOnce  sync.Once
 	conditions *exitConditions // nil without Until and UntilDeleted
 	informers  []*informer.Informer
+	// stopNamespaceWatch ends watchNamespace (nil when it does not run).
+	stopNamespaceWatch func()
 
 	// synced is what Config.Synced returned, undone when the run ends (and not called
 	// once it has ended).
@@ -288,6 +290,11 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 		inf.Start()
 	}
 	go r.afterSync(ctx)
+	if cfg.Namespace != "" && clients.Dynamic != nil && namespaced(cfg.Resources) {
+		nsCtx, stop := context.WithCancel(ctx)
+		r.stopNamespaceWatch = stop
+		go watchNamespace(nsCtx, clients.Dynamic, cfg.Namespace, cfg.Warn)
+	}
 	return true, nil
 }
 
@@ -398,6 +405,9 @@ func (r *run) shutdown(reason StopReason) Result {
 		awaitSeen(cfg.Listeners, cfg.MaxEvents, cfg.Grace)
 	}
 	deadline := time.Now().Add(cfg.Grace)
+	if r.stopNamespaceWatch != nil {
+		r.stopNamespaceWatch()
+	}
 	stopInformers(r.informers, cfg.Listeners, deadline)
 	made := r.seq.Load()
 	if cfg.MaxEvents > 0 {

@@ -13,11 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
@@ -102,6 +104,9 @@ type Informer struct {
 	done      chan struct{}
 }
 
+// crdResource is where CustomResourceDefinitions are served.
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
 // New builds the informer and registers every receiver before it starts, as client-go
 // requires for resync periods to be honoured.
 func New(res resource.Resource, clients Clients, opts Options, regs []Registration) (*Informer, error) {
@@ -183,7 +188,13 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		fatal = func(error) {}
 	}
 	inf.lw = lw
-	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe}
+	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe, example: example}
+	if clients.Dynamic != nil && res.GVR.Group != "" && !scheme.Scheme.IsGroupRegistered(res.GVR.Group) {
+		reporter.crdDeleted = func(ctx context.Context) bool {
+			_, err := clients.Dynamic.Resource(crdResource).Get(ctx, crdName(res), metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}
+	}
 	seq := opts.Seq
 	if seq == nil {
 		seq = new(atomic.Uint64)
@@ -201,6 +212,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		m.names = opts.Names
 	}
 	m.related, m.accept, m.annotate = opts.Related, opts.Accept, opts.Annotate
+	m.vanished = reporter.vanished.has
 	handlers := make([]*handler, len(regs))
 	for i, reg := range regs {
 		handlers[i] = &handler{minter: m, receiver: reg.Receiver, resyncs: reg.Resync > 0}
@@ -424,9 +436,12 @@ type minter struct {
 	related      bool
 	accept       func(obj any) bool
 	annotate     func(ev *event.Event)
-	receivers    int
-	seq          *atomic.Uint64
-	encoder      *wire.PartEncoder // shared by this informer's events
+	// vanished tells a DELETED notification of an object that a re-list found gone
+	// (final state unknown) from one the watch reported.
+	vanished  func(obj any) bool
+	receivers int
+	seq       *atomic.Uint64
+	encoder   *wire.PartEncoder // shared by this informer's events
 
 	mu      sync.Mutex
 	pending map[notification]*pendingEvent
@@ -559,7 +574,8 @@ func (h *handler) OnDelete(obj any) {
 		h.deliver(h.minter.shared(event.Deleted, tomb.Obj, tomb.Obj, nil, false, true))
 		return
 	}
-	h.deliver(h.minter.shared(event.Deleted, obj, obj, nil, false, false))
+	unknown := h.minter.vanished != nil && h.minter.vanished(obj)
+	h.deliver(h.minter.shared(event.Deleted, obj, obj, nil, false, unknown))
 }
 
 func (h *handler) deliver(ev *event.Event) {

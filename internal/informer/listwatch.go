@@ -3,7 +3,9 @@ package informer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +42,13 @@ type watchReporter struct {
 	// probe, shared by the cluster's informers, says when an unreachable server answers
 	// again (untilReachable); nil leaves retries to the reflector's backoff.
 	probe *serverProbe
+	// example is an object of the type the reflector expects (for the bookmarks of an
+	// in-place re-list); vanished marks what such a re-list found deleted.
+	example  runtime.Object
+	vanished vanishedSet
+	// crdDeleted, when set, tells whether the watched type's CustomResourceDefinition is
+	// gone (rather than the type no longer served for another reason).
+	crdDeleted func(ctx context.Context) bool
 
 	mu          sync.Mutex
 	watching    bool   // a watch has been opened once: from now on errors are retried
@@ -94,15 +103,27 @@ func (w *watchReporter) ListWithContext(ctx context.Context, options metav1.List
 }
 
 func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	// The watches kubeevents decodes itself call watchError from their decoder, before
-	// the event is handed on; others get an errorSpy. Either way the call may come before
+	// The watches kubeevents decodes itself call onError from their decoder, before the
+	// event is handed on; others get an errorSpy. Either way the call may come before
 	// this function is done with the watch: errored tells it so.
 	var errored bool // guarded by w.mu
-	onError := func() {
+	onError := func(status runtime.Object) ([]watch.Event, bool) {
 		w.mu.Lock()
-		defer w.mu.Unlock()
 		errored = true
 		w.watchErrorLocked()
+		w.mu.Unlock()
+		switch {
+		case connectionLost(status):
+			// The reflector would re-list, after its backoff; the server still has what
+			// happened meanwhile: end this watch as if the server had, and the reflector
+			// opens the next one where this one was, once the server answers again.
+			w.connectionLost()
+			return nil, true
+		case isGone(status) && w.store != nil && w.example != nil:
+			events := w.relistInPlace(ctx)
+			return events, events != nil
+		}
+		return nil, false
 	}
 	wi, err := untilReachable(ctx, w, func() (watch.Interface, error) {
 		return w.inner.WatchWithContext(wire.WithErrorHook(ctx, onError), options)
@@ -130,8 +151,9 @@ func (w *watchReporter) watchErrorLocked() {
 	w.stopResumeTimerLocked()
 }
 
-// errorSpy passes a watch's events through unchanged, calling onError for ERROR
-// events before handing them on.
+// errorSpy passes a watch's events through, calling onError for ERROR events before
+// handing them on, and handing on what it returns instead of them (the watch then ends
+// after those): what the watches of package wire do in their decoder.
 type errorSpy struct {
 	inner    watch.Interface
 	result   chan watch.Event
@@ -139,17 +161,26 @@ type errorSpy struct {
 	stopOnce sync.Once
 }
 
-func newErrorSpy(inner watch.Interface, onError func()) watch.Interface {
+func newErrorSpy(inner watch.Interface, onError wire.ErrorHook) watch.Interface {
 	s := &errorSpy{inner: inner, result: make(chan watch.Event), stop: make(chan struct{})}
 	go func() {
 		defer close(s.result)
 		for ev := range inner.ResultChan() {
+			events, replaced := []watch.Event{ev}, false
 			if ev.Type == watch.Error {
-				onError()
+				if replacement, replace := onError(ev.Object); replace {
+					inner.Stop()
+					events, replaced = replacement, true
+				}
 			}
-			select {
-			case s.result <- ev:
-			case <-s.stop:
+			for _, ev := range events {
+				select {
+				case s.result <- ev:
+				case <-s.stop:
+					return
+				}
+			}
+			if replaced {
 				return
 			}
 		}
@@ -162,6 +193,33 @@ func (s *errorSpy) ResultChan() <-chan watch.Event { return s.result }
 func (s *errorSpy) Stop() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.inner.Stop()
+}
+
+// connectionLost tells the ERROR event of a watch whose connection stopped carrying
+// anything (HTTP/2's health check got no answer, or TCP gave up): client-go makes it from
+// the error reading the stream.
+func connectionLost(status runtime.Object) bool {
+	s, ok := status.(*metav1.Status)
+	if !ok || s.Details == nil || s.Code != http.StatusInternalServerError {
+		return false
+	}
+	for _, cause := range s.Details.Causes {
+		if cause.Type == "ClientWatchDecoding" {
+			return strings.Contains(cause.Message, "http2: client connection lost") ||
+				strings.Contains(cause.Message, "connection timed out")
+		}
+	}
+	return false
+}
+
+// connectionLost reports a watch whose connection was lost.
+func (w *watchReporter) connectionLost() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.lost {
+		w.lost, w.lostCause = true, "unreachable"
+		w.warn("watch of %s lost (the connection to the server stopped answering); retrying…", w.resource)
+	}
 }
 
 // resumed declares an outage over when the watch re-opened without needing a re-list:
@@ -211,6 +269,35 @@ func (w *watchReporter) failed(err error) {
 	w.lostCause = kind
 }
 
+// typeGone says, once per outage, that the server no longer serves the watched type.
+func (w *watchReporter) typeGone(ctx context.Context) {
+	w.mu.Lock()
+	said := w.lost && w.lostCause == causeTypeGone
+	w.mu.Unlock()
+	if said {
+		return
+	}
+	words := fmt.Sprintf("the API server no longer serves %s", w.resource)
+	if w.crdDeleted != nil && w.crdDeleted(ctx) {
+		words = fmt.Sprintf("customresourcedefinition %s was deleted", crdName(w.resource))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopResumeTimerLocked()
+	if w.lost {
+		w.warn("watch of %s still lost: %s; waiting for it to come back", w.resource, words)
+	} else {
+		w.warn("watch of %s lost: %s; waiting for it to come back", w.resource, words)
+	}
+	w.lost, w.lostCause = true, causeTypeGone
+}
+
+// causeTypeGone is the outage cause of a type the server stopped serving.
+const causeTypeGone = "gone"
+
+// crdName is the name of the CustomResourceDefinition that defines res.
+func crdName(res resource.Resource) string { return res.GVR.Resource + "." + res.GVR.Group }
+
 // outageCause says what a failed list or watch during an outage is down to: kind tells
 // causes apart (a server that is down, missing rights, rejected credentials, ...),
 // words say it the way a user can act on.
@@ -220,6 +307,10 @@ func outageCause(err error, res resource.Resource) (kind, words string) {
 		return "forbidden", APIError(err, "list", res).Error()
 	case apierrors.IsUnauthorized(err):
 		return "unauthorized", APIError(err, "list", res).Error()
+	case apierrors.IsTooManyRequests(err):
+		// API Priority and Fairness (or a proxy) turned the request away: the server is
+		// up but will not serve these requests now.
+		return "throttled", "throttled by the API server: 429 Too Many Requests"
 	}
 	if _, _, ok := connectionProblem(err); ok {
 		return "unreachable", shortReason(err)

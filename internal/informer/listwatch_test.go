@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -73,5 +74,25 @@ func TestOutageCauseChanges(t *testing.T) {
 	_, _ = w.ListWithContext(context.Background(), metav1.ListOptions{})
 	if len(said) != 2 || said[0] != "watch of pods lost; re-listing…" || !strings.HasPrefix(said[1], "watch of pods still lost, now forbidden: ") {
 		t.Errorf("after a dropped watch, said:\n%s", strings.Join(said, "\n"))
+	}
+}
+
+// A watch whose stream could not be read because its connection was lost is told from
+// one that could not be decoded, and from the server's own errors.
+func TestConnectionLost(t *testing.T) {
+	reporter := apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding")
+	for _, c := range []struct {
+		status runtime.Object
+		want   bool
+	}{
+		{reporter.AsObject(errors.New("unable to decode an event from the watch stream: http2: client connection lost")), true},
+		{reporter.AsObject(errors.New("unable to decode an event from the watch stream: read tcp 127.0.0.1:1->127.0.0.1:2: read: connection timed out")), true},
+		{reporter.AsObject(errors.New("unable to decode an event from the watch stream: proto: illegal wireType 7")), false},
+		{&apierrors.NewInternalError(errors.New("http2: client connection lost")).ErrStatus, false},
+		{&apierrors.NewResourceExpired("too old resource version").ErrStatus, false},
+	} {
+		if got := connectionLost(c.status); got != c.want {
+			t.Errorf("connectionLost(%v) = %v, want %v", c.status, got, c.want)
+		}
 	}
 }

@@ -21,6 +21,9 @@ const (
 	// maxRetryAfter caps a server's Retry-After: never wait longer than client-go's own
 	// backoff would have.
 	maxRetryAfter = 30 * time.Second
+	// typeGonePoll spaces the calls that find out whether a type the server stopped
+	// serving is back (a CustomResourceDefinition deleted and created again).
+	typeGonePoll = time.Second
 )
 
 // serverProbe finds out, for all the informers of one cluster, when its API server
@@ -71,8 +74,11 @@ func (p *serverProbe) wait(ctx context.Context) error {
 	}
 }
 
-// probe checks the server, one probe at a time and at most one per interval (or per
-// Retry-After), until it is ready or nobody waits any more.
+// probe starts a check of the server every interval (or after a Retry-After), until one
+// finds it ready or nobody waits any more. A check does not wait for the one before it
+// to end: on a path that silently stopped carrying packets a check hangs until its
+// timeout, and the path may come back meanwhile; each check ends within probeTimeout,
+// so at most probeTimeout/interval of them are under way at once.
 func (p *serverProbe) probe() {
 	for {
 		p.mu.Lock()
@@ -81,23 +87,45 @@ func (p *serverProbe) probe() {
 			p.mu.Unlock()
 			return
 		}
-		delay := time.Until(p.notUntil)
-		p.mu.Unlock()
-		if delay > 0 {
-			time.Sleep(delay)
-			continue // the waiters may have gone meanwhile
-		}
-		start := time.Now()
-		ready, retryAfter := p.check(context.Background())
-		p.mu.Lock()
-		p.notUntil = start.Add(max(p.interval, min(retryAfter, maxRetryAfter)))
-		if ready {
-			close(p.ready)
-			p.ready = make(chan struct{})
-			p.waiting = 0
+		delay, ready := time.Until(p.notUntil), p.ready
+		if delay <= 0 {
+			start := time.Now()
+			p.notUntil = start.Add(p.interval)
+			go p.checkOnce(start, ready)
+			delay = p.interval
 		}
 		p.mu.Unlock()
+		// Then look again: a check may have found the server ready, or asked for a pause,
+		// or the waiters may have gone.
+		timer := time.NewTimer(delay)
+		select {
+		case <-timer.C:
+		case <-ready:
+			timer.Stop()
+		}
 	}
+}
+
+// checkOnce checks the server once and releases the waiters of ready if it is ready.
+func (p *serverProbe) checkOnce(start time.Time, ready chan struct{}) {
+	isReady, retryAfter := p.check(context.Background())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if retryAfter > 0 {
+		p.notUntil = maxTime(p.notUntil, start.Add(min(retryAfter, maxRetryAfter)))
+	}
+	if isReady && p.ready == ready {
+		close(p.ready)
+		p.ready = make(chan struct{})
+		p.waiting = 0
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // readyzCheck asks GET /readyz once, without client-go's retries (the probe has its own
@@ -149,21 +177,49 @@ func unreachable(err error) bool {
 }
 
 // untilReachable makes call, a list or watch call of w's informer, until it succeeds,
-// fails for a reason other than an unreachable server, or ctx ends (the informer
-// stops). Once the first watch was established, an unreachable server is reported as a
-// lost watch and waited for on the cluster's probe, rather than handed to the
-// reflector, which would back off for up to 30 s. Before it, errors end the command (a
-// server that is down at start-up is an error, not something to wait for).
+// fails for a reason other than an unreachable server or a type no longer served, or ctx
+// ends (the informer stops). Once the first watch was established, an unreachable server
+// is reported as a lost watch and waited for on the cluster's probe (after the
+// Retry-After the call's answer asked for, if any), rather than handed to the reflector,
+// which would back off for up to 30 s; so is a type the server stopped serving (its
+// CustomResourceDefinition deleted), asked for again every typeGonePoll. Before the
+// first watch, errors end the command (a server that is down at start-up is an error,
+// not something to wait for).
 func untilReachable[T any](ctx context.Context, w *watchReporter, call func() (T, error)) (T, error) {
 	for {
 		v, err := call()
-		if err == nil || w.probe == nil || !unreachable(err) || ctx.Err() != nil || !w.isWatching() {
+		if err == nil || ctx.Err() != nil || !w.isWatching() {
 			return v, err
 		}
-		w.failed(err)
-		if w.probe.wait(ctx) != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			w.typeGone(ctx)
+			if !sleepCtx(ctx, typeGonePoll) {
+				return v, err
+			}
+		case w.probe != nil && unreachable(err):
+			w.failed(err)
+			if seconds, ok := apierrors.SuggestsClientDelay(err); ok && !sleepCtx(ctx, min(time.Duration(seconds)*time.Second, maxRetryAfter)) {
+				return v, err
+			}
+			if w.probe.wait(ctx) != nil {
+				return v, err
+			}
+		default:
 			return v, err
 		}
+	}
+}
+
+// sleepCtx sleeps for d, or until ctx ends (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

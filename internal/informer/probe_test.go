@@ -99,6 +99,42 @@ func TestServerProbeReleasesEveryWaiterAtTwoProbesASecond(t *testing.T) {
 	})
 }
 
+// On a path that silently stopped carrying packets, a check hangs until its timeout. The
+// next check does not wait for it: the first one after the path is back finds the server,
+// at the usual pace of two a second.
+func TestServerProbeDoesNotWaitForAHungCheck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		pathBack := start.Add(1200 * time.Millisecond)
+		var mu sync.Mutex
+		var began []time.Duration
+		check := func(ctx context.Context) (bool, time.Duration) {
+			mu.Lock()
+			began = append(began, time.Since(start))
+			mu.Unlock()
+			if time.Now().Before(pathBack) {
+				time.Sleep(probeTimeout) // no answer: the check's own timeout ends it
+				return false, 0
+			}
+			return true, 0
+		}
+		p := &serverProbe{check: check, interval: probeInterval, ready: make(chan struct{})}
+		if err := p.wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if released := time.Since(start); released != 1500*time.Millisecond {
+			t.Errorf("released at %v, want 1.5s (the first check after the path came back at 1.2s)", released)
+		}
+		time.Sleep(probeTimeout) // the hung checks end
+		mu.Lock()
+		defer mu.Unlock()
+		want := []time.Duration{0, 500 * time.Millisecond, time.Second, 1500 * time.Millisecond}
+		if fmt.Sprint(began) != fmt.Sprint(want) {
+			t.Errorf("checks began at %v, want %v", began, want)
+		}
+	})
+}
+
 func TestServerProbeHonoursRetryAfter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"path"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,9 +38,10 @@ func WatchUnstructured(ctx context.Context, client rest.Interface, gvr schema.Gr
 	if err != nil {
 		return nil, false
 	}
-	dec := &unstructuredEventDecoder{body: body, decoder: kjson.NewDecoderCaseSensitivePreserveInts(body), onError: errorHook(ctx)}
-	w = watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
-	if dec.onError != nil {
+	dec := &unstructuredEventDecoder{body: body, decoder: kjson.NewDecoderCaseSensitivePreserveInts(body)}
+	hookedDec, hooked := withErrorHook(ctx, dec)
+	w = watch.NewStreamWatcher(hookedDec, streamErrorReporter)
+	if hooked {
 		w = HookedWatch{w}
 	}
 	return w, true
@@ -64,7 +63,6 @@ func resourcePath(gvr schema.GroupVersionResource, ns string) string {
 type unstructuredEventDecoder struct {
 	body    io.ReadCloser
 	decoder kjson.Decoder
-	onError func() // called before an ERROR event is handed on; may be nil
 }
 
 // watchFrame is one event of a JSON watch stream.
@@ -81,9 +79,6 @@ func (d *unstructuredEventDecoder) Decode() (watch.EventType, runtime.Object, er
 	switch frame.Type {
 	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
 	case watch.Error:
-		if d.onError != nil {
-			defer d.onError()
-		}
 		// A Status, for the reflector to read (410 Gone: the resourceVersion is too old).
 		status := &metav1.Status{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(frame.Object, status); err != nil {

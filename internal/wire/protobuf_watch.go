@@ -7,9 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"net/http"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -50,9 +48,10 @@ func WatchTyped(ctx context.Context, client rest.Interface, resource, ns string,
 		// reflector expects: let it open the watch.
 		return nil, false
 	}
-	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), onError: errorHook(ctx), reuse: newPartReuse(decoding)}
-	w = watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
-	if dec.onError != nil {
+	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), reuse: newPartReuse(decoding)}
+	hookedDec, hooked := withErrorHook(ctx, dec)
+	w = watch.NewStreamWatcher(hookedDec, streamErrorReporter)
+	if hooked {
 		w = HookedWatch{w}
 	}
 	return w, true
@@ -78,7 +77,6 @@ type protobufEventDecoder struct {
 	frame   []byte
 	event   metav1.WatchEvent
 	unknown runtime.Unknown
-	onError func() // called before an ERROR event is handed on; may be nil
 	reuse   *partReuse
 }
 
@@ -114,9 +112,6 @@ func (d *protobufEventDecoder) Decode() (watch.EventType, runtime.Object, error)
 	switch typ {
 	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
 	case watch.Error:
-		if d.onError != nil {
-			defer d.onError()
-		}
 	default:
 		return "", nil, fmt.Errorf("got invalid watch event type: %v", typ)
 	}

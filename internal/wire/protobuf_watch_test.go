@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -194,7 +196,14 @@ func TestWatchTypedCallsErrorHook(t *testing.T) {
 	})
 	client, _ := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
 	var calls atomic.Int32
-	w, ok := WatchTyped(WithErrorHook(context.Background(), func() { calls.Add(1) }), client, "pods", "ns", metav1.ListOptions{}, TypedDecoding{})
+	hook := ErrorHook(func(status runtime.Object) ([]watch.Event, bool) {
+		if s, ok := status.(*metav1.Status); !ok || s.Code != 410 {
+			t.Errorf("hook called with %#v, want the 410 Status", status)
+		}
+		calls.Add(1)
+		return nil, false
+	})
+	w, ok := WatchTyped(WithErrorHook(context.Background(), hook), client, "pods", "ns", metav1.ListOptions{}, TypedDecoding{})
 	if !ok {
 		t.Fatal("watch not opened")
 	}
@@ -218,6 +227,37 @@ func TestWatchTypedCallsErrorHook(t *testing.T) {
 			t.Error("a watch without a hook claims to call one")
 		}
 		w.Stop()
+	}
+}
+
+// An error hook that returns events replaces the ERROR event with them, and the watch
+// ends after them even though the server's stream goes on.
+func TestWatchErrorHookReplacesTheError(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns", ResourceVersion: "10"}}
+	later := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: "ns", ResourceVersion: "30"}}
+	stream := protobufStream(t, []watch.Event{
+		{Type: watch.Added, Object: pod},
+		{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired}},
+		{Type: watch.Added, Object: later},
+	})
+	client, _ := servePods(t, stream, "application/vnd.kubernetes.protobuf;stream=watch", http.StatusOK)
+	replacement := []watch.Event{
+		{Type: watch.Modified, Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns", ResourceVersion: "20"}}},
+		{Type: watch.Bookmark, Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "21"}}},
+	}
+	hook := ErrorHook(func(runtime.Object) ([]watch.Event, bool) { return replacement, true })
+	w, ok := WatchTyped(WithErrorHook(context.Background(), hook), client, "pods", "ns", metav1.ListOptions{}, TypedDecoding{})
+	if !ok {
+		t.Fatal("watch not opened")
+	}
+	var got []string
+	for ev := range w.ResultChan() {
+		m, _ := meta.Accessor(ev.Object)
+		got = append(got, fmt.Sprintf("%s %s@%s", ev.Type, m.GetName(), m.GetResourceVersion()))
+	}
+	want := []string{"ADDED a@10", "MODIFIED a@20", "BOOKMARK @21"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("events %q, want %q", got, want)
 	}
 }
 

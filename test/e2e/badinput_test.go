@@ -162,7 +162,8 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestBadInputUnknownNamespace: a namespace that does not exist is a warning, not an
-// error: kubeevents watches anyway, and the namespace's pods show up once it exists.
+// error: kubeevents watches anyway, says when the namespace is created, and its pods show
+// up once it exists.
 func TestBadInputUnknownNamespace(t *testing.T) {
 	ns := "not-yet-" + randomHex(4)
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json")
@@ -183,8 +184,8 @@ func TestBadInputUnknownNamespace(t *testing.T) {
 	if _, code := s.interrupt(10 * time.Second); code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0", code)
 	}
-	if s.Stderr() != want {
-		t.Errorf("stderr = %q, want only the warning", s.Stderr())
+	if created := fmt.Sprintf("kubeevents: namespace %s was created; watching it\n", ns); s.Stderr() != want+created {
+		t.Errorf("stderr = %q, want only the warning and %q", s.Stderr(), created)
 	}
 }
 
