@@ -52,7 +52,7 @@ say "An update whose pods no node can take: the rollout fails at its 15 s progre
 $k patch deployment web -p '{"spec":{"template":{"spec":{"nodeSelector":{"disk":"none-has-this"}}}}}' >/dev/null
 follow deployment/web "$@"
 
-say "kubectl rollout undo: back to the ReplicaSet that worked"
+say "kubectl rollout undo: the ReplicaSet that worked, still running, takes over at once"
 $k rollout undo deployment/web >/dev/null
 follow deployment/web "$@"
 
