@@ -120,7 +120,11 @@ func (o *WatchOptions) connectOwned(mapper meta.RESTMapper, disco discovery.Disc
 // without --owned waits for it.
 func (o *WatchOptions) ownedConfig(ctx context.Context, clients informer.Clients) (*engine.Owned, error) {
 	root, name := o.resources[0], o.Names[0]
-	obj, err := clients.Dynamic.Resource(root.GVR).Namespace(o.namespace).Get(ctx, name, metav1.GetOptions{})
+	namespace := o.namespace
+	if !root.Namespaced {
+		namespace = "" // its children are still looked for in the namespace
+	}
+	obj, err := clients.Dynamic.Resource(root.GVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		where := ""
 		if root.Namespaced {
