@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X github.com/kubeevents/kubeevents/cmd.version=$(VERSION) \
 	-X github.com/kubeevents/kubeevents/cmd.commit=$(shell git rev-parse --short HEAD 2>/dev/null) \
 	-X github.com/kubeevents/kubeevents/cmd.date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build demo lint test test-unit test-e2e test-bench test-faults soak fuzz cluster-up cluster-down bench bench-mem completions release-check clean
+.PHONY: build demo demo-rollout lint test test-unit test-e2e test-bench test-faults soak fuzz cluster-up cluster-down bench bench-mem completions release-check clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -17,6 +17,11 @@ build:
 # and watches the Deployments and pods until Ctrl-C.
 demo: build
 	hack/demo.sh
+
+# Follows rollouts with watch TYPE/NAME --owned --until-rollout on the living local
+# cluster: one that succeeds, one that passes its progress deadline, the rollback, a Job.
+demo-rollout: build
+	hack/demo-rollout.sh
 
 cluster-up:
 	hack/cluster.sh up

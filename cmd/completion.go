@@ -371,6 +371,12 @@ func kubeconfigCompletions(configFlags *genericclioptions.ConfigFlags, what, toC
 // of resource types, the rest are object names of those types.
 func completeWatchArgs(configFlags *genericclioptions.ConfigFlags) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if typ, name, ok := strings.Cut(toComplete, "/"); ok && len(args) == 0 {
+			// TYPE/NAME, as kubectl users type it (watch deployment/web --owned).
+			return clusterCompletion(cmd, configFlags, func(ctx context.Context) []cobra.Completion {
+				return prefixed(typ+"/", completeObjectNames(ctx, cmd, configFlags, []string{typ}, name))
+			}), noFiles
+		}
 		if len(args) == 0 {
 			return clusterCompletion(cmd, configFlags, func(context.Context) []cobra.Completion {
 				return completeTypes(configFlags, toComplete)
@@ -380,6 +386,14 @@ func completeWatchArgs(configFlags *genericclioptions.ConfigFlags) cobra.Complet
 			return completeObjectNames(ctx, cmd, configFlags, args, toComplete)
 		}), noFiles
 	}
+}
+
+// prefixed puts prefix before every completion.
+func prefixed(prefix string, comps []cobra.Completion) []cobra.Completion {
+	for i, c := range comps {
+		comps[i] = prefix + c
+	}
+	return comps
 }
 
 // completeTypes completes the last element of a comma-separated list of resource types

@@ -11,9 +11,9 @@ import (
 // Exit codes, documented in README: scripts tell the outcomes apart by them.
 const (
 	ExitOK         = 0 // a condition was met, the stream was interrupted, or --timeout ended a plain watch
-	ExitError      = 1 // the watch could not start or failed
+	ExitError      = 1 // the watch could not start or failed, or the rollout --until-rollout waited for failed
 	ExitUsage      = 2 // bad flags, arguments or configuration
-	ExitTimeout    = 3 // --timeout expired, or --max-events was reached, before --until / --until-deleted was met
+	ExitTimeout    = 3 // --timeout expired, or --max-events was reached, before --until / --until-deleted / --until-rollout was met
 	ExitSinkFailed = 4 // a sink could not be opened (nothing ran), or failed to write while the others ran to the end
 )
 

@@ -45,7 +45,11 @@ const watchExample = `  # Coloured live stream of pods in the current namespace
   kubeevents watch pods --sink file=events.jsonl --sink 'jq=select(.type=="DELETED")'
 
   # Wait until a pod is deleted, for at most 2 minutes
-  kubeevents watch pod web-0 --until-deleted --timeout 2m`
+  kubeevents watch pod web-0 --until-deleted --timeout 2m
+
+  # Follow a rollout: the Deployment, its ReplicaSets, their pods and their Events,
+  # until it succeeds (exit 0) or passes its progress deadline (exit 1)
+  kubeevents watch deployment/web --owned --with-events --until-rollout --timeout 5m`
 
 // WatchOptions are the settings of one `kubeevents watch`, filled from flags by cobra,
 // completed from the kubeconfig and the cluster by Complete, checked by Validate.
@@ -83,6 +87,7 @@ type WatchOptions struct {
 	WithEvents    bool
 	NoScreen      bool
 	MetricsAddr   string
+	Owned         ownedFlags
 
 	// From arguments.
 	TypeArgs []string // "pods", "deployments.apps", ...
@@ -163,12 +168,13 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.BoolVar(&o.NoDiff, "no-diff", false, "do not compute or show what changed")
 	f.StringArrayVar(&o.IgnorePaths, "ignore-path", nil, "leave a field out of diffs (JSON pointer or dotted path, * for any key; repeatable), e.g. status.conditions.*.lastHeartbeatTime")
 	f.IntVar(&o.MaxEvents, "max-events", 0, "exit after this many events (0: no limit); exit code 3 if --until or --until-deleted was not met by then")
-	f.DurationVar(&o.Timeout, "timeout", 0, "exit after this long; exit code 3 if --until or --until-deleted was not met by then")
+	f.DurationVar(&o.Timeout, "timeout", 0, "exit after this long; exit code 3 if --until, --until-deleted or --until-rollout was not met by then")
 	f.StringVar(&o.Until, "until", "", "exit 0 once an event makes this jq expression true (after printing it)")
 	f.BoolVar(&o.UntilDeleted, "until-deleted", false, "with NAME arguments: exit 0 once all named objects are deleted")
 	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values (redacted by default, in every sink)")
 	f.BoolVar(&o.WithEvents, "with-events", false, "also show new core Events about the watched objects, interleaved (EVENT, or WARNING highlighted)")
 	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "cache and report only object metadata (much less memory on large clusters)")
+	o.Owned.addFlags(c, configFlags)
 	c.ValidArgsFunction = completeWatchArgs(configFlags)
 	_ = c.RegisterFlagCompletionFunc("output", completeFormats)
 	_ = c.RegisterFlagCompletionFunc("color", completeColor)
@@ -259,7 +265,10 @@ func (o *WatchOptions) Connect() error {
 			o.resources = append(o.resources, res)
 		}
 	}
-	return o.checkNames()
+	if err := o.checkNames(); err != nil {
+		return err
+	}
+	return o.connectOwned(mapper, disco)
 }
 
 // checkNamespaceName refuses a namespace that cannot exist, as the API server would
@@ -310,6 +319,12 @@ func checkObjectName(res resource.Resource, name string) error {
 }
 
 func (o *WatchOptions) parseArgs(args []string) error {
+	if typ, name, ok := strings.Cut(args[0], "/"); ok {
+		if err := o.parseTypeSlashName(typ, name, args[1:]); err != nil {
+			return err
+		}
+		args = []string{typ, name}
+	}
 	for _, t := range strings.Split(args[0], ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			o.TypeArgs = append(o.TypeArgs, t)
@@ -612,7 +627,7 @@ func (o *WatchOptions) Validate() error {
 	if o.NoDiff && (o.ChangesOnly || len(o.IgnorePaths) > 0) {
 		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")
 	}
-	return nil
+	return o.validateOwned()
 }
 
 func oneLine(err error) string {

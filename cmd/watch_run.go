@@ -24,7 +24,8 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		var sinkFailed *engine.SinkFailedError
 		var timeout *engine.TimeoutError
 		var notMet *engine.NotMetError
-		if runErr != nil && !errors.As(runErr, &sinkFailed) && !errors.As(runErr, &timeout) && !errors.As(runErr, &notMet) {
+		var rolloutFailed *engine.RolloutFailedError
+		if runErr != nil && !errors.As(runErr, &sinkFailed) && !errors.As(runErr, &timeout) && !errors.As(runErr, &notMet) && !errors.As(runErr, &rolloutFailed) {
 			for _, f := range files {
 				f.RemoveIfUnused()
 			}
@@ -46,12 +47,17 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	if err != nil {
 		return err
 	}
-	o.checkNamespace(ctx)
-
 	cfg := o.engineConfig(listeners)
 	if o.metrics != nil {
 		cfg.Observer = o.metrics
 	}
+	if o.Owned.Owned {
+		// Before the namespace check: an object that is not there says it all.
+		if cfg.Owned, err = o.ownedConfig(ctx, clients); err != nil {
+			return err
+		}
+	}
+	o.checkNamespace(ctx)
 	if onlyStdout(o.sinks) {
 		gone := make(chan struct{})
 		watchCtx, stopWatching := context.WithCancel(ctx)
@@ -73,7 +79,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 
 // engineConfig is the watch the options describe, for the engine.
 func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Config {
-	informers := len(o.resources)
+	informers := len(o.resources) + len(o.Owned.children)
 	if o.WithEvents {
 		informers++
 	}
@@ -159,7 +165,7 @@ func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sin
 	out, err := config.Build(s, config.BuildEnv{
 		Stdout: o.Streams.Out, Color: o.colorFor(o.Streams.Out), Terminal: o.terminals.IsTerminal(o.Streams.Out),
 		TerminalWidth: o.terminals.Width(o.Streams.Out), Timestamps: o.Timestamps,
-		ShowKind: len(o.resources) > 1 || o.WithEvents, Namespace: o.namespace,
+		ShowKind: len(o.resources) > 1 || o.WithEvents || o.Owned.Owned, Namespace: o.namespace,
 		Differ: o.differ, ShowOld: o.ShowOld,
 		Query: o.queries[s.Name], Warn: o.warnf,
 		Opened: func(f *sink.File) { *files = append(*files, f) },
@@ -198,6 +204,9 @@ func (o *WatchOptions) summaryShown() bool {
 // watched says what is watched where: the namespace only for namespaced types
 // ("pods, configmaps in default; nodes (cluster-scoped)").
 func (o *WatchOptions) watched() string {
+	if o.Owned.Owned {
+		return o.followed()
+	}
 	var namespaced, cluster []string
 	for _, r := range o.resources {
 		if r.Namespaced {

@@ -21,6 +21,8 @@ type exitConditions struct {
 	until     *event.Until
 	met       chan struct{} // closed once a condition is met
 	isSynced  atomic.Bool
+	// failedRollout is the rollout whose failure met --until-rollout.
+	failedRollout atomic.Pointer[event.Rollout]
 }
 
 func newConditions(cfg Config) *exitConditions {
@@ -34,6 +36,9 @@ func (c *exitConditions) awaited() string {
 	if c.cfg.UntilDeleted {
 		return "--until-deleted"
 	}
+	if c.cfg.Owned != nil && c.cfg.Owned.UntilRollout {
+		return "--until-rollout"
+	}
 	return "--until"
 }
 
@@ -41,8 +46,23 @@ func (c *exitConditions) awaited() string {
 // For UntilDeleted the informer's cache no longer holds a deleted object when it is
 // asked.
 func (c *exitConditions) metBy(ev *event.Event) bool {
+	if c.cfg.Owned != nil && c.cfg.Owned.rolloutEnded(ev) {
+		if ev.Rollout.State == event.RolloutFailed {
+			c.failedRollout.Store(ev.Rollout)
+		}
+		return true
+	}
 	return c.cfg.Until != nil && c.untilTrue(ev) ||
 		c.cfg.UntilDeleted && ev.Type == event.Deleted && c.isSynced.Load() && c.allDeleted()
+}
+
+// rolloutFailed is the failed rollout that ended the run (--until-rollout), nil if none
+// did; safe on a nil receiver (a run without conditions).
+func (c *exitConditions) rolloutFailed() *event.Rollout {
+	if c == nil {
+		return nil
+	}
+	return c.failedRollout.Load()
 }
 
 func (c *exitConditions) untilTrue(ev *event.Event) bool {

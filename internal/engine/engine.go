@@ -34,6 +34,9 @@ type Config struct {
 	MetadataOnly  bool
 	ShowSecrets   bool
 	WithEvents    bool // also core Events about the watched objects
+	// Owned, when not nil, follows the one named object of the one type and everything
+	// it owns (watch TYPE/NAME --owned).
+	Owned *Owned
 	// ChangesOnly leaves out MODIFIED events whose diff is empty after Differ's ignored
 	// paths, before they are numbered: no gap in seq, not counted against MaxEvents.
 	ChangesOnly bool
@@ -130,6 +133,9 @@ func Run(ctx context.Context, clients informer.Clients, cfg Config) (Result, err
 	if err != nil {
 		return res, err
 	}
+	if failed := r.conditions.rolloutFailed(); failed != nil && reason == StopCondition {
+		err = &RolloutFailedError{Message: failed.Message}
+	}
 	var failed []string
 	for _, l := range cfg.Listeners {
 		if err := l.Err(); err != nil && !errors.Is(err, listener.ErrOutputClosed) {
@@ -139,7 +145,7 @@ func Run(ctx context.Context, clients informer.Clients, cfg Config) (Result, err
 	if len(failed) > 0 {
 		return res, &SinkFailedError{Names: failed}
 	}
-	return res, nil
+	return res, err
 }
 
 // run is one Run's state between its start, its wait and its shutdown.
@@ -166,7 +172,7 @@ type run struct {
 
 func newRun(cfg Config) *run {
 	r := &run{cfg: cfg, fatal: make(chan error, 1), limit: make(chan struct{})}
-	if cfg.Until != nil || cfg.UntilDeleted {
+	if cfg.Until != nil || cfg.UntilDeleted || cfg.Owned != nil && cfg.Owned.UntilRollout {
 		r.conditions = newConditions(cfg)
 	}
 	return r
@@ -192,8 +198,9 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	}
 	skip := r.changesOnly()
 	r.informers = make([]*informer.Informer, 0, len(cfg.Resources)+1)
+	var rootOptions informer.Options
 	for _, res := range cfg.Resources {
-		inf, err := informer.New(res, clients, informer.Options{
+		opts := informer.Options{
 			Namespace:     cfg.Namespace,
 			LabelSelector: cfg.LabelSelector,
 			FieldSelector: cfg.FieldSelector,
@@ -210,7 +217,12 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			Warn:          cfg.Warn,
 			Fatal:         r.reportFatal,
 			Observer:      cfg.Observer,
-		}, registrations(cfg.Listeners, true))
+		}
+		if cfg.Owned != nil {
+			cfg.Owned.ownedRoot(&opts)
+			rootOptions = opts
+		}
+		inf, err := informer.New(res, clients, opts, registrations(cfg.Listeners, true))
 		if err != nil {
 			return false, err
 		}
@@ -219,7 +231,20 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	if r.conditions != nil {
 		r.conditions.informers = r.informers[:len(r.informers):len(r.informers)]
 	}
+	if cfg.Owned != nil {
+		for _, child := range cfg.Owned.Children {
+			inf, err := informer.New(child.Resource, clients, cfg.Owned.childOptions(rootOptions, child), registrations(cfg.Listeners, true))
+			if err != nil {
+				return false, err
+			}
+			r.informers = append(r.informers, inf)
+		}
+	}
 	if cfg.WithEvents {
+		accept, annotate := involvesWatched(r.informers), func(*event.Event) {}
+		if cfg.Owned != nil {
+			accept, annotate = cfg.Owned.Tree.AcceptEvent, cfg.Owned.Tree.Annotate
+		}
 		inf, err := informer.New(coreEvents, clients, informer.Options{
 			Namespace:   cfg.Namespace,
 			Seq:         &r.seq,
@@ -230,7 +255,8 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			Skip:        skip,
 			Until:       until,
 			Related:     true,
-			Accept:      involvesWatched(r.informers),
+			Accept:      accept,
+			Annotate:    annotate,
 			Warn:        cfg.Warn,
 			Fatal:       r.reportFatal,
 			Observer:    cfg.Observer,

@@ -69,6 +69,14 @@ type Event struct {
 	// Reason says why a DELETED event was made when it is not that the object was
 	// deleted: ReasonSelector, or "" for a deletion.
 	Reason string
+	// Owners is the chain of owners from the followed object down to the object's direct
+	// owner (watch TYPE/NAME --owned): empty but not nil for the followed object itself,
+	// nil outside --owned. For a core Event (Related) it is the chain down to the object the Event
+	// is about, that object included.
+	Owners []Owner
+	// Rollout says where the object's rollout stands (--owned, for the kinds that have
+	// one: Deployments, StatefulSets, DaemonSets, Jobs); nil otherwise.
+	Rollout *Rollout
 
 	// Encoder is the informer's part encoder, if any: it copies the JSON of parts that
 	// did not change since the object's previous version. Nil encodes every object whole.

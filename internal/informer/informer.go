@@ -77,6 +77,9 @@ type Options struct {
 	// (--with-events); Accept, if set, picks the objects that become events at all.
 	Related bool
 	Accept  func(obj any) bool
+	// Annotate, if set, completes each event before it is numbered (--owned: its owner
+	// chain and rollout state), so that Until and every sink see the same.
+	Annotate func(ev *event.Event)
 	// Warn prints one diagnostic line (watch lost, re-synced, ...); Fatal ends the
 	// command, for errors before the first watch is established. Both may be called from
 	// client-go's goroutines.
@@ -212,7 +215,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	if len(opts.Names) > 1 {
 		m.names = opts.Names
 	}
-	m.related, m.accept = opts.Related, opts.Accept
+	m.related, m.accept, m.annotate = opts.Related, opts.Accept, opts.Annotate
 	m.vanished = reporter.vanished.has
 	handlers := make([]*handler, len(regs))
 	for i, reg := range regs {
@@ -436,6 +439,7 @@ type minter struct {
 	leftSelector func(obj any) bool
 	related      bool
 	accept       func(obj any) bool
+	annotate     func(ev *event.Event)
 	// vanished tells a DELETED notification of an object that a re-list found gone
 	// (final state unknown) from one the watch reported.
 	vanished  func(obj any) bool
@@ -493,6 +497,9 @@ func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown bo
 	}
 	if old != nil {
 		ev.Old = old.(runtime.Object)
+	}
+	if m.annotate != nil {
+		m.annotate(ev)
 	}
 	if typ == event.Sync {
 		return ev

@@ -59,7 +59,9 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *Differ, showOld bool
 	dst = appendJSONString(dst, ev.Resource.Version)
 	dst = append(dst, `,"resource":`...)
 	dst = appendJSONString(dst, ev.Resource.Resource)
-	dst = append(dst, `},"object":`...)
+	dst = append(dst, '}')
+	dst = appendOwnersJSON(dst, ev)
+	dst = append(dst, `,"object":`...)
 	dst = append(dst, object...)
 	if old != nil {
 		dst = append(dst, `,"old":`...)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fatih/color"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,7 +104,7 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	line.timeWidth = len(dst) - lineStart // times are ASCII
 
 	if related, ok := ev.Object.(*corev1.Event); ok && ev.Related {
-		return p.appendRelatedEvent(dst, related, line), nil
+		return p.appendRelatedEvent(dst, related, ev.Owners, line), nil
 	}
 	label := string(ev.Type)
 	isTerminating := ev.Type == event.Modified && m.GetDeletionTimestamp() != nil
@@ -113,7 +114,12 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	dst = p.appendType(dst, label)
 
 	start := len(dst)
-	if p.showKind {
+	switch {
+	case ev.Owners != nil:
+		// Short kinds, like the chain before it: deploy/web › rs/web-5d9f › pod/web-5d9f-x2k
+		dst = appendOwnersPrefix(dst, ev.Owners)
+		dst = append(appendEscaped(dst, shortKind(ev.Kind)), '/')
+	case p.showKind:
 		dst = append(dst, p.kindPrefix(ev)...)
 		dst = append(dst, '/')
 	}
@@ -123,6 +129,7 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	line.summaryColumn = line.timeWidth + p.typeColumn + len(columnGap) + utf8.RuneCount(dst[start:])
 
 	dst = p.appendSummary(dst, ev, m, isTerminating, line)
+	dst = appendRollout(dst, ev.Rollout)
 	dst = append(dst, '\n')
 	if p.differ.diffs(ev) {
 		return p.appendChanges(dst, ev, line)
@@ -220,7 +227,9 @@ const (
 // is about rather than the Event itself:
 //
 //	15:04:09  WARNING   pod/web-1        BackOff: Back-off restarting failed container (x3)
-func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event, line lineLayout) []byte {
+//
+// With --owned, owners is the chain down to that object, which the line starts with.
+func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event, owners []event.Owner, line lineLayout) []byte {
 	label := relatedEvent
 	if ev.Type == corev1.EventTypeWarning {
 		label = relatedWarning
@@ -228,7 +237,12 @@ func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event, line lineLayo
 	dst = p.appendType(dst, label)
 	start := len(dst)
 	obj := ev.InvolvedObject
-	dst = appendEscaped(dst, strings.ToLower(obj.Kind))
+	if len(owners) > 0 {
+		dst = appendOwnersPrefix(dst, owners[:len(owners)-1])
+		dst = appendEscaped(dst, shortKind(obj.Kind))
+	} else {
+		dst = appendEscaped(dst, strings.ToLower(obj.Kind))
+	}
 	dst = append(dst, '/')
 	dst = p.appendNamespace(dst, obj.Namespace)
 	dst = appendEscaped(dst, obj.Name)
@@ -309,6 +323,12 @@ func (p *Printer) appendSummary(dst []byte, ev *event.Event, m metav1.Object, is
 	case *appsv1.ReplicaSet:
 		dst = appendReplicas(dst, o.Status.ReadyReplicas, replicasOrOne(o.Spec.Replicas))
 		dst = appendCount(dst, "available", o.Status.AvailableReplicas)
+	case *batchv1.Job:
+		// kubectl get jobs' COMPLETIONS, then the pods at work and the failed ones.
+		dst = strconv.AppendInt(append(dst, "succeeded "...), int64(o.Status.Succeeded), 10)
+		dst = strconv.AppendInt(append(dst, '/'), int64(replicasOrOne(o.Spec.Completions)), 10)
+		dst = appendCount(dst, "active", o.Status.Active)
+		dst = appendCount(dst, "failed", o.Status.Failed)
 	case *corev1.ConfigMap:
 		keys := len(o.Data) + len(o.BinaryData)
 		dst = strconv.AppendInt(append(dst, "data "...), int64(keys), 10)

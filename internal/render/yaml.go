@@ -56,8 +56,9 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 			str("version"), str(ev.Resource.Version),
 			str("resource"), str(ev.Resource.Resource),
 		),
-		str("object"), object,
 	)
+	envelope.Content = append(envelope.Content, ownersYAML(ev)...)
+	envelope.Content = append(envelope.Content, str("object"), object)
 	if old != nil {
 		envelope.Content = append(envelope.Content, str("old"), old)
 	}

@@ -1,0 +1,124 @@
+package render
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+)
+
+// appendOwnersJSON appends the envelope's owner chain and rollout state (watch
+// TYPE/NAME --owned), each only when the event has one (the followed object's own
+// events have an empty chain):
+//
+//	,"owners":[{"kind":"Deployment","name":"web"},{"kind":"ReplicaSet","name":"web-5d9f"}],"rollout":{"state":"progressing","message":"..."}
+func appendOwnersJSON(dst []byte, ev *event.Event) []byte {
+	if ev.Owners != nil {
+		dst = append(dst, `,"owners":[`...)
+		for i, o := range ev.Owners {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"kind":`...)
+			dst = appendJSONString(dst, o.Kind)
+			dst = append(dst, `,"name":`...)
+			dst = appendJSONString(dst, o.Name)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if ev.Rollout != nil {
+		dst = append(dst, `,"rollout":{"state":`...)
+		dst = appendJSONString(dst, string(ev.Rollout.State))
+		dst = append(dst, `,"message":`...)
+		dst = appendJSONString(dst, ev.Rollout.Message)
+		dst = append(dst, '}')
+	}
+	return dst
+}
+
+// addOwnersValue is appendOwnersJSON for the generic envelope that jq sees.
+func addOwnersValue(envelope map[string]any, ev *event.Event) {
+	if ev.Owners != nil {
+		owners := make([]any, len(ev.Owners))
+		for i, o := range ev.Owners {
+			owners[i] = map[string]any{"kind": o.Kind, "name": o.Name}
+		}
+		envelope["owners"] = owners
+	}
+	if ev.Rollout != nil {
+		envelope["rollout"] = map[string]any{"state": string(ev.Rollout.State), "message": ev.Rollout.Message}
+	}
+}
+
+// ownersYAML is appendOwnersJSON for -o yaml: the keys and values to add to the
+// envelope's mapping.
+func ownersYAML(ev *event.Event) []*yaml.Node {
+	var kv []*yaml.Node
+	if ev.Owners != nil {
+		chain := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for _, o := range ev.Owners {
+			chain.Content = append(chain.Content, mapping(str("kind"), str(o.Kind), str("name"), str(o.Name)))
+		}
+		kv = append(kv, str("owners"), chain)
+	}
+	if ev.Rollout != nil {
+		kv = append(kv, str("rollout"), mapping(str("state"), str(string(ev.Rollout.State)), str("message"), str(ev.Rollout.Message)))
+	}
+	return kv
+}
+
+// shortKinds are kubectl's short names of the kinds an owner chain usually holds, to keep
+// the chain prefix short; other kinds are written in lower case.
+var shortKinds = map[string]string{
+	"Deployment":            "deploy",
+	"ReplicaSet":            "rs",
+	"StatefulSet":           "sts",
+	"DaemonSet":             "ds",
+	"CronJob":               "cj",
+	"Service":               "svc",
+	"ReplicationController": "rc",
+	"Job":                   "job",
+	"Pod":                   "pod",
+}
+
+func shortKind(kind string) string {
+	if s, ok := shortKinds[kind]; ok {
+		return s
+	}
+	return strings.ToLower(kind)
+}
+
+// ownerSeparator separates the links of an owner chain in pretty output.
+const ownerSeparator = " › "
+
+// appendOwnersPrefix appends the owner chain of a followed object before its name, one
+// link per owner: "deploy/web › rs/web-5d9f › ". Nothing for the followed object itself.
+func appendOwnersPrefix(dst []byte, owners []event.Owner) []byte {
+	for _, o := range owners {
+		dst = appendEscaped(dst, shortKind(o.Kind))
+		dst = append(dst, '/')
+		dst = appendEscaped(dst, o.Name)
+		dst = append(dst, ownerSeparator...)
+	}
+	return dst
+}
+
+// appendRollout appends where an owner's rollout stands after its summary, in kubectl's
+// words.
+func appendRollout(dst []byte, r *event.Rollout) []byte {
+	if r == nil {
+		return dst
+	}
+	dst = append(dst, columnGap...)
+	switch r.State {
+	case event.RolloutComplete:
+		dst = append(dst, "✓ "...)
+	case event.RolloutFailed:
+		dst = append(dst, "✗ "...)
+	default:
+		dst = append(dst, "… "...)
+	}
+	return appendEscaped(dst, r.Message)
+}
