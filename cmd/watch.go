@@ -81,6 +81,8 @@ type WatchOptions struct {
 	MetadataOnly  bool
 	WithEvents    bool
 	NoScreen      bool
+	Resume        string // checkpoint file (--resume, or the config file's resume)
+	ResumeReset   bool
 
 	// From arguments.
 	TypeArgs []string // "pods", "deployments.apps", ...
@@ -164,6 +166,8 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values (redacted by default, in every sink)")
 	f.BoolVar(&o.WithEvents, "with-events", false, "also show new core Events about the watched objects, interleaved (EVENT, or WARNING highlighted)")
 	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "cache and report only object metadata (much less memory on large clusters)")
+	f.StringVar(&o.Resume, "resume", "", "checkpoint file: keep what the sinks were given there, and on the next start with it emit only what changed while kubeevents was down")
+	f.BoolVar(&o.ResumeReset, "resume-reset", false, "with --resume: start afresh, replacing the checkpoint file whatever it holds")
 	c.ValidArgsFunction = completeWatchArgs(configFlags)
 	_ = c.RegisterFlagCompletionFunc("output", completeFormats)
 	_ = c.RegisterFlagCompletionFunc("color", completeColor)
@@ -347,6 +351,9 @@ func (o *WatchOptions) completeSinks() error {
 	onFull, onFullErr := listener.ParsePolicy(o.OnFull)
 	defaults := config.Defaults{Buffer: o.Buffer, OnFull: onFull, Resync: o.Resync}
 	if file != nil {
+		if !o.flagsSet("resume") && file.Resume != "" {
+			o.Resume = file.Resume
+		}
 		if !o.flagsSet("buffer") && file.Defaults.Buffer != 0 {
 			defaults.Buffer = file.Defaults.Buffer
 		}
@@ -603,6 +610,12 @@ func (o *WatchOptions) Validate() error {
 	}
 	if o.NoDiff && (o.ChangesOnly || len(o.IgnorePaths) > 0) {
 		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")
+	}
+	if o.ResumeReset && o.Resume == "" {
+		return usageErrorf("--resume-reset applies to --resume only; add --resume FILE")
+	}
+	if o.Resume != "" && o.WatchOnly {
+		return usageErrorf("--resume and --watch-only do not go together: a resumed start emits what changed while kubeevents was down, which --watch-only leaves out; drop one")
 	}
 	return nil
 }

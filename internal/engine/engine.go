@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
@@ -61,6 +62,18 @@ type Config struct {
 	// watch (the heap); the engine itself changes nothing process-wide.
 	Synced func() (undo func())
 	Warn   func(format string, args ...any) // one diagnostic line
+
+	// Resume, when not nil, keeps a checkpoint of what the sinks were delivered
+	// (--resume) and, if it holds one from an earlier run, starts from it.
+	Resume *Resume
+}
+
+// Resume is --resume: the checkpoint file, the watch it belongs to, and what it held at
+// start (nil: none yet). The caller has checked that Saved belongs to Watch.
+type Resume struct {
+	Path  string
+	Watch checkpoint.Watch
+	Saved *checkpoint.Saved
 }
 
 // StopReason says why a run ended.
@@ -127,6 +140,9 @@ func Run(ctx context.Context, clients informer.Clients, cfg Config) (Result, err
 	if err != nil {
 		return res, err
 	}
+	if r.checkpointErr != nil {
+		return res, r.checkpointErr
+	}
 	var failed []string
 	for _, l := range cfg.Listeners {
 		if err := l.Err(); err != nil && !errors.Is(err, listener.ErrOutputClosed) {
@@ -149,6 +165,12 @@ type run struct {
 	limitOnce  sync.Once
 	conditions *exitConditions // nil without Until and UntilDeleted
 	informers  []*informer.Informer
+
+	// The checkpoint (Config.Resume): nil without one.
+	checkpoint     *checkpoint.Writer
+	stopCheckpoint chan struct{} // ends the periodic writes
+	checkpointDone chan struct{} // closed once they have ended
+	checkpointErr  error         // the last write's, at shutdown
 
 	// synced is what Config.Synced returned, undone when the run ends (and not called
 	// once it has ended).
@@ -186,6 +208,12 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 		until = r.conditions.until
 	}
 	skip := r.changesOnly()
+	var made func(*event.Event)
+	if cfg.Resume != nil {
+		r.checkpoint = &checkpoint.Writer{Path: cfg.Resume.Path, Watch: cfg.Resume.Watch,
+			Tracker: checkpoint.NewTracker(len(cfg.Listeners)), Warn: cfg.Warn}
+		made = r.checkpoint.Tracker.Made
+	}
 	r.informers = make([]*informer.Informer, 0, len(cfg.Resources)+1)
 	for _, res := range cfg.Resources {
 		inf, err := informer.New(res, clients, informer.Options{
@@ -204,8 +232,12 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			Until:         until,
 			Warn:          cfg.Warn,
 			Fatal:         r.reportFatal,
+			Made:          made,
 		}, registrations(cfg.Listeners, true))
 		if err != nil {
+			return false, err
+		}
+		if err := r.resumeFrom(inf); err != nil {
 			return false, err
 		}
 		r.informers = append(r.informers, inf)
@@ -251,6 +283,18 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	if ctx.Err() != nil {
 		return false, nil // interrupted while connecting: nothing was printed, nothing is
 	}
+	if r.checkpoint != nil {
+		// Written once before anything is printed: a file that cannot be written is
+		// found now, and a resumed checkpoint is a whole one from the start.
+		if err := r.checkpoint.Write(); err != nil {
+			return false, err
+		}
+		r.stopCheckpoint, r.checkpointDone = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(r.checkpointDone)
+			r.checkpoint.Run(r.stopCheckpoint)
+		}()
+	}
 	if cfg.Started != nil {
 		cfg.Started()
 	}
@@ -263,6 +307,23 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	}
 	go r.afterSync(ctx)
 	return true, nil
+}
+
+// resumeFrom puts the objects the checkpoint holds for inf's resource into its cache, so
+// that its first list emits only what changed since (informer.Seed), and tells the
+// tracker they were delivered.
+func (r *run) resumeFrom(inf *informer.Informer) error {
+	resume := r.cfg.Resume
+	if resume == nil || resume.Saved == nil {
+		return nil
+	}
+	name := checkpoint.ResourceName(inf.Resource.GVR)
+	objects, err := inf.Seed(resume.Saved.Objects[name])
+	if err != nil {
+		return &checkpoint.CorruptError{Path: resume.Path, What: fmt.Sprintf("an object of %s cannot be read: %v", inf.Resource, err)}
+	}
+	r.checkpoint.Tracker.Seed(name, objects)
+	return nil
 }
 
 // afterSync waits for every informer's initial list, then calls Config.Synced and tells
@@ -383,6 +444,11 @@ func (r *run) shutdown(reason StopReason) Result {
 	// At least a moment, for sinks that are only finishing: a deadline spent waiting for
 	// a blocked handler (stopInformers) is no reason to cut them short.
 	late := listener.Drain(cfg.Listeners, max(time.Until(deadline), time.Second))
+	if r.checkpoint != nil {
+		close(r.stopCheckpoint)
+		<-r.checkpointDone
+		r.checkpointErr = r.checkpoint.Write()
+	}
 	return Result{Reason: reason, Made: made, Unchanged: r.unchanged.Load(), Late: late}
 }
 

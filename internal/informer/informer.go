@@ -8,6 +8,7 @@ package informer
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -80,6 +81,10 @@ type Options struct {
 	// client-go's goroutines.
 	Warn  func(format string, args ...any)
 	Fatal func(err error)
+	// Made, if set, is called with every numbered event (not SYNC) once it is made,
+	// before any receiver gets it, from the client-go goroutine that made it: the
+	// checkpoint (--resume) follows each event to its delivery from there.
+	Made func(ev *event.Event)
 }
 
 // Informer is ONE shared informer for one resource, with one client-go event handler per
@@ -94,6 +99,7 @@ type Informer struct {
 	hasSynced func() bool
 	store     cache.Store
 	redactor  *redactor // nil when Secrets are shown (or this is not a Secret informer)
+	example   runtime.Object // an empty object of the cache's type, for Seed
 	ctx       context.Context
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -179,7 +185,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	if fatal == nil {
 		fatal = func(error) {}
 	}
-	inf.lw = lw
+	inf.lw, inf.example = lw, example
 	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe}
 	seq := opts.Seq
 	if seq == nil {
@@ -190,7 +196,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		encoder = wire.NewPartEncoder()
 	}
 	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: encoder,
-		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{}}
+		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, made: opts.Made, pending: map[notification]*pendingEvent{}}
 	if opts.LabelSelector != "" || opts.FieldSelector != "" {
 		m.leftSelector = func(obj any) bool { return inf.leftSelector(clients, obj) }
 	}
@@ -285,6 +291,30 @@ func (i *Informer) CheckAccess(ctx context.Context) error {
 	}
 	w.Stop()
 	return nil
+}
+
+// Seed puts objects into the cache before Start, each the JSON of an object as an earlier
+// run delivered it (--resume): the first list then compares with them as a re-list
+// compares with the cache, so the handlers see an update (MODIFIED, with these as the
+// old state) for each one whose resourceVersion changed, nothing for the unchanged, a
+// DeletedFinalStateUnknown tombstone for each one gone, and ADDED for the rest.
+// It returns the objects as the cache holds them.
+func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, error) {
+	seeded := make([]runtime.Object, 0, len(objects))
+	for _, raw := range objects {
+		obj := i.example.DeepCopyObject()
+		if err := json.Unmarshal(raw, obj); err != nil {
+			return nil, err
+		}
+		if _, err := i.transform(obj); err != nil {
+			return nil, err
+		}
+		if err := i.store.Add(obj); err != nil {
+			return nil, err
+		}
+		seeded = append(seeded, obj)
+	}
+	return seeded, nil
 }
 
 // Start runs the informer until Stop.
@@ -415,6 +445,7 @@ type minter struct {
 	limit     func()
 	skip      func(ev *event.Event) bool
 	until     *event.Until
+	made      func(ev *event.Event)
 	// leftSelector, set when the watch has selectors, tells a DELETED notification of
 	// an object that only stopped matching them from a deletion.
 	leftSelector func(obj any) bool
@@ -494,6 +525,9 @@ func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown bo
 	// meets the condition ends the stream as a met condition.
 	if m.maxSeq > 0 && ev.Seq == m.maxSeq && m.limit != nil {
 		m.limit()
+	}
+	if m.made != nil {
+		m.made(ev)
 	}
 	return ev
 }
