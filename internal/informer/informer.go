@@ -98,7 +98,7 @@ type Informer struct {
 	lw        *cache.ListWatch // the lists and watches, without the watchReporter's reports
 	hasSynced func() bool
 	store     cache.Store
-	redactor  *redactor // nil when Secrets are shown (or this is not a Secret informer)
+	redactor  *redactor      // nil when Secrets are shown (or this is not a Secret informer)
 	example   runtime.Object // an empty object of the cache's type, for Seed
 	ctx       context.Context
 	cancel    context.CancelFunc
