@@ -91,6 +91,9 @@ type header struct {
 	Version int       `json:"version"`
 	Written time.Time `json:"written"`
 	Watch   Watch     `json:"watch"`
+	// RedactionKey is the key of redacted Secret values' fingerprints, kept so that an
+	// unchanged value has the same placeholder after a resume (informer.Options).
+	RedactionKey []byte `json:"redactionKey,omitempty"`
 }
 
 // line is any line after the header: an object, or the end.
@@ -105,10 +108,11 @@ type line struct {
 // Saved is a checkpoint read back: the watch it belongs to and, per resource, the JSON of
 // every object as the sinks were given it.
 type Saved struct {
-	Path    string
-	Written time.Time
-	Watch   Watch
-	Objects map[string][][]byte // by resource
+	Path         string
+	Written      time.Time
+	Watch        Watch
+	RedactionKey []byte
+	Objects      map[string][][]byte // by resource
 }
 
 // Count is the number of objects in the checkpoint.
@@ -177,7 +181,7 @@ func Load(path string) (*Saved, error) {
 	if h.Version != Version {
 		return nil, corrupt(1, "checkpoint version %d, this kubeevents reads version %d", h.Version, Version)
 	}
-	s := &Saved{Path: path, Written: h.Written, Watch: h.Watch, Objects: map[string][][]byte{}}
+	s := &Saved{Path: path, Written: h.Written, Watch: h.Watch, RedactionKey: h.RedactionKey, Objects: map[string][][]byte{}}
 	for n := 2; ; n++ {
 		raw, err := r.ReadBytes('\n')
 		if err == io.EOF {

@@ -149,6 +149,8 @@ type Writer struct {
 	Path    string
 	Watch   Watch
 	Tracker *Tracker
+	// RedactionKey goes into the header (see header); set before Run.
+	RedactionKey []byte
 	// Warn says a periodic write that failed (once, until one succeeds again).
 	Warn func(format string, args ...any)
 
@@ -234,7 +236,7 @@ func (w *Writer) write(objects []snapshotEntry) (err error) {
 	out := bufio.NewWriterSize(tmp, 256<<10)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(header{Format: Format, Version: Version, Written: time.Now().UTC(), Watch: w.Watch}); err != nil {
+	if err := enc.Encode(header{Format: Format, Version: Version, Written: time.Now().UTC(), Watch: w.Watch, RedactionKey: w.RedactionKey}); err != nil {
 		return err
 	}
 	for _, o := range objects {

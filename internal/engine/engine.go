@@ -209,7 +209,11 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	}
 	skip := r.changesOnly()
 	var made func(*event.Event)
+	var redactionKey []byte
 	if cfg.Resume != nil {
+		if cfg.Resume.Saved != nil {
+			redactionKey = cfg.Resume.Saved.RedactionKey
+		}
 		r.checkpoint = &checkpoint.Writer{Path: cfg.Resume.Path, Watch: cfg.Resume.Watch,
 			Tracker: checkpoint.NewTracker(len(cfg.Listeners)), Warn: cfg.Warn}
 		made = r.checkpoint.Tracker.Made
@@ -225,6 +229,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			WatchOnly:     cfg.WatchOnly,
 			MetadataOnly:  cfg.MetadataOnly,
 			ShowSecrets:   cfg.ShowSecrets,
+			RedactionKey:  redactionKey,
 			NoFastPaths:   cfg.NoFastPaths,
 			MaxEvents:     cfg.MaxEvents,
 			Limit:         r.limitReached,
@@ -314,7 +319,13 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 // tracker they were delivered.
 func (r *run) resumeFrom(inf *informer.Informer) error {
 	resume := r.cfg.Resume
-	if resume == nil || resume.Saved == nil {
+	if resume == nil {
+		return nil
+	}
+	if key := inf.RedactionKey(); key != nil {
+		r.checkpoint.RedactionKey = key
+	}
+	if resume.Saved == nil {
 		return nil
 	}
 	name := checkpoint.ResourceName(inf.Resource.GVR)

@@ -56,6 +56,9 @@ type Options struct {
 	MetadataOnly bool
 	// ShowSecrets keeps Secret values; by default they are redacted before caching.
 	ShowSecrets bool
+	// RedactionKey is the key of redacted values' fingerprints; empty draws one (see
+	// redactor). --resume keeps it from one run to the next.
+	RedactionKey []byte
 	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
 	// parts (wire.FastPathsEnv=off).
 	NoFastPaths bool
@@ -130,7 +133,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	inf.ctx, inf.cancel = context.WithCancel(context.Background())
 	isSecret := IsSecret(res)
 	if isSecret && !opts.ShowSecrets {
-		inf.redactor = newRedactor()
+		inf.redactor = newRedactor(opts.RedactionKey)
 	}
 
 	var lw *cache.ListWatch
@@ -306,8 +309,10 @@ func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, error) {
 		if err := json.Unmarshal(raw, obj); err != nil {
 			return nil, err
 		}
-		if _, err := i.transform(obj); err != nil {
-			return nil, err
+		// Not transformed again: it was when it entered the earlier run's cache (and
+		// redacting a placeholder would make another one).
+		if obj.GetObjectKind().GroupVersionKind().Empty() {
+			obj.GetObjectKind().SetGroupVersionKind(i.Resource.GVK)
 		}
 		if err := i.store.Add(obj); err != nil {
 			return nil, err
@@ -315,6 +320,14 @@ func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, error) {
 		seeded = append(seeded, obj)
 	}
 	return seeded, nil
+}
+
+// RedactionKey is the key of this informer's redacted values, or nil if it redacts none.
+func (i *Informer) RedactionKey() []byte {
+	if i.redactor == nil {
+		return nil
+	}
+	return i.redactor.key
 }
 
 // Start runs the informer until Stop.

@@ -323,3 +323,51 @@ func TestResumeRefusesCorruptOrMismatchedCheckpoint(t *testing.T) {
 		}
 	})
 }
+
+// Secrets stay redacted in the checkpoint, and a value that did not change keeps its
+// placeholder across the restart: the resumed MODIFIED shows the one value that changed.
+func TestResumeSecretsStayRedacted(t *testing.T) {
+	ns := newNamespace(t)
+	ckpt := filepath.Join(t.TempDir(), "kubeevents.ckpt")
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "creds", Labels: map[string]string{"resume-test": "yes"}},
+		StringData: map[string]string{"user": "admin", "password": "hunter2-before"},
+	}
+	if _, err := client.CoreV1().Secrets(ns).Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"watch", "secrets", "-n", ns, "-l", resumeLabel, "-o", "json", "--resume", ckpt}
+	first := startKubeevents(t, args...)
+	first.waitJSON(15*time.Second, "ADDED creds", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == "creds" })
+	if _, code := first.interrupt(15 * time.Second); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, first.Stderr())
+	}
+	data, err := os.ReadFile(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "hunter2") || !strings.Contains(string(data), "redacted: 5 bytes") {
+		t.Fatalf("the checkpoint holds the Secret's values, or no placeholders:\n%s", data)
+	}
+
+	patch := []byte(`{"stringData":{"password":"hunter2-after"}}`)
+	if _, err := client.CoreV1().Secrets(ns).Patch(context.Background(), "creds", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second := startKubeevents(t, args...)
+	evs := second.collect(4 * time.Second)
+	second.interrupt(15 * time.Second)
+	if got := eventSummary(evs); !slices.Equal(got, []string{"MODIFIED creds"}) {
+		t.Fatalf("resumed: %v, want [MODIFIED creds]; stderr:\n%s", got, second.Stderr())
+	}
+	var paths []string
+	for _, op := range evs[0].Diff {
+		paths = append(paths, op.Path)
+	}
+	if !slices.Equal(paths, []string{"/data/password"}) {
+		t.Errorf("resumed diff touches %v, want only /data/password (user's placeholder unchanged)", paths)
+	}
+	if line := strings.Join(second.all, "\n"); strings.Contains(line, "hunter2") {
+		t.Errorf("a Secret value was printed:\n%s", line)
+	}
+}
