@@ -257,3 +257,20 @@ func TestWriteErrorNamesTheFile(t *testing.T) {
 		t.Fatalf("Write into a missing directory = %v, want a WriteError naming %s", err, path)
 	}
 }
+
+// Adopt shares the cache's object for a seeded one that did not change, and keeps the
+// seeded one where the cache moved on (its change is still to be delivered).
+func TestTrackerAdoptsUnchangedCachedObjects(t *testing.T) {
+	tr := NewTracker(1)
+	same, changed := pod("same", "1"), pod("changed", "1")
+	tr.Seed(ResourceName(pods), []runtime.Object{same, changed})
+	cache := map[string]runtime.Object{"ns/same": pod("same", "1"), "ns/changed": pod("changed", "2")}
+	tr.Adopt(ResourceName(pods), func(key string) (runtime.Object, bool) { o, ok := cache[key]; return o, ok })
+	objects, _ := tr.snapshot()
+	for _, o := range objects {
+		name := o.obj.(metav1.Object).GetName()
+		if want := map[string]runtime.Object{"same": cache["ns/same"], "changed": changed}[name]; o.obj != want {
+			t.Errorf("%s: tracker holds %p, want %p", name, o.obj, want)
+		}
+	}
+}

@@ -57,6 +57,32 @@ func (t *Tracker) Seed(resource string, objects []runtime.Object) {
 	}
 }
 
+// Adopt points the objects seeded from the checkpoint that did not change at the
+// informer's cached ones (its first list replaced the seeded objects with equal ones):
+// otherwise the tracker would keep a second copy of every unchanged object.
+func (t *Tracker) Adopt(resource string, cached func(key string) (runtime.Object, bool)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, e := range t.objects {
+		if k.resource != resource || e.seq != 0 {
+			continue
+		}
+		obj, ok := cached(k.name)
+		if !ok || resourceVersion(obj) != resourceVersion(e.obj) {
+			continue
+		}
+		e.obj = obj
+	}
+}
+
+func resourceVersion(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
+}
+
 // Made is the informers' Made hook: it follows ev until every sink has written it.
 // Events about other objects (core Events of --with-events) are not tracked.
 func (t *Tracker) Made(ev *event.Event) {

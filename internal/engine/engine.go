@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
@@ -337,12 +339,22 @@ func (r *run) resumeFrom(inf *informer.Informer) error {
 	return nil
 }
 
-// afterSync waits for every informer's initial list, then calls Config.Synced and tells
-// the exit conditions.
+// afterSync waits for every informer's initial list, then lets the checkpoint's tracker
+// share the cache's unchanged objects, calls Config.Synced and tells the exit conditions.
 func (r *run) afterSync(ctx context.Context) {
 	for _, inf := range r.informers {
 		if !inf.WaitForSync(ctx) {
 			return
+		}
+	}
+	if r.checkpoint != nil && r.cfg.Resume.Saved != nil {
+		for _, inf := range r.informers[:len(r.cfg.Resources)] {
+			store := inf.Store()
+			r.checkpoint.Tracker.Adopt(checkpoint.ResourceName(inf.Resource.GVR), func(key string) (runtime.Object, bool) {
+				obj, ok, _ := store.GetByKey(key)
+				ro, isObject := obj.(runtime.Object)
+				return ro, ok && isObject
+			})
 		}
 	}
 	if r.cfg.Synced != nil {
