@@ -168,6 +168,9 @@ func Load(path string) (*Saved, error) {
 		return nil, fmt.Errorf("--resume %s: %w", path, err)
 	}
 	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.IsDir() {
+		return nil, fmt.Errorf("--resume %s: a directory; give the path of a checkpoint file", path)
+	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	corrupt := func(n int, format string, args ...any) error {
 		return &CorruptError{Path: path, Line: n, What: fmt.Sprintf(format, args...)}

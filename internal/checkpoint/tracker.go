@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -248,7 +249,11 @@ func (w *Writer) write(objects []snapshotEntry) (err error) {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return err
+		var pathErr *os.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err // the temporary file's name would only confuse
+		}
+		return fmt.Errorf("creating a file in %s: %w", dir, err)
 	}
 	defer func() {
 		if err != nil {

@@ -304,6 +304,21 @@ func TestResumeRefusesCorruptOrMismatchedCheckpoint(t *testing.T) {
 	refused("not a checkpoint", []byte("hello\n"), nil, "no checkpoint header")
 	refused("empty", []byte{}, nil, "empty")
 
+	t.Run("cannot be written", func(t *testing.T) {
+		for _, c := range []struct {
+			path, want string
+			code       int
+		}{
+			{"/proc/kubeevents.ckpt", "the checkpoint cannot be written", 4},
+			{dir, "a directory; give the path of a checkpoint file", 2},
+		} {
+			r := runKubeevents(t, 30*time.Second, with(ckpt, c.path)...)
+			if r.code != c.code || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("--resume %s: exit %d, want %d, no output and one line saying %q; stdout:\n%s\nstderr:\n%s", c.path, r.code, c.code, c.want, r.stdout, r.stderr)
+			}
+			t.Logf("%s", strings.TrimSpace(r.stderr))
+		}
+	})
 	t.Run("reset", func(t *testing.T) {
 		if err := os.WriteFile(ckpt, []byte("hello\n"), 0o600); err != nil {
 			t.Fatal(err)
