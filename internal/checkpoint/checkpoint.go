@@ -23,9 +23,11 @@
 //     sink wrote everything it held within --grace: exactly once. The next run emits
 //     what changed since, and nothing it already emitted.
 //   - across a crash (SIGKILL, power loss) or events a sink did not write: at least
-//     once. Every object whose newest state had not reached every sink is emitted again,
-//     in its current state; intermediate states are not replayed (informers list, they
-//     do not replay), and the sinks that did get them see the object a second time.
+//     once. Every object whose newest state is not in the last file written is emitted
+//     again, in its current state: those some sink had not written, and those that
+//     settled after the last write (at most about a second before the crash).
+//     Intermediate states are not replayed (informers list, they do not replay), and the
+//     sinks that did get them see the object a second time.
 //
 // # The file
 //
