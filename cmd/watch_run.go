@@ -105,8 +105,6 @@ func (o *WatchOptions) resume(ctx context.Context, clients informer.Clients) (*e
 		if err := saved.Check(watch); err != nil {
 			return nil, err
 		}
-		o.infof("resuming from %s: %s as delivered at %s", o.Resume,
-			diag.Count(saved.Count())+" object"+plural(saved.Count()), saved.Written.Local().Format(time.RFC3339))
 	}
 	resume.Saved = saved
 	return resume, nil

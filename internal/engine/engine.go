@@ -15,9 +15,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
@@ -173,6 +176,10 @@ type run struct {
 	stopCheckpoint chan struct{} // ends the periodic writes
 	checkpointDone chan struct{} // closed once they have ended
 	checkpointErr  error         // the last write's, at shutdown
+	// seeded is, per informer, the resourceVersion of every object the checkpoint put
+	// into its cache by key: what the first list is compared with, to say what changed.
+	// Dropped once said.
+	seeded map[*informer.Informer]map[string]string
 
 	// synced is what Config.Synced returned, undone when the run ends (and not called
 	// once it has ended).
@@ -336,7 +343,60 @@ func (r *run) resumeFrom(inf *informer.Informer) error {
 		return &checkpoint.CorruptError{Path: resume.Path, What: fmt.Sprintf("an object of %s cannot be read: %v", inf.Resource, err)}
 	}
 	r.checkpoint.Tracker.Seed(name, objects)
+	versions := make(map[string]string, len(objects))
+	for _, obj := range objects {
+		if m, err := meta.Accessor(obj); err == nil {
+			versions[cache.MetaObjectToName(m).String()] = m.GetResourceVersion()
+		}
+	}
+	if r.seeded == nil {
+		r.seeded = map[*informer.Informer]map[string]string{}
+	}
+	r.seeded[inf] = versions
 	return nil
+}
+
+// sayResumed tells, per resource, what the first list found changed since the
+// checkpoint, as a re-list after an outage does ("re-synced ..."), and lets the tracker
+// share the cache's unchanged objects.
+func (r *run) sayResumed() {
+	saved := r.cfg.Resume.Saved
+	for _, inf := range r.informers[:len(r.cfg.Resources)] {
+		store := inf.Store()
+		r.checkpoint.Tracker.Adopt(checkpoint.ResourceName(inf.Resource.GVR), func(key string) (runtime.Object, bool) {
+			obj, ok, _ := store.GetByKey(key)
+			ro, isObject := obj.(runtime.Object)
+			return ro, ok && isObject
+		})
+		seeded := r.seeded[inf]
+		var changed, created int
+		keys := store.ListKeys()
+		for _, key := range keys {
+			rv, ok := seeded[key]
+			switch {
+			case !ok:
+				created++
+			case rv != storedVersion(store, key):
+				changed++
+			}
+		}
+		deleted := len(seeded) - (len(keys) - created)
+		r.cfg.Warn("resumed %s from %s (written %s): %s now, %d changed, %d created, %d deleted since",
+			inf.Resource, saved.Path, saved.Written.Local().Format(time.RFC3339), diag.Count(len(keys)), changed, created, deleted)
+	}
+	r.seeded = nil
+}
+
+func storedVersion(store cache.Store, key string) string {
+	obj, ok, _ := store.GetByKey(key)
+	if !ok {
+		return ""
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
 }
 
 // afterSync waits for every informer's initial list, then lets the checkpoint's tracker
@@ -348,14 +408,7 @@ func (r *run) afterSync(ctx context.Context) {
 		}
 	}
 	if r.checkpoint != nil && r.cfg.Resume.Saved != nil {
-		for _, inf := range r.informers[:len(r.cfg.Resources)] {
-			store := inf.Store()
-			r.checkpoint.Tracker.Adopt(checkpoint.ResourceName(inf.Resource.GVR), func(key string) (runtime.Object, bool) {
-				obj, ok, _ := store.GetByKey(key)
-				ro, isObject := obj.(runtime.Object)
-				return ro, ok && isObject
-			})
-		}
+		r.sayResumed()
 	}
 	if r.cfg.Synced != nil {
 		r.synced.Lock()

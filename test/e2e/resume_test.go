@@ -142,6 +142,8 @@ func TestResumeAfterCleanStop(t *testing.T) {
 			}
 		}
 	}
+	second.waitForStderr(t, 5*time.Second, "resumed configmaps from "+ckpt)
+	second.waitForStderr(t, 5*time.Second, ": 3 now, 1 changed, 1 created, 1 deleted since")
 	if _, code := second.interrupt(15 * time.Second); code != 0 {
 		t.Fatalf("second run: exit %d; stderr:\n%s", code, second.Stderr())
 	}
@@ -152,6 +154,7 @@ func TestResumeAfterCleanStop(t *testing.T) {
 	if len(evs) != 0 {
 		t.Errorf("a restart without changes emitted %v", eventSummary(evs))
 	}
+	third.waitForStderr(t, 5*time.Second, ": 3 now, 0 changed, 0 created, 0 deleted since")
 	// And it still follows changes as they happen.
 	patchResumeConfigMap(t, ns, "keep", "v2")
 	third.waitJSON(10*time.Second, "MODIFIED keep", func(ev envelope) bool { return ev.Type == "MODIFIED" && ev.name() == "keep" })
@@ -228,6 +231,7 @@ func TestResumeAfterKillRedeliversUnwritten(t *testing.T) {
 	if want := []string{"MODIFIED big", "MODIFIED small"}; !slices.Equal(got, want) {
 		t.Fatalf("resumed run: %v, want exactly %v (the two the slow sink never wrote); stderr:\n%s", got, want, second.Stderr())
 	}
+	second.waitForStderr(t, 5*time.Second, ": 3 now, 2 changed, 0 created, 0 deleted since")
 	for _, ev := range evs {
 		if len(ev.Diff) != 1 || ev.Diff[0].Old != "v1" {
 			t.Errorf("%s %s: diff %+v, want one change from the state every sink had (v1)", ev.Type, ev.name(), ev.Diff)
