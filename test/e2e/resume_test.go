@@ -390,3 +390,36 @@ func TestResumeSecretsStayRedacted(t *testing.T) {
 		t.Errorf("a Secret value was printed:\n%s", line)
 	}
 }
+
+// resume: in the config file is --resume, relative to the config file's directory; the
+// flag overrides it.
+func TestResumeFromConfigFile(t *testing.T) {
+	ns := newNamespace(t)
+	createResumeConfigMap(t, ns, "one", "v1")
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(config, []byte("resume: state/kubeevents.ckpt\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "state"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // not where the config file is
+	args := []string{"watch", "configmaps", "-n", ns, "-l", resumeLabel, "-o", "json", "--config", config, "--timeout", "2s"}
+	if r := runKubeevents(t, 30*time.Second, args...); r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
+		t.Fatalf("first run: exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", "kubeevents.ckpt")); err != nil {
+		t.Fatalf("no checkpoint beside the config file: %v", err)
+	}
+	if r := runKubeevents(t, 30*time.Second, args...); r.code != 0 || r.stdout != "" {
+		t.Errorf("resumed from the config file's checkpoint: exit %d, want 0 and no events; stdout:\n%s", r.code, r.stdout)
+	}
+	flag := filepath.Join(dir, "flag.ckpt")
+	if r := runKubeevents(t, 30*time.Second, append(args, "--resume", flag)...); r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("--resume over the config file's: exit %d, want the object ADDED from a fresh checkpoint; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(flag); err != nil {
+		t.Errorf("--resume did not override the config file's resume: %v", err)
+	}
+}
