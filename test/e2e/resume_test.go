@@ -80,6 +80,28 @@ func eventSummary(evs []envelope) []string {
 	return out
 }
 
+// readFIFOLines reads n lines from a FIFO opened without blocking, then stops reading, and
+// sends how many it read (fewer after 20 s).
+func readFIFOLines(fifo *os.File, n int) <-chan int {
+	read := make(chan int, 1)
+	go func() {
+		// Until kubeevents opens the FIFO a read finds nothing; once it has, a read waits
+		// for data, until the deadline.
+		deadline := time.Now().Add(20 * time.Second)
+		_ = fifo.SetReadDeadline(deadline)
+		lines, buf := 0, make([]byte, 1)
+		for lines < n && time.Now().Before(deadline) {
+			if k, _ := fifo.Read(buf); k == 0 {
+				time.Sleep(20 * time.Millisecond)
+			} else if buf[0] == '\n' {
+				lines++
+			}
+		}
+		read <- lines
+	}()
+	return read
+}
+
 // settleTime is how long the tests wait for kubeevents to have written its checkpoint
 // after the sinks were given an event: it writes at most once a second.
 const settleTime = 2500 * time.Millisecond
@@ -186,19 +208,7 @@ func TestResumeAfterKillRedeliversUnwritten(t *testing.T) {
 	first := startKubeevents(t, append(slices.Clone(base), "--sink", "jq(name=slow,output="+fifo+")=.")...)
 	// The slow sink's reader takes the first three lines (the initial list), then stops
 	// reading: the FIFO then holds what fits in the pipe, and the sink's Write blocks.
-	read := make(chan int, 1)
-	go func() {
-		// Until kubeevents opens the FIFO, and between its writes, a read finds nothing.
-		n, buf := 0, make([]byte, 1)
-		for deadline := time.Now().Add(20 * time.Second); n < 3 && time.Now().Before(deadline); {
-			if k, _ := reader.Read(buf); k == 0 {
-				time.Sleep(20 * time.Millisecond)
-			} else if buf[0] == '\n' {
-				n++
-			}
-		}
-		read <- n
-	}()
+	read := readFIFOLines(reader, 3)
 	evs := first.collect(3 * time.Second)
 	if got, want := eventSummary(evs), []string{"ADDED big", "ADDED small", "ADDED steady"}; !slices.Equal(got, want) {
 		t.Fatalf("first run: %v, want %v; stderr:\n%s", got, want, first.Stderr())
@@ -422,4 +432,71 @@ func TestResumeFromConfigFile(t *testing.T) {
 	if _, err := os.Stat(flag); err != nil {
 		t.Errorf("--resume did not override the config file's resume: %v", err)
 	}
+}
+
+// A sink that drops events (on-full=drop-newest behind a stalled reader) and is cut off at
+// Ctrl-C after --grace (what it still holds is dropped) never wrote those states: a clean stop is exactly-once only for
+// what every sink wrote, so after the restart the objects it missed come again, and the
+// rest do not.
+func TestResumeRedeliversWhatASinkDropped(t *testing.T) {
+	ns := newNamespace(t)
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "kubeevents.ckpt")
+	fifo := filepath.Join(dir, "stalled.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	names := []string{"steady", "big", "d1", "d2", "d3"}
+	for _, name := range names {
+		createResumeConfigMap(t, ns, name, "v1")
+	}
+	base := []string{"watch", "configmaps", "-n", ns, "-l", resumeLabel, "-o", "json", "--resume", ckpt, "--grace", "1s"}
+	first := startKubeevents(t, append(slices.Clone(base), "-v", "1",
+		"--sink", "jq(name=stalled,on-full=drop-newest,buffer=5,output="+fifo+")=.")...)
+	// The stalled sink's reader takes the initial list, then stops reading.
+	read := readFIFOLines(reader, len(names))
+	if evs := first.collect(3 * time.Second); len(evs) != len(names) {
+		t.Fatalf("first run: %v, want the %d ADDED", eventSummary(evs), len(names))
+	}
+	if n := <-read; n != len(names) {
+		t.Fatalf("the stalled sink wrote %d lines of the initial list, want %d", n, len(names))
+	}
+	time.Sleep(settleTime) // written by both sinks, and checkpointed
+
+	patchResumeConfigMap(t, ns, "big", strings.Repeat("x", 100<<10)) // more than the pipe holds
+	// Six more changes while its Write of that one is stuck: five fill its buffer, the
+	// sixth is dropped.
+	for _, value := range []string{"v2", "v3"} {
+		for _, name := range []string{"d1", "d2", "d3"} {
+			patchResumeConfigMap(t, ns, name, value)
+		}
+	}
+	first.waitJSON(10*time.Second, "the last change on the terminal", func(ev envelope) bool {
+		return ev.Type == "MODIFIED" && ev.name() == "d3" && strings.Contains(string(ev.Object), `"v3"`)
+	})
+	if _, code := first.interrupt(15 * time.Second); code != 0 {
+		t.Fatalf("first run: exit %d; stderr:\n%s", code, first.Stderr())
+	}
+	if !strings.Contains(first.Stderr(), "stalled 5 delivered, 7 dropped") {
+		t.Fatalf("want the stalled sink to have written the 5 ADDED and dropped the 7 changes (1 when full, 6 at exit); stderr:\n%s", first.Stderr())
+	}
+
+	second := startKubeevents(t, base...)
+	evs := second.collect(4 * time.Second)
+	got := eventSummary(evs)
+	t.Logf("resumed after a clean stop in which a sink dropped 7 events of 4 objects: %d events again (%s)", len(evs), strings.Join(got, ", "))
+	if want := []string{"MODIFIED big", "MODIFIED d1", "MODIFIED d2", "MODIFIED d3"}; !slices.Equal(got, want) {
+		t.Fatalf("resumed run: %v, want exactly %v; stderr:\n%s", got, want, second.Stderr())
+	}
+	for _, ev := range evs {
+		if len(ev.Diff) != 1 || ev.Diff[0].Old != "v1" {
+			t.Errorf("%s %s: diff %+v, want one change from v1, the state every sink had", ev.Type, ev.name(), ev.Diff)
+		}
+	}
+	second.interrupt(15 * time.Second)
 }
