@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/engine"
 )
 
@@ -14,7 +15,7 @@ const (
 	ExitError      = 1 // the watch could not start or failed, or the rollout --until-rollout waited for failed
 	ExitUsage      = 2 // bad flags, arguments or configuration
 	ExitTimeout    = 3 // --timeout expired, or --max-events was reached, before --until / --until-deleted / --until-rollout was met
-	ExitSinkFailed = 4 // a sink could not be opened (nothing ran), or failed to write while the others ran to the end
+	ExitSinkFailed = 4 // a sink (or the --resume checkpoint) could not be opened or written, or a sink failed to write while the others ran to the end
 )
 
 // UsageError is bad input from the command line or the config file: exit code 2.
@@ -53,12 +54,15 @@ func ExitCode(err error, errOut io.Writer) int {
 	var notMet *engine.NotMetError
 	var sinkFailed *engine.SinkFailedError
 	var sinkOpen *SinkOpenError
+	var corrupt *checkpoint.CorruptError
+	var mismatch *checkpoint.MismatchError
+	var checkpointWrite *checkpoint.WriteError
 	switch {
-	case errors.As(err, &usage):
+	case errors.As(err, &usage), errors.As(err, &corrupt), errors.As(err, &mismatch):
 		return ExitUsage
 	case errors.As(err, &timeout), errors.As(err, &notMet):
 		return ExitTimeout
-	case errors.As(err, &sinkFailed), errors.As(err, &sinkOpen):
+	case errors.As(err, &sinkFailed), errors.As(err, &sinkOpen), errors.As(err, &checkpointWrite):
 		return ExitSinkFailed
 	}
 	return ExitError

@@ -88,6 +88,8 @@ type WatchOptions struct {
 	NoScreen      bool
 	MetricsAddr   string
 	Owned         ownedFlags
+	Resume        string // checkpoint file (--resume, or the config file's resume)
+	ResumeReset   bool
 
 	// From arguments.
 	TypeArgs []string // "pods", "deployments.apps", ...
@@ -175,6 +177,8 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.BoolVar(&o.WithEvents, "with-events", false, "also show new core Events about the watched objects, interleaved (EVENT, or WARNING highlighted)")
 	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "cache and report only object metadata (much less memory on large clusters)")
 	o.Owned.addFlags(c, configFlags)
+	f.StringVar(&o.Resume, "resume", "", "checkpoint file: keep what the sinks were given there, and on the next start with it emit only what changed while kubeevents was down")
+	f.BoolVar(&o.ResumeReset, "resume-reset", false, "with --resume: start afresh, replacing the checkpoint file whatever it holds")
 	c.ValidArgsFunction = completeWatchArgs(configFlags)
 	_ = c.RegisterFlagCompletionFunc("output", completeFormats)
 	_ = c.RegisterFlagCompletionFunc("color", completeColor)
@@ -367,6 +371,9 @@ func (o *WatchOptions) completeSinks() error {
 	onFull, onFullErr := listener.ParsePolicy(o.OnFull)
 	defaults := config.Defaults{Buffer: o.Buffer, OnFull: onFull, Resync: o.Resync}
 	if file != nil {
+		if !o.flagsSet("resume") && file.Resume != "" {
+			o.Resume = file.Resume
+		}
 		if !o.flagsSet("buffer") && file.Defaults.Buffer != 0 {
 			defaults.Buffer = file.Defaults.Buffer
 		}
@@ -626,6 +633,15 @@ func (o *WatchOptions) Validate() error {
 	}
 	if o.NoDiff && (o.ChangesOnly || len(o.IgnorePaths) > 0) {
 		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")
+	}
+	if o.ResumeReset && o.Resume == "" {
+		return usageErrorf("--resume-reset applies to --resume only; add --resume FILE")
+	}
+	if o.Resume != "" && o.Owned.Owned {
+		return usageErrorf("--resume and --owned do not go together: a checkpoint keeps the objects of the types given, not of an owner's tree; drop one")
+	}
+	if o.Resume != "" && o.WatchOnly {
+		return usageErrorf("--resume and --watch-only do not go together: a resumed start emits what changed while kubeevents was down, which --watch-only leaves out; drop one")
 	}
 	return o.validateOwned()
 }

@@ -5,10 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
@@ -57,6 +63,9 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			return err
 		}
 	}
+	if cfg.Resume, err = o.resume(ctx, clients); err != nil {
+		return err
+	}
 	o.checkNamespace(ctx)
 	if onlyStdout(o.sinks) {
 		gone := make(chan struct{})
@@ -75,6 +84,62 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	}
 	o.summary(listeners, res.Made, res.Unchanged)
 	return err
+}
+
+// resume reads the --resume checkpoint, if there is one, and checks that it belongs to
+// this watch. A checkpoint that does not (or is not a whole one) is refused, never
+// overwritten: it may be another watch's, whose next start would then replay everything.
+func (o *WatchOptions) resume(ctx context.Context, clients informer.Clients) (*engine.Resume, error) {
+	if o.Resume == "" {
+		return nil, nil
+	}
+	watch := checkpoint.Watch{
+		Server:        o.restConfig.Host,
+		Cluster:       clusterUID(ctx, clients),
+		Namespace:     o.namespace,
+		LabelSelector: o.LabelSelector,
+		FieldSelector: o.FieldSelector,
+		Names:         o.Names,
+		MetadataOnly:  o.MetadataOnly,
+		ShowSecrets:   o.ShowSecrets,
+	}
+	for _, r := range o.resources {
+		watch.Resources = append(watch.Resources, checkpoint.ResourceName(r.GVR))
+	}
+	resume := &engine.Resume{Path: o.Resume, Watch: watch}
+	if o.ResumeReset {
+		return resume, nil
+	}
+	saved, err := checkpoint.Load(o.Resume)
+	if err != nil {
+		var corrupt *checkpoint.CorruptError
+		if errors.As(err, &corrupt) {
+			return nil, err
+		}
+		return nil, &UsageError{Err: err} // a directory, a file that cannot be read
+	}
+	if saved != nil {
+		if err := saved.Check(watch); err != nil {
+			return nil, err
+		}
+	}
+	resume.Saved = saved
+	return resume, nil
+}
+
+// clusterUID is the cluster's identity for the checkpoint: the UID of its kube-system
+// namespace, or "" if it cannot be read (no right to get namespaces).
+func clusterUID(ctx context.Context, clients informer.Clients) string {
+	if clients.Metadata == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ns, err := clients.Metadata.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return string(ns.GetUID())
 }
 
 // engineConfig is the watch the options describe, for the engine.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -67,6 +68,8 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"negative request timeout", []string{"watch", "pods", "--request-timeout", "-5s"}, `kubeevents: --request-timeout "-5s": give a duration with a unit`},
 		{"negative timeout", []string{"watch", "pods", "--timeout", "-5s"}, `kubeevents: --timeout -5s: give a positive duration`},
 		{"negative grace", []string{"watch", "pods", "--grace", "-1s"}, `kubeevents: --grace -1s: give a positive duration`},
+		{"resume-reset without resume", []string{"watch", "pods", "--resume-reset"}, `kubeevents: --resume-reset applies to --resume only; add --resume FILE`},
+		{"resume with watch-only", []string{"watch", "pods", "--resume", "x.ckpt", "--watch-only"}, `kubeevents: --resume and --watch-only do not go together`},
 		{"jq and a stdout sink", []string{"watch", "pods", "--jq", ".", "--sink", "terminal=json"}, `kubeevents: --jq filters the standard output stream, but a sink already writes to stdout`},
 		{"no-screen and no sink", []string{"watch", "pods", "--no-screen"}, `kubeevents: --no-screen leaves no sink to write to; add one, e.g. --sink file=events.jsonl`},
 		{"no-screen and -o", []string{"watch", "pods", "--no-screen", "-o", "json", "--sink", "file=x.jsonl"}, `kubeevents: --no-screen turns off the standard output stream whose format -o sets`},
@@ -127,6 +130,9 @@ func TestExitCodes(t *testing.T) {
 		{&engine.NotMetError{Err: errors.New("--max-events 1 reached before --until was met")}, ExitTimeout},
 		{&engine.SinkFailedError{Names: []string{"archive"}}, ExitSinkFailed},
 		{&SinkOpenError{Name: "archive", Err: os.ErrPermission}, ExitSinkFailed},
+		{&checkpoint.CorruptError{Path: "x.ckpt", What: "truncated"}, ExitUsage},
+		{&checkpoint.MismatchError{Path: "x.ckpt", Differences: []string{"namespace"}}, ExitUsage},
+		{&checkpoint.WriteError{Path: "x.ckpt", Err: os.ErrPermission}, ExitSinkFailed},
 		{os.ErrPermission, ExitError},
 	} {
 		var b strings.Builder

@@ -200,6 +200,9 @@ type Rotate struct {
 type File struct {
 	Defaults Defaults // applied to sinks that leave a field unset; see Resolved
 	Sinks    []Sink   // as written, without Defaults applied
+	// Resume is the checkpoint file of --resume, which the flag overrides; made relative
+	// to the config file's directory by Load.
+	Resume string
 }
 
 // Defaults are the settings a sink gets when it leaves them unset (zero).

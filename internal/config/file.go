@@ -41,6 +41,7 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	f.Resume = relativeTo(dir, f.Resume)
 	for i := range f.Sinks {
 		s := &f.Sinks[i]
 		s.Path = relativeTo(dir, s.Path)
@@ -141,8 +142,15 @@ func (d *decoder) parse(data []byte) (*File, error) {
 	if isNull(root) {
 		return f, nil
 	}
-	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks"}, func(key string, k, v *yaml.Node) error {
+	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume"}, func(key string, k, v *yaml.Node) error {
 		switch key {
+		case "resume":
+			var err error
+			f.Resume, err = d.str(v, "resume")
+			if err == nil && f.Resume == "" {
+				err = d.errorf(v, "resume: want the path of a checkpoint file, got nothing")
+			}
+			return err
 		case "defaults":
 			return d.defaults(v, &f.Defaults)
 		case "sinks":

@@ -113,6 +113,10 @@ func TestParseErrors(t *testing.T) {
 			`config.yaml:3:5: unknown field "colour" in sinks[0]`},
 		{"kebab-case key", "sinks:\n  - type: terminal\n    on-full: block\n",
 			`config.yaml:3:5: unknown field "on-full" in sinks[0] (did you mean "onFull"?)`},
+		{"empty resume", "resume:\n",
+			`config.yaml:1:8: resume: want the path of a checkpoint file, got nothing`},
+		{"resume not a path", "resume: [a]\n",
+			`config.yaml:1:9: resume: want a string, got a list`},
 		{"unknown top-level field", "sink: []\n",
 			`config.yaml:1:1: unknown field "sink" at the top level (did you mean "sinks"?)`},
 		{"unknown defaults field", "defaults:\n  bufer: 1\n",
@@ -258,7 +262,7 @@ func TestLoad(t *testing.T) {
 func TestLoadResolvesRelativePaths(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
-	content := example + `  - name: absolute
+	content := "resume: state/kubeevents.ckpt\n" + example + `  - name: absolute
     type: file
     path: /var/log/kubeevents.jsonl
   - name: to-stdout
@@ -276,6 +280,9 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 	got, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got.Resume != filepath.Join(dir, "state", "kubeevents.ckpt") {
+		t.Errorf("resume %q, want it beside the config file", got.Resume)
 	}
 	want := map[string]string{
 		"archive":   filepath.Join(dir, "events.jsonl"),

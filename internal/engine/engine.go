@@ -15,6 +15,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeevents/kubeevents/internal/checkpoint"
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
@@ -67,6 +73,18 @@ type Config struct {
 	// Observer, when not nil, is told of every event made and every watch outage (the
 	// metrics endpoint).
 	Observer informer.Observer
+
+	// Resume, when not nil, keeps a checkpoint of what the sinks were delivered
+	// (--resume) and, if it holds one from an earlier run, starts from it.
+	Resume *Resume
+}
+
+// Resume is --resume: the checkpoint file, the watch it belongs to, and what it held at
+// start (nil: none yet). The caller has checked that Saved belongs to Watch.
+type Resume struct {
+	Path  string
+	Watch checkpoint.Watch
+	Saved *checkpoint.Saved
 }
 
 // StopReason says why a run ended.
@@ -133,6 +151,9 @@ func Run(ctx context.Context, clients informer.Clients, cfg Config) (Result, err
 	if err != nil {
 		return res, err
 	}
+	if r.checkpointErr != nil {
+		return res, r.checkpointErr
+	}
 	if failed := r.conditions.rolloutFailed(); failed != nil && reason == StopCondition {
 		err = &RolloutFailedError{Message: failed.Message}
 	}
@@ -160,6 +181,16 @@ type run struct {
 	informers  []*informer.Informer
 	// stopNamespaceWatch ends watchNamespace (nil when it does not run).
 	stopNamespaceWatch func()
+
+	// The checkpoint (Config.Resume): nil without one.
+	checkpoint     *checkpoint.Writer
+	stopCheckpoint chan struct{} // ends the periodic writes
+	checkpointDone chan struct{} // closed once they have ended
+	checkpointErr  error         // the last write's, at shutdown
+	// seeded is, per informer, the resourceVersion of every object the checkpoint put
+	// into its cache by key: what the first list is compared with, to say what changed.
+	// Dropped once said.
+	seeded map[*informer.Informer]map[string]string
 
 	// synced is what Config.Synced returned, undone when the run ends (and not called
 	// once it has ended).
@@ -197,6 +228,16 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 		until = r.conditions.until
 	}
 	skip := r.changesOnly()
+	var made func(*event.Event)
+	var redactionKey []byte
+	if cfg.Resume != nil {
+		if cfg.Resume.Saved != nil {
+			redactionKey = cfg.Resume.Saved.RedactionKey
+		}
+		r.checkpoint = &checkpoint.Writer{Path: cfg.Resume.Path, Watch: cfg.Resume.Watch,
+			Tracker: checkpoint.NewTracker(len(cfg.Listeners)), Warn: cfg.Warn}
+		made = r.checkpoint.Tracker.Made
+	}
 	r.informers = make([]*informer.Informer, 0, len(cfg.Resources)+1)
 	var rootOptions informer.Options
 	for _, res := range cfg.Resources {
@@ -209,6 +250,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			WatchOnly:     cfg.WatchOnly,
 			MetadataOnly:  cfg.MetadataOnly,
 			ShowSecrets:   cfg.ShowSecrets,
+			RedactionKey:  redactionKey,
 			NoFastPaths:   cfg.NoFastPaths,
 			MaxEvents:     cfg.MaxEvents,
 			Limit:         r.limitReached,
@@ -217,6 +259,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			Warn:          cfg.Warn,
 			Fatal:         r.reportFatal,
 			Observer:      cfg.Observer,
+			Made:          made,
 		}
 		if cfg.Owned != nil {
 			cfg.Owned.ownedRoot(&opts)
@@ -224,6 +267,9 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 		}
 		inf, err := informer.New(res, clients, opts, registrations(cfg.Listeners, true))
 		if err != nil {
+			return false, err
+		}
+		if err := r.resumeFrom(inf); err != nil {
 			return false, err
 		}
 		r.informers = append(r.informers, inf)
@@ -284,6 +330,18 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	if ctx.Err() != nil {
 		return false, nil // interrupted while connecting: nothing was printed, nothing is
 	}
+	if r.checkpoint != nil {
+		// Written once before anything is printed: a file that cannot be written is
+		// found now, and a resumed checkpoint is a whole one from the start.
+		if err := r.checkpoint.Write(); err != nil {
+			return false, err
+		}
+		r.stopCheckpoint, r.checkpointDone = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(r.checkpointDone)
+			r.checkpoint.Run(r.stopCheckpoint)
+		}()
+	}
 	if cfg.Started != nil {
 		cfg.Started()
 	}
@@ -303,13 +361,92 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	return true, nil
 }
 
-// afterSync waits for every informer's initial list, then calls Config.Synced and tells
-// the exit conditions.
+// resumeFrom puts the objects the checkpoint holds for inf's resource into its cache, so
+// that its first list emits only what changed since (informer.Seed), and tells the
+// tracker they were delivered.
+func (r *run) resumeFrom(inf *informer.Informer) error {
+	resume := r.cfg.Resume
+	if resume == nil {
+		return nil
+	}
+	if key := inf.RedactionKey(); key != nil {
+		r.checkpoint.RedactionKey = key
+	}
+	if resume.Saved == nil {
+		return nil
+	}
+	name := checkpoint.ResourceName(inf.Resource.GVR)
+	objects, err := inf.Seed(resume.Saved.Objects[name])
+	if err != nil {
+		return &checkpoint.CorruptError{Path: resume.Path, What: fmt.Sprintf("an object of %s cannot be read: %v", inf.Resource, err)}
+	}
+	r.checkpoint.Tracker.Seed(name, objects)
+	versions := make(map[string]string, len(objects))
+	for _, obj := range objects {
+		if m, err := meta.Accessor(obj); err == nil {
+			versions[cache.MetaObjectToName(m).String()] = m.GetResourceVersion()
+		}
+	}
+	if r.seeded == nil {
+		r.seeded = map[*informer.Informer]map[string]string{}
+	}
+	r.seeded[inf] = versions
+	return nil
+}
+
+// sayResumed tells, per resource, what the first list found changed since the
+// checkpoint, as a re-list after an outage does ("re-synced ..."), and lets the tracker
+// share the cache's unchanged objects.
+func (r *run) sayResumed() {
+	saved := r.cfg.Resume.Saved
+	for _, inf := range r.informers[:len(r.cfg.Resources)] {
+		store := inf.Store()
+		r.checkpoint.Tracker.Adopt(checkpoint.ResourceName(inf.Resource.GVR), func(key string) (runtime.Object, bool) {
+			obj, ok, _ := store.GetByKey(key)
+			ro, isObject := obj.(runtime.Object)
+			return ro, ok && isObject
+		})
+		seeded := r.seeded[inf]
+		var changed, created int
+		keys := store.ListKeys()
+		for _, key := range keys {
+			rv, ok := seeded[key]
+			switch {
+			case !ok:
+				created++
+			case rv != storedVersion(store, key):
+				changed++
+			}
+		}
+		deleted := len(seeded) - (len(keys) - created)
+		r.cfg.Warn("resumed %s from %s (written %s): %s now, %d changed, %d created, %d deleted since",
+			inf.Resource, saved.Path, saved.Written.Local().Format(time.RFC3339), diag.Count(len(keys)), changed, created, deleted)
+	}
+	r.seeded = nil
+}
+
+func storedVersion(store cache.Store, key string) string {
+	obj, ok, _ := store.GetByKey(key)
+	if !ok {
+		return ""
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
+}
+
+// afterSync waits for every informer's initial list, then lets the checkpoint's tracker
+// share the cache's unchanged objects, calls Config.Synced and tells the exit conditions.
 func (r *run) afterSync(ctx context.Context) {
 	for _, inf := range r.informers {
 		if !inf.WaitForSync(ctx) {
 			return
 		}
+	}
+	if r.checkpoint != nil && r.cfg.Resume.Saved != nil {
+		r.sayResumed()
 	}
 	if r.cfg.Synced != nil {
 		r.synced.Lock()
@@ -424,6 +561,11 @@ func (r *run) shutdown(reason StopReason) Result {
 	// At least a moment, for sinks that are only finishing: a deadline spent waiting for
 	// a blocked handler (stopInformers) is no reason to cut them short.
 	late := listener.Drain(cfg.Listeners, max(time.Until(deadline), time.Second))
+	if r.checkpoint != nil {
+		close(r.stopCheckpoint)
+		<-r.checkpointDone
+		r.checkpointErr = r.checkpoint.Write()
+	}
 	return Result{Reason: reason, Made: made, Unchanged: r.unchanged.Load(), Late: late}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
+	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
@@ -178,5 +181,56 @@ func TestRunSyncedHookUndoneAtTheEnd(t *testing.T) {
 	}
 	if calls != 1 || undone != 1 {
 		t.Errorf("Synced called %d times, undone %d times; want once each", calls, undone)
+	}
+}
+
+func fakeClientsAt(t *testing.T, versions map[string]string) informer.Clients {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	var objs []runtime.Object
+	for n, rv := range versions {
+		objs = append(objs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: "ns", ResourceVersion: rv}})
+	}
+	return informer.Clients{Dynamic: dynamicfake.NewSimpleDynamicClient(scheme, objs...)}
+}
+
+// A run with Resume writes the checkpoint at exit; the next run from it emits only what
+// differs from it, to every sink.
+func TestRunResumesFromCheckpoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ckpt")
+	watch := checkpoint.Watch{Server: "https://fake", Resources: []string{"configmaps.v1"}, Namespace: "ns"}
+	a, b := &recording{}, &recording{}
+	cfg := newConfig(a, b)
+	cfg.Timeout = 300 * time.Millisecond
+	cfg.Resume = &Resume{Path: path, Watch: watch}
+	if _, err := Run(context.Background(), fakeClientsAt(t, map[string]string{"same": "1", "changed": "1", "gone": "1"}), cfg); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := checkpoint.Load(path)
+	if err != nil || saved == nil || saved.Count() != 3 {
+		t.Fatalf("checkpoint after the first run: %v, %v; want 3 objects", saved, err)
+	}
+
+	a, b = &recording{}, &recording{}
+	cfg = newConfig(a, b)
+	cfg.Timeout = 300 * time.Millisecond
+	cfg.Resume = &Resume{Path: path, Watch: watch, Saved: saved}
+	if _, err := Run(context.Background(), fakeClientsAt(t, map[string]string{"same": "1", "changed": "2", "new": "1"}), cfg); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ADDED ns/new", "DELETED ns/gone", "MODIFIED ns/changed"}
+	for i, s := range []*recording{a, b} {
+		got := s.got()
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("sink %d got %v, want %v", i, got, want)
+		}
+	}
+	saved, err = checkpoint.Load(path)
+	if err != nil || saved.Count() != 3 {
+		t.Fatalf("checkpoint after the resumed run: %v objects, %v; want 3 (same, changed, new)", saved.Count(), err)
 	}
 }

@@ -82,6 +82,12 @@ type Event struct {
 	// did not change since the object's previous version. Nil encodes every object whole.
 	Encoder *wire.PartEncoder
 
+	// Written, if set, is called by each listener once its sink's Write returned for this
+	// event without an error (written, or left out on purpose by a filter): the
+	// checkpoint (--resume) counts an object's state as delivered once every sink has
+	// called it. Set by the informer's Made hook before the event reaches any listener.
+	Written func()
+
 	object, old encoded // JSON and generic forms of Object and Old, each computed at most once
 	memoOnce    sync.Once
 	memo        any

@@ -8,6 +8,7 @@ package informer
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,9 @@ type Options struct {
 	MetadataOnly bool
 	// ShowSecrets keeps Secret values; by default they are redacted before caching.
 	ShowSecrets bool
+	// RedactionKey is the key of redacted values' fingerprints; empty draws one (see
+	// redactor). --resume keeps it from one run to the next.
+	RedactionKey []byte
 	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
 	// parts (wire.FastPathsEnv=off).
 	NoFastPaths bool
@@ -87,6 +91,10 @@ type Options struct {
 	Fatal func(err error)
 	// Observer, if set, is told of every event made and every outage, for metrics.
 	Observer Observer
+	// Made, if set, is called with every numbered event (not SYNC) once it is made,
+	// before any receiver gets it, from the client-go goroutine that made it: the
+	// checkpoint (--resume) follows each event to its delivery from there.
+	Made func(ev *event.Event)
 }
 
 // Informer is ONE shared informer for one resource, with one client-go event handler per
@@ -100,7 +108,8 @@ type Informer struct {
 	lw        *cache.ListWatch // the lists and watches, without the watchReporter's reports
 	hasSynced func() bool
 	store     cache.Store
-	redactor  *redactor // nil when Secrets are shown (or this is not a Secret informer)
+	redactor  *redactor      // nil when Secrets are shown (or this is not a Secret informer)
+	example   runtime.Object // an empty object of the cache's type, for Seed
 	ctx       context.Context
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -134,7 +143,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	inf.ctx, inf.cancel = context.WithCancel(context.Background())
 	isSecret := IsSecret(res)
 	if isSecret && !opts.ShowSecrets {
-		inf.redactor = newRedactor()
+		inf.redactor = newRedactor(opts.RedactionKey)
 	}
 
 	var lw *cache.ListWatch
@@ -189,7 +198,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	if fatal == nil {
 		fatal = func(error) {}
 	}
-	inf.lw = lw
+	inf.lw, inf.example = lw, example
 	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe, example: example,
 		observer: opts.Observer}
 	if clients.Dynamic != nil && res.GVR.Group != "" && !scheme.Scheme.IsGroupRegistered(res.GVR.Group) {
@@ -208,7 +217,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	}
 	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: encoder,
 		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{},
-		observer: opts.Observer}
+		observer: opts.Observer, made: opts.Made}
 	if opts.LabelSelector != "" || opts.FieldSelector != "" {
 		m.leftSelector = func(obj any) bool { return inf.leftSelector(clients, obj) }
 	}
@@ -304,6 +313,40 @@ func (i *Informer) CheckAccess(ctx context.Context) error {
 	}
 	w.Stop()
 	return nil
+}
+
+// Seed puts objects into the cache before Start, each the JSON of an object as an earlier
+// run delivered it (--resume): the first list then compares with them as a re-list
+// compares with the cache, so the handlers see an update (MODIFIED, with these as the
+// old state) for each one whose resourceVersion changed, nothing for the unchanged, a
+// DeletedFinalStateUnknown tombstone for each one gone, and ADDED for the rest.
+// It returns the objects as the cache holds them.
+func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, error) {
+	seeded := make([]runtime.Object, 0, len(objects))
+	for _, raw := range objects {
+		obj := i.example.DeepCopyObject()
+		if err := json.Unmarshal(raw, obj); err != nil {
+			return nil, err
+		}
+		// Not transformed again: it was when it entered the earlier run's cache (and
+		// redacting a placeholder would make another one).
+		if obj.GetObjectKind().GroupVersionKind().Empty() {
+			obj.GetObjectKind().SetGroupVersionKind(i.Resource.GVK)
+		}
+		if err := i.store.Add(obj); err != nil {
+			return nil, err
+		}
+		seeded = append(seeded, obj)
+	}
+	return seeded, nil
+}
+
+// RedactionKey is the key of this informer's redacted values, or nil if it redacts none.
+func (i *Informer) RedactionKey() []byte {
+	if i.redactor == nil {
+		return nil
+	}
+	return i.redactor.key
 }
 
 // Start runs the informer until Stop.
@@ -434,6 +477,7 @@ type minter struct {
 	limit     func()
 	skip      func(ev *event.Event) bool
 	until     *event.Until
+	made      func(ev *event.Event)
 	// leftSelector, set when the watch has selectors, tells a DELETED notification of
 	// an object that only stopped matching them from a deletion.
 	leftSelector func(obj any) bool
@@ -524,6 +568,9 @@ func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown bo
 	}
 	if m.observer != nil {
 		m.observer.Made(ev)
+	}
+	if m.made != nil {
+		m.made(ev)
 	}
 	return ev
 }

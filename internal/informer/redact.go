@@ -30,11 +30,16 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // where f is an HMAC of the value under a key drawn at start-up and never shown: two
 // values are told apart (a change still shows as a change, even to a value of the same
 // length) within one run, while the fingerprint says nothing about the value itself.
+// --resume keeps the key in its private checkpoint (Options.RedactionKey), so that an
+// unchanged value keeps its placeholder across runs.
 type redactor struct{ key []byte }
 
-func newRedactor() *redactor {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key) // crypto/rand.Read never fails on supported platforms
+// newRedactor uses key, or draws one if it is empty.
+func newRedactor(key []byte) *redactor {
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		_, _ = rand.Read(key) // crypto/rand.Read never fails on supported platforms
+	}
 	return &redactor{key: key}
 }
 

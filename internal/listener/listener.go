@@ -302,6 +302,9 @@ func (l *Listener) deliver(ev *event.Event) (err error) {
 	default:
 		return err
 	}
+	if ev.Written != nil {
+		ev.Written()
+	}
 	return nil
 }
 

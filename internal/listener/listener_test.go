@@ -1045,3 +1045,51 @@ func TestMissedCountsEventsNeverAdded(t *testing.T) {
 		t.Errorf("stats %+v, want 1 received, nothing dropped", s)
 	}
 }
+
+// Written (the --resume checkpoint's hook) is called once the sink's Write returned
+// without an error: for written and filtered events, never for a failed, panicked or
+// dropped one, and never before Write returns.
+func TestWrittenCalledAfterWriteReturns(t *testing.T) {
+	release := make(chan struct{})
+	sink := &testSink{onWrite: func(ev *event.Event) error {
+		switch ev.Seq {
+		case 1:
+			<-release
+		case 2:
+			return ErrFiltered
+		case 3:
+			panic("bad event")
+		case 5:
+			return errBoom
+		}
+		return nil
+	}}
+	l := New(Config{Name: "s", Buffer: 16}, sink, nil)
+	var mu sync.Mutex
+	var written []uint64
+	evs := distinctEvents(6)
+	for _, ev := range evs {
+		ev.Written = func() {
+			mu.Lock()
+			defer mu.Unlock()
+			written = append(written, ev.Seq)
+		}
+		l.Add(ev)
+	}
+	got := func() []uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(written)
+	}
+	go l.Run()
+	stopOnCleanup(t, l, sink)
+	time.Sleep(50 * time.Millisecond)
+	if w := got(); len(w) != 0 {
+		t.Fatalf("Written called for %v while the first Write has not returned", w)
+	}
+	close(release)
+	waitDone(t, l) // event 5 fails the sink; 6 is never written
+	if w := got(); !slices.Equal(w, []uint64{1, 2, 4}) {
+		t.Fatalf("Written for %v, want [1 2 4] (written, filtered, written)", w)
+	}
+}

@@ -1,0 +1,285 @@
+// Package checkpoint is what --resume FILE keeps between runs: for every watched object,
+// the last state that every sink has been given, so that a restarted kubeevents says only
+// what happened while it was down.
+//
+// # What "delivered" means
+//
+// An event is delivered to a sink when the sink's Write returned without an error (the
+// listener's delivery goroutine, package listener): written, or left out on purpose by a
+// filter (a jq sink that yields nothing). An object's checkpointed state is the newest
+// state that EVERY sink has been delivered: one state per object for all sinks, not one
+// per sink, so the file stays as small as the watch and a resumed run needs one list.
+// The informer hands every event to Tracker.Made before any sink gets it; each listener
+// calls the event's Written after its Write; the last one settles the event into the
+// checkpoint (an older event that settles later is ignored, by its seq).
+//
+// An event a sink never writes never settles: one still in a buffer when the process is
+// killed, one dropped by on-full=drop-oldest/drop-newest, one replaced in the buffer by
+// coalesce (the newer one settles in its place), one a failed sink could not write. The
+// checkpoint then keeps the object's older state, and the next run (--resume) emits the
+// object again, as MODIFIED against that older state, to every sink. Hence:
+//
+//   - across a clean stop (Ctrl-C, SIGTERM, --timeout, a met condition), where every
+//     sink wrote everything it held within --grace: exactly once. The next run emits
+//     what changed since, and nothing it already emitted.
+//   - across a crash (SIGKILL, power loss) or events a sink did not write: at least
+//     once. Every object whose newest state is not in the last file written is emitted
+//     again, in its current state: those some sink had not written, and those that
+//     settled after the last write (at most about a second before the crash).
+//     Intermediate states are not replayed (informers list, they do not replay), and the
+//     sinks that did get them see the object a second time.
+//
+// # The file
+//
+// JSON Lines: a header (format, version, when it was written, and the watch it belongs
+// to: the server's URL and the cluster's identity, the UID of its kube-system namespace,
+// then the resource types, namespace, selectors, names, --metadata-only and
+// --show-secrets), one line per object ({"resource": ..., "object": {...}}: the object as
+// the sinks were given it, redacted as they saw it), and a last line with the count of
+// objects, without which the file is truncated. It is written whole, at most once a
+// second while something settled (and less often when writing takes long, so that it
+// costs at most a tenth of the time), at the start and at exit: to a temporary file in
+// the same directory, fsynced, renamed over the old one, and the directory fsynced, mode
+// 0600. A crash at any moment leaves the old file or the new one, never a mix.
+//
+// # Memory
+//
+// The tracker holds, per object, a pointer to the object the sinks were given: the same
+// object the informer's cache holds until it changes, so it costs a map entry per object
+// rather than a copy (after a resumed start's first list, Tracker.Adopt points the
+// unchanged ones back at the cache's). The JSON is made only while the file is written,
+// and not kept. docs/sinks.md has the figures for 10,000 pods.
+//
+// With redacted Secrets, the header also keeps the key of the placeholders' fingerprints,
+// so that an unchanged value has the same placeholder after a resume; the file is 0600.
+package checkpoint
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Format and Version name the file's format in its header; a file of another version is
+// refused, never rewritten.
+const (
+	Format  = "kubeevents-checkpoint"
+	Version = 1
+)
+
+// Watch is what a checkpoint belongs to: a run resumes from it only if every field is the
+// same (the sinks, the output format and the exit conditions may differ).
+type Watch struct {
+	Server string `json:"server"` // the API server's URL
+	// Cluster is the UID of the cluster's kube-system namespace: the same URL may lead
+	// to another cluster (a re-created one, a tunnel). Empty if it could not be read
+	// (no right to get namespaces): then only the URL is compared.
+	Cluster       string   `json:"cluster"`
+	Resources     []string `json:"resources"` // as resource.Resource.GVR prints them
+	Namespace     string   `json:"namespace"`
+	LabelSelector string   `json:"labelSelector"`
+	FieldSelector string   `json:"fieldSelector"`
+	Names         []string `json:"names"`
+	MetadataOnly  bool     `json:"metadataOnly"`
+	ShowSecrets   bool     `json:"showSecrets"`
+}
+
+// header is the file's first line.
+type header struct {
+	Format  string    `json:"format"`
+	Version int       `json:"version"`
+	Written time.Time `json:"written"`
+	Watch   Watch     `json:"watch"`
+	// RedactionKey is the key of redacted Secret values' fingerprints, kept so that an
+	// unchanged value has the same placeholder after a resume (informer.Options).
+	RedactionKey []byte `json:"redactionKey,omitempty"`
+}
+
+// line is any line after the header: an object, or the end.
+type line struct {
+	Resource string          `json:"resource,omitempty"`
+	Object   json.RawMessage `json:"object,omitempty"`
+	End      *struct {
+		Objects int `json:"objects"`
+	} `json:"end,omitempty"`
+}
+
+// Saved is a checkpoint read back: the watch it belongs to and, per resource, the JSON of
+// every object as the sinks were given it.
+type Saved struct {
+	Path         string
+	Written      time.Time
+	Watch        Watch
+	RedactionKey []byte
+	Objects      map[string][][]byte // by resource
+}
+
+// Count is the number of objects in the checkpoint.
+func (s *Saved) Count() int {
+	n := 0
+	for _, objs := range s.Objects {
+		n += len(objs)
+	}
+	return n
+}
+
+// startAfresh is how every refusal ends: what the user can do.
+const startAfresh = "to start afresh, delete the file or add --resume-reset"
+
+// CorruptError says the file is not a whole checkpoint of this version.
+type CorruptError struct {
+	Path string
+	Line int // 0 when the whole file is at fault
+	What string
+}
+
+func (e *CorruptError) Error() string {
+	where := e.Path
+	if e.Line > 0 {
+		where += ":" + strconv.Itoa(e.Line)
+	}
+	return fmt.Sprintf("--resume %s: not a usable checkpoint: %s; %s", where, e.What, startAfresh)
+}
+
+// MismatchError says the checkpoint belongs to another watch.
+type MismatchError struct {
+	Path        string
+	Differences []string // "namespace: \"a\" in the checkpoint, \"b\" now"
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("--resume %s: the checkpoint is of another watch (%s); %s",
+		e.Path, strings.Join(e.Differences, "; "), startAfresh)
+}
+
+// Load reads the checkpoint at path; a file that does not exist is no checkpoint (nil, nil).
+func Load(path string) (*Saved, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--resume %s: %w", path, err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.IsDir() {
+		return nil, fmt.Errorf("--resume %s: a directory; give the path of a checkpoint file", path)
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	corrupt := func(n int, format string, args ...any) error {
+		return &CorruptError{Path: path, Line: n, What: fmt.Sprintf(format, args...)}
+	}
+	first, err := r.ReadBytes('\n')
+	if err != nil && (err != io.EOF || len(first) == 0) {
+		if err == io.EOF {
+			return nil, corrupt(0, "the file is empty")
+		}
+		return nil, fmt.Errorf("--resume %s: %w", path, err)
+	}
+	var h header
+	if err := json.Unmarshal(first, &h); err != nil || h.Format != Format {
+		return nil, corrupt(1, "no checkpoint header (is this a kubeevents --resume file?)")
+	}
+	if h.Version != Version {
+		return nil, corrupt(1, "checkpoint version %d, this kubeevents reads version %d", h.Version, Version)
+	}
+	s := &Saved{Path: path, Written: h.Written, Watch: h.Watch, RedactionKey: h.RedactionKey, Objects: map[string][][]byte{}}
+	for n := 2; ; n++ {
+		raw, err := r.ReadBytes('\n')
+		if err == io.EOF {
+			return nil, corrupt(0, "it ends after %d lines without its last line (truncated)", n-1)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--resume %s: %w", path, err)
+		}
+		var l line
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, corrupt(n, "%v", err)
+		}
+		switch {
+		case l.End != nil:
+			if l.End.Objects != s.Count() {
+				return nil, corrupt(n, "%d objects announced, %d found", l.End.Objects, s.Count())
+			}
+			if rest, _ := io.ReadAll(r); len(bytes.TrimSpace(rest)) > 0 {
+				return nil, corrupt(n+1, "data after the last line")
+			}
+			return s, nil
+		case l.Resource == "" || len(l.Object) == 0 || l.Object[0] != '{':
+			return nil, corrupt(n, "not an object line")
+		case !slices.Contains(h.Watch.Resources, l.Resource):
+			return nil, corrupt(n, "resource %q is not one the checkpoint watched", l.Resource)
+		}
+		s.Objects[l.Resource] = append(s.Objects[l.Resource], l.Object)
+	}
+}
+
+// Check compares the checkpoint's watch with now's, and says every difference.
+func (s *Saved) Check(now Watch) error {
+	var diffs []string
+	differ := func(what string, then, now any) {
+		diffs = append(diffs, fmt.Sprintf("%s %s in the checkpoint, %s now", what, show(then), show(now)))
+	}
+	was := s.Watch
+	if was.Server != now.Server {
+		differ("server", was.Server, now.Server)
+	}
+	if was.Cluster != "" && now.Cluster != "" && was.Cluster != now.Cluster {
+		differ("cluster (kube-system namespace UID)", was.Cluster, now.Cluster)
+	}
+	if !slices.Equal(sorted(was.Resources), sorted(now.Resources)) {
+		differ("resources", was.Resources, now.Resources)
+	}
+	if was.Namespace != now.Namespace {
+		differ("namespace", was.Namespace, now.Namespace)
+	}
+	if was.LabelSelector != now.LabelSelector {
+		differ("label selector", was.LabelSelector, now.LabelSelector)
+	}
+	if was.FieldSelector != now.FieldSelector {
+		differ("field selector", was.FieldSelector, now.FieldSelector)
+	}
+	if !slices.Equal(sorted(was.Names), sorted(now.Names)) {
+		differ("names", was.Names, now.Names)
+	}
+	if was.MetadataOnly != now.MetadataOnly {
+		differ("--metadata-only", was.MetadataOnly, now.MetadataOnly)
+	}
+	if was.ShowSecrets != now.ShowSecrets {
+		differ("--show-secrets", was.ShowSecrets, now.ShowSecrets)
+	}
+	if len(diffs) > 0 {
+		return &MismatchError{Path: s.Path, Differences: diffs}
+	}
+	return nil
+}
+
+func show(v any) string {
+	switch v := v.(type) {
+	case string:
+		if v == "" {
+			return "(none)"
+		}
+		return strconv.Quote(v)
+	case []string:
+		if len(v) == 0 {
+			return "(none)"
+		}
+		return strings.Join(v, ",")
+	}
+	return fmt.Sprint(v)
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}

@@ -1,0 +1,306 @@
+package checkpoint
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+)
+
+// Tracker follows events from the informers to the sinks and keeps, per object, the
+// newest state every sink has been delivered (see the package comment).
+type Tracker struct {
+	sinks int // every numbered event goes to every sink
+
+	mu      sync.Mutex
+	objects map[objectKey]*entry
+	changed bool // since the last snapshot
+}
+
+// objectKey is the informer cache's key (namespace/name) within one resource: the same
+// object, whatever its UID, as the informer's first list compares them.
+type objectKey struct {
+	resource string
+	name     string
+}
+
+type entry struct {
+	seq uint64 // of the event that settled it; 0 for what the checkpoint held at start
+	obj runtime.Object
+}
+
+// NewTracker tracks delivery to sinks sinks.
+func NewTracker(sinks int) *Tracker {
+	return &Tracker{sinks: sinks, objects: map[objectKey]*entry{}}
+}
+
+// Seed records objects as delivered: what the checkpoint held at start, as it was put into
+// the informer of resource.
+func (t *Tracker) Seed(resource string, objects []runtime.Object) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, obj := range objects {
+		if name, ok := keyOf(obj); ok {
+			t.objects[objectKey{resource, name}] = &entry{obj: obj}
+		}
+	}
+}
+
+// Adopt points the objects seeded from the checkpoint that did not change at the
+// informer's cached ones (its first list replaced the seeded objects with equal ones):
+// otherwise the tracker would keep a second copy of every unchanged object.
+func (t *Tracker) Adopt(resource string, cached func(key string) (runtime.Object, bool)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, e := range t.objects {
+		if k.resource != resource || e.seq != 0 {
+			continue
+		}
+		obj, ok := cached(k.name)
+		if !ok || resourceVersion(obj) != resourceVersion(e.obj) {
+			continue
+		}
+		e.obj = obj
+	}
+}
+
+func resourceVersion(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
+}
+
+// Made is the informers' Made hook: it follows ev until every sink has written it.
+// Events about other objects (core Events of --with-events) are not tracked.
+func (t *Tracker) Made(ev *event.Event) {
+	if ev.Related || ev.Type == event.Sync {
+		return
+	}
+	if t.sinks == 0 {
+		t.settle(ev)
+		return
+	}
+	var left atomic.Int32
+	left.Store(int32(t.sinks))
+	ev.Written = func() {
+		if left.Add(-1) == 0 {
+			t.settle(ev)
+		}
+	}
+}
+
+func (t *Tracker) settle(ev *event.Event) {
+	name, ok := keyOf(ev.Object)
+	if !ok {
+		return
+	}
+	k := objectKey{ResourceName(ev.Resource), name}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.objects[k]; e != nil && e.seq > ev.Seq {
+		return // a newer state of the object has settled already
+	}
+	if ev.Type == event.Deleted {
+		delete(t.objects, k)
+	} else {
+		t.objects[k] = &entry{seq: ev.Seq, obj: ev.Object}
+	}
+	t.changed = true
+}
+
+// ResourceName is how the file names a resource: RESOURCE.VERSION[.GROUP], as kubectl
+// names a resource fully ("deployments.v1.apps", "pods.v1").
+func ResourceName(gvr schema.GroupVersionResource) string {
+	name := gvr.Resource + "." + gvr.Version
+	if gvr.Group != "" {
+		name += "." + gvr.Group
+	}
+	return name
+}
+
+func keyOf(obj runtime.Object) (string, bool) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", false
+	}
+	return cache.MetaObjectToName(m).String(), true
+}
+
+// snapshot is the tracked objects at one moment, with whether they changed since the
+// previous snapshot.
+func (t *Tracker) snapshot() (objects []snapshotEntry, changed bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	objects = make([]snapshotEntry, 0, len(t.objects))
+	for k, e := range t.objects {
+		objects = append(objects, snapshotEntry{resource: k.resource, obj: e.obj})
+	}
+	changed, t.changed = t.changed, false
+	return objects, changed
+}
+
+func (t *Tracker) markChanged() {
+	t.mu.Lock()
+	t.changed = true
+	t.mu.Unlock()
+}
+
+type snapshotEntry struct {
+	resource string
+	obj      runtime.Object
+}
+
+// Len is the number of objects tracked.
+func (t *Tracker) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.objects)
+}
+
+// Writer writes a Tracker's objects to the checkpoint file.
+type Writer struct {
+	Path    string
+	Watch   Watch
+	Tracker *Tracker
+	// RedactionKey goes into the header (see header); set before Run.
+	RedactionKey []byte
+	// Warn says a periodic write that failed (once, until one succeeds again).
+	Warn func(format string, args ...any)
+
+	took   time.Duration // the last write's duration
+	failed bool
+}
+
+// MinInterval is the least time between two periodic writes.
+const MinInterval = time.Second
+
+// Run writes the checkpoint at most every MinInterval while objects settle, and at
+// least ten times the last write's duration apart, until stop is closed. It does not
+// write at the end: the caller does, once the sinks are drained.
+func (w *Writer) Run(stop <-chan struct{}) {
+	for {
+		timer := time.NewTimer(max(MinInterval, 10*w.took))
+		select {
+		case <-stop:
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		objects, changed := w.Tracker.snapshot()
+		if !changed {
+			continue
+		}
+		if err := w.write(objects); err != nil {
+			w.Tracker.markChanged() // try again next time
+			if !w.failed && w.Warn != nil {
+				w.Warn("%v; trying again", err)
+			}
+			w.failed = true
+			continue
+		}
+		w.failed = false
+	}
+}
+
+// Write writes the checkpoint now.
+func (w *Writer) Write() error {
+	objects, _ := w.Tracker.snapshot()
+	return w.write(objects)
+}
+
+// WriteError says the checkpoint file could not be written.
+type WriteError struct {
+	Path string
+	Err  error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("--resume %s: the checkpoint cannot be written: %v", e.Path, e.Err)
+}
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// write replaces the file atomically: a temporary file in the same directory, fsynced,
+// renamed over it, and the directory fsynced so that the rename survives a crash.
+func (w *Writer) write(objects []snapshotEntry) (err error) {
+	start := time.Now()
+	defer func() {
+		w.took = time.Since(start)
+		if err != nil {
+			err = &WriteError{Path: w.Path, Err: err}
+		}
+	}()
+	dir, base := filepath.Split(w.Path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		var pathErr *os.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err // the temporary file's name would only confuse
+		}
+		return fmt.Errorf("creating a file in %s: %w", dir, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return err
+	}
+	out := bufio.NewWriterSize(tmp, 256<<10)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(header{Format: Format, Version: Version, Written: time.Now().UTC(), Watch: w.Watch, RedactionKey: w.RedactionKey}); err != nil {
+		return err
+	}
+	for _, o := range objects {
+		raw, err := json.Marshal(o.obj)
+		if err != nil {
+			return fmt.Errorf("encoding an object: %w", err)
+		}
+		if err := enc.Encode(line{Resource: o.resource, Object: raw}); err != nil {
+			return err
+		}
+	}
+	end := line{End: &struct {
+		Objects int `json:"objects"`
+	}{len(objects)}}
+	if err := enc.Encode(end); err != nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), w.Path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
