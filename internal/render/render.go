@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -92,6 +93,13 @@ type Options struct {
 	// 0 when it does not go to a terminal. Asked for every pretty or wide line, so that a
 	// resized terminal is followed. Nil means no terminal.
 	TerminalWidth func() int
+	// Headers prints a header line (TIME, EVENT, NAME and kubectl's columns) in pretty
+	// and wide output before the first line of each kind, and again after HeadersAgain:
+	// for a terminal.
+	Headers bool
+	// PrinterColumns are the additionalPrinterColumns of the watched custom resources,
+	// which pretty and wide output show as kubectl does.
+	PrinterColumns PrinterColumns
 }
 
 // Printer renders events in one format. It keeps scratch state between calls, so each
@@ -108,9 +116,9 @@ type Printer struct {
 	// typeLabels maps an event type (and TERMINATING) to its maybe coloured label, built
 	// once so that a line costs no colour formatting.
 	typeLabels map[string]string
-	// The widths of the type, name and pod status columns: the widest value seen so far
-	// (see growColumn).
-	typeColumn, nameColumn, statusColumn int
+	// The widths of the type and name columns: the widest value seen so far (see
+	// growColumn).
+	typeColumn, nameColumn int
 	// kindPrefixes caches "deployment.apps" and the like per kind seen.
 	kindPrefixes map[schema.GroupKind]string
 	// yamlBuf receives each YAML document before it is copied to the caller's buffer.
@@ -120,6 +128,17 @@ type Printer struct {
 	// valueEncoder writes the JSON of diff values shown in pretty output to valueBuf.
 	valueBuf     bytes.Buffer
 	valueEncoder *json.Encoder
+	// tables are the kubectl columns seen per kind (widths, headers); lastTable is the
+	// one the line being rendered used, nil for lines without kubectl columns.
+	tables    map[schema.GroupKind]*kindTable
+	cells     cells // the line's kubectl cells, escaped
+	lastTable *kindTable
+	crdTables map[schema.GroupKind]*crdTable
+	// headers: print header lines (Options.Headers); headersAgain counts the calls of
+	// HeadersAgain, headerEpoch the count this Printer last acted on.
+	headers      bool
+	headersAgain atomic.Uint64
+	headerEpoch  uint64
 }
 
 // NewPrinter returns a Printer for o.
@@ -148,7 +167,19 @@ func NewPrinter(o Options) (*Printer, error) {
 		width:        o.TerminalWidth,
 		changeMarks:  newChangeMarks(o.Color),
 		typeColumn:   minTypeColumn,
-		statusColumn: minStatusColumn,
+	}
+	p.tables = map[schema.GroupKind]*kindTable{}
+	p.headers = o.Headers
+	p.crdTables = map[schema.GroupKind]*crdTable{}
+	for gk, columns := range o.PrinterColumns {
+		if len(columns) == 0 {
+			continue
+		}
+		t, err := newCRDTable(columns)
+		if err != nil {
+			return nil, fmt.Errorf("printer columns of %s: %w", gk, err)
+		}
+		p.crdTables[gk] = t
 	}
 	p.valueEncoder = json.NewEncoder(&p.valueBuf)
 	p.valueEncoder.SetEscapeHTML(false)

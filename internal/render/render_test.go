@@ -310,7 +310,7 @@ func TestNameColumnIsNeverTruncated(t *testing.T) {
 	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
 	pod.Name = long
 	out := render(t, Options{Location: time.UTC}, []*event.Event{{Type: event.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}})
-	if !bytes.Contains(out, []byte("default/"+long+" Running")) {
+	if !bytes.Contains(out, []byte("default/"+long+" 1/1")) {
 		t.Errorf("want the whole name then one space, got %q", out)
 	}
 }
