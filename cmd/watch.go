@@ -97,6 +97,10 @@ type WatchOptions struct {
 	until       *render.JQ
 	queries     map[string]*render.JQ // each jq sink's compiled expression, by sink name
 	flagsSet    func(name string) bool
+	// printerCols are the watched CRDs' additionalPrinterColumns (pretty and wide
+	// output); headerPrinters the terminal's printers, whose headers a re-sync repeats.
+	printerCols    render.PrinterColumns
+	headerPrinters *headerPrinters
 
 	// Seams, so tests can replace what the process and the cluster give: the kubeconfig,
 	// REST mapper and discovery (ConfigFlags, as in kubectl's factory), the API clients

@@ -30,6 +30,8 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			}
 		}
 	}()
+	o.printerCols = o.printerColumns(ctx)
+	o.headerPrinters = &headerPrinters{}
 	listeners, err := o.buildListeners(&files)
 	if err != nil {
 		return err
@@ -86,8 +88,11 @@ func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Confi
 		Timeout:       o.Timeout,
 		Grace:         o.Grace,
 		Listeners:     listeners,
-		Warn:          o.warnf,
-		Synced:        tuneHeapForWatching,
+		Warn: func(format string, args ...any) {
+			o.warnf(format, args...)
+			o.headerPrinters.warned(format)
+		},
+		Synced: tuneHeapForWatching,
 		Started: func() {
 			o.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
 				o.watched(), informers, plural(informers),
@@ -147,6 +152,7 @@ func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sin
 		ShowKind: len(o.resources) > 1 || o.WithEvents, Namespace: o.namespace,
 		Differ: o.differ, ShowOld: o.ShowOld,
 		Query: o.queries[s.Name], Warn: o.warnf,
+		Headers: o.terminals.IsTerminal(o.Streams.Out), PrinterColumns: o.printerCols, TerminalPrinter: o.headerPrinters.add,
 		Opened: func(f *sink.File) { *files = append(*files, f) },
 	})
 	var invalid *config.InvalidSinkError
