@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kubeevents/kubeevents/internal/listener"
@@ -148,6 +149,11 @@ func (k *Kind) checkFormat(format string) error {
 		return fmt.Errorf("%s sinks take no format", k.Name)
 	}
 	names := k.Formats()
+	if render.IsTemplateFormat(format) && k.formats != nil && slices.Contains(k.formats, render.FormatPretty) {
+		// Kinds that print lines for people print kubectl's templates too.
+		_, err := render.ParseFormat(format)
+		return err
+	}
 	for _, f := range names {
 		if f == format {
 			return nil

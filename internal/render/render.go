@@ -54,14 +54,21 @@ func Formats() []string {
 	return []string{string(FormatPretty), string(FormatWide), string(FormatJSON), string(FormatYAML), string(FormatName)}
 }
 
-// ParseFormat checks a user-supplied format name.
+// ParseFormat checks a user-supplied format name; a template format (see
+// TemplateFormats) is compiled, so that its errors come before anything connects.
 func ParseFormat(s string) (Format, error) {
 	for _, f := range Formats() {
 		if s == f {
 			return Format(s), nil
 		}
 	}
-	return "", fmt.Errorf("unknown output format %q; use one of: %s", s, strings.Join(Formats(), ", "))
+	if IsTemplateFormat(s) {
+		if _, err := newTemplatePrinter(s); err != nil {
+			return "", err
+		}
+		return Format(s), nil
+	}
+	return "", fmt.Errorf("unknown output format %q; use one of: %s, or a template: custom-columns=SPEC, jsonpath=TEMPLATE, go-template=TEMPLATE (or their -file=PATH forms)", s, strings.Join(Formats(), ", "))
 }
 
 // Options configure a Printer.
@@ -139,6 +146,8 @@ type Printer struct {
 	headers      bool
 	headersAgain atomic.Uint64
 	headerEpoch  uint64
+	// template prints the template formats (custom-columns=, jsonpath=, go-template=...).
+	template *templatePrinter
 }
 
 // NewPrinter returns a Printer for o.
@@ -167,6 +176,12 @@ func NewPrinter(o Options) (*Printer, error) {
 		width:        o.TerminalWidth,
 		changeMarks:  newChangeMarks(o.Color),
 		typeColumn:   minTypeColumn,
+	}
+	if IsTemplateFormat(string(format)) {
+		var err error
+		if p.template, err = newTemplatePrinter(string(format)); err != nil {
+			return nil, err
+		}
 	}
 	p.tables = map[schema.GroupKind]*kindTable{}
 	p.headers = o.Headers
@@ -207,6 +222,10 @@ func (p *Printer) Append(dst []byte, ev *event.Event) ([]byte, error) {
 	case FormatPretty, FormatWide:
 		dst, err = p.appendLine(dst, ev)
 	default:
+		if p.template != nil {
+			dst, err = p.template.append(dst, ev)
+			break
+		}
 		// A format added to Formats without a case here: say so on the first event
 		// rather than print it as some other format.
 		err = fmt.Errorf("render: no renderer for output format %q", p.format)

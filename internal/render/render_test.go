@@ -323,8 +323,8 @@ func TestParseFormat(t *testing.T) {
 	}
 	for _, bad := range []string{"x", "", "JSON", "table"} {
 		_, err := ParseFormat(bad)
-		want := `unknown output format "` + bad + `"; use one of: pretty, wide, json, yaml, name`
-		if err == nil || err.Error() != want {
+		want := `unknown output format "` + bad + `"; use one of: pretty, wide, json, yaml, name, or a template: `
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("ParseFormat(%q) error = %v, want %s", bad, err, want)
 		}
 	}
@@ -396,5 +396,36 @@ func TestAppendHasACaseForEveryFormat(t *testing.T) {
 	out, err := p.Append([]byte("earlier line\n"), ev)
 	if err == nil || !strings.Contains(err.Error(), `"table"`) || string(out) != "earlier line\n" {
 		t.Errorf("Append in a format without a case = %q, %v; want the input back and an error naming the format", out, err)
+	}
+}
+
+// TestTemplateFormats: kubectl's template formats, per event, with the event type as a
+// leading EVENT column (custom-columns) or word (jsonpath, go-template); bad templates
+// are errors naming what is wrong.
+func TestTemplateFormats(t *testing.T) {
+	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
+	ev := &event.Event{Type: event.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}
+	mod := &event.Event{Type: event.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod, Old: pod}
+	for format, want := range map[Format]string{
+		"custom-columns=NAME:.metadata.name,NODE:spec.nodeName,MISSING:.status.nothing": "EVENT      NAME              NODE       MISSING\nADDED      " + pod.Name + "   worker-1   <none>\nMODIFIED   " + pod.Name + "   worker-1   <none>\n",
+		"jsonpath={.metadata.name}":                                 "ADDED " + pod.Name + "\nMODIFIED " + pod.Name + "\n",
+		`go-template={{.metadata.name}} {{.spec.nodeName}}{{"\n"}}`: "ADDED " + pod.Name + " worker-1\nMODIFIED " + pod.Name + " worker-1\n",
+	} {
+		p, err := NewPrinter(Options{Format: format})
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		out, err := p.Append(nil, ev)
+		if err == nil {
+			out, err = p.Append(out, mod)
+		}
+		if err != nil || string(out) != want {
+			t.Errorf("%s:\n got %q, %v\nwant %q", format, out, err, want)
+		}
+	}
+	for _, bad := range []string{"jsonpath=", "jsonpath={.metadata.name", "go-template={{.x", "custom-columns=NAME", "custom-columns-file=/nonexistent", "jsonpath-file=/nonexistent"} {
+		if _, err := ParseFormat(bad); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseFormat(%q) = %v; want a one-line error", bad, err)
+		}
 	}
 }
