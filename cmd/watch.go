@@ -81,6 +81,7 @@ type WatchOptions struct {
 	MetadataOnly  bool
 	WithEvents    bool
 	NoScreen      bool
+	EventTypes    []string
 
 	// From arguments.
 	TypeArgs []string // "pods", "deployments.apps", ...
@@ -168,11 +169,13 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values (redacted by default, in every sink)")
 	f.BoolVar(&o.WithEvents, "with-events", false, "also show new core Events about the watched objects, interleaved (EVENT, or WARNING highlighted)")
 	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "cache and report only object metadata (much less memory on large clusters)")
+	f.StringSliceVar(&o.EventTypes, "event-types", nil, "only these event types, e.g. --event-types ADDED,DELETED (ADDED, MODIFIED, DELETED; left out before any sink)")
 	c.ValidArgsFunction = completeWatchArgs(configFlags)
 	_ = c.RegisterFlagCompletionFunc("output", completeFormats)
 	_ = c.RegisterFlagCompletionFunc("color", completeColor)
 	_ = c.RegisterFlagCompletionFunc("on-full", completeOnFull)
 	_ = c.RegisterFlagCompletionFunc("sink", completeSink)
+	_ = c.RegisterFlagCompletionFunc("event-types", completeEventTypes)
 	for _, name := range []string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until"} {
 		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
@@ -243,7 +246,7 @@ func (o *WatchOptions) Connect() error {
 		return informer.APIError(err, "discover", resource.Resource{})
 	}
 	seen := map[schema.GroupVersionResource]bool{}
-	for _, arg := range o.TypeArgs {
+	for _, arg := range o.expandCategories(disco) {
 		res, err := resource.Resolve(arg, mapper, disco)
 		if err != nil {
 			var unknown *resource.UnknownTypeError
@@ -604,6 +607,9 @@ func (o *WatchOptions) Validate() error {
 	}
 	if o.Grace < 0 {
 		return usageErrorf("--grace %s: give a positive duration, e.g. 5s, or 0 to drop what sinks still hold", o.Grace)
+	}
+	if err := o.checkEventTypes(); err != nil {
+		return err
 	}
 	if o.NoDiff && (o.ChangesOnly || len(o.IgnorePaths) > 0) {
 		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")

@@ -79,6 +79,7 @@ func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Confi
 		ShowSecrets:   o.ShowSecrets,
 		WithEvents:    o.WithEvents,
 		ChangesOnly:   o.ChangesOnly,
+		EventTypes:    o.eventTypes(),
 		Differ:        o.differ,
 		ShowOld:       o.ShowOld,
 		NoFastPaths:   o.noFastPaths,

@@ -37,8 +37,11 @@ type Config struct {
 	// ChangesOnly leaves out MODIFIED events whose diff is empty after Differ's ignored
 	// paths, before they are numbered: no gap in seq, not counted against MaxEvents.
 	ChangesOnly bool
-	Differ      *render.Differ
-	ShowOld     bool // whether the Until expression sees the previous object as .old
+	// EventTypes, when not empty, are the only event types made (ADDED, MODIFIED,
+	// DELETED): the others are left out like ChangesOnly's, before they are numbered.
+	EventTypes []event.EventType
+	Differ     *render.Differ
+	ShowOld    bool // whether the Until expression sees the previous object as .old
 	// NoFastPaths decodes and encodes every object whole (wire.FastPathsEnv=off); the
 	// Differ is told on its own (render.Differ.WithoutFastPaths).
 	NoFastPaths bool
@@ -185,7 +188,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	if r.conditions != nil {
 		until = r.conditions.until
 	}
-	skip := r.changesOnly()
+	skip := r.skip()
 	r.informers = make([]*informer.Informer, 0, len(cfg.Resources)+1)
 	for _, res := range cfg.Resources {
 		inf, err := informer.New(res, clients, informer.Options{
