@@ -313,11 +313,7 @@ func limitRequestTimeout(configFlags *genericclioptions.ConfigFlags) {
 // registerConfigFlagCompletions completes kubectl's connection flags: namespaces from
 // the cluster, contexts, clusters and users from the kubeconfig.
 func registerConfigFlagCompletions(root *cobra.Command, configFlags *genericclioptions.ConfigFlags) {
-	_ = root.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return clusterCompletion(cmd, configFlags, func(ctx context.Context) []cobra.Completion {
-			return listNames(ctx, configFlags, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", metav1.ListOptions{}, toComplete, nil)
-		}), noFiles
-	})
+	_ = root.RegisterFlagCompletionFunc("namespace", completeNamespaceList(configFlags, true))
 	_ = root.RegisterFlagCompletionFunc("context", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return kubeconfigCompletions(configFlags, "context", toComplete), noFiles
 	})

@@ -82,6 +82,8 @@ type WatchOptions struct {
 	WithEvents    bool
 	NoScreen      bool
 	EventTypes    []string
+	// ExcludeNamespaces are names or globs of namespaces left out of -A.
+	ExcludeNamespaces []string
 
 	// From arguments.
 	TypeArgs []string // "pods", "deployments.apps", ...
@@ -90,6 +92,7 @@ type WatchOptions struct {
 	// Set by Complete.
 	restConfig *rest.Config
 	namespace  string
+	namespaces []string // -n a,b,c: several namespaces (namespace is then "")
 	resources  []resource.Resource
 	sinks      []config.Sink
 	differ     *render.Differ
@@ -169,6 +172,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.BoolVar(&o.ShowSecrets, "show-secrets", false, "show Secret values (redacted by default, in every sink)")
 	f.BoolVar(&o.WithEvents, "with-events", false, "also show new core Events about the watched objects, interleaved (EVENT, or WARNING highlighted)")
 	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "cache and report only object metadata (much less memory on large clusters)")
+	f.StringArrayVar(&o.ExcludeNamespaces, "exclude-namespace", nil, "with -A: leave out namespaces with this name or glob (repeatable), e.g. --exclude-namespace 'kube-*'")
 	f.StringSliceVar(&o.EventTypes, "event-types", nil, "only these event types, e.g. --event-types ADDED,DELETED (ADDED, MODIFIED, DELETED; left out before any sink)")
 	c.ValidArgsFunction = completeWatchArgs(configFlags)
 	_ = c.RegisterFlagCompletionFunc("output", completeFormats)
@@ -176,6 +180,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	_ = c.RegisterFlagCompletionFunc("on-full", completeOnFull)
 	_ = c.RegisterFlagCompletionFunc("sink", completeSink)
 	_ = c.RegisterFlagCompletionFunc("event-types", completeEventTypes)
+	_ = c.RegisterFlagCompletionFunc("exclude-namespace", completeNamespaceList(configFlags, false))
 	for _, name := range []string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until"} {
 		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
@@ -228,6 +233,12 @@ func (o *WatchOptions) Connect() error {
 		o.namespace = ""
 	} else if o.namespace, _, err = o.clientGetter.ToRawKubeConfigLoader().Namespace(); err != nil {
 		return kubeconfigError(err)
+	} else if strings.Contains(o.namespace, ",") {
+		// -n a,b,c: several namespaces, each checked in Validate.
+		o.namespaces, o.namespace = splitNamespaces(o.namespace), ""
+		if len(o.namespaces) == 1 {
+			o.namespace, o.namespaces = o.namespaces[0], nil
+		}
 	} else if err := o.checkNamespaceName(o.namespace); err != nil {
 		return err
 	}
@@ -592,9 +603,17 @@ func (o *WatchOptions) Validate() error {
 		}
 	}
 	if o.flagsSet("namespace") && !o.AllNamespaces {
-		if err := o.checkNamespaceName(*o.ConfigFlags.Namespace); err != nil {
-			return err
+		for _, ns := range splitNamespaces(*o.ConfigFlags.Namespace) {
+			if err := o.checkNamespaceName(ns); err != nil {
+				return err
+			}
 		}
+		if len(splitNamespaces(*o.ConfigFlags.Namespace)) == 0 {
+			return o.checkNamespaceName(*o.ConfigFlags.Namespace)
+		}
+	}
+	if err := o.checkExcludeNamespaces(); err != nil {
+		return err
 	}
 	if o.UntilDeleted && len(o.Names) == 0 {
 		return usageErrorf("--until-deleted needs the names of the objects to wait for: kubeevents watch TYPE NAME... --until-deleted")
@@ -697,6 +716,14 @@ func (o *WatchOptions) infof(format string, args ...any) {
 // checkNamespace warns when the namespace does not exist; the watch goes on, since the
 // namespace may be created later and its objects will then show up.
 func (o *WatchOptions) checkNamespace(ctx context.Context) {
+	if len(o.namespaces) > 0 {
+		for _, ns := range o.namespaces {
+			one := *o
+			one.namespace, one.namespaces = ns, nil
+			one.checkNamespace(ctx)
+		}
+		return
+	}
 	if o.namespace == "" {
 		return
 	}

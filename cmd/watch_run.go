@@ -64,31 +64,40 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 
 // engineConfig is the watch the options describe, for the engine.
 func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Config {
-	informers := len(o.resources)
+	informers := 0
+	for _, r := range o.resources {
+		if r.Namespaced && len(o.namespaces) > 0 {
+			informers += len(o.namespaces)
+		} else {
+			informers++
+		}
+	}
 	if o.WithEvents {
 		informers++
 	}
 	return engine.Config{
-		Resources:     o.resources,
-		Namespace:     o.namespace,
-		LabelSelector: o.LabelSelector,
-		FieldSelector: o.FieldSelector,
-		Names:         o.Names,
-		WatchOnly:     o.WatchOnly,
-		MetadataOnly:  o.MetadataOnly,
-		ShowSecrets:   o.ShowSecrets,
-		WithEvents:    o.WithEvents,
-		ChangesOnly:   o.ChangesOnly,
-		EventTypes:    o.eventTypes(),
-		Differ:        o.differ,
-		ShowOld:       o.ShowOld,
-		NoFastPaths:   o.noFastPaths,
-		MaxEvents:     uint64(o.MaxEvents),
-		Until:         o.until,
-		UntilDeleted:  o.UntilDeleted,
-		Timeout:       o.Timeout,
-		Grace:         o.Grace,
-		Listeners:     listeners,
+		Resources:         o.resources,
+		Namespace:         o.namespace,
+		Namespaces:        o.namespaces,
+		ExcludeNamespaces: o.ExcludeNamespaces,
+		LabelSelector:     o.LabelSelector,
+		FieldSelector:     o.FieldSelector,
+		Names:             o.Names,
+		WatchOnly:         o.WatchOnly,
+		MetadataOnly:      o.MetadataOnly,
+		ShowSecrets:       o.ShowSecrets,
+		WithEvents:        o.WithEvents,
+		ChangesOnly:       o.ChangesOnly,
+		EventTypes:        o.eventTypes(),
+		Differ:            o.differ,
+		ShowOld:           o.ShowOld,
+		NoFastPaths:       o.noFastPaths,
+		MaxEvents:         uint64(o.MaxEvents),
+		Until:             o.until,
+		UntilDeleted:      o.UntilDeleted,
+		Timeout:           o.Timeout,
+		Grace:             o.Grace,
+		Listeners:         listeners,
 		Warn: func(format string, args ...any) {
 			o.warnf(format, args...)
 			o.headerPrinters.warned(format)
@@ -201,7 +210,9 @@ func (o *WatchOptions) watched() string {
 	var parts []string
 	if len(namespaced) > 0 {
 		where := "in all namespaces"
-		if o.namespace != "" {
+		if len(o.namespaces) > 0 {
+			where = "in " + strings.Join(o.namespaces, ", ")
+		} else if o.namespace != "" {
 			where = "in " + o.namespace
 		}
 		parts = append(parts, strings.Join(namespaced, ", ")+" "+where)

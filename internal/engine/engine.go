@@ -25,15 +25,20 @@ import (
 // Config is one watch, resolved and checked: what to watch, where, until when, and the
 // listeners (one per sink) that get the events.
 type Config struct {
-	Resources     []resource.Resource // the watched types, resolved against the cluster
-	Namespace     string              // "" for all namespaces
-	LabelSelector string
-	FieldSelector string
-	Names         []string // only these objects (NAME arguments)
-	WatchOnly     bool     // leave out the objects that exist at start-up
-	MetadataOnly  bool
-	ShowSecrets   bool
-	WithEvents    bool // also core Events about the watched objects
+	Resources []resource.Resource // the watched types, resolved against the cluster
+	Namespace string              // "" for all namespaces
+	// Namespaces, when there are several (-n a,b,c), are watched with one informer each
+	// per namespaced type (Namespace is then ""); ExcludeNamespaces leaves namespaces out
+	// of an all-namespaces watch (see namespaceFilter).
+	Namespaces        []string
+	ExcludeNamespaces []string
+	LabelSelector     string
+	FieldSelector     string
+	Names             []string // only these objects (NAME arguments)
+	WatchOnly         bool     // leave out the objects that exist at start-up
+	MetadataOnly      bool
+	ShowSecrets       bool
+	WithEvents        bool // also core Events about the watched objects
 	// ChangesOnly leaves out MODIFIED events whose diff is empty after Differ's ignored
 	// paths, before they are numbered: no gap in seq, not counted against MaxEvents.
 	ChangesOnly bool
@@ -190,11 +195,12 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	}
 	skip := r.skip()
 	r.informers = make([]*informer.Informer, 0, len(cfg.Resources)+1)
-	for _, res := range cfg.Resources {
+	for _, ri := range r.resourceInformers() {
+		res := ri.res
 		inf, err := informer.New(res, clients, informer.Options{
-			Namespace:     cfg.Namespace,
+			Namespace:     ri.namespace,
 			LabelSelector: cfg.LabelSelector,
-			FieldSelector: cfg.FieldSelector,
+			FieldSelector: ri.fieldSelector,
 			Names:         cfg.Names,
 			Seq:           &r.seq,
 			WatchOnly:     cfg.WatchOnly,
