@@ -147,7 +147,7 @@ func TestCompleteSink(t *testing.T) {
 		directive  string
 	}{
 		{"f", []string{"file=", "file("}, ":6"},
-		{"file(", []string{"file(name=", "file(format=", "file(buffer=", "file(on-full=", "file(resync=", "file(max-size=", "file(max-backups=", "file(max-age=", "file(compress"}, ":6"},
+		{"file(", []string{"file(name=", "file(format=", "file(buffer=", "file(on-full=", "file(resync=", "file(event-types=", "file(max-size=", "file(max-backups=", "file(max-age=", "file(compress"}, ":6"},
 		{"jq(raw,o", []string{"jq(raw,on-full=", "jq(raw,output="}, ":6"},
 		{"jq(raw,on-full=drop-", []string{"jq(raw,on-full=drop-oldest", "jq(raw,on-full=drop-newest"}, ":6"},
 		{"file(format=", config.FileFormats(), ":6"},
@@ -188,7 +188,7 @@ func TestCompleteSink(t *testing.T) {
 	}
 	wantContains(t, c, "file(compress,max-size=5,max-backups=")
 	// Whatever completion offers for a file sink, the parser takes (filled in).
-	fill := map[string]string{"name": "x", "format": "json", "buffer": "1", "on-full": "block", "resync": "1m", "max-size": "1", "max-backups": "1", "max-age": "1"}
+	fill := map[string]string{"name": "x", "format": "json", "event-types": "DELETED", "buffer": "1", "on-full": "block", "resync": "1m", "max-size": "1", "max-backups": "1", "max-age": "1"}
 	for _, v := range complete(t, "watch", "--sink", "file(").values {
 		key := strings.TrimSuffix(strings.TrimPrefix(v, "file("), "=")
 		spec := v + fill[key]

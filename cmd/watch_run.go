@@ -149,6 +149,7 @@ func (o *WatchOptions) buildListeners(files *[]*sink.File) (_ []*listener.Listen
 			}
 			return nil, &SinkOpenError{Name: s.Name, Err: err}
 		}
+		out = sink.WithEventTypes(out, s.EventTypes)
 		ls = append(ls, listener.New(listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}, out, o.warnf))
 	}
 	return ls, nil

@@ -102,7 +102,7 @@ import (
 // SinkSyntaxHelp describes the --sink flag, for its help text.
 const SinkSyntaxHelp = `output sink, repeatable: KIND[(OPTIONS)][=TARGET]
 KIND is terminal, file or jq; TARGET (taken verbatim) is the path for file ("-": stdout), the jq expression for jq, the format for terminal.
-OPTIONS: comma-separated key=value: name, format, buffer, on-full, resync (all kinds); raw, output (jq); max-size (MB), max-backups, max-age (days), compress (file). Quote values holding ',' or ')': output="a,b.txt".
+OPTIONS: comma-separated key=value: name, format, buffer, on-full, resync, event-types (ADDED|DELETED) (all kinds); raw, output (jq); max-size (MB), max-backups, max-age (days), compress (file). Quote values holding ',' or ')': output="a,b.txt".
 Examples: file=events.jsonl  file(format=pretty,max-size=100,compress)=events.log  jq(raw,output=names.txt)=select(.type=="DELETED") | .object.metadata.name  terminal(format=json,resync=30s)`
 
 // Stdout is the path, for a file sink, and the output, for a jq sink, that stands for
@@ -145,6 +145,10 @@ type Sink struct {
 	OnFull listener.Policy
 	// Resync is the resync period; 0 means none, otherwise it is at least MinResync.
 	Resync time.Duration
+	// EventTypes, when set, are the only event types the sink writes, "|"-separated
+	// (ADDED|DELETED); the others count as filtered in its summary. A string, so that a
+	// Sink stays comparable.
+	EventTypes string
 
 	// AutoName reports that Name is a default rather than given by the user.
 	AutoName bool

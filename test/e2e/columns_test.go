@@ -126,7 +126,9 @@ func TestColumnsMatchKubectl(t *testing.T) {
 	}
 	ns := newNamespace(t)
 	kubectlOut(t, columnsObjects, "apply", "-f", "-")
-	t.Cleanup(func() { _ = exec.Command(filepath.Join(clusterBin, "kubectl"), "--kubeconfig", kubeconfig, "delete", "crd", columnsCRDName, "--wait=false").Run() })
+	t.Cleanup(func() {
+		_ = exec.Command(filepath.Join(clusterBin, "kubectl"), "--kubeconfig", kubeconfig, "delete", "crd", columnsCRDName, "--wait=false").Run()
+	})
 	kubectlOut(t, "", "wait", "--for=condition=Established", "crd/"+columnsCRDName, "--timeout=30s")
 	kubectlOut(t, columnsWorkloads(ns), "apply", "-f", "-")
 	kubectlOut(t, "", "-n", ns, "rollout", "status", "deployment/web", "--timeout=60s")
