@@ -65,6 +65,11 @@ kind: Service
 metadata: {name: web, namespace: %[1]s}
 spec: {type: NodePort, selector: {app: web}, ports: [{name: http, port: 80, nodePort: 30%[2]s, protocol: TCP}, {name: dns, port: 53, protocol: UDP}]}
 ---
+apiVersion: v1
+kind: Service
+metadata: {name: internal, namespace: %[1]s}
+spec: {selector: {app: web}, ports: [{name: dns, port: 53, protocol: UDP}]}
+---
 apiVersion: batch/v1
 kind: Job
 metadata: {name: once, namespace: %[1]s}
