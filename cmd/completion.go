@@ -463,6 +463,14 @@ func typeCandidates(lists []*metav1.APIResourceList, prefix, last string, typed 
 			add(short, desc+", short for "+full)
 		}
 	}
+	// Categories (all, and those of custom resources) expand to their types.
+	if !qualified {
+		for _, r := range resources {
+			for _, category := range r.api.Categories {
+				add(category, "category: the types of `kubectl get "+category+"`")
+			}
+		}
+	}
 	sort.Strings(comps)
 	return comps
 }

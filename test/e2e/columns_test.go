@@ -242,3 +242,27 @@ func TestTemplatesEventTypesAndAll(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionOfColumnsFlags: categories, -n's comma list, --exclude-namespace,
+// --event-types and the template formats complete against the living cluster.
+func TestCompletionOfColumnsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"al"}, "all\t"},
+		{[]string{"pods", "-n", "default,kube-s"}, "default,kube-system"},
+		{[]string{"pods", "-A", "--exclude-namespace", "kube-s"}, "kube-system"},
+		{[]string{"pods", "--event-types", "ADDED,M"}, "ADDED,MODIFIED"},
+		{[]string{"pods", "-o", "jsonp"}, "jsonpath="},
+	} {
+		r := runKubeevents(t, 30*time.Second, append([]string{"__complete", "watch", "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...)...)
+		found := false
+		for _, line := range strings.Split(r.stdout, "\n") {
+			found = found || strings.HasPrefix(line+"\t", tc.want) || line == tc.want
+		}
+		if !found {
+			t.Errorf("completing %q: no %q in\n%s", tc.args, tc.want, r.stdout)
+		}
+	}
+}
