@@ -2,13 +2,15 @@
 //
 // Formats:
 //
-//   - pretty (the default): one aligned line per event, with a short kind-aware
-//     summary (pod status and readiness as kubectl shows them, deployment replicas,
-//     Event reasons and counts, …), and with diffs on, a line per change under each
-//     MODIFIED event. Columns are as wide as what has been seen; on a terminal, long
-//     values are shortened to its width.
-//   - wide: pretty plus columns that are mostly useful when debugging (node, pod IP,
-//     resourceVersion).
+//   - pretty (the default): one aligned line per event: time, event type, name, then
+//     the columns `kubectl get` prints for the object (columns.go, crdcolumns.go; Events
+//     keep a summary of their own: reason, message, count), and with diffs on, a line
+//     per change under each MODIFIED event. Columns are as wide as what has been seen;
+//     on a terminal, a header line per kind (table.go) and long values shortened to its
+//     width.
+//   - wide: pretty with kubectl's -o wide columns.
+//   - custom-columns=, jsonpath=, go-template= and their -file= forms: kubectl's
+//     templates, per event (template.go).
 //   - json: JSON Lines. "type" and "object" are the keys kubectl uses for
 //     `get -w --output-watch-events -o json`, so tools written for kubectl keep working;
 //     "time", "seq", "resource" and (only when true) "finalStateUnknown" are added.
