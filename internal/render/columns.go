@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -71,6 +72,43 @@ func kubectlTable(obj runtime.Object, now time.Time, wide bool) (headers []strin
 			cells = append(cells, names, images, labelSelectorCell(o.Spec.Selector))
 		}
 		return withWide([]string{"STATUS", "COMPLETIONS", "DURATION", "AGE"}, wide, "CONTAINERS", "IMAGES", "SELECTOR"), cells, true
+	case *batchv1.CronJob:
+		timeZone := "<none>"
+		if o.Spec.TimeZone != nil {
+			timeZone = *o.Spec.TimeZone
+		}
+		last := "<none>"
+		if o.Status.LastScheduleTime != nil {
+			last = since(*o.Status.LastScheduleTime)
+		}
+		suspend := "<unset>"
+		if o.Spec.Suspend != nil {
+			suspend = map[bool]string{true: "True", false: "False"}[*o.Spec.Suspend]
+		}
+		cells = []string{o.Spec.Schedule, timeZone, suspend, strconv.Itoa(len(o.Status.Active)), last, since(o.CreationTimestamp)}
+		if wide {
+			names, images := containerCells(o.Spec.JobTemplate.Spec.Template.Spec.Containers)
+			cells = append(cells, names, images, labelSelectorCell(o.Spec.JobTemplate.Spec.Selector))
+		}
+		return withWide([]string{"SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"}, wide, "CONTAINERS", "IMAGES", "SELECTOR"), cells, true
+	case *corev1.ReplicationController:
+		desired := int32(0)
+		if o.Spec.Replicas != nil {
+			desired = *o.Spec.Replicas
+		}
+		cells = []string{strconv.Itoa(int(desired)), strconv.Itoa(int(o.Status.Replicas)), strconv.Itoa(int(o.Status.ReadyReplicas)), since(o.CreationTimestamp)}
+		if wide {
+			var containers []corev1.Container
+			if o.Spec.Template != nil {
+				containers = o.Spec.Template.Spec.Containers
+			}
+			names, images := containerCells(containers)
+			cells = append(cells, names, images, labels.FormatLabels(o.Spec.Selector))
+		}
+		return withWide([]string{"DESIRED", "CURRENT", "READY", "AGE"}, wide, "CONTAINERS", "IMAGES", "SELECTOR"), cells, true
+	case *corev1.PersistentVolume:
+		return withWide([]string{"CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"}, wide, "VOLUMEMODE"),
+			pvCells(o, now, wide), true
 	case *corev1.Service:
 		clusterIP := "<none>"
 		if len(o.Spec.ClusterIPs) > 0 {
@@ -106,6 +144,14 @@ func kubectlTable(obj runtime.Object, now time.Time, wide bool) (headers []strin
 		return []string{"DATA", "AGE"}, []string{strconv.Itoa(len(o.Data) + len(o.BinaryData)), since(o.CreationTimestamp)}, true
 	case *corev1.Secret:
 		return []string{"TYPE", "DATA", "AGE"}, []string{string(o.Type), strconv.Itoa(len(o.Data)), since(o.CreationTimestamp)}, true
+	case *unstructured.Unstructured:
+		// Secrets are read unstructured, so that their values are redacted before any
+		// typed copy exists (internal/informer/redact.go).
+		if o.GetKind() == "Secret" && o.GetAPIVersion() == "v1" {
+			typ, _ := o.Object["type"].(string)
+			data, _ := o.Object["data"].(map[string]any)
+			return []string{"TYPE", "DATA", "AGE"}, []string{typ, strconv.Itoa(len(data)), since(o.GetCreationTimestamp())}, true
+		}
 	case *corev1.Namespace:
 		return []string{"STATUS", "AGE"}, []string{string(o.Status.Phase), since(o.CreationTimestamp)}, true
 	}
@@ -489,6 +535,37 @@ func pvcCells(pvc *corev1.PersistentVolumeClaim, now time.Time, wide bool) []str
 		mode := "<unset>"
 		if pvc.Spec.VolumeMode != nil {
 			mode = string(*pvc.Spec.VolumeMode)
+		}
+		cells = append(cells, mode)
+	}
+	return cells
+}
+
+// pvCells is printPersistentVolume.
+func pvCells(pv *corev1.PersistentVolume, now time.Time, wide bool) []string {
+	claim := ""
+	if ref := pv.Spec.ClaimRef; ref != nil {
+		claim = ref.Namespace + "/" + ref.Name
+	}
+	phase := string(pv.Status.Phase)
+	if pv.DeletionTimestamp != nil {
+		phase = "Terminating"
+	}
+	vac := "<unset>"
+	if pv.Spec.VolumeAttributesClassName != nil {
+		vac = *pv.Spec.VolumeAttributesClassName
+	}
+	class := pv.Spec.StorageClassName
+	if c, ok := pv.Annotations[corev1.BetaStorageClassAnnotation]; ok {
+		class = c
+	}
+	size := pv.Spec.Capacity[corev1.ResourceStorage]
+	cells := []string{size.String(), accessModesCell(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
+		phase, claim, class, vac, pv.Status.Reason, timestampSince(now, pv.CreationTimestamp)}
+	if wide {
+		mode := "<unset>"
+		if pv.Spec.VolumeMode != nil {
+			mode = string(*pv.Spec.VolumeMode)
 		}
 		cells = append(cells, mode)
 	}

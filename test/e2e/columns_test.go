@@ -80,6 +80,45 @@ spec:
     spec: {restartPolicy: Never, containers: [{name: once, image: busybox}]}
 ---
 apiVersion: v1
+kind: Secret
+metadata: {name: token, namespace: %[1]s}
+type: example.com/token
+stringData: {a: "1", b: "2"}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, namespace: %[1]s}
+spec:
+  schedule: "0 3 * * *"
+  suspend: true
+  timeZone: Europe/Berlin
+  jobTemplate:
+    spec:
+      template:
+        spec: {restartPolicy: Never, containers: [{name: nightly, image: busybox}]}
+---
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: legacy, namespace: %[1]s}
+spec:
+  replicas: 1
+  selector: {app: legacy}
+  template:
+    metadata: {labels: {app: legacy}}
+    spec: {containers: [{name: app, image: nginx:1.27}]}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-%[1]s}
+spec:
+  capacity: {storage: 2Gi}
+  accessModes: [ReadWriteMany]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: slow
+  claimRef: {namespace: %[1]s, name: other}
+  hostPath: {path: /tmp/pv}
+---
+apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: {name: data, namespace: %[1]s}
 spec: {accessModes: [ReadWriteOnce, ReadOnlyMany], storageClassName: slow, resources: {requests: {storage: 1Gi}}}
@@ -121,7 +160,8 @@ func sameCells(got, want []string) bool {
 	return true
 }
 
-// TestColumnsMatchKubectl: for pods, deployments, services, nodes, jobs, PVCs, ingresses
+// TestColumnsMatchKubectl: for pods, deployments, services, nodes, jobs, PVCs, ingresses,
+// cronjobs, replicationcontrollers, replicasets, configmaps, secrets, serviceaccounts, PVs
 // and a custom resource with additionalPrinterColumns, pretty and wide lines hold the
 // cells `kubectl get` (-o wide) prints for the same objects, unchanged in between
 // (their resourceVersions are compared before and after).
@@ -138,13 +178,21 @@ func TestColumnsMatchKubectl(t *testing.T) {
 	kubectlOut(t, columnsWorkloads(ns), "apply", "-f", "-")
 	kubectlOut(t, "", "-n", ns, "rollout", "status", "deployment/web", "--timeout=60s")
 
-	types := []string{"pods", "deployments", "services", "jobs", "persistentvolumeclaims", "ingresses", "printables"}
-	for _, typ := range append(types, "nodes") {
+	t.Cleanup(func() {
+		_ = exec.Command(filepath.Join(clusterBin, "kubectl"), "--kubeconfig", kubeconfig, "delete", "pv", "pv-"+ns, "--wait=false").Run()
+	})
+	types := []string{"pods", "deployments", "services", "jobs", "persistentvolumeclaims", "ingresses", "printables",
+		"cronjobs", "replicationcontrollers", "replicasets", "configmaps", "secrets", "serviceaccounts"}
+	for _, typ := range append(types, "nodes", "persistentvolumes") {
 		for _, wide := range []bool{false, true} {
 			args := []string{"get", typ, "--no-headers", "-o", "custom-columns=RV:.metadata.resourceVersion"}
 			kubeArgs := []string{"get", typ, "--no-headers"}
 			keArgs := []string{"watch", typ, "--color", "never", "--timeout", "2s"}
-			if typ != "nodes" {
+			switch typ {
+			case "nodes":
+			case "persistentvolumes": // this test's own
+				args, kubeArgs, keArgs = append(args, "pv-"+ns), append(kubeArgs, "pv-"+ns), append(keArgs, "pv-"+ns)
+			default:
 				args, kubeArgs, keArgs = append(args, "-n", ns), append(kubeArgs, "-n", ns), append(keArgs, "-n", ns)
 			}
 			if wide {

@@ -205,8 +205,9 @@ func TestLayoutFitsTerminal(t *testing.T) {
 			t.Errorf("%d runes on a %d-column terminal: %q", n, cols, line)
 		}
 	}
-	// The long name's line and db-0's later line start the summary at the same column.
-	statusColumn := func(line string) int { return strings.Index(line, "Pending") }
+	// The long name's line and db-0's later line start kubectl's columns (READY first) at
+	// the same column.
+	statusColumn := func(line string) int { return strings.Index(line, " 0/1 ") + 1 }
 	var longLine string
 	for _, line := range seen {
 		if isAdded(long)(line) {
