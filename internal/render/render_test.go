@@ -429,3 +429,35 @@ func TestTemplateFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateFileFormats: the -file forms read the template from a file, as kubectl's do
+// (custom-columns-file: a line of headers, a line of paths).
+func TestTemplateFileFormats(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
+	ev := &event.Event{Type: event.Deleted, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}
+	for format, want := range map[string]string{
+		"custom-columns-file=" + write("cols", "NAME   NODE\n.metadata.name   {.spec.nodeName}\n"): "EVENT      NAME              NODE\nDELETED    " + pod.Name + "   worker-1\n",
+		"jsonpath-file=" + write("jp", "{.spec.nodeName}"):                                         "DELETED worker-1\n",
+		"go-template-file=" + write("gt", "{{.spec.nodeName}}\n"):                                  "DELETED worker-1\n",
+	} {
+		p, err := NewPrinter(Options{Format: Format(format)})
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		out, err := p.Append(nil, ev)
+		if err != nil || string(out) != want {
+			t.Errorf("%s: got %q, %v; want %q", format, out, err, want)
+		}
+	}
+	if _, err := ParseFormat("custom-columns-file=" + write("bad", "A B\n.a\n")); err == nil || !strings.Contains(err.Error(), "don't match") {
+		t.Errorf("headers and paths of different counts: %v", err)
+	}
+}
