@@ -313,11 +313,7 @@ func limitRequestTimeout(configFlags *genericclioptions.ConfigFlags) {
 // registerConfigFlagCompletions completes kubectl's connection flags: namespaces from
 // the cluster, contexts, clusters and users from the kubeconfig.
 func registerConfigFlagCompletions(root *cobra.Command, configFlags *genericclioptions.ConfigFlags) {
-	_ = root.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return clusterCompletion(cmd, configFlags, func(ctx context.Context) []cobra.Completion {
-			return listNames(ctx, configFlags, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", metav1.ListOptions{}, toComplete, nil)
-		}), noFiles
-	})
+	_ = root.RegisterFlagCompletionFunc("namespace", completeNamespaceList(configFlags, true))
 	_ = root.RegisterFlagCompletionFunc("context", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return kubeconfigCompletions(configFlags, "context", toComplete), noFiles
 	})
@@ -481,6 +477,14 @@ func typeCandidates(lists []*metav1.APIResourceList, prefix, last string, typed 
 			add(short, desc+", short for "+full)
 		}
 	}
+	// Categories (all, and those of custom resources) expand to their types.
+	if !qualified {
+		for _, r := range resources {
+			for _, category := range r.api.Categories {
+				add(category, "category: the types of `kubectl get "+category+"`")
+			}
+		}
+	}
 	sort.Strings(comps)
 	return comps
 }
@@ -569,7 +573,13 @@ func listNames(ctx context.Context, configFlags *genericclioptions.ConfigFlags, 
 var (
 	formatDescriptions = map[string]string{
 		string(render.FormatPretty): "one aligned line per event, with what changed",
-		string(render.FormatWide):   "pretty plus node, pod IP and resourceVersion",
+		string(render.FormatWide):   "pretty with kubectl's -o wide columns",
+		"custom-columns=":           "kubectl's custom columns, after an EVENT column: HEADER:.path,...",
+		"custom-columns-file=":      "custom columns from a file: a line of headers, a line of paths",
+		"jsonpath=":                 "kubectl's JSONPath template per event, after the event type",
+		"jsonpath-file=":            "a JSONPath template from a file",
+		"go-template=":              "a Go template per event, after the event type",
+		"go-template-file=":         "a Go template from a file",
 		string(render.FormatJSON):   "JSON Lines: one object per event",
 		string(render.FormatYAML):   "one YAML document per event",
 		string(render.FormatName):   "TYPE kind/name, as kubectl get -o name",
@@ -601,7 +611,18 @@ func withDescriptions(prefix string, values []string, descriptions map[string]st
 }
 
 func completeFormats(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return withDescriptions("", render.Formats(), formatDescriptions, toComplete), noFiles
+	if render.IsTemplateFormat(toComplete) {
+		return nil, noFiles // the template itself: nothing to offer
+	}
+	formats := append(render.Formats(), render.TemplateFormats()...)
+	out := withDescriptions("", formats, formatDescriptions, toComplete)
+	for _, c := range out {
+		if !strings.Contains(string(c), "=") {
+			return out, noFiles
+		}
+	}
+	// Only templates left: the shell must not end the word after their "=".
+	return out, noFiles | cobra.ShellCompDirectiveNoSpace
 }
 
 func completeOnFull(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {

@@ -90,6 +90,9 @@ type WatchOptions struct {
 	Owned         ownedFlags
 	Resume        string // checkpoint file (--resume, or the config file's resume)
 	ResumeReset   bool
+	EventTypes    []string
+	// ExcludeNamespaces are names or globs of namespaces left out of -A.
+	ExcludeNamespaces []string
 
 	// From arguments.
 	TypeArgs []string // "pods", "deployments.apps", ...
@@ -98,6 +101,7 @@ type WatchOptions struct {
 	// Set by Complete.
 	restConfig *rest.Config
 	namespace  string
+	namespaces []string // -n a,b,c: several namespaces (namespace is then "")
 	resources  []resource.Resource
 	sinks      []config.Sink
 	differ     *render.Differ
@@ -107,6 +111,10 @@ type WatchOptions struct {
 	queries     map[string]*render.JQ // each jq sink's compiled expression, by sink name
 	metrics     *metrics.Metrics      // nil without --metrics-addr
 	flagsSet    func(name string) bool
+	// printerCols are the watched CRDs' additionalPrinterColumns (pretty and wide
+	// output); headerPrinters the terminal's printers, whose headers a re-sync repeats.
+	printerCols    render.PrinterColumns
+	headerPrinters *headerPrinters
 
 	// Seams, so tests can replace what the process and the cluster give: the kubeconfig,
 	// REST mapper and discovery (ConfigFlags, as in kubectl's factory), the API clients
@@ -179,11 +187,15 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	o.Owned.addFlags(c, configFlags)
 	f.StringVar(&o.Resume, "resume", "", "checkpoint file: keep what the sinks were given there, and on the next start with it emit only what changed while kubeevents was down")
 	f.BoolVar(&o.ResumeReset, "resume-reset", false, "with --resume: start afresh, replacing the checkpoint file whatever it holds")
+	f.StringArrayVar(&o.ExcludeNamespaces, "exclude-namespace", nil, "with -A: leave out namespaces with this name or glob (repeatable), e.g. --exclude-namespace 'kube-*'")
+	f.StringSliceVar(&o.EventTypes, "event-types", nil, "only these event types, e.g. --event-types ADDED,DELETED (ADDED, MODIFIED, DELETED; left out before any sink)")
 	c.ValidArgsFunction = completeWatchArgs(configFlags)
 	_ = c.RegisterFlagCompletionFunc("output", completeFormats)
 	_ = c.RegisterFlagCompletionFunc("color", completeColor)
 	_ = c.RegisterFlagCompletionFunc("on-full", completeOnFull)
 	_ = c.RegisterFlagCompletionFunc("sink", completeSink)
+	_ = c.RegisterFlagCompletionFunc("event-types", completeEventTypes)
+	_ = c.RegisterFlagCompletionFunc("exclude-namespace", completeNamespaceList(configFlags, false))
 	for _, name := range []string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until"} {
 		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
@@ -236,6 +248,12 @@ func (o *WatchOptions) Connect() error {
 		o.namespace = ""
 	} else if o.namespace, _, err = o.clientGetter.ToRawKubeConfigLoader().Namespace(); err != nil {
 		return kubeconfigError(err)
+	} else if strings.Contains(o.namespace, ",") {
+		// -n a,b,c: several namespaces, each checked in Validate.
+		o.namespaces, o.namespace = splitNamespaces(o.namespace), ""
+		if len(o.namespaces) == 1 {
+			o.namespace, o.namespaces = o.namespaces[0], nil
+		}
 	} else if err := o.checkNamespaceName(o.namespace); err != nil {
 		return err
 	}
@@ -254,7 +272,7 @@ func (o *WatchOptions) Connect() error {
 		return informer.APIError(err, "discover", resource.Resource{})
 	}
 	seen := map[schema.GroupVersionResource]bool{}
-	for _, arg := range o.TypeArgs {
+	for _, arg := range o.expandCategories(disco) {
 		res, err := resource.Resolve(arg, mapper, disco)
 		if err != nil {
 			var unknown *resource.UnknownTypeError
@@ -612,9 +630,17 @@ func (o *WatchOptions) Validate() error {
 		}
 	}
 	if o.flagsSet("namespace") && !o.AllNamespaces {
-		if err := o.checkNamespaceName(*o.ConfigFlags.Namespace); err != nil {
-			return err
+		for _, ns := range splitNamespaces(*o.ConfigFlags.Namespace) {
+			if err := o.checkNamespaceName(ns); err != nil {
+				return err
+			}
 		}
+		if len(splitNamespaces(*o.ConfigFlags.Namespace)) == 0 {
+			return o.checkNamespaceName(*o.ConfigFlags.Namespace)
+		}
+	}
+	if err := o.checkExcludeNamespaces(); err != nil {
+		return err
 	}
 	if o.UntilDeleted && len(o.Names) == 0 {
 		return usageErrorf("--until-deleted needs the names of the objects to wait for: kubeevents watch TYPE NAME... --until-deleted")
@@ -631,11 +657,17 @@ func (o *WatchOptions) Validate() error {
 	if err := checkMetricsAddr(o.MetricsAddr); err != nil {
 		return err
 	}
+	if err := o.checkEventTypes(); err != nil {
+		return err
+	}
 	if o.NoDiff && (o.ChangesOnly || len(o.IgnorePaths) > 0) {
 		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")
 	}
 	if o.ResumeReset && o.Resume == "" {
 		return usageErrorf("--resume-reset applies to --resume only; add --resume FILE")
+	}
+	if o.Resume != "" && len(o.namespaces) > 1 {
+		return usageErrorf("--resume takes one namespace (-n NAME) or all (-A), not several: a checkpoint keeps one watch's objects; drop one")
 	}
 	if o.Resume != "" && o.Owned.Owned {
 		return usageErrorf("--resume and --owned do not go together: a checkpoint keeps the objects of the types given, not of an owner's tree; drop one")
@@ -726,6 +758,14 @@ func (o *WatchOptions) infof(format string, args ...any) {
 // checkNamespace warns when the namespace does not exist; the watch goes on, since the
 // namespace may be created later and its objects will then show up.
 func (o *WatchOptions) checkNamespace(ctx context.Context) {
+	if len(o.namespaces) > 0 {
+		for _, ns := range o.namespaces {
+			one := *o
+			one.namespace, one.namespaces = ns, nil
+			one.checkNamespace(ctx)
+		}
+		return
+	}
 	if o.namespace == "" {
 		return
 	}

@@ -42,6 +42,8 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		return err
 	}
 	defer stopMetrics()
+	o.printerCols = o.printerColumns(ctx)
+	o.headerPrinters = &headerPrinters{}
 	listeners, err := o.buildListeners(&files)
 	if err != nil {
 		return err
@@ -144,32 +146,46 @@ func clusterUID(ctx context.Context, clients informer.Clients) string {
 
 // engineConfig is the watch the options describe, for the engine.
 func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Config {
-	informers := len(o.resources) + len(o.Owned.children)
+	informers := 0
+	for _, r := range o.resources {
+		if r.Namespaced && len(o.namespaces) > 0 {
+			informers += len(o.namespaces)
+		} else {
+			informers++
+		}
+	}
+	informers += len(o.Owned.children)
 	if o.WithEvents {
 		informers++
 	}
 	return engine.Config{
-		Resources:     o.resources,
-		Namespace:     o.namespace,
-		LabelSelector: o.LabelSelector,
-		FieldSelector: o.FieldSelector,
-		Names:         o.Names,
-		WatchOnly:     o.WatchOnly,
-		MetadataOnly:  o.MetadataOnly,
-		ShowSecrets:   o.ShowSecrets,
-		WithEvents:    o.WithEvents,
-		ChangesOnly:   o.ChangesOnly,
-		Differ:        o.differ,
-		ShowOld:       o.ShowOld,
-		NoFastPaths:   o.noFastPaths,
-		MaxEvents:     uint64(o.MaxEvents),
-		Until:         o.until,
-		UntilDeleted:  o.UntilDeleted,
-		Timeout:       o.Timeout,
-		Grace:         o.Grace,
-		Listeners:     listeners,
-		Warn:          o.warnf,
-		Synced:        tuneHeapForWatching,
+		Resources:         o.resources,
+		Namespace:         o.namespace,
+		Namespaces:        o.namespaces,
+		ExcludeNamespaces: o.ExcludeNamespaces,
+		LabelSelector:     o.LabelSelector,
+		FieldSelector:     o.FieldSelector,
+		Names:             o.Names,
+		WatchOnly:         o.WatchOnly,
+		MetadataOnly:      o.MetadataOnly,
+		ShowSecrets:       o.ShowSecrets,
+		WithEvents:        o.WithEvents,
+		ChangesOnly:       o.ChangesOnly,
+		EventTypes:        o.eventTypes(),
+		Differ:            o.differ,
+		ShowOld:           o.ShowOld,
+		NoFastPaths:       o.noFastPaths,
+		MaxEvents:         uint64(o.MaxEvents),
+		Until:             o.until,
+		UntilDeleted:      o.UntilDeleted,
+		Timeout:           o.Timeout,
+		Grace:             o.Grace,
+		Listeners:         listeners,
+		Warn: func(format string, args ...any) {
+			o.warnf(format, args...)
+			o.headerPrinters.warned(format)
+		},
+		Synced: tuneHeapForWatching,
 		Started: func() {
 			o.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
 				o.watched(), informers, plural(informers),
@@ -216,6 +232,7 @@ func (o *WatchOptions) buildListeners(files *[]*sink.File) (_ []*listener.Listen
 			}
 			return nil, &SinkOpenError{Name: s.Name, Err: err}
 		}
+		out = sink.WithEventTypes(out, s.EventTypes)
 		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
 		if o.metrics != nil {
 			lc.Delivered = o.metrics.Lag(s.Name)
@@ -233,6 +250,7 @@ func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sin
 		ShowKind: len(o.resources) > 1 || o.WithEvents || o.Owned.Owned, Namespace: o.namespace,
 		Differ: o.differ, ShowOld: o.ShowOld,
 		Query: o.queries[s.Name], Warn: o.warnf,
+		Headers: o.terminals.IsTerminal(o.Streams.Out), PrinterColumns: o.printerCols, TerminalPrinter: o.headerPrinters.add,
 		Opened: func(f *sink.File) { *files = append(*files, f) },
 	})
 	var invalid *config.InvalidSinkError
@@ -283,7 +301,9 @@ func (o *WatchOptions) watched() string {
 	var parts []string
 	if len(namespaced) > 0 {
 		where := "in all namespaces"
-		if o.namespace != "" {
+		if len(o.namespaces) > 0 {
+			where = "in " + strings.Join(o.namespaces, ", ")
+		} else if o.namespace != "" {
 			where = "in " + o.namespace
 		}
 		parts = append(parts, strings.Join(namespaced, ", ")+" "+where)

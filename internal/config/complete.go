@@ -48,6 +48,8 @@ func OptionValues(kind, key string) (values []string, path bool) {
 		return listener.Policies(), false
 	case boolValue:
 		return []string{"true", "false"}, false
+	case eventTypesValue:
+		return EventTypeNames, false
 	case pathValue:
 		return nil, true
 	}

@@ -117,7 +117,7 @@ import (
 // SinkSyntaxHelp describes the --sink flag, for its help text.
 const SinkSyntaxHelp = `output sink, repeatable: KIND[(OPTIONS)][=TARGET]
 KIND is terminal, file, jq, exec or http; TARGET (taken verbatim) is the path for file ("-": stdout), the jq expression for jq, the format for terminal, the command for exec (no shell), the URL for http.
-OPTIONS: comma-separated key=value: name, format, buffer, on-full, resync (all kinds); raw, output (jq); max-size (MB), max-backups, max-age (days), compress (file); jq, batch, batch-interval, timeout, retries (exec, http); concurrency (exec); batch-bytes, single, header, ca-file, cert-file, key-file (http). Quote values holding ',' or ')': output="a,b.txt".
+OPTIONS: comma-separated key=value: name, format, buffer, on-full, resync, event-types (ADDED|DELETED) (all kinds); raw, output (jq); max-size (MB), max-backups, max-age (days), compress (file); jq, batch, batch-interval, timeout, retries (exec, http); concurrency (exec); batch-bytes, single, header, ca-file, cert-file, key-file (http). Quote values holding ',' or ')': output="a,b.txt".
 Examples: file=events.jsonl  file(format=pretty,max-size=100,compress)=events.log  jq(raw,output=names.txt)=select(.type=="DELETED") | .object.metadata.name  terminal(format=json,resync=30s)  exec(retries=3)=./on-change.sh  http(header="Authorization=env:HOOK_TOKEN")=https://hooks.example.com/k8s`
 
 // Stdout is the path, for a file sink, and the output, for a jq sink, that stands for
@@ -180,6 +180,10 @@ type Sink struct {
 	OnFull listener.Policy
 	// Resync is the resync period; 0 means none, otherwise it is at least MinResync.
 	Resync time.Duration
+	// EventTypes, when set, are the only event types the sink writes, "|"-separated
+	// (ADDED|DELETED); the others count as filtered in its summary. A string, so that a
+	// Sink stays comparable.
+	EventTypes string
 
 	// AutoName reports that Name is a default rather than given by the user.
 	AutoName bool

@@ -433,6 +433,13 @@ func (d *decoder) value(s *Sink, set *setting, n *yaml.Node, field string) (valu
 		v.policy, err = d.onFull(n, field)
 	case periodValue:
 		v.period, err = d.resync(n, field)
+	case eventTypesValue:
+		var text string
+		if text, err = d.str(n, field); err == nil {
+			if v.types, err = parseEventTypes(text); err != nil {
+				return value{}, d.errorf(n, "%s: %v", field, err)
+			}
+		}
 	default:
 		err = d.errorf(n, "%s: cannot be given here", field)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -183,6 +184,11 @@ func (k *Kind) checkFormat(format string) error {
 		return fmt.Errorf("%s sinks take no format", k.Name)
 	}
 	names := k.Formats()
+	if render.IsTemplateFormat(format) && k.formats != nil && slices.Contains(k.formats, render.FormatPretty) {
+		// Kinds that print lines for people print kubectl's templates too.
+		_, err := render.ParseFormat(format)
+		return err
+	}
 	for _, f := range names {
 		if f == format {
 			return nil
@@ -257,6 +263,12 @@ type BuildEnv struct {
 	// Query is the sink's compiled jq expression (jq sinks).
 	Query *render.JQ
 	Warn  func(format string, args ...any)
+	// Headers prints header lines on the terminal sink (stdout is a terminal);
+	// PrinterColumns are the watched CRDs' columns; TerminalPrinter, when set, is told of
+	// the terminal sink's printer (to print its headers again after a re-sync).
+	Headers         bool
+	PrinterColumns  render.PrinterColumns
+	TerminalPrinter func(*render.Printer)
 	// Opened is told of every file a sink opens, so that the caller can close it when a
 	// later sink fails, or remove it when the run never starts.
 	Opened func(*sink.File)
@@ -290,9 +302,13 @@ func buildTerminal(s Sink, env BuildEnv) (listener.Sink, error) {
 		// The command line says the namespace to whoever reads the terminal; a file is
 		// read without it, so file sinks keep it in every name.
 		Namespace: env.Namespace, TerminalWidth: env.TerminalWidth,
+		Headers: env.Headers, PrinterColumns: env.PrinterColumns,
 	})
 	if err != nil {
 		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
+	}
+	if env.TerminalPrinter != nil {
+		env.TerminalPrinter(p)
 	}
 	return sink.NewPrinter(env.Stdout, p, "stdout", nil), nil
 }
@@ -300,6 +316,7 @@ func buildTerminal(s Sink, env BuildEnv) (listener.Sink, error) {
 func buildFile(s Sink, env BuildEnv) (listener.Sink, error) {
 	p, err := render.NewPrinter(render.Options{
 		Format: render.Format(s.Format), Timestamps: true, ShowKind: env.ShowKind, Diff: env.Differ, ShowOld: env.ShowOld,
+		PrinterColumns: env.PrinterColumns,
 	})
 	if err != nil {
 		return nil, &InvalidSinkError{Sink: s.Name, Err: err}

@@ -98,6 +98,8 @@ func sampleValue(k *Kind, set *setting) (flag, yaml string) {
 		return "coalesce", "coalesce"
 	case periodValue:
 		return "30s", "30s"
+	case eventTypesValue:
+		return "ADDED|DELETED", "ADDED,DELETED"
 	case formatValue:
 		last := k.Formats()[len(k.formats)-1]
 		return last, last

@@ -295,6 +295,10 @@ func flagValue(s *Sink, set *setting, o option) (value, error) {
 	case commandValue:
 		v.text = o.value
 		_, err = SplitCommand(o.value)
+	case eventTypesValue:
+		if v.types, err = parseEventTypes(o.value); err != nil {
+			err = fmt.Errorf("option %q: %w", o.key, err)
+		}
 	default:
 		err = fmt.Errorf("option %q cannot be given in --sink", o.key)
 	}

@@ -63,7 +63,7 @@ func quote(s string) string { return strconv.Quote(s) }
 
 func TestParseSinkSpecErrors(t *testing.T) {
 	const syntax = " (syntax: KIND[(OPTIONS)][=TARGET])"
-	const fileOpts = "file sinks take: name, format, buffer, on-full, resync, max-size, max-backups, max-age, compress"
+	const fileOpts = "file sinks take: name, format, buffer, on-full, resync, event-types, max-size, max-backups, max-age, compress"
 	tests := []struct {
 		spec, want string
 	}{
@@ -94,15 +94,15 @@ func TestParseSinkSpecErrors(t *testing.T) {
 		{`file(fromat=json)=x`, `unknown option "fromat" (did you mean "format"?); ` + fileOpts},
 		{`file(max_size=1)=x`, `unknown option "max_size" (did you mean "max-size"?); ` + fileOpts},
 		{`file(colour=always)=x`, `unknown option "colour"; ` + fileOpts},
-		{`terminal(Format=json)`, `unknown option "Format" (did you mean "format"?); terminal sinks take: name, format, buffer, on-full, resync`},
-		{`terminal(rwa)`, `unknown option "rwa"; terminal sinks take: name, format, buffer, on-full, resync`},
-		{`jq(rwa)=.`, `unknown option "rwa" (did you mean "raw"?); jq sinks take: name, buffer, on-full, resync, raw, output`},
+		{`terminal(Format=json)`, `unknown option "Format" (did you mean "format"?); terminal sinks take: name, format, buffer, on-full, resync, event-types`},
+		{`terminal(rwa)`, `unknown option "rwa"; terminal sinks take: name, format, buffer, on-full, resync, event-types`},
+		{`jq(rwa)=.`, `unknown option "rwa" (did you mean "raw"?); jq sinks take: name, buffer, on-full, resync, raw, output, event-types`},
 		{`file(path=x)`, `unknown option "path"; the path is the target: file(...)=PATH`},
 		{`jq(expr=.)`, `unknown option "expr"; the expression is the target: jq(...)=EXPR`},
 		{`file(raw)=x`, `option "raw" is for jq sinks only; ` + fileOpts},
-		{`terminal(output=x)`, `option "output" is for jq sinks only; terminal sinks take: name, format, buffer, on-full, resync`},
-		{`jq(format=json)=.`, `option "format" is for terminal or file sinks only; jq sinks take: name, buffer, on-full, resync, raw, output`},
-		{`jq(compress)=.`, `option "compress" is for file sinks only; jq sinks take: name, buffer, on-full, resync, raw, output`},
+		{`terminal(output=x)`, `option "output" is for jq sinks only; terminal sinks take: name, format, buffer, on-full, resync, event-types`},
+		{`jq(format=json)=.`, `option "format" is for terminal or file sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types`},
+		{`jq(compress)=.`, `option "compress" is for file sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types`},
 		{`file(name=a,name=b)=x`, `option "name" given twice; give it once`},
 		{`file(compress,compress=false)=x`, `option "compress" given twice; give it once`},
 		{`file(name=)=x`, `option "name" needs a value: name=VALUE`},

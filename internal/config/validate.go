@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,20 +19,21 @@ import (
 type valueType int
 
 const (
-	textValue     valueType = iota // any string
-	pathValue                      // a file's path ("-": stdout); completed as a path
-	exprValue                      // a jq expression; blank is missing
-	boolValue                      // true or false; a bare --sink option is true
-	countValue                     // a non-negative integer
-	bufferValue                    // a buffer size, 0 to MaxBuffer
-	policyValue                    // an on-full policy
-	periodValue                    // a resync period
-	formatValue                    // an output format the sink's kind takes
-	durationValue                  // a positive duration (a time limit, a batch interval)
-	urlValue                       // an http:// or https:// URL
-	commandValue                   // a command line, split into words as a shell would (quotes, no expansion)
-	kindValue                      // the config file's type
-	groupValue                     // the config file's rotate: a mapping of the settings named "rotate.KEY"
+	textValue       valueType = iota // any string
+	pathValue                        // a file's path ("-": stdout); completed as a path
+	exprValue                        // a jq expression; blank is missing
+	boolValue                        // true or false; a bare --sink option is true
+	countValue                       // a non-negative integer
+	bufferValue                      // a buffer size, 0 to MaxBuffer
+	policyValue                      // an on-full policy
+	periodValue                      // a resync period
+	formatValue                      // an output format the sink's kind takes
+	durationValue                    // a positive duration (a time limit, a batch interval)
+	urlValue                         // an http:// or https:// URL
+	commandValue                     // a command line, split into words as a shell would (quotes, no expansion)
+	kindValue                        // the config file's type
+	groupValue                       // the config file's rotate: a mapping of the settings named "rotate.KEY"
+	eventTypesValue                  // event types: ADDED, MODIFIED, DELETED, separated by | (or , in the config file)
 )
 
 // value is a setting's value once read, from --sink or from the config file.
@@ -41,6 +43,7 @@ type value struct {
 	n      int
 	policy listener.Policy
 	period time.Duration
+	types  []string
 }
 
 // setting is one sink setting: its names in flags and in the config file, which kinds
@@ -96,6 +99,8 @@ var settings = []*setting{
 		assign: func(s *Sink, v value) { s.Raw = v.on }},
 	{flag: "output", yaml: "output", value: pathValue, help: "write results to PATH instead of stdout",
 		text: func(s *Sink) *string { return &s.Output }},
+	{flag: "event-types", yaml: "eventTypes", common: true, value: eventTypesValue, help: "only these event types, e.g. ADDED|DELETED",
+		assign: func(s *Sink, v value) { s.EventTypes = strings.Join(v.types, "|") }},
 	{yaml: "rotate", value: groupValue},
 	{yaml: "command", value: commandValue,
 		text: func(s *Sink) *string { return &s.Command }},
@@ -229,6 +234,28 @@ func checkBuffer(n int) error {
 		return fmt.Errorf("must be at most %d, got %d", MaxBuffer, n)
 	}
 	return nil
+}
+
+// EventTypeNames are the event types a sink's event-types may keep.
+var EventTypeNames = []string{"ADDED", "MODIFIED", "DELETED"}
+
+// parseEventTypes reads ADDED|DELETED (or ADDED,DELETED in the config file): --sink
+// options are separated by commas, so "|" separates the types there.
+func parseEventTypes(s string) ([]string, error) {
+	var types []string
+	for _, t := range strings.FieldsFunc(s, func(r rune) bool { return r == '|' || r == ',' || r == ' ' }) {
+		t = strings.ToUpper(t)
+		if !slices.Contains(EventTypeNames, t) {
+			return nil, fmt.Errorf("%q is not an event type; use ADDED, MODIFIED or DELETED, separated by |", t)
+		}
+		if !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	if len(types) == 0 {
+		return nil, errors.New("no event type given; use ADDED, MODIFIED or DELETED, separated by |")
+	}
+	return types, nil
 }
 
 // durationHint is appended to duration errors.

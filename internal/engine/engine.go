@@ -31,23 +31,31 @@ import (
 // Config is one watch, resolved and checked: what to watch, where, until when, and the
 // listeners (one per sink) that get the events.
 type Config struct {
-	Resources     []resource.Resource // the watched types, resolved against the cluster
-	Namespace     string              // "" for all namespaces
-	LabelSelector string
-	FieldSelector string
-	Names         []string // only these objects (NAME arguments)
-	WatchOnly     bool     // leave out the objects that exist at start-up
-	MetadataOnly  bool
-	ShowSecrets   bool
-	WithEvents    bool // also core Events about the watched objects
+	Resources []resource.Resource // the watched types, resolved against the cluster
+	Namespace string              // "" for all namespaces
+	// Namespaces, when there are several (-n a,b,c), are watched with one informer each
+	// per namespaced type (Namespace is then ""); ExcludeNamespaces leaves namespaces out
+	// of an all-namespaces watch (see namespaceFilter).
+	Namespaces        []string
+	ExcludeNamespaces []string
+	LabelSelector     string
+	FieldSelector     string
+	Names             []string // only these objects (NAME arguments)
+	WatchOnly         bool     // leave out the objects that exist at start-up
+	MetadataOnly      bool
+	ShowSecrets       bool
+	WithEvents        bool // also core Events about the watched objects
 	// Owned, when not nil, follows the one named object of the one type and everything
 	// it owns (watch TYPE/NAME --owned).
 	Owned *Owned
 	// ChangesOnly leaves out MODIFIED events whose diff is empty after Differ's ignored
 	// paths, before they are numbered: no gap in seq, not counted against MaxEvents.
 	ChangesOnly bool
-	Differ      *render.Differ
-	ShowOld     bool // whether the Until expression sees the previous object as .old
+	// EventTypes, when not empty, are the only event types made (ADDED, MODIFIED,
+	// DELETED): the others are left out like ChangesOnly's, before they are numbered.
+	EventTypes []event.EventType
+	Differ     *render.Differ
+	ShowOld    bool // whether the Until expression sees the previous object as .old
 	// NoFastPaths decodes and encodes every object whole (wire.FastPathsEnv=off); the
 	// Differ is told on its own (render.Differ.WithoutFastPaths).
 	NoFastPaths bool
@@ -227,7 +235,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	if r.conditions != nil {
 		until = r.conditions.until
 	}
-	skip := r.changesOnly()
+	skip := r.skip()
 	var made func(*event.Event)
 	var redactionKey []byte
 	if cfg.Resume != nil {
@@ -240,11 +248,12 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	}
 	r.informers = make([]*informer.Informer, 0, len(cfg.Resources)+1)
 	var rootOptions informer.Options
-	for _, res := range cfg.Resources {
+	for _, ri := range r.resourceInformers() {
+		res := ri.res
 		opts := informer.Options{
-			Namespace:     cfg.Namespace,
+			Namespace:     ri.namespace,
 			LabelSelector: cfg.LabelSelector,
-			FieldSelector: cfg.FieldSelector,
+			FieldSelector: ri.fieldSelector,
 			Names:         cfg.Names,
 			Seq:           &r.seq,
 			WatchOnly:     cfg.WatchOnly,

@@ -106,10 +106,10 @@ func TestPodStatusAsKubectl(t *testing.T) {
 		}
 	}
 
-	// And on the line: the status kubectl shows, with its ready count and restarts.
+	// And on the line: kubectl's columns READY, STATUS, RESTARTS and AGE.
 	crashLoop.Name, crashLoop.Namespace = "web-1", "default"
 	out := render(t, Options{Location: time.UTC}, []*event.Event{{Type: event.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: crashLoop, Old: crashLoop}})
-	if want := "MODIFIED  default/web-1  CrashLoopBackOff  0/1  restarts 5\n"; !strings.HasSuffix(string(out), want) {
+	if want := "MODIFIED  default/web-1  0/1  CrashLoopBackOff  5  <unknown>\n"; !strings.HasSuffix(string(out), want) {
 		t.Errorf("line = %q, want it to end in %q", out, want)
 	}
 }
@@ -181,12 +181,12 @@ func TestNamespaceLeftOut(t *testing.T) {
 	}
 }
 
-// summaryColumn is where the summary starts: the column of the pod's status.
+// summaryColumn is where the summary starts: the column of the pod's READY cell.
 func summaryColumn(t *testing.T, line string) int {
 	t.Helper()
-	i := strings.Index(line, "Running")
-	if i < 0 {
-		t.Fatalf("no status in %q", line)
+	i := strings.Index(line, " 1/1 ") + 1
+	if i < 1 {
+		t.Fatalf("no READY cell in %q", line)
 	}
 	return utf8.RuneCountInString(line[:i])
 }
@@ -217,7 +217,7 @@ func TestColumnsGrowWithWhatIsSeen(t *testing.T) {
 			t.Errorf("summary at column %d, want %d as the longest name seen:\n%s", got, column, out)
 		}
 	}
-	if !strings.Contains(lines[3], " "+huge+" Running") {
+	if !strings.Contains(lines[3], " "+huge+" 1/1") {
 		t.Errorf("a name past the limit must be whole and followed by one space: %q", lines[3])
 	}
 }

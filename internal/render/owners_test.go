@@ -43,8 +43,8 @@ func TestOwnedPretty(t *testing.T) {
 	out := string(render(t, Options{Format: FormatPretty, ShowKind: true, Namespace: "default", Location: time.UTC}, ownedEvents()))
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	for i, want := range []string{
-		`MODIFIED  deploy/web .* ready 1/2  updated 2  available 1  … Waiting for deployment "web" rollout to finish: 1 of 2 updated replicas are available...$`,
-		`ADDED     deploy/web › rs/web-7d9f8 › pod/web-7d9f8-abc12  Running`,
+		`MODIFIED  deploy/web .* 1/2  2  1  0s  … Waiting for deployment "web" rollout to finish: 1 of 2 updated replicas are available...$`,
+		`ADDED     deploy/web › rs/web-7d9f8 › pod/web-7d9f8-abc12  1/1  Running`,
 		`EVENT     deploy/web › rs/web-7d9f8 › pod/web-7d9f8-abc12  Scheduled: Successfully assigned$`,
 	} {
 		if i >= len(lines) || !matches(want, lines[i]) {
@@ -104,7 +104,8 @@ func TestOwnedYAML(t *testing.T) {
 	}
 }
 
-// A Job's line says how many of its completions succeeded, as kubectl get jobs does.
+// A Job's line has kubectl get jobs' columns: STATUS, COMPLETIONS (succeeded of
+// completions), DURATION, AGE.
 func TestJobSummary(t *testing.T) {
 	three := int32(3)
 	job := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
@@ -113,7 +114,7 @@ func TestJobSummary(t *testing.T) {
 		Status:     batchv1.JobStatus{Succeeded: 1, Active: 2, Failed: 1}}
 	out := string(render(t, Options{Format: FormatPretty, Namespace: "default", Location: time.UTC},
 		[]*event.Event{{Type: event.Modified, Time: t0, Seq: 1, Kind: "Job", Object: job, Old: job}}))
-	if !strings.Contains(out, "once  succeeded 1/3  active 2  failed 1\n") {
+	if !strings.Contains(out, "once  Running  1/3  ") {
 		t.Errorf("Job line: %q", out)
 	}
 }

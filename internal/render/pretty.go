@@ -4,16 +4,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/fatih/color"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubeevents/kubeevents/internal/event"
 )
@@ -39,9 +35,6 @@ const (
 	// width once one is shown.
 	minTypeColumn = len("MODIFIED")
 	maxTypeColumn = len(terminating)
-	// minStatusColumn fits Pending and Running; longer statuses (CrashLoopBackOff) widen it.
-	minStatusColumn = len(corev1.PodPending)
-	maxStatusColumn = len("ContainerCreating")
 	// maxNameColumn limits the name column when the terminal's width is unknown (a pipe,
 	// a file): long enough for namespace/name of most generated names.
 	maxNameColumn = 60
@@ -128,9 +121,15 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	dst = p.padName(dst, start, line)
 	line.summaryColumn = line.timeWidth + p.typeColumn + len(columnGap) + utf8.RuneCount(dst[start:])
 
+	p.lastTable = nil
 	dst = p.appendSummary(dst, ev, m, isTerminating, line)
 	dst = appendRollout(dst, ev.Rollout)
 	dst = append(dst, '\n')
+	if t := p.lastTable; p.headerDue(t) {
+		t.headed = true
+		row := append([]byte(nil), dst[lineStart:]...)
+		dst = append(p.appendHeader(dst[:lineStart], t, line), row...)
+	}
 	if p.differ.diffs(ev) {
 		return p.appendChanges(dst, ev, line)
 	}
@@ -294,51 +293,12 @@ func appendEventText(dst []byte, reason, message string, count int32, column int
 	return append(dst, suffix...)
 }
 
-// appendSummary appends the columns after the name: what the kind's status says at a
-// glance, then how the object's life ends, then wide-only details.
+// appendSummary appends the columns after the name: those of `kubectl get` for the
+// object's kind (see appendCells), then how the object's life ends.
 func (p *Printer) appendSummary(dst []byte, ev *event.Event, m metav1.Object, isTerminating bool, line lineLayout) []byte {
-	wide := p.format == FormatWide
 	deleted := ev.Type == event.Deleted
 	start := len(dst)
 	switch o := ev.Object.(type) {
-	case *corev1.Pod:
-		dst = p.appendPodStatus(dst, o, wide)
-		if isTerminating && o.DeletionGracePeriodSeconds != nil {
-			dst = append(dst, columnGap+"grace "...)
-			dst = strconv.AppendInt(dst, *o.DeletionGracePeriodSeconds, 10)
-			dst = append(dst, 's')
-		}
-	case *appsv1.Deployment:
-		dst = appendReplicas(dst, o.Status.ReadyReplicas, replicasOrOne(o.Spec.Replicas))
-		dst = appendCount(dst, "updated", o.Status.UpdatedReplicas)
-		dst = appendCount(dst, "available", o.Status.AvailableReplicas)
-	case *appsv1.StatefulSet:
-		dst = appendReplicas(dst, o.Status.ReadyReplicas, replicasOrOne(o.Spec.Replicas))
-		dst = appendCount(dst, "updated", o.Status.UpdatedReplicas)
-		dst = appendCount(dst, "available", o.Status.AvailableReplicas)
-	case *appsv1.DaemonSet:
-		dst = appendReplicas(dst, o.Status.NumberReady, o.Status.DesiredNumberScheduled)
-		dst = appendCount(dst, "updated", o.Status.UpdatedNumberScheduled)
-		dst = appendCount(dst, "available", o.Status.NumberAvailable)
-	case *appsv1.ReplicaSet:
-		dst = appendReplicas(dst, o.Status.ReadyReplicas, replicasOrOne(o.Spec.Replicas))
-		dst = appendCount(dst, "available", o.Status.AvailableReplicas)
-	case *batchv1.Job:
-		// kubectl get jobs' COMPLETIONS, then the pods at work and the failed ones.
-		dst = strconv.AppendInt(append(dst, "succeeded "...), int64(o.Status.Succeeded), 10)
-		dst = strconv.AppendInt(append(dst, '/'), int64(replicasOrOne(o.Spec.Completions)), 10)
-		dst = appendCount(dst, "active", o.Status.Active)
-		dst = appendCount(dst, "failed", o.Status.Failed)
-	case *corev1.ConfigMap:
-		keys := len(o.Data) + len(o.BinaryData)
-		dst = strconv.AppendInt(append(dst, "data "...), int64(keys), 10)
-		if keys == 1 {
-			dst = append(dst, " key"...)
-		} else {
-			dst = append(dst, " keys"...)
-		}
-	case *corev1.Namespace:
-		dst = appendOrDash(dst, string(o.Status.Phase))
 	case *corev1.Event:
 		// The columns of `kubectl get events`: type, reason, object, message, and how
 		// often it happened, which is what changes when an Event is updated.
@@ -348,30 +308,31 @@ func (p *Printer) appendSummary(dst []byte, ev *event.Event, m metav1.Object, is
 		ref := o.Regarding
 		dst = p.appendEvent(dst, o.Type, ref.Kind, ref.Namespace, ref.Name, o.Reason, o.Note, eventsV1Count(o), line)
 	default:
-		// For a deleted object its age is how long it lived, printed below.
-		if !deleted {
-			dst = appendAge(append(dst, "age "...), ev.Time, m.GetCreationTimestamp())
+		dst = p.appendCells(dst, ev, m)
+		if pod, ok := o.(*corev1.Pod); ok && isTerminating && pod.DeletionGracePeriodSeconds != nil {
+			dst = append(dst, columnGap+"grace "...)
+			dst = strconv.AppendInt(dst, *pod.DeletionGracePeriodSeconds, 10)
+			dst = append(dst, 's')
 		}
 	}
 	if deleted {
-		if len(dst) > start {
-			dst = append(dst, columnGap...)
+		switch {
+		case ev.Reason == event.ReasonSelector:
+			// Still alive: DELETED alone would mislead.
+			dst = appendNote(dst, start, "no longer matches the selector")
+		case ev.FinalStateUnknown:
+			dst = appendNote(dst, start, "(final state unknown)")
 		}
-		if ev.Reason == event.ReasonSelector {
-			// Still alive: how long it lived would be wrong, and DELETED alone misleading.
-			dst = append(dst, "no longer matches the selector"...)
-		} else {
-			dst = appendAge(append(dst, "lived "...), ev.Time, m.GetCreationTimestamp())
-		}
-		if ev.FinalStateUnknown {
-			dst = append(dst, columnGap+"(final state unknown)"...)
-		}
-	}
-	if wide {
-		dst = append(dst, columnGap+"rv "...)
-		dst = appendOrDash(dst, m.GetResourceVersion())
 	}
 	return dst
+}
+
+// appendNote appends a note after the columns written since start.
+func appendNote(dst []byte, start int, note string) []byte {
+	if len(dst) > start {
+		dst = append(dst, columnGap...)
+	}
+	return append(dst, note...)
 }
 
 // appendEvent appends the summary of an Event watched as a type (core or events.k8s.io):
@@ -392,60 +353,12 @@ func (p *Printer) appendEvent(dst []byte, typ, kind, namespace, name, reason, me
 	return appendEventText(dst, reason, message, count, column, line)
 }
 
-// appendPodStatus appends the columns of `kubectl get pods` that change during a
-// rollout: STATUS as kubectl computes it (see kubectlPodRow), ready/total containers and
-// restarts; when wide, also node and pod IP, which kubectl too shows only with -o wide
-// (and which leave no room on an 80-column terminal).
-func (p *Printer) appendPodStatus(dst []byte, pod *corev1.Pod, wide bool) []byte {
-	row := kubectlPodRow(pod)
-	start := len(dst)
-	dst = appendOrDash(dst, row.status)
-	n := utf8.RuneCount(dst[start:])
-	dst = appendPadding(dst, n, growColumn(&p.statusColumn, n, maxStatusColumn))
-
-	dst = strconv.AppendInt(dst, int64(row.ready), 10)
-	dst = append(dst, '/')
-	dst = strconv.AppendInt(dst, int64(row.total), 10)
-	dst = appendCount(dst, "restarts", int32(row.restarts))
-	if wide {
-		dst = append(dst, columnGap+"node "...)
-		dst = appendOrDash(dst, pod.Spec.NodeName)
-		dst = append(dst, columnGap+"ip "...)
-		dst = appendOrDash(dst, pod.Status.PodIP)
-	}
-	return dst
-}
-
-// appendReplicas appends "ready R/D".
-func appendReplicas(dst []byte, ready, desired int32) []byte {
-	dst = strconv.AppendInt(append(dst, "ready "...), int64(ready), 10)
-	dst = append(dst, '/')
-	return strconv.AppendInt(dst, int64(desired), 10)
-}
-
-// appendCount appends a further column "name N".
-func appendCount(dst []byte, name string, n int32) []byte {
-	dst = append(dst, columnGap...)
-	dst = append(dst, name...)
-	dst = append(dst, ' ')
-	return strconv.AppendInt(dst, int64(n), 10)
-}
-
 // replicasOrOne is spec.replicas, which the API server defaults to 1 when unset.
 func replicasOrOne(replicas *int32) int32 {
 	if replicas == nil {
 		return 1
 	}
 	return *replicas
-}
-
-// appendAge appends the time from created to now in kubectl's AGE style ("3m12s"), or
-// "-" if the object has no creation time.
-func appendAge(dst []byte, now time.Time, created metav1.Time) []byte {
-	if created.IsZero() {
-		return append(dst, '-')
-	}
-	return append(dst, duration.HumanDuration(now.Sub(created.Time))...)
 }
 
 // appendOrDash appends s escaped, or "-" for an empty value so columns never vanish.

@@ -2,13 +2,15 @@
 //
 // Formats:
 //
-//   - pretty (the default): one aligned line per event, with a short kind-aware
-//     summary (pod status and readiness as kubectl shows them, deployment replicas,
-//     Event reasons and counts, …), and with diffs on, a line per change under each
-//     MODIFIED event. Columns are as wide as what has been seen; on a terminal, long
-//     values are shortened to its width.
-//   - wide: pretty plus columns that are mostly useful when debugging (node, pod IP,
-//     resourceVersion).
+//   - pretty (the default): one aligned line per event: time, event type, name, then
+//     the columns `kubectl get` prints for the object (columns.go, crdcolumns.go; Events
+//     keep a summary of their own: reason, message, count), and with diffs on, a line
+//     per change under each MODIFIED event. Columns are as wide as what has been seen;
+//     on a terminal, a header line per kind (table.go) and long values shortened to its
+//     width.
+//   - wide: pretty with kubectl's -o wide columns.
+//   - custom-columns=, jsonpath=, go-template= and their -file= forms: kubectl's
+//     templates, per event (template.go).
 //   - json: JSON Lines. "type" and "object" are the keys kubectl uses for
 //     `get -w --output-watch-events -o json`, so tools written for kubectl keep working;
 //     "time", "seq", "resource" and (only when true) "finalStateUnknown" are added.
@@ -30,6 +32,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -53,14 +56,21 @@ func Formats() []string {
 	return []string{string(FormatPretty), string(FormatWide), string(FormatJSON), string(FormatYAML), string(FormatName)}
 }
 
-// ParseFormat checks a user-supplied format name.
+// ParseFormat checks a user-supplied format name; a template format (see
+// TemplateFormats) is compiled, so that its errors come before anything connects.
 func ParseFormat(s string) (Format, error) {
 	for _, f := range Formats() {
 		if s == f {
 			return Format(s), nil
 		}
 	}
-	return "", fmt.Errorf("unknown output format %q; use one of: %s", s, strings.Join(Formats(), ", "))
+	if IsTemplateFormat(s) {
+		if _, err := newTemplatePrinter(s); err != nil {
+			return "", err
+		}
+		return Format(s), nil
+	}
+	return "", fmt.Errorf("unknown output format %q; use one of: %s, or a template: custom-columns=SPEC, jsonpath=TEMPLATE, go-template=TEMPLATE (or their -file=PATH forms)", s, strings.Join(Formats(), ", "))
 }
 
 // Options configure a Printer.
@@ -92,6 +102,13 @@ type Options struct {
 	// 0 when it does not go to a terminal. Asked for every pretty or wide line, so that a
 	// resized terminal is followed. Nil means no terminal.
 	TerminalWidth func() int
+	// Headers prints a header line (TIME, EVENT, NAME and kubectl's columns) in pretty
+	// and wide output before the first line of each kind, and again after HeadersAgain:
+	// for a terminal.
+	Headers bool
+	// PrinterColumns are the additionalPrinterColumns of the watched custom resources,
+	// which pretty and wide output show as kubectl does.
+	PrinterColumns PrinterColumns
 }
 
 // Printer renders events in one format. It keeps scratch state between calls, so each
@@ -108,9 +125,9 @@ type Printer struct {
 	// typeLabels maps an event type (and TERMINATING) to its maybe coloured label, built
 	// once so that a line costs no colour formatting.
 	typeLabels map[string]string
-	// The widths of the type, name and pod status columns: the widest value seen so far
-	// (see growColumn).
-	typeColumn, nameColumn, statusColumn int
+	// The widths of the type and name columns: the widest value seen so far (see
+	// growColumn).
+	typeColumn, nameColumn int
 	// kindPrefixes caches "deployment.apps" and the like per kind seen.
 	kindPrefixes map[schema.GroupKind]string
 	// yamlBuf receives each YAML document before it is copied to the caller's buffer.
@@ -120,6 +137,19 @@ type Printer struct {
 	// valueEncoder writes the JSON of diff values shown in pretty output to valueBuf.
 	valueBuf     bytes.Buffer
 	valueEncoder *json.Encoder
+	// tables are the kubectl columns seen per kind (widths, headers); lastTable is the
+	// one the line being rendered used, nil for lines without kubectl columns.
+	tables    map[schema.GroupKind]*kindTable
+	cells     cells // the line's kubectl cells, escaped
+	lastTable *kindTable
+	crdTables map[schema.GroupKind]*crdTable
+	// headers: print header lines (Options.Headers); headersAgain counts the calls of
+	// HeadersAgain, headerEpoch the count this Printer last acted on.
+	headers      bool
+	headersAgain atomic.Uint64
+	headerEpoch  uint64
+	// template prints the template formats (custom-columns=, jsonpath=, go-template=...).
+	template *templatePrinter
 }
 
 // NewPrinter returns a Printer for o.
@@ -148,7 +178,25 @@ func NewPrinter(o Options) (*Printer, error) {
 		width:        o.TerminalWidth,
 		changeMarks:  newChangeMarks(o.Color),
 		typeColumn:   minTypeColumn,
-		statusColumn: minStatusColumn,
+	}
+	if IsTemplateFormat(string(format)) {
+		var err error
+		if p.template, err = newTemplatePrinter(string(format)); err != nil {
+			return nil, err
+		}
+	}
+	p.tables = map[schema.GroupKind]*kindTable{}
+	p.headers = o.Headers
+	p.crdTables = map[schema.GroupKind]*crdTable{}
+	for gk, columns := range o.PrinterColumns {
+		if len(columns) == 0 {
+			continue
+		}
+		t, err := newCRDTable(columns)
+		if err != nil {
+			return nil, fmt.Errorf("printer columns of %s: %w", gk, err)
+		}
+		p.crdTables[gk] = t
 	}
 	p.valueEncoder = json.NewEncoder(&p.valueBuf)
 	p.valueEncoder.SetEscapeHTML(false)
@@ -176,6 +224,10 @@ func (p *Printer) Append(dst []byte, ev *event.Event) ([]byte, error) {
 	case FormatPretty, FormatWide:
 		dst, err = p.appendLine(dst, ev)
 	default:
+		if p.template != nil {
+			dst, err = p.template.append(dst, ev)
+			break
+		}
 		// A format added to Formats without a case here: say so on the first event
 		// rather than print it as some other format.
 		err = fmt.Errorf("render: no renderer for output format %q", p.format)

@@ -310,7 +310,7 @@ func TestNameColumnIsNeverTruncated(t *testing.T) {
 	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
 	pod.Name = long
 	out := render(t, Options{Location: time.UTC}, []*event.Event{{Type: event.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}})
-	if !bytes.Contains(out, []byte("default/"+long+" Running")) {
+	if !bytes.Contains(out, []byte("default/"+long+" 1/1")) {
 		t.Errorf("want the whole name then one space, got %q", out)
 	}
 }
@@ -323,8 +323,8 @@ func TestParseFormat(t *testing.T) {
 	}
 	for _, bad := range []string{"x", "", "JSON", "table"} {
 		_, err := ParseFormat(bad)
-		want := `unknown output format "` + bad + `"; use one of: pretty, wide, json, yaml, name`
-		if err == nil || err.Error() != want {
+		want := `unknown output format "` + bad + `"; use one of: pretty, wide, json, yaml, name, or a template: `
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("ParseFormat(%q) error = %v, want %s", bad, err, want)
 		}
 	}
@@ -396,5 +396,68 @@ func TestAppendHasACaseForEveryFormat(t *testing.T) {
 	out, err := p.Append([]byte("earlier line\n"), ev)
 	if err == nil || !strings.Contains(err.Error(), `"table"`) || string(out) != "earlier line\n" {
 		t.Errorf("Append in a format without a case = %q, %v; want the input back and an error naming the format", out, err)
+	}
+}
+
+// TestTemplateFormats: kubectl's template formats, per event, with the event type as a
+// leading EVENT column (custom-columns) or word (jsonpath, go-template); bad templates
+// are errors naming what is wrong.
+func TestTemplateFormats(t *testing.T) {
+	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
+	ev := &event.Event{Type: event.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}
+	mod := &event.Event{Type: event.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod, Old: pod}
+	for format, want := range map[Format]string{
+		"custom-columns=NAME:.metadata.name,NODE:spec.nodeName,MISSING:.status.nothing": "EVENT      NAME              NODE       MISSING\nADDED      " + pod.Name + "   worker-1   <none>\nMODIFIED   " + pod.Name + "   worker-1   <none>\n",
+		"jsonpath={.metadata.name}":                                 "ADDED " + pod.Name + "\nMODIFIED " + pod.Name + "\n",
+		`go-template={{.metadata.name}} {{.spec.nodeName}}{{"\n"}}`: "ADDED " + pod.Name + " worker-1\nMODIFIED " + pod.Name + " worker-1\n",
+	} {
+		p, err := NewPrinter(Options{Format: format})
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		out, err := p.Append(nil, ev)
+		if err == nil {
+			out, err = p.Append(out, mod)
+		}
+		if err != nil || string(out) != want {
+			t.Errorf("%s:\n got %q, %v\nwant %q", format, out, err, want)
+		}
+	}
+	for _, bad := range []string{"jsonpath=", "jsonpath={.metadata.name", "go-template={{.x", "custom-columns=NAME", "custom-columns-file=/nonexistent", "jsonpath-file=/nonexistent"} {
+		if _, err := ParseFormat(bad); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseFormat(%q) = %v; want a one-line error", bad, err)
+		}
+	}
+}
+
+// TestTemplateFileFormats: the -file forms read the template from a file, as kubectl's do
+// (custom-columns-file: a line of headers, a line of paths).
+func TestTemplateFileFormats(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
+	ev := &event.Event{Type: event.Deleted, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}
+	for format, want := range map[string]string{
+		"custom-columns-file=" + write("cols", "NAME   NODE\n.metadata.name   {.spec.nodeName}\n"): "EVENT      NAME              NODE\nDELETED    " + pod.Name + "   worker-1\n",
+		"jsonpath-file=" + write("jp", "{.spec.nodeName}"):                                         "DELETED worker-1\n",
+		"go-template-file=" + write("gt", "{{.spec.nodeName}}\n"):                                  "DELETED worker-1\n",
+	} {
+		p, err := NewPrinter(Options{Format: Format(format)})
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		out, err := p.Append(nil, ev)
+		if err != nil || string(out) != want {
+			t.Errorf("%s: got %q, %v; want %q", format, out, err, want)
+		}
+	}
+	if _, err := ParseFormat("custom-columns-file=" + write("bad", "A B\n.a\n")); err == nil || !strings.Contains(err.Error(), "don't match") {
+		t.Errorf("headers and paths of different counts: %v", err)
 	}
 }

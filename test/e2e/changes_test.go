@@ -50,8 +50,8 @@ func TestDiffOnScale(t *testing.T) {
 		}
 		return strings.TrimSpace(l) == "~ spec.replicas: 1 → 3"
 	})
-	if !strings.Contains(header, " web ") || strings.Contains(header, ns) || !regexp.MustCompile(`ready \d/3`).MatchString(header) {
-		t.Errorf("MODIFIED line = %q, want the deployment (without the namespace -n names) with ready N/3", header)
+	if !strings.Contains(header, " web ") || strings.Contains(header, ns) || !regexp.MustCompile(`\s\d/3\s`).MatchString(header) {
+		t.Errorf("MODIFIED line = %q, want the deployment (without the namespace -n names) with READY N/3", header)
 	}
 
 	ev := js.waitJSON(eventWait, "MODIFIED web with spec.replicas", func(ev envelope) bool {

@@ -47,13 +47,13 @@ func TestPodStatusReasons(t *testing.T) {
 		restarts int32
 		want     string
 	}{
-		{corev1.PodPending, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}, 0, `ImagePullBackOff\s+0/1\s+restarts 0`},
-		{corev1.PodRunning, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}, 5, `CrashLoopBackOff\s+0/1\s+restarts 5`},
-		{corev1.PodRunning, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}, 6, `OOMKilled\s+0/1\s+restarts 6`},
-		{corev1.PodFailed, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}}, 6, `Error\s+0/1\s+restarts 6`},
+		{corev1.PodPending, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}, 0, `0/1\s+ImagePullBackOff\s+0\b`},
+		{corev1.PodRunning, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}, 5, `0/1\s+CrashLoopBackOff\s+5\b`},
+		{corev1.PodRunning, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}, 6, `0/1\s+OOMKilled\s+6\b`},
+		{corev1.PodFailed, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}}, 6, `0/1\s+Error\s+6\b`},
 	} {
 		setContainerState(t, ns, "web-1", step.phase, step.state, step.restarts)
-		want := regexp.MustCompile(`  MODIFIED\s+web-1\s+` + step.want + `$`)
+		want := regexp.MustCompile(`  MODIFIED\s+web-1\s+` + step.want + `.*$`)
 		s.waitFor(eventWait, "MODIFIED web-1 with "+step.want, func(l string) bool {
 			return strings.Contains(l, "MODIFIED") && want.MatchString(l)
 		})
@@ -205,8 +205,9 @@ func TestLayoutFitsTerminal(t *testing.T) {
 			t.Errorf("%d runes on a %d-column terminal: %q", n, cols, line)
 		}
 	}
-	// The long name's line and db-0's later line start the summary at the same column.
-	statusColumn := func(line string) int { return strings.Index(line, "Pending") }
+	// The long name's line and db-0's later line start kubectl's columns (READY first) at
+	// the same column.
+	statusColumn := func(line string) int { return strings.Index(line, " 0/1 ") + 1 }
 	var longLine string
 	for _, line := range seen {
 		if isAdded(long)(line) {

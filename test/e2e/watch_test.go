@@ -74,7 +74,7 @@ func TestWatchPodsPretty(t *testing.T) {
 	line := s.waitFor(eventWait, "ADDED line", func(l string) bool { return strings.Contains(l, "ADDED") })
 	// -n says the namespace, so the name leaves it out, as kubectl get does; the node
 	// is shown with -o wide, as in kubectl.
-	want := regexp.MustCompile(`^\d\d:\d\d:\d\d  ADDED\s+web-1\s+Pending\s+0/1\s+restarts 0$`)
+	want := regexp.MustCompile(`^\d\d:\d\d:\d\d  ADDED\s+web-1\s+0/1\s+Pending\s+0\s+\d+s$`)
 	if !want.MatchString(line) {
 		t.Errorf("pretty ADDED line = %q, want it to match %s", line, want)
 	}
@@ -84,7 +84,7 @@ func TestWatchPodsPretty(t *testing.T) {
 	labelPod(t, ns, "web-1", "tier", "web")
 	s.waitFor(eventWait, "MODIFIED line", func(l string) bool { return strings.Contains(l, "MODIFIED") && strings.Contains(l, "web-1") })
 	deletePod(t, ns, "web-1")
-	s.waitFor(eventWait, "DELETED line", func(l string) bool { return strings.Contains(l, "DELETED") && strings.Contains(l, "lived") })
+	s.waitFor(eventWait, "DELETED line", func(l string) bool { return strings.Contains(l, "DELETED") && strings.Contains(l, "web-1") })
 	_, code := s.interrupt(10 * time.Second)
 	if code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0", code)

@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"path"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/resource"
+)
+
+// resourceInformer is one informer to build: a type, in one namespace (or all), with its
+// field selector.
+type resourceInformer struct {
+	res           resource.Resource
+	namespace     string
+	fieldSelector string
+}
+
+// resourceInformers says which informers the watch needs: one per type, or, with several
+// namespaces (-n a,b,c), one per namespace for each namespaced type. The server filters
+// each informer's namespace, so a namespace not asked for costs nothing, whatever the
+// size of the cluster; each informer costs a list and a watch connection. Excluded
+// namespaces given by name are left out by the server too (a field selector
+// metadata.namespace!=NAME, which every namespaced type supports); patterns are left out
+// by namespaceFilter.
+func (r *run) resourceInformers() []resourceInformer {
+	cfg := r.cfg
+	var out []resourceInformer
+	for _, res := range cfg.Resources {
+		if !res.Namespaced {
+			out = append(out, resourceInformer{res: res, fieldSelector: cfg.FieldSelector})
+			continue
+		}
+		selector := withExcludedNamespaces(cfg.FieldSelector, cfg.ExcludeNamespaces)
+		if len(cfg.Namespaces) == 0 {
+			out = append(out, resourceInformer{res: res, namespace: cfg.Namespace, fieldSelector: selector})
+			continue
+		}
+		for _, ns := range cfg.Namespaces {
+			out = append(out, resourceInformer{res: res, namespace: ns, fieldSelector: selector})
+		}
+	}
+	return out
+}
+
+// isPattern reports whether an --exclude-namespace value is a glob rather than a name.
+func isPattern(s string) bool { return strings.ContainsAny(s, `*?[\`) }
+
+// withExcludedNamespaces adds metadata.namespace!=NAME for every excluded name.
+func withExcludedNamespaces(selector string, excluded []string) string {
+	for _, ns := range excluded {
+		if isPattern(ns) {
+			continue
+		}
+		term := fields.OneTermNotEqualSelector("metadata.namespace", ns).String()
+		if selector == "" {
+			selector = term
+		} else {
+			selector += "," + term
+		}
+	}
+	return selector
+}
+
+// namespaceFilter is a Skip that leaves out objects whose namespace matches an excluded
+// pattern (path.Match, as checked by the command); nil without patterns.
+func namespaceFilter(excluded []string) func(*event.Event) bool {
+	var patterns []string
+	for _, ns := range excluded {
+		if isPattern(ns) {
+			patterns = append(patterns, ns)
+		}
+	}
+	if len(patterns) == 0 {
+		return nil
+	}
+	return func(ev *event.Event) bool {
+		m := ev.Meta()
+		if m == nil || m.GetNamespace() == "" {
+			return false
+		}
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, m.GetNamespace()); ok {
+				return true
+			}
+		}
+		return false
+	}
+}

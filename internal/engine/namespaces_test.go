@@ -1,0 +1,66 @@
+package engine
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/resource"
+)
+
+func TestResourceInformersPerNamespace(t *testing.T) {
+	pods := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true}
+	nodes := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}}
+	r := newRun(Config{Resources: []resource.Resource{pods, nodes}, Namespaces: []string{"a", "b"}, FieldSelector: "status.phase=Running"})
+	got := r.resourceInformers()
+	want := []resourceInformer{
+		{res: pods, namespace: "a", fieldSelector: "status.phase=Running"},
+		{res: pods, namespace: "b", fieldSelector: "status.phase=Running"},
+		{res: nodes, fieldSelector: "status.phase=Running"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("informers = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("informer %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+
+	// Excluded names go to the server; patterns do not, and nodes get neither.
+	r = newRun(Config{Resources: []resource.Resource{pods, nodes}, ExcludeNamespaces: []string{"kube-system", "team-*"}})
+	got = r.resourceInformers()
+	if got[0].fieldSelector != "metadata.namespace!=kube-system" || got[0].namespace != "" || got[1].fieldSelector != "" {
+		t.Errorf("informers with exclusions = %+v", got)
+	}
+}
+
+func TestNamespaceFilterMatchesGlobs(t *testing.T) {
+	if namespaceFilter([]string{"kube-system"}) != nil {
+		t.Error("a plain name needs no client-side filter")
+	}
+	skip := namespaceFilter([]string{"team-*", "x?"})
+	for ns, want := range map[string]bool{"team-a": true, "team-": true, "xy": true, "xyz": false, "default": false, "": false} {
+		ev := &event.Event{Type: event.Added, Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns}}}
+		if got := skip(ev); got != want {
+			t.Errorf("namespace %q skipped = %v, want %v", ns, got, want)
+		}
+	}
+}
+
+func TestSkipKeepsOnlyEventTypes(t *testing.T) {
+	r := newRun(Config{EventTypes: []event.EventType{event.Added, event.Deleted}})
+	skip := r.skip()
+	for typ, want := range map[event.EventType]bool{event.Added: false, event.Modified: true, event.Deleted: false} {
+		ev := &event.Event{Type: typ, Object: &corev1.Pod{}}
+		if got := skip(ev); got != want {
+			t.Errorf("%s skipped = %v, want %v", typ, got, want)
+		}
+	}
+	if newRun(Config{}).skip() != nil {
+		t.Error("no filter set: Skip should be nil")
+	}
+}
