@@ -755,34 +755,36 @@ func (o *WatchOptions) infof(format string, args ...any) {
 	}
 }
 
-// checkNamespace warns when the namespace does not exist; the watch goes on, since the
+// checkNamespace warns when the namespace does not exist, and says so; the watch goes on, since the
 // namespace may be created later and its objects will then show up.
-func (o *WatchOptions) checkNamespace(ctx context.Context) {
+func (o *WatchOptions) checkNamespace(ctx context.Context) (missing bool) {
 	if len(o.namespaces) > 0 {
 		for _, ns := range o.namespaces {
 			one := *o
 			one.namespace, one.namespaces = ns, nil
 			one.checkNamespace(ctx)
 		}
-		return
+		return false
 	}
 	if o.namespace == "" {
-		return
+		return false
 	}
 	namespaced := false
 	for _, r := range o.resources {
 		namespaced = namespaced || r.Namespaced
 	}
 	if !namespaced {
-		return
+		return false
 	}
 	client, err := kubernetes.NewForConfig(o.restConfig)
 	if err != nil {
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := client.CoreV1().Namespaces().Get(ctx, o.namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		o.warnf("namespace %q does not exist (yet); watching anyway, its objects will show up if it is created", o.namespace)
+		return true
 	}
+	return false
 }

@@ -68,7 +68,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	if cfg.Resume, err = o.resume(ctx, clients); err != nil {
 		return err
 	}
-	o.checkNamespace(ctx)
+	cfg.NamespaceMissing = o.checkNamespace(ctx)
 	if onlyStdout(o.sinks) {
 		gone := make(chan struct{})
 		watchCtx, stopWatching := context.WithCancel(ctx)

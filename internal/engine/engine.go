@@ -38,13 +38,16 @@ type Config struct {
 	// of an all-namespaces watch (see namespaceFilter).
 	Namespaces        []string
 	ExcludeNamespaces []string
-	LabelSelector     string
-	FieldSelector     string
-	Names             []string // only these objects (NAME arguments)
-	WatchOnly         bool     // leave out the objects that exist at start-up
-	MetadataOnly      bool
-	ShowSecrets       bool
-	WithEvents        bool // also core Events about the watched objects
+	// NamespaceMissing says the command found Namespace missing before the run (and said
+	// so): its creation is then said even if it comes before the run looks.
+	NamespaceMissing bool
+	LabelSelector    string
+	FieldSelector    string
+	Names            []string // only these objects (NAME arguments)
+	WatchOnly        bool     // leave out the objects that exist at start-up
+	MetadataOnly     bool
+	ShowSecrets      bool
+	WithEvents       bool // also core Events about the watched objects
 	// Owned, when not nil, follows the one named object of the one type and everything
 	// it owns (watch TYPE/NAME --owned).
 	Owned *Owned
@@ -365,7 +368,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	if cfg.Namespace != "" && clients.Dynamic != nil && namespaced(cfg.Resources) {
 		nsCtx, stop := context.WithCancel(ctx)
 		r.stopNamespaceWatch = stop
-		go watchNamespace(nsCtx, clients.Dynamic, cfg.Namespace, cfg.Warn)
+		go watchNamespace(nsCtx, clients.Dynamic, cfg.Namespace, cfg.NamespaceMissing, cfg.Warn)
 	}
 	return true, nil
 }

@@ -19,19 +19,22 @@ var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespace
 
 // watchNamespace says on stderr when the watched namespace is deleted, or created (again,
 // or at last: that it did not exist at the start is said by the command, which checks it
-// before the run). The watch itself goes on through all of it: the API server lists
+// before the run and tells it as missing). The watch itself goes on through all of it: the API server lists
 // and watches a namespace that does not exist as an empty one, so without this the
 // stream would only go quiet. It needs the right to list and watch that namespace
 // object, which a user confined to the namespace may lack: then it says nothing. It runs
 // until ctx ends.
-func watchNamespace(ctx context.Context, client dynamic.Interface, ns string, warn func(string, ...any)) {
+func watchNamespace(ctx context.Context, client dynamic.Interface, ns string, missing bool, warn func(string, ...any)) {
 	byName := fields.OneTermEqualSelector("metadata.name", ns).String()
 	nsClient := client.Resource(namespaces)
 	first, err := nsClient.List(ctx, metav1.ListOptions{FieldSelector: byName})
 	if err != nil {
 		return // no right to see it, or the server went away: the watch says the latter
 	}
-	state := &namespaceState{name: ns, warn: warn, absent: len(first.Items) == 0}
+	state := &namespaceState{name: ns, warn: warn, absent: missing || len(first.Items) == 0}
+	if len(first.Items) > 0 {
+		state.OnAdd(nil, true) // created since the command looked, if it was missing then
+	}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = byName

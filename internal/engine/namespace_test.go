@@ -50,7 +50,7 @@ func TestWatchNamespaceSaysDeletionAndCreation(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
-			go func() { defer close(done); watchNamespace(ctx, client, "shop", warn) }()
+			go func() { defer close(done); watchNamespace(ctx, client, "shop", !existsAtStart, warn) }()
 			defer func() { cancel(); <-done }()
 
 			ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop"}}}
@@ -79,5 +79,31 @@ func TestWatchNamespaceSaysDeletionAndCreation(t *testing.T) {
 				t.Errorf("said %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// A namespace the command found missing, created before the run's first look, is said
+// to be created all the same.
+func TestWatchNamespaceCreatedBeforeTheFirstLook(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	client := dynamicfake.NewSimpleDynamicClient(scheme, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}})
+	said := make(chan string, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watchNamespace(ctx, client, "shop", true, func(format string, args ...any) { said <- fmt.Sprintf(format, args...) })
+	}()
+	defer func() { cancel(); <-done }()
+	select {
+	case got := <-said:
+		if got != "namespace shop was created; watching it" {
+			t.Errorf("said %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the creation was not said")
 	}
 }
