@@ -149,11 +149,19 @@ func TestSoak(t *testing.T) {
 		if !p.alive() {
 			t.Fatalf("kubeevents exited (code %d); stderr:\n%s", p.code, p.Stderr())
 		}
+		// The first fault kills kubeevents (the one kind with a deadline: the first half),
+		// the second and third are the other kinds not yet seen; then any, at random.
 		kinds := []string{"restart-apiserver", "compact", "partition"}
 		if resumable && time.Since(soakStart) < duration/2 {
 			kinds = append(kinds, "kill-kubeevents")
 		}
 		kind := kinds[rand.N(len(kinds))]
+		if unseen := unseenKinds(faults, kinds); len(unseen) > 0 {
+			kind = unseen[0]
+			if slices.Contains(unseen, "kill-kubeevents") {
+				kind = "kill-kubeevents"
+			}
+		}
 		at := time.Since(soakStart).Round(time.Second)
 		switch kind {
 		case "restart-apiserver":
@@ -246,6 +254,18 @@ func TestSoak(t *testing.T) {
 type faultRecord struct {
 	at   time.Duration
 	what string
+}
+
+// unseenKinds are the kinds no fault was of yet, in a random order.
+func unseenKinds(faults []faultRecord, kinds []string) []string {
+	var unseen []string
+	for _, k := range kinds {
+		if !slices.ContainsFunc(faults, func(f faultRecord) bool { return strings.Fields(f.what)[0] == k }) {
+			unseen = append(unseen, k)
+		}
+	}
+	rand.Shuffle(len(unseen), func(i, j int) { unseen[i], unseen[j] = unseen[j], unseen[i] })
+	return unseen
 }
 
 // faultSummary counts the faults by kind.
