@@ -63,7 +63,7 @@ FAULTS_ETCD_PORT ?= 13379
 # A bare cluster (etcd + kube-apiserver alone): no controller or simulated node touches the
 # fault tests' objects, so what they count is what they did.
 FAULTS_CLUSTER := KUBEEVENTS_CLUSTER_MODE=bare KUBEEVENTS_CLUSTER_DIR=$(FAULTS_CLUSTER_DIR) KUBEEVENTS_APISERVER_PORT=$(FAULTS_APISERVER_PORT) KUBEEVENTS_ETCD_PORT=$(FAULTS_ETCD_PORT)
-FAULTS_RUN ?= Fault|BadInput|Security
+FAULTS_RUN ?= ^Test(Fault|BadInput|Security)
 test-faults:
 	$(FAULTS_CLUSTER) hack/cluster.sh up >/dev/null
 	status=0; \

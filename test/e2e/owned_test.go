@@ -320,7 +320,7 @@ func TestOwnedJobCompletes(t *testing.T) {
 // Bad input: an owner that does not exist, a kind that owns nothing, a rollout to wait
 // for on a kind without one, --owned without one object; and --timeout before the
 // rollout ends.
-func TestOwnedBadInput(t *testing.T) {
+func TestOwnedRefusesBadInput(t *testing.T) {
 	requireLiving(t)
 	ns := newNamespace(t)
 	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(),
