@@ -52,7 +52,8 @@ func TestFaultSilentPartition(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const catchUpBound = time.Second
+	// A stall detector, not a benchmark: the target is 1 s, the figures are logged.
+	const catchUpBound = 3 * time.Second
 	lost := regexp.MustCompile(`watch of configmaps lost`)
 
 	// A short partition, right after an event: healed long before a health check.
