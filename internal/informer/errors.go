@@ -31,6 +31,14 @@ func APIError(err error, verb string, res resource.Resource) error {
 		return errors.New("unauthorized: the API server rejected the credentials (expired or wrong token or certificate?); check --kubeconfig, --context and --token")
 	case apierrors.IsNotFound(err) && res.GVR.Resource != "":
 		return fmt.Errorf("the server has no resource %q (%s) any more: %v", res.String(), res.GVR.GroupVersion(), err)
+	case apierrors.IsTooManyRequests(err):
+		// API Priority and Fairness (or a proxy) turned the request away, and went on
+		// doing so through client-go's own retries.
+		what := "the request"
+		if res.GVR.Resource != "" {
+			what = "the " + verb + " of " + res.String()
+		}
+		return fmt.Errorf("throttled by the API server: 429 Too Many Requests; it turned %s away after retries (API Priority and Fairness, or a proxy, rejects this user's requests); try again later, or ask your cluster admin which FlowSchema matches you", what)
 	case apierrors.IsBadRequest(err) || apierrors.IsInvalid(err):
 		return fmt.Errorf("the API server refused to %s %s: %s", verb, res, apiMessage(err))
 	}

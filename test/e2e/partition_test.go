@@ -208,6 +208,17 @@ func (p *pausableProxy) pipe(dst, src net.Conn) {
 	}
 }
 
+// dropAll closes every connection it carries, as a proxy restarting would: both ends see
+// them closed, and new ones are carried as before.
+func (p *pausableProxy) dropAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
 func (p *pausableProxy) close() {
 	p.resume()
 	p.ln.Close()
