@@ -151,7 +151,7 @@ func kubeletReport(p *corev1.Pod) {
 // sees, through the whole Differ (keyed lists aligned, pretty paths).
 func TestListPartsSameDiffAsWholeLists(t *testing.T) {
 	mutations := map[string]func(p *corev1.Pod){
-		"kubelet report":     kubeletReport,
+		"kubelet report":      kubeletReport,
 		"one container ready": func(p *corev1.Pod) { p.Status.ContainerStatuses[1].Ready = false },
 		"condition appended": func(p *corev1.Pod) {
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: "DisruptionTarget", Status: corev1.ConditionTrue})
