@@ -37,6 +37,7 @@ func (e *env) change(ctx context.Context, name string, round, index int, value s
 // kubelet is what a kubelet knows of one pod's container between two reports.
 type kubelet struct {
 	reports  int       // reports sent so far
+	first    time.Time // when the first report was sent: the pod's start
 	restarts int32     // restartCount
 	started  time.Time // the running container's startedAt
 	lastExit *corev1.ContainerStateTerminated
@@ -51,6 +52,9 @@ type kubelet struct {
 func (k *kubelet) next(now time.Time) corev1.PodStatus {
 	k.reports++
 	t := metav1.NewTime(now)
+	if k.first.IsZero() {
+		k.first = now
+	}
 	if k.started.IsZero() {
 		k.started = now
 	}
@@ -85,7 +89,7 @@ func (k *kubelet) next(now time.Time) corev1.PodStatus {
 	if ready {
 		readyStatus, reason, message = corev1.ConditionTrue, "", ""
 	}
-	first := metav1.NewTime(now.Add(-time.Duration(k.reports) * time.Second))
+	first := metav1.NewTime(k.first) // scheduled, initialised, started: once
 	return corev1.PodStatus{
 		Phase: corev1.PodRunning,
 		Conditions: []corev1.PodCondition{

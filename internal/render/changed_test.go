@@ -1,7 +1,9 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -254,4 +256,52 @@ func TestListPartsLeaveOutEqualElements(t *testing.T) {
 	if first["status"] == nil || first["lastTransitionTime"] == nil {
 		t.Errorf("reordered conditions: the old list's first element is %v, want it whole", first)
 	}
+}
+
+// genericOf builds, for every field of a realistic pod in a kubelet's report (and the
+// pod itself), the same generic JSON as encoding it and decoding it with json.Number.
+func TestGenericOfSameAsEncoding(t *testing.T) {
+	pod := realisticPod()
+	kubeletReport(pod)
+	zero := int64(0)
+	pod.DeletionGracePeriodSeconds = &zero
+	pod.Spec.Containers[0].Args = []string{}
+	var walk func(path string, v reflect.Value, depth int)
+	walk = func(path string, v reflect.Value, depth int) {
+		got, err := genericOf(v)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		raw, err := json.Marshal(addressOf(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := decodeGeneric(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: genericOf gives %#v, encoding/json %#v", path, got, want)
+		}
+		if depth == 0 {
+			return
+		}
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(path, v.Elem(), depth)
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					walk(path+"."+v.Type().Field(i).Name, v.Field(i), depth-1)
+				}
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(fmt.Sprintf("%s[%d]", path, i), v.Index(i), depth-1)
+			}
+		}
+	}
+	walk("pod", reflect.ValueOf(pod), 8)
 }
