@@ -352,3 +352,4 @@ func BenchmarkPrettyLineWithDiff(b *testing.B) {
 	}
 	b.SetBytes(int64(len(dst)))
 }
+

@@ -8,7 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -193,16 +197,59 @@ func listParts(old, object reflect.Value, sameMemory bool) ([]any, []any, bool) 
 	return oldList, newList, true
 }
 
+// present counts the fields of v (a struct of plan p) that encoding/json writes, not
+// those of inlined structs: a size for its map, less than all fields of a large struct.
+func (p *structPlan) present(v reflect.Value) int {
+	n := 0
+	for _, field := range p.fields {
+		if field.Inline || field.present(v.Field(field.index)) {
+			n++
+		}
+	}
+	return n
+}
+
+var (
+	timeType     = reflect.TypeFor[metav1.Time]()
+	quantityType = reflect.TypeFor[resource.Quantity]()
+)
+
+// addFields adds the generic JSON of the fields of v, a struct of a plain plan, to m;
+// those of an inlined struct (TypeMeta) in place.
+func (p *structPlan) addFields(m map[string]any, v reflect.Value) error {
+	for _, field := range p.fields {
+		f := v.Field(field.index)
+		if field.Inline {
+			if err := planOf(f.Type()).addFields(m, f); err != nil {
+				return err
+			}
+			continue
+		}
+		if !field.present(f) {
+			continue
+		}
+		value, err := genericOf(f)
+		if err != nil {
+			return err
+		}
+		m[field.Name] = value
+	}
+	return nil
+}
+
 // structPlan is what structParts needs of a struct type, worked out once per type: its
 // fields as encoding/json writes them.
 type structPlan struct {
+	typ    reflect.Type
 	fields []fieldPlan
 	// keys are the struct indices of its string fields named "name" or "type" in JSON,
 	// which identify list elements (listParts); keyFields maps each to its fieldPlan.
 	keys      []int
 	keyFields map[int]int
-	// plain: no field is inlined or written as a quoted string (`json:",string"`), so
-	// genericOf can build its generic JSON field by field.
+	// plain: no field is written as a quoted string (`json:",string"`), and every
+	// inlined field is a struct (not a pointer) of a plain plan whose names no other field
+	// of this struct has, so genericOf can build its generic JSON field by field as
+	// encoding/json writes it.
 	plain bool
 }
 
@@ -222,11 +269,11 @@ func planOf(t reflect.Type) *structPlan {
 	}
 	var plan *structPlan
 	if !ownEncoding(t) {
-		plan = &structPlan{plain: true}
+		plan = &structPlan{plain: true, typ: t}
 		for i := range t.NumField() {
 			field := t.Field(i)
 			if json := jsonfield.Of(field); !json.Skip {
-				if json.Inline || slices.Contains(strings.Split(field.Tag.Get("json"), ",")[1:], "string") {
+				if slices.Contains(strings.Split(field.Tag.Get("json"), ",")[1:], "string") {
 					plan.plain = false
 				}
 				if (json.Name == "name" || json.Name == "type") && !json.Inline && field.Type.Kind() == reflect.String && !ownEncoding(field.Type) {
@@ -240,8 +287,45 @@ func planOf(t reflect.Type) *structPlan {
 			}
 		}
 	}
+	if plan != nil && plan.plain {
+		plan.plain = plan.inlinesPlainly()
+	}
 	structPlans.Store(t, plan)
 	return plan
+}
+
+// inlinesPlainly reports whether every inlined field of p is a struct of a plain plan
+// whose JSON names no other field of p has (encoding/json's rules for conflicting names
+// are not followed by addFields).
+func (p *structPlan) inlinesPlainly() bool {
+	names := map[string]int{}
+	var count func(p *structPlan, v reflect.Type) bool
+	count = func(p *structPlan, v reflect.Type) bool {
+		for _, field := range p.fields {
+			if !field.Inline {
+				names[field.Name]++
+				continue
+			}
+			ft := v.Field(field.index).Type
+			if ft.Kind() != reflect.Struct {
+				return false
+			}
+			inner := planOf(ft)
+			if inner == nil || !inner.plain || !count(inner, ft) {
+				return false
+			}
+		}
+		return true
+	}
+	if !count(p, p.typ) {
+		return false
+	}
+	for _, n := range names {
+		if n > 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // same reports whether a field has the same value on both sides; with sameMemory, a
@@ -294,6 +378,20 @@ var ownEncodings sync.Map // reflect.Type → bool, as Implements is slow
 // TestGenericOfSameAsEncoding compares it with encoding then decoding on every field of
 // a realistic pod.
 func genericOf(v reflect.Value) (any, error) {
+	switch v.Type() {
+	case timeType:
+		// metav1.Time.MarshalJSON: null when zero, else RFC 3339 in UTC, to the second.
+		t := v.Interface().(metav1.Time)
+		if t.IsZero() {
+			return nil, nil
+		}
+		return t.UTC().Format(time.RFC3339), nil
+	case quantityType:
+		// resource.Quantity.MarshalJSON: its canonical form (String, on a copy: it caches
+		// the form in the value, which is shared with the informer's cache).
+		q := v.Interface().(resource.Quantity)
+		return q.String(), nil
+	}
 	if !ownEncoding(v.Type()) {
 		switch v.Kind() {
 		case reflect.Pointer:
@@ -303,17 +401,9 @@ func genericOf(v reflect.Value) (any, error) {
 			return genericOf(v.Elem())
 		case reflect.Struct:
 			if plan := planOf(v.Type()); plan != nil && plan.plain {
-				m := make(map[string]any, len(plan.fields))
-				for _, field := range plan.fields {
-					f := v.Field(field.index)
-					if !field.present(f) {
-						continue
-					}
-					value, err := genericOf(f)
-					if err != nil {
-						return nil, err
-					}
-					m[field.Name] = value
+				m := make(map[string]any, plan.present(v))
+				if err := plan.addFields(m, v); err != nil {
+					return nil, err
 				}
 				return m, nil
 			}
