@@ -268,6 +268,10 @@ func TestGenericOfSameAsEncoding(t *testing.T) {
 	kubeletReport(pod)
 	zero := int64(0)
 	pod.DeletionGracePeriodSeconds = &zero
+	// A time with nanoseconds, not in UTC: JSON has it in UTC, to the second.
+	deleted := metav1.NewTime(time.Date(2026, 11, 23, 13, 4, 5, 123456789, time.FixedZone("CET", 3600)))
+	pod.DeletionTimestamp = &deleted
+	pod.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.25"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 	pod.Spec.Containers[0].Args = []string{}
 	var walk func(path string, v reflect.Value, depth int)
 	walk = func(path string, v reflect.Value, depth int) {
