@@ -317,18 +317,6 @@ func medians(runs []map[string]float64) map[string]float64 {
 	return out
 }
 
-func cpuMap(p *phaseResult) map[string]float64 {
-	return lagMap(p, func(c *clientResult) float64 { return c.CPUS })
-}
-
-func lagMap(p *phaseResult, f func(*clientResult) float64) map[string]float64 {
-	m := map[string]float64{}
-	for name, c := range p.Clients {
-		m[name] = f(c)
-	}
-	return m
-}
-
 // clientSpec is the command line and outputs of one client of the e2e benchmark. Every
 // one of them skips the objects that exist when it starts (watch-only).
 func (o *e2eOpts) clientSpec(name, ns string, ps phaseSpec, dir string) procSpec {
