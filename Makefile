@@ -105,8 +105,9 @@ bench: cluster-up build
 bench-mem: cluster-up build
 	KUBEEVENTS_BIN=$(BIN) hack/bench.sh mem
 
-# The benchmark harness on a short run (N=50 M=2, the custom-resource variant, bench-mem
-# with 50 pods): checks that every client saw every event, not times.
+# The benchmark harness on a short run (every churn mode with N=50 M=2, the rollout with 3
+# Deployments x 2 replicas, the custom-resource variant, bench-mem with 50 pods): checks
+# that every client saw every event, not times.
 test-bench: cluster-up build
 	KUBEEVENTS_BIN=$(BIN) hack/bench.sh short
 
