@@ -94,9 +94,10 @@ soak:
 	$(SOAK_CLUSTER) hack/cluster.sh down; \
 	exit $$status
 
-# Benchmarks of issue 6 (bench/README.md): ratios of clients measured side by side on the
-# local cluster. make bench [N=1000] [M=10] [CR=1]: kubeevents vs kubectl vs the decode
-# floors on churn, results in bench/results.json. make bench-mem [N=10000]: RSS and
+# Benchmarks of issues 6 and 15 (bench/README.md): ratios of clients measured side by side
+# on the local cluster. make bench [MODE=all|labels,status,mixed,rollout] [N=1000] [M=10]
+# [D=100] [R=10] [ROLLOUTS=2] [RUNS=1] [CR=1]: kubeevents vs kubectl vs the decode floors
+# on each churn mode, results in bench/results.json. make bench-mem [N=10000]: RSS and
 # initial-sync CPU with many cached pods, results in bench/results-mem.json.
 bench: cluster-up build
 	KUBEEVENTS_BIN=$(BIN) hack/bench.sh e2e
@@ -104,8 +105,9 @@ bench: cluster-up build
 bench-mem: cluster-up build
 	KUBEEVENTS_BIN=$(BIN) hack/bench.sh mem
 
-# The benchmark harness on a short run (N=50 M=2, the custom-resource variant, bench-mem
-# with 50 pods): checks that every client saw every event, not times.
+# The benchmark harness on a short run (every churn mode with N=50 M=2, the rollout with 3
+# Deployments x 2 replicas, the custom-resource variant, bench-mem with 50 pods): checks
+# that every client saw every event, not times.
 test-bench: cluster-up build
 	KUBEEVENTS_BIN=$(BIN) hack/bench.sh short
 

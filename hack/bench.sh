@@ -8,20 +8,27 @@ usage() {
   cat <<USAGE
 usage: hack/bench.sh COMMAND [HARNESS FLAGS...]
 
-  e2e     (make bench)      N pods (default 1000), M merge patches each (default 10), then
-                            delete all; kubeevents -o json, kubectl get -w, the typed and
+  e2e     (make bench)      every churn MODE in turn (default all: labels, status, mixed,
+                            rollout); labels/status/mixed: N pods (default 1000), M changes
+                            each (default 10), then delete all; rollout: D Deployments x R
+                            replicas, ROLLOUTS rolling image updates, then delete, watched
+                            with -A. kubeevents -o json, kubectl get -w, the typed and
                             dynamic floors and kubeevents with three sinks watch side by side.
-                            Results: bench/results.json and a RESULT line.
+                            Results: bench/results.json and a RESULT line (keys per mode).
   mem     (make bench-mem)  N realistic pods (default 10000) cached by kubeevents,
                             kubeevents --metadata-only, a plain dynamic informer and kubectl
                             get -w: RSS and initial-sync CPU. Results: bench/results-mem.json.
-  short   (make test-bench) e2e with N=50 M=2 plus the custom-resource variant, and mem with
-                            50 pods: checks that every client saw every event, not times.
+  short   (make test-bench) e2e of every mode with N=50 M=2 (rollout: 3 Deployments x 2
+                            replicas, one update) plus the custom-resource variant, and mem
+                            with 50 pods: checks that every client saw every event, not times.
   clean                     delete the pods and widgets of every kubeevents-bench-* namespace
                             (namespaces themselves never finish deleting: no controllers)
 
 environment:
-  N, M, WORKERS             objects, patches per object, generator workers
+  MODE                      e2e: labels, status, mixed, rollout (comma-separated) or all (default)
+  N, M, WORKERS             objects, changes per object, generator workers
+  D, R, ROLLOUTS            e2e rollout: Deployments (100), replicas each (10), rolling updates (2)
+  RUNS                      e2e: runs of each mode; ratios are their medians (default 1)
   CR=1                      e2e: also the custom-resource variant (cpu_ratio_vs_kubectl_cr)
   SETTLE                    mem: wait before reading RSS (default 15s)
   KUBEEVENTS_BIN            kubeevents binary to measure (default: build bin/kubeevents)
@@ -56,7 +63,8 @@ common=(-kubeconfig "$KUBECONFIG_PATH" -kubectl "$KUBECTL" -kubeevents "$KUBEEVE
 
 case "$cmd" in
   e2e)
-    args=(-n "${N:-1000}" -m "${M:-10}" -workers "${WORKERS:-8}")
+    args=(-mode "${MODE:-all}" -n "${N:-1000}" -m "${M:-10}" -workers "${WORKERS:-8}"
+      -deployments "${D:-100}" -replicas "${R:-10}" -rollouts "${ROLLOUTS:-2}" -runs "${RUNS:-1}")
     if [ "${CR:-0}" = 1 ]; then args+=(-cr); fi
     exec bin/bench/harness e2e "${common[@]}" "${args[@]}" "$@"
     ;;
@@ -66,7 +74,8 @@ case "$cmd" in
   short)
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/kubeevents-bench-short.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
-    bin/bench/harness e2e "${common[@]}" -n 50 -m 2 -workers 4 -cr -drain 30s -targets=false \
+    bin/bench/harness e2e "${common[@]}" -mode all -n 50 -m 2 -workers 4 -deployments 3 -replicas 2 -rollouts 1 \
+      -cr -drain 30s -targets=false \
       -out "$tmp/results.json" -outdir "$tmp/e2e" "$@"
     suffix=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
     bin/bench/harness mem "${common[@]}" -n 50 -workers 8 -settle 1s -cleanup -targets=false \

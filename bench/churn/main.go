@@ -5,11 +5,32 @@
 //	churn crd                                             create the benchmark CRD (widgets.bench.kubeevents.io) and wait until it is served
 //	churn create   -n NS -count N [-kind pod|cr] [-name X] create N objects (or one named X)
 //	churn poke     -n NS -name X -value V [-kind pod|cr]  merge-patch one object's label (readiness probe of the clients)
-//	churn run      -n NS -count N -patches M -record FILE [-kind pod|cr]
-//	                                                      M merge patches per object, then delete every object
+//	churn run      -n NS -count N -patches M -record FILE [-kind pod|cr] [-mode labels|status|mixed]
+//	                                                      M changes per object (see Modes), then delete every object
+//	churn deploy   -n NS -count D -replicas R             create D Deployments of R replicas, wait until all are available
+//	churn rollout  -n NS -count D -replicas R -patches M -record FILE
+//	                                                      M rolling image updates of every Deployment (each waited for), then delete them and wait until their pods are gone
 //	churn delete   -n NS [-name X | -count N] [-kind ...] delete objects (missing ones are fine)
 //	churn populate -n NS -count N [-prefix mem-]          create missing realistic pods by server-side apply
 //	churn wipe     -n NS                                  delete every pod and widget in the namespace
+//
+// Modes of run, what each change is (pods; custom resources take label patches only):
+//
+//	labels  merge patch of metadata.labels.bench-round (the first benchmark's churn)
+//	status  a kubelet's status report, patched on the pod's status subresource: phase,
+//	        conditions with fresh lastTransitionTime/lastProbeTime, containerStatuses
+//	        (state, ready, started, restartCount), and every third not-ready report a
+//	        container restart (lastState terminated, CrashLoopBackOff)
+//	mixed   per object and round in turn: labels, status, the container's image (a
+//	        strategic merge patch of spec.containers, allowed on a pod in place)
+//
+// Every change differs from the object's previous state (ready flips each report), so
+// every call makes one event.
+//
+// deploy and rollout are the living cluster's churn: the Deployment, ReplicaSet and
+// garbage-collector controllers create and delete the pods, kube-scheduler binds them and
+// kwok's simulated kubelets report them Running and Ready; the number of events is not
+// known in advance.
 //
 // Objects are named PREFIX00000, PREFIX00001, ... (-prefix; default bench-, mem- for populate).
 //
@@ -19,6 +40,9 @@
 //	P <name> <resourceVersion> <unixnano>   a patch returned; the resourceVersion it produced
 //	D <name> - <unixnano>         a delete returned
 //	END <unixnano>                after the last delete
+//
+// rollout writes only START and END (and a line "R <round> - <unixnano>" when each
+// rollout was complete): its events are made by the controllers, not by its calls.
 //
 // so that the lag of an event printed by a client is the time it was printed minus the
 // time the call that made it returned (MODIFIED matched by name and resourceVersion,
@@ -66,6 +90,7 @@ const crdName = "widgets.bench.kubeevents.io"
 type env struct {
 	ns      string
 	kind    string
+	mode    string // run: labels, status, mixed
 	workers int
 	cs      *kubernetes.Clientset
 	dyn     dynamic.Interface
@@ -87,12 +112,17 @@ func main() {
 	name := fs.String("name", "", "one object's name (create, poke, delete)")
 	value := fs.String("value", "", "label value (poke)")
 	record := fs.String("record", "", "file to write the call times to (run)")
-	prefix := fs.String("prefix", "", "name prefix (default bench-; mem- for populate)")
+	prefix := fs.String("prefix", "", "name prefix (default bench-; mem- for populate; dep- for deploy and rollout)")
+	mode := fs.String("mode", "labels", "run: labels, status or mixed (see Modes)")
+	replicas := fs.Int("replicas", 10, "replicas per Deployment (deploy, rollout)")
 	_ = fs.Parse(os.Args[2:])
 	if *prefix == "" {
 		*prefix = "bench-"
-		if cmd == "populate" {
+		switch cmd {
+		case "populate":
 			*prefix = "mem-"
+		case "deploy", "rollout":
+			*prefix = "dep-"
 		}
 	}
 
@@ -118,6 +148,16 @@ func main() {
 	if e.kind != "pod" && e.kind != "cr" {
 		die(fmt.Errorf("-kind %q: use pod or cr", e.kind))
 	}
+	switch *mode {
+	case "labels":
+	case "status", "mixed":
+		if e.kind != "pod" {
+			die(fmt.Errorf("-mode %s: pods only (custom resources take label patches)", *mode))
+		}
+	default:
+		die(fmt.Errorf("-mode %q: use labels, status or mixed", *mode))
+	}
+	e.mode = *mode
 	ctx := context.Background()
 	switch cmd {
 	case "ns":
@@ -134,6 +174,10 @@ func main() {
 		_, err = e.patch(ctx, *name, *value)
 	case "run":
 		err = e.run(ctx, benchNames(*prefix, *count), *patches, *record)
+	case "deploy":
+		err = e.deploy(ctx, benchNames(*prefix, *count), *replicas)
+	case "rollout":
+		err = e.rollout(ctx, benchNames(*prefix, *count), *replicas, *patches, *record)
 	case "delete":
 		names := []string{*name}
 		if *name == "" {
@@ -369,10 +413,14 @@ func (e *env) run(ctx context.Context, names []string, patches int, record strin
 		go func() {
 			defer deleted.Done()
 			mine := make([]call, 0, len(shares[i])*(patches+1))
+			kubelets := make(map[string]*kubelet, len(shares[i]))
+			for _, n := range shares[i] {
+				kubelets[n] = &kubelet{}
+			}
 			for r := 1; r <= patches && errs[i] == nil; r++ {
 				value := "r" + strconv.Itoa(r)
-				for _, n := range shares[i] {
-					rv, err := e.patch(ctx, n, value)
+				for j, n := range shares[i] {
+					rv, err := e.change(ctx, n, r, j, value, kubelets[n])
 					if err != nil {
 						errs[i] = fmt.Errorf("patching %s: %w", n, err)
 						break

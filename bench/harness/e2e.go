@@ -8,11 +8,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
+
+// quiet is how long the typed floor must have printed nothing before a rollout's run
+// ends: the controllers' last writes (a ReplicaSet's pods deleted after the Deployment)
+// may come after the generator saw the pods gone.
+const quiet = 3 * time.Second
 
 // sentinelName is the object the harness pokes until every client has shown that its
 // watch is open; its events are never counted.
@@ -21,10 +28,13 @@ const sentinelName = "zz-sentinel"
 type e2eOpts struct {
 	tools
 	n, m, workers int
-	cr            bool
-	out           string
-	drain         time.Duration
-	ready         time.Duration
+	// rollout: Deployments, replicas each, rolling updates; runs of every mode.
+	deployments, replicas, rollouts int
+	runs                            int
+	cr                              bool
+	out                             string
+	drain                           time.Duration
+	ready                           time.Duration
 	// compare is a second kubeevents binary, run with -o json beside the first on the
 	// same events, for deciding about a change: its CPU against the first's is printed
 	// and kept as cpu_ratio_b_vs_a. The targets are still the first binary's.
@@ -67,10 +77,12 @@ type clientResult struct {
 }
 
 type phaseResult struct {
+	Mode      string `json:"mode"`
 	Namespace string `json:"namespace"`
 	Resource  string `json:"resource"`
-	Objects   int    `json:"objects"`
-	Patches   int    `json:"patches_per_object"`
+	Objects   int    `json:"objects"`            // rollout: Deployments
+	Patches   int    `json:"patches_per_object"` // rollout: rolling updates
+	Replicas  int    `json:"replicas,omitempty"` // rollout: per Deployment
 	// Terminating MODIFIED events (deletionTimestamp set by a pod's delete), part of
 	// Events["MODIFIED"]; they are counted but left out of the lag figures, since no call
 	// of the generator returns between them and the DELETED that follows.
@@ -93,21 +105,30 @@ type phaseResult struct {
 }
 
 type phaseSpec struct {
-	label    string // pods, custom resource
+	label    string // the mode (and run), or custom resource
+	mode     string // labels, status, mixed, rollout
 	kind     string // churn -kind: pod or cr
 	typeArg  string // TYPE for kubeevents and kubectl
 	floorRes string // -resource of the floors
 	clients  []string
 }
 
+// churnModes are the modes of -mode all, in the order they run.
+var churnModes = []string{"labels", "status", "mixed", "rollout"}
+
 func runE2E(args []string) error {
 	o := &e2eOpts{}
 	fs := flag.NewFlagSet("harness e2e", flag.ExitOnError)
 	o.tools.flags(fs)
-	fs.IntVar(&o.n, "n", 1000, "objects (pods) in the namespace")
-	fs.IntVar(&o.m, "m", 10, "merge patches per object; then every object is deleted")
+	fs.IntVar(&o.n, "n", 1000, "objects (pods) in the namespace (labels, status, mixed)")
+	fs.IntVar(&o.m, "m", 10, "changes per object (labels, status, mixed); then every object is deleted")
 	fs.IntVar(&o.workers, "workers", 8, "generator workers")
-	fs.BoolVar(&o.cr, "cr", false, "also run the custom-resource variant (widgets.bench.kubeevents.io)")
+	modes := fs.String("mode", "all", "churn modes, comma-separated: labels, status, mixed, rollout, or all (in that order)")
+	fs.IntVar(&o.deployments, "deployments", 100, "rollout: Deployments")
+	fs.IntVar(&o.replicas, "replicas", 10, "rollout: replicas per Deployment")
+	fs.IntVar(&o.rollouts, "rollouts", 2, "rollout: rolling image updates of every Deployment (each waited for), then the Deployments are deleted")
+	fs.IntVar(&o.runs, "runs", 1, "runs of each mode; the ratios reported are their medians")
+	fs.BoolVar(&o.cr, "cr", false, "also run the custom-resource variant (widgets.bench.kubeevents.io, label patches)")
 	fs.StringVar(&o.out, "out", "bench/results.json", "results file")
 	fs.DurationVar(&o.drain, "drain", 60*time.Second, "after the churn, how long to wait for a client that makes no progress")
 	fs.DurationVar(&o.ready, "ready-timeout", 2*time.Minute, "how long clients may take to open their watches")
@@ -117,7 +138,13 @@ func runE2E(args []string) error {
 	if err := o.tools.check(); err != nil {
 		return err
 	}
-	var err error
+	selected, err := parseModes(*modes)
+	if err != nil {
+		return err
+	}
+	if o.runs < 1 {
+		return fmt.Errorf("-runs %d: give 1 or more", o.runs)
+	}
 	if o.kubeevents3Sinks, err = o.ownCopy(o.kubeevents, "kubeevents-3sinks"); err != nil {
 		return err
 	}
@@ -138,70 +165,69 @@ func runE2E(args []string) error {
 		return err
 	}
 
-	pods, err := runPhase(o, ns, phaseSpec{
-		label: "pods", kind: "pod", typeArg: "pods", floorRes: "pods", clients: podClients,
-	})
-	if err != nil {
-		return err
-	}
-	ke, kc := pods.Clients["kubeevents_json"], pods.Clients["kubectl"]
-	ft, fd, k3 := pods.Clients["floor_typed"], pods.Clients["floor_dynamic"], pods.Clients["kubeevents_3sinks"]
 	results := map[string]any{
 		"params": map[string]any{
-			"n": o.n, "m": o.m, "workers": o.workers, "namespace": ns, "cpus": runtime.NumCPU(),
+			"n": o.n, "m": o.m, "workers": o.workers, "namespace": ns, "cpus": runtime.NumCPU(), "modes": selected, "runs": o.runs,
+			"deployments": o.deployments, "replicas": o.replicas, "rollouts": o.rollouts,
 			"time": time.Now().UTC().Format(time.RFC3339), "kubeevents": o.kubeevents, "kubectl": o.kubectl,
-			"cpu_s":                           "utime+stime from /proc/PID/stat between 'watch open' (every client printed a sentinel event) and just before stopping; cpu_total_s adds start-up and the initial list; cpu ratios are of cpu_per_event_us (cpu_s / events the client printed), the same as of cpu_s when every client printed every event",
-			"lag_ms":                          "time the harness read the event from the client's output (stdout pipe, or a tailed sink file) minus the time the generator's patch (matched by name+resourceVersion) or delete (by name) returned",
-			"lag_over_floor_ms":               "the client's read time minus the typed floor's (dynamic floor for custom resources) for the same event",
-			"last_event_lag_ratio_vs_kubectl": "(time kubeevents -o json printed its last event - churn start) / (the same for kubectl); last_event_delta_ms_vs_kubectl is the difference",
-			"rss_mb":                          "VmHWM (peak RSS) just before stopping",
+			"cpu_s":                     "utime+stime from /proc/PID/stat between 'watch open' (every client printed a sentinel event) and just before stopping; cpu_total_s adds start-up and the initial list; cpu ratios are of cpu_per_event_us (cpu_s / events the client printed), the same as of cpu_s when every client printed every event",
+			"lag_ms":                    "time the harness read the event from the client's output (stdout pipe, or a tailed sink file) minus the time the generator's patch (matched by name+resourceVersion) or delete (by name) returned; rollout: minus the time the typed floor read the same event (no call of the generator makes those events)",
+			"lag_over_floor_ms":         "the client's read time minus the typed floor's (dynamic floor for custom resources) for the same event",
+			"last_event_vs_kubectl":     "(time kubeevents -o json printed its last event - churn start) / (the same for kubectl); last_event_delta_ms_vs_kubectl is the difference",
+			"rss_mb":                    "VmHWM (peak RSS) just before stopping",
+			"ratios of several runs":    "the median of the runs (each run's own figures are under modes.MODE.runs)",
+			"cpu_ratio_vs_floor_MODE":   "kubeevents -o json / the typed decode floor (clientset, protobuf)",
+			"peak_rss_ratio_vs_kubectl": "VmHWM of kubeevents -o json / kubectl's",
+			"cpu_ratio_3sinks_MODE":     "kubeevents with three sinks (pretty to /dev/null, file, jq) / kubeevents -o json",
+			"p99_lag_3sinks_ms_MODE":    "p99 lag of the three-sink kubeevents' file sink",
 		},
-		"events":                          pods.Total,
-		"events_by_type":                  pods.Events,
-		"pods":                            pods,
-		"cpu_s":                           cpuMap(pods),
-		"p50_lag_ms":                      lagMap(pods, func(c *clientResult) float64 { return c.P50LagMS }),
-		"p99_lag_ms":                      lagMap(pods, func(c *clientResult) float64 { return c.P99LagMS }),
-		"rss_mb":                          lagMap(pods, func(c *clientResult) float64 { return c.RSSMB }),
-		"cpu_ratio_vs_kubectl":            ratio(ke.CPUPerEventUS, kc.CPUPerEventUS),
-		"cpu_ratio_vs_typed_floor":        ratio(ke.CPUPerEventUS, ft.CPUPerEventUS),
-		"cpu_ratio_vs_dynamic_floor":      ratio(ke.CPUPerEventUS, fd.CPUPerEventUS),
-		"last_event_lag_ratio_vs_kubectl": lastRatio(ke, kc, pods.start),
-		"last_event_delta_ms_vs_kubectl":  round(float64(ke.lastT-kc.lastT)/1e6, 2),
-		"three_sinks_cpu_ratio_vs_one":    ratio(k3.CPUPerEventUS, ke.CPUPerEventUS),
-		"p99_lag_ms_three_sinks":          k3.P99LagMS,
 	}
-	result := map[string]any{
-		"events":                            pods.Total,
-		"cpu_ratio_vs_kubectl":              results["cpu_ratio_vs_kubectl"],
-		"cpu_ratio_vs_typed_floor":          results["cpu_ratio_vs_typed_floor"],
-		"cpu_ratio_vs_dynamic_floor":        results["cpu_ratio_vs_dynamic_floor"],
-		"last_event_lag_ratio_vs_kubectl":   results["last_event_lag_ratio_vs_kubectl"],
-		"three_sinks_cpu_ratio_vs_one":      results["three_sinks_cpu_ratio_vs_one"],
-		"p99_lag_ms_three_sinks":            k3.P99LagMS,
-		"p99_lag_ms_json":                   ke.P99LagMS,
-		"last_event_delta_ms_vs_kubectl":    results["last_event_delta_ms_vs_kubectl"],
-		"p99_lag_over_floor_ms_json":        ke.P99OverFloorMS,
-		"p99_lag_over_floor_ms_three_sinks": k3.P99OverFloorMS,
+	result := map[string]any{"runs": o.runs}
+	var targets []target
+	countsOK := true
+	modeResults := map[string]any{}
+	for _, mode := range selected {
+		var runs []*phaseResult
+		var figures []map[string]float64
+		for run := 1; run <= o.runs; run++ {
+			label := mode
+			if o.runs > 1 {
+				label = fmt.Sprintf("%s-run%d", mode, run)
+			}
+			ps := phaseSpec{label: label, mode: mode, kind: "pod", typeArg: "pods", floorRes: "pods", clients: podClients}
+			p, err := runPhase(o, ns, ps)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, p)
+			figures = append(figures, modeFigures(p))
+			countsOK = countsOK && p.CountsOK
+		}
+		med := medians(figures)
+		modeResults[mode] = map[string]any{"runs": runs, "medians": med}
+		for k, v := range med {
+			results[k+"_"+mode] = v
+			result[k+"_"+mode] = v
+		}
+		targets = append(targets,
+			newTarget("cpu_ratio_vs_kubectl_"+mode, med["cpu_ratio_vs_kubectl"], 0.5),
+			newTarget("cpu_ratio_vs_floor_"+mode, med["cpu_ratio_vs_floor"], 1.3),
+			newTarget("cpu_ratio_3sinks_"+mode, med["cpu_ratio_3sinks"], 1.2),
+			newTarget("last_event_vs_kubectl_"+mode, med["last_event_vs_kubectl"], 1.0),
+			newTarget("p99_lag_3sinks_ms_"+mode, med["p99_lag_3sinks_ms"], 50),
+		)
+		if _, ok := med["cpu_ratio_b_vs_a"]; ok {
+			logf("%s: kubeevents B / A: %s", mode, fmtNum(med["cpu_ratio_b_vs_a"]))
+		}
 	}
-	targets := []target{
-		newTarget("cpu_ratio_vs_kubectl (pods, -o json)", ratio(ke.CPUPerEventUS, kc.CPUPerEventUS), 0.5),
-		newTarget("cpu_ratio_vs_typed_floor (pods, -o json)", ratio(ke.CPUPerEventUS, ft.CPUPerEventUS), 1.5),
-		newTarget("last_event_lag_ratio_vs_kubectl", lastRatio(ke, kc, pods.start), 1.0),
-		newTarget("p99_lag_ms_three_sinks", k3.P99LagMS, 50),
-	}
-	if b := pods.Clients["kubeevents_json_b"]; b != nil {
-		results["cpu_ratio_b_vs_a"] = ratio(b.CPUPerEventUS, ke.CPUPerEventUS)
-		result["cpu_ratio_b_vs_a"] = results["cpu_ratio_b_vs_a"]
-	}
-	countsOK := pods.CountsOK
+	results["modes"] = modeResults
 
 	if o.cr {
 		if _, err := o.churn("crd"); err != nil {
 			return err
 		}
 		cr, err := runPhase(o, ns, phaseSpec{
-			label: "custom resource", kind: "cr", typeArg: "widgets.bench.kubeevents.io", floorRes: "bench.kubeevents.io/v1/widgets",
+			label: "custom resource", mode: "labels", kind: "cr", typeArg: "widgets.bench.kubeevents.io", floorRes: "bench.kubeevents.io/v1/widgets",
 			clients: []string{"kubeevents_json", "kubectl", "floor_dynamic"},
 		})
 		if err != nil {
@@ -231,46 +257,100 @@ func runE2E(args []string) error {
 	return nil
 }
 
-func cpuMap(p *phaseResult) map[string]float64 {
-	return lagMap(p, func(c *clientResult) float64 { return c.CPUS })
+func parseModes(arg string) ([]string, error) {
+	if arg == "all" || arg == "" {
+		return churnModes, nil
+	}
+	var out []string
+	for _, m := range strings.Split(arg, ",") {
+		m = strings.TrimSpace(m)
+		if !slices.Contains(churnModes, m) {
+			return nil, fmt.Errorf("-mode %q: use labels, status, mixed, rollout (comma-separated) or all", m)
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
-func lagMap(p *phaseResult, f func(*clientResult) float64) map[string]float64 {
-	m := map[string]float64{}
-	for name, c := range p.Clients {
-		m[name] = f(c)
+// modeFigures are the ratios of one run of one mode, by the RESULT line's key without
+// the mode's suffix.
+func modeFigures(p *phaseResult) map[string]float64 {
+	ke, kc := p.Clients["kubeevents_json"], p.Clients["kubectl"]
+	ft, fd, k3 := p.Clients["floor_typed"], p.Clients["floor_dynamic"], p.Clients["kubeevents_3sinks"]
+	f := map[string]float64{
+		"events":                         float64(p.Total),
+		"cpu_ratio_vs_kubectl":           ratio(ke.CPUPerEventUS, kc.CPUPerEventUS),
+		"cpu_ratio_vs_floor":             ratio(ke.CPUPerEventUS, ft.CPUPerEventUS),
+		"cpu_ratio_vs_dynamic_floor":     ratio(ke.CPUPerEventUS, fd.CPUPerEventUS),
+		"peak_rss_ratio_vs_kubectl":      ratio(ke.RSSMB, kc.RSSMB),
+		"cpu_ratio_3sinks":               ratio(k3.CPUPerEventUS, ke.CPUPerEventUS),
+		"last_event_vs_kubectl":          lastRatio(ke, kc, p.start),
+		"last_event_delta_ms_vs_kubectl": round(float64(ke.lastT-kc.lastT)/1e6, 2),
+		"p99_lag_3sinks_ms":              k3.P99LagMS,
+		"p99_lag_json_ms":                ke.P99LagMS,
+		"p99_lag_over_floor_ms_3sinks":   k3.P99OverFloorMS,
 	}
-	return m
+	if b := p.Clients["kubeevents_json_b"]; b != nil {
+		f["cpu_ratio_b_vs_a"] = ratio(b.CPUPerEventUS, ke.CPUPerEventUS)
+	}
+	return f
+}
+
+// medians is, for each key, the median of the runs' values (the mean of the middle two
+// for an even number of runs).
+func medians(runs []map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k := range runs[0] {
+		var v []float64
+		for _, r := range runs {
+			v = append(v, r[k])
+		}
+		sort.Float64s(v)
+		m := v[len(v)/2]
+		if len(v)%2 == 0 {
+			m = (v[len(v)/2-1] + m) / 2
+		}
+		out[k] = round(m, 6)
+	}
+	return out
 }
 
 // clientSpec is the command line and outputs of one client of the e2e benchmark. Every
 // one of them skips the objects that exist when it starts (watch-only).
 func (o *e2eOpts) clientSpec(name, ns string, ps phaseSpec, dir string) procSpec {
 	ke, kc, k := o.kubeevents, o.kubectl, o.kubeconfig
+	// The rollout's pods are watched in every namespace (kubectl get pods -A -w), as one
+	// follows a cluster; the floors then watch every namespace too.
+	nsArgs, floorNS := []string{"-n", ns}, ns
+	if ps.mode == "rollout" {
+		nsArgs, floorNS = []string{"-A"}, ""
+	}
 	switch name {
 	case "kubeevents_json":
 		return procSpec{name: name, stdoutFormat: formatEnvelope,
-			argv: []string{ke, "watch", ps.typeArg, "-n", ns, "-o", "json", "--watch-only", "--kubeconfig", k}}
+			argv: append(append([]string{ke, "watch", ps.typeArg}, nsArgs...), "-o", "json", "--watch-only", "--kubeconfig", k)}
 	case "kubeevents_json_b":
 		return procSpec{name: name, stdoutFormat: formatEnvelope,
-			argv: []string{o.compare, "watch", ps.typeArg, "-n", ns, "-o", "json", "--watch-only", "--kubeconfig", k}}
+			argv: append(append([]string{o.compare, "watch", ps.typeArg}, nsArgs...), "-o", "json", "--watch-only", "--kubeconfig", k)}
 	case "kubectl":
 		return procSpec{name: name, stdoutFormat: formatEnvelope,
-			argv: []string{kc, "--kubeconfig", k, "get", ps.typeArg, "-n", ns, "-w", "--watch-only", "--output-watch-events", "-o", "json"}}
+			argv: append(append([]string{kc, "--kubeconfig", k, "get", ps.typeArg}, nsArgs...), "-w", "--watch-only", "--output-watch-events", "-o", "json")}
 	case "floor_typed":
 		return procSpec{name: name, stdoutFormat: formatFloor,
-			argv: []string{o.bin("floor"), "-kubeconfig", k, "-n", ns, "-client", "typed", "-resource", ps.floorRes}}
+			argv: []string{o.bin("floor"), "-kubeconfig", k, "-n", floorNS, "-client", "typed", "-resource", ps.floorRes}}
 	case "floor_dynamic":
 		return procSpec{name: name, stdoutFormat: formatFloor,
-			argv: []string{o.floorDynamic, "-kubeconfig", k, "-n", ns, "-client", "dynamic", "-resource", ps.floorRes}}
+			argv: []string{o.floorDynamic, "-kubeconfig", k, "-n", floorNS, "-client", "dynamic", "-resource", ps.floorRes}}
 	case "kubeevents_3sinks":
 		file, _ := filepath.Abs(filepath.Join(dir, name+".file.jsonl"))
 		jq, _ := filepath.Abs(filepath.Join(dir, name+".jq-deleted.txt"))
 		return procSpec{name: name,
-			argv: []string{o.kubeevents3Sinks, "watch", ps.typeArg, "-n", ns, "-o", "pretty", "--watch-only",
-				"--sink", "file=" + file,
-				"--sink", `jq(output=` + jq + `)=select(.type=="DELETED") | .object.metadata.name`,
-				"--kubeconfig", k},
+			argv: append(append([]string{o.kubeevents3Sinks, "watch", ps.typeArg}, nsArgs...), "-o", "pretty", "--watch-only",
+				"--sink", "file="+file,
+				"--sink", `jq(output=`+jq+`)=select(.type=="DELETED") | .object.metadata.name`,
+				"--kubeconfig", k),
 			files: []fileOutput{{"file", file, formatEnvelope}, {"jq", jq, formatJQName}}}
 	}
 	panic("unknown client " + name)
@@ -283,21 +363,34 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 	}
 	// Deleting a pod is two writes, hence two events: MODIFIED (deletionTimestamp set,
 	// grace period 0: the pod was never scheduled) and DELETED. A custom resource without
-	// finalizers is deleted at once.
+	// finalizers is deleted at once. The rollout's events are made by the controllers:
+	// how many is known only afterwards, from the typed floor (see below).
+	rollout := ps.mode == "rollout"
 	terminating := 0
-	if ps.kind == "pod" {
+	if ps.kind == "pod" && !rollout {
 		terminating = o.n
 	}
 	modified := o.n*o.m + terminating
-	res := &phaseResult{Namespace: ns, Resource: ps.typeArg, Objects: o.n, Patches: o.m, Terminating: terminating,
+	res := &phaseResult{Mode: ps.mode, Namespace: ns, Resource: ps.typeArg, Objects: o.n, Patches: o.m, Terminating: terminating,
 		Events: map[string]int{"ADDED": 0, "MODIFIED": modified, "DELETED": o.n}, Clients: map[string]*clientResult{}}
 	res.Total = modified + o.n
+	if rollout {
+		res.Objects, res.Patches, res.Replicas = o.deployments, o.rollouts, o.replicas
+		res.Events, res.Total = nil, 0
+	}
 	res.Churn.Workers = o.workers
 	kind := []string{"-kind", ps.kind}
 
-	logf("%s: creating %d objects in namespace %s", ps.label, o.n, ns)
-	if _, err := o.churn(append([]string{"create", "-n", ns, "-count", strconv.Itoa(o.n), "-workers", strconv.Itoa(o.workers)}, kind...)...); err != nil {
-		return nil, err
+	if rollout {
+		logf("%s: creating %d Deployments x %d replicas in namespace %s, waiting until they are available", ps.label, o.deployments, o.replicas, ns)
+		if _, err := o.churn("deploy", "-n", ns, "-count", strconv.Itoa(o.deployments), "-replicas", strconv.Itoa(o.replicas), "-workers", strconv.Itoa(o.workers)); err != nil {
+			return nil, err
+		}
+	} else {
+		logf("%s: creating %d objects in namespace %s", ps.label, o.n, ns)
+		if _, err := o.churn(append([]string{"create", "-n", ns, "-count", strconv.Itoa(o.n), "-workers", strconv.Itoa(o.workers)}, kind...)...); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := o.churn(append([]string{"create", "-n", ns, "-name", sentinelName}, kind...)...); err != nil {
 		return nil, err
@@ -370,23 +463,50 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 
 	// The churn.
 	record := filepath.Join(dir, "churn.tsv")
-	logf("%s: churn: %d objects x %d patches, then delete all (%d workers)", ps.label, o.n, o.m, o.workers)
 	t0 := time.Now()
-	st, err := o.churn(append([]string{"run", "-n", ns, "-count", strconv.Itoa(o.n), "-patches", strconv.Itoa(o.m),
-		"-workers", strconv.Itoa(o.workers), "-record", record}, kind...)...)
+	var st *os.ProcessState
+	if rollout {
+		logf("%s: churn: %d rolling updates of %d Deployments x %d replicas, then delete them (%d workers)", ps.label, o.rollouts, o.deployments, o.replicas, o.workers)
+		st, err = o.churn("rollout", "-n", ns, "-count", strconv.Itoa(o.deployments), "-replicas", strconv.Itoa(o.replicas),
+			"-patches", strconv.Itoa(o.rollouts), "-workers", strconv.Itoa(o.workers), "-record", record)
+	} else {
+		logf("%s: churn (%s): %d objects x %d changes, then delete all (%d workers)", ps.label, ps.mode, o.n, o.m, o.workers)
+		st, err = o.churn(append([]string{"run", "-n", ns, "-count", strconv.Itoa(o.n), "-patches", strconv.Itoa(o.m),
+			"-workers", strconv.Itoa(o.workers), "-record", record, "-mode", ps.mode}, kind...)...)
+	}
 	if err != nil {
 		return nil, err
 	}
 	res.Churn.WallS = round(time.Since(t0).Seconds(), 3)
 	res.Churn.CPUS = round((st.UserTime() + st.SystemTime()).Seconds(), 3)
-	res.Churn.EventsPerS = round(float64(res.Total)/res.Churn.WallS, 1)
 
-	// Wait until every output holds every event, or makes no progress for o.drain.
+	// Wait until every output holds every event, or makes no progress for o.drain. In a
+	// rollout, every event is one the typed floor printed: the others wait for its count,
+	// and the run ends once the floor has had nothing new for a while (quiet).
+	var typedFloor *source
+	for _, p := range procs {
+		if p.name == "floor_typed" {
+			typedFloor = p.sources[0]
+		}
+	}
 	expected := func(s *source) map[string]int {
+		if rollout && typedFloor != nil {
+			counts, _, _ := typedFloor.snapshot()
+			if s.format == formatJQName {
+				return map[string]int{"DELETED": counts["DELETED"]}
+			}
+			return counts
+		}
 		if s.format == formatJQName {
 			return map[string]int{"DELETED": o.n}
 		}
 		return map[string]int{"MODIFIED": modified, "DELETED": o.n}
+	}
+	floorQuiet := func() bool {
+		if !rollout || typedFloor == nil {
+			return true
+		}
+		return time.Since(typedFloor.lastArrival()) > quiet
 	}
 	lastProgress, lastTotal := time.Now(), -1
 	for {
@@ -407,7 +527,7 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 				}
 			}
 		}
-		if complete {
+		if complete && floorQuiet() {
 			break
 		}
 		if total != lastTotal {
@@ -455,6 +575,23 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 		return nil, err
 	}
 	res.start = calls.start
+	floorOK := true
+	if rollout && typedFloor != nil {
+		res.Events, _, _ = typedFloor.snapshot()
+		res.Total = sum(res.Events)
+		// What the floor saw is the reference of the others, so it is checked itself: each
+		// rolling update creates one new pod per replica, and every pod is deleted by the
+		// end (those of the start included). Only the Deployments' pods (dep-...) are
+		// counted here: -A also shows whatever else happens in the cluster.
+		pods := o.deployments * o.replicas
+		added, deleted := typedFloor.countsOf(func(r rec) bool { return strings.HasPrefix(r.name, "dep-") })
+		if added != pods*o.rollouts || deleted != pods*(o.rollouts+1) {
+			floorOK = false
+			logf("%s: the typed floor saw ADDED %d and DELETED %d of the Deployments' pods, want %d and %d (%d pods, %d rolling updates): the controllers made pods the run did not expect, or a watch missed some",
+				ps.label, added, deleted, pods*o.rollouts, pods*(o.rollouts+1), pods, o.rollouts)
+		}
+	}
+	res.Churn.EventsPerS = round(float64(res.Total)/res.Churn.WallS, 1)
 	var floor *source
 	for _, p := range procs {
 		if p.name == "floor_typed" || (p.name == "floor_dynamic" && floor == nil) {
@@ -469,11 +606,11 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 		}
 		floor.mu.Unlock()
 	}
-	res.CountsOK = true
+	res.CountsOK = floorOK
 	for _, p := range procs {
 		c := res.Clients[p.name]
 		for i, s := range p.sources {
-			out := analyse(s, expected(s), calls, terminating > 0, reference)
+			out := analyse(s, expected(s), calls, terminating > 0, reference, rollout)
 			if len(p.sources) > 1 {
 				if c.Outputs == nil {
 					c.Outputs = map[string]*outputResult{}
@@ -579,7 +716,9 @@ func loadCalls(path string) (*calls, error) {
 }
 
 // analyse checks an output's counts and measures its lag against the generator's calls.
-func analyse(s *source, want map[string]int, c *calls, countTerminating bool, reference map[string]int64) *outputResult {
+// vsFloor (rollout): no call of the generator made the events, so each must be one the
+// floor printed (reference), and its lag is measured from the floor's read time.
+func analyse(s *source, want map[string]int, c *calls, countTerminating bool, reference map[string]int64, vsFloor bool) *outputResult {
 	counts, _, err := s.snapshot()
 	out := &outputResult{Counts: counts, Expected: want, CountsOK: countsEqual(counts, want) && err == nil}
 	if err != nil {
@@ -597,6 +736,15 @@ func analyse(s *source, want map[string]int, c *calls, countTerminating bool, re
 		}
 		var at int64
 		var ok bool
+		if vsFloor {
+			if at, ok = reference[eventKey(r)]; !ok {
+				out.Unmatched++
+				continue
+			}
+			lags = append(lags, float64(r.t-at)/1e6)
+			last = max(last, r.t)
+			continue
+		}
 		switch r.typ {
 		case "MODIFIED":
 			at, ok = c.patches[r.name+"\x00"+r.rv]
@@ -639,8 +787,14 @@ func analyse(s *source, want map[string]int, c *calls, countTerminating bool, re
 }
 
 func printPhase(label string, r *phaseResult) {
-	fmt.Printf("\n%s: %d objects x %d patches + delete = %d events (MODIFIED %d, DELETED %d, ADDED 0), namespace %s\n",
-		label, r.Objects, r.Patches, r.Total, r.Events["MODIFIED"], r.Events["DELETED"], r.Namespace)
+	if r.Mode == "rollout" {
+		fmt.Printf("\n%s: %d Deployments x %d replicas, %d rolling updates + delete = %d events (ADDED %d, MODIFIED %d, DELETED %d, as the typed floor saw them), watched in every namespace\n",
+			label, r.Objects, r.Replicas, r.Patches, r.Total, r.Events["ADDED"], r.Events["MODIFIED"], r.Events["DELETED"])
+		fmt.Println("(lag of a rollout: from the time the typed floor read the same event; no call of the generator makes these events)")
+	} else {
+		fmt.Printf("\n%s (%s): %d objects x %d changes + delete = %d events (MODIFIED %d, DELETED %d, ADDED 0), namespace %s\n",
+			label, r.Mode, r.Objects, r.Patches, r.Total, r.Events["MODIFIED"], r.Events["DELETED"], r.Namespace)
+	}
 	if r.Terminating > 0 {
 		fmt.Printf("(MODIFIED includes %d deletionTimestamp updates: each pod delete is MODIFIED + DELETED; they are counted, not timed)\n", r.Terminating)
 	}

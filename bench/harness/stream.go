@@ -257,6 +257,33 @@ func (s *source) snapshot() (map[string]int, int, error) {
 	return c, s.sentinels, s.err
 }
 
+// countsOf counts the ADDED and DELETED events of the objects that match.
+func (s *source) countsOf(match func(rec) bool) (added, deleted int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.recs {
+		if match(r) {
+			switch r.typ {
+			case "ADDED":
+				added++
+			case "DELETED":
+				deleted++
+			}
+		}
+	}
+	return added, deleted
+}
+
+// lastArrival is when the last event reached the harness (zero time: none yet).
+func (s *source) lastArrival() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.recs) == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, s.recs[len(s.recs)-1].t)
+}
+
 func (s *source) total() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -194,6 +194,28 @@ func BenchmarkDiffPod(b *testing.B) {
 			}
 		}
 	})
+	// What the status churn of make bench does (a kubelet's report): the api container
+	// goes not ready; the Ready and ContainersReady conditions with it, with fresh
+	// timestamps.
+	b.Run("ComparedPartsStatusReport", func(b *testing.B) {
+		old := realisticPod()
+		pod := old.DeepCopy()
+		pod.ResourceVersion = "88123499"
+		now := metav1.NewTime(t0.Add(time.Minute))
+		for i := range pod.Status.Conditions {
+			if c := &pod.Status.Conditions[i]; c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
+				c.Status, c.Reason, c.LastTransitionTime, c.LastProbeTime = corev1.ConditionFalse, "ContainersNotReady", now, now
+			}
+		}
+		pod.Status.ContainerStatuses[0].Ready = false
+		ev := &event.Event{Type: event.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: pod, Old: old}
+		b.ReportAllocs()
+		for b.Loop() {
+			if changes, _, err := d.compute(ev); err != nil || len(changes) != 7 {
+				b.Fatal(changes, err)
+			}
+		}
+	})
 	// A condition inserted before the others: the keyed lists are aligned and compared
 	// again (see keyedlist.go), the cost only such updates pay.
 	b.Run("ComparedPartsConditionInserted", func(b *testing.B) {
@@ -330,3 +352,4 @@ func BenchmarkPrettyLineWithDiff(b *testing.B) {
 	}
 	b.SetBytes(int64(len(dst)))
 }
+

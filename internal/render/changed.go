@@ -4,9 +4,15 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 	"unsafe"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -121,6 +127,9 @@ func structParts(old, object reflect.Value, levels int, sameMemory bool) (map[st
 					oldParts[field.Name], newParts[field.Name] = op, np
 					continue
 				}
+			} else if op, np, ok := listParts(o, n, sameMemory); ok {
+				oldParts[field.Name], newParts[field.Name] = op, np
+				continue
 			}
 			ov, err1 := genericOf(o)
 			nv, err2 := genericOf(n)
@@ -133,10 +142,115 @@ func structParts(old, object reflect.Value, levels int, sameMemory bool) (map[st
 	return oldParts, newParts, true
 }
 
+// listParts is structParts one level further down, into a list of structs that differs
+// between the two sides (a pod's conditions and containerStatuses, which a kubelet's
+// report changes): each element pair is compared, and an element that differs is given
+// as its differing fields only, one that does not as its key alone, the same on both
+// sides. A kubelet's report flips a condition and a container's readiness and moves a
+// few timestamps; converting both lists whole to generic JSON, then comparing them, cost
+// ten times the diff of a label change.
+//
+// It applies only where jsondiff's comparison by index is already the right one, so
+// that the diff is the same as of the whole lists: both sides as long, and at every
+// index the same key ("name" and "type", the keys keyedlist.go aligns lists by). Else it
+// reports false, and the lists are compared whole. Every element keeps its key fields,
+// which pretty output names elements by (readablePaths).
+func listParts(old, object reflect.Value, sameMemory bool) ([]any, []any, bool) {
+	if old.Kind() != reflect.Slice || old.Len() != object.Len() || old.Len() == 0 {
+		return nil, nil, false
+	}
+	elem := old.Type().Elem()
+	if elem.Kind() != reflect.Struct {
+		return nil, nil, false
+	}
+	plan := planOf(elem)
+	if plan == nil {
+		return nil, nil, false
+	}
+	equal := equalOf(elem)
+	oldList, newList := make([]any, old.Len()), make([]any, old.Len())
+	for i := range oldList {
+		o, n := old.Index(i), object.Index(i)
+		for _, k := range plan.keys {
+			if o.Field(k).String() != n.Field(k).String() {
+				return nil, nil, false
+			}
+		}
+		var oldElem, newElem map[string]any
+		if equal(o.Addr().UnsafePointer(), n.Addr().UnsafePointer()) {
+			oldElem = map[string]any{}
+			newElem = oldElem
+		} else {
+			var ok bool
+			if oldElem, newElem, ok = structParts(o, n, 1, sameMemory); !ok {
+				return nil, nil, false
+			}
+		}
+		for _, k := range plan.keys {
+			if field := &plan.fields[plan.keyFields[k]]; field.present(o.Field(k)) {
+				oldElem[field.Name] = o.Field(k).String()
+				newElem[field.Name] = n.Field(k).String()
+			}
+		}
+		oldList[i], newList[i] = oldElem, newElem
+	}
+	return oldList, newList, true
+}
+
+// present counts the fields of v (a struct of plan p) that encoding/json writes, not
+// those of inlined structs: a size for its map, less than all fields of a large struct.
+func (p *structPlan) present(v reflect.Value) int {
+	n := 0
+	for _, field := range p.fields {
+		if field.Inline || field.present(v.Field(field.index)) {
+			n++
+		}
+	}
+	return n
+}
+
+var (
+	timeType     = reflect.TypeFor[metav1.Time]()
+	quantityType = reflect.TypeFor[resource.Quantity]()
+)
+
+// addFields adds the generic JSON of the fields of v, a struct of a plain plan, to m;
+// those of an inlined struct (TypeMeta) in place.
+func (p *structPlan) addFields(m map[string]any, v reflect.Value) error {
+	for _, field := range p.fields {
+		f := v.Field(field.index)
+		if field.Inline {
+			if err := planOf(f.Type()).addFields(m, f); err != nil {
+				return err
+			}
+			continue
+		}
+		if !field.present(f) {
+			continue
+		}
+		value, err := genericOf(f)
+		if err != nil {
+			return err
+		}
+		m[field.Name] = value
+	}
+	return nil
+}
+
 // structPlan is what structParts needs of a struct type, worked out once per type: its
 // fields as encoding/json writes them.
 type structPlan struct {
+	typ    reflect.Type
 	fields []fieldPlan
+	// keys are the struct indices of its string fields named "name" or "type" in JSON,
+	// which identify list elements (listParts); keyFields maps each to its fieldPlan.
+	keys      []int
+	keyFields map[int]int
+	// plain: no field is written as a quoted string (`json:",string"`), and every
+	// inlined field is a struct (not a pointer) of a plain plan whose names no other field
+	// of this struct has, so genericOf can build its generic JSON field by field as
+	// encoding/json writes it.
+	plain bool
 }
 
 type fieldPlan struct {
@@ -155,16 +269,63 @@ func planOf(t reflect.Type) *structPlan {
 	}
 	var plan *structPlan
 	if !ownEncoding(t) {
-		plan = &structPlan{}
+		plan = &structPlan{plain: true, typ: t}
 		for i := range t.NumField() {
 			field := t.Field(i)
 			if json := jsonfield.Of(field); !json.Skip {
+				if slices.Contains(strings.Split(field.Tag.Get("json"), ",")[1:], "string") {
+					plan.plain = false
+				}
+				if (json.Name == "name" || json.Name == "type") && !json.Inline && field.Type.Kind() == reflect.String && !ownEncoding(field.Type) {
+					if plan.keyFields == nil {
+						plan.keyFields = map[int]int{}
+					}
+					plan.keys = append(plan.keys, i)
+					plan.keyFields[i] = len(plan.fields)
+				}
 				plan.fields = append(plan.fields, fieldPlan{index: i, Field: json, equal: equalOf(field.Type)})
 			}
 		}
 	}
+	if plan != nil && plan.plain {
+		plan.plain = plan.inlinesPlainly()
+	}
 	structPlans.Store(t, plan)
 	return plan
+}
+
+// inlinesPlainly reports whether every inlined field of p is a struct of a plain plan
+// whose JSON names no other field of p has (encoding/json's rules for conflicting names
+// are not followed by addFields).
+func (p *structPlan) inlinesPlainly() bool {
+	names := map[string]int{}
+	var count func(p *structPlan, v reflect.Type) bool
+	count = func(p *structPlan, v reflect.Type) bool {
+		for _, field := range p.fields {
+			if !field.Inline {
+				names[field.Name]++
+				continue
+			}
+			ft := v.Field(field.index).Type
+			if ft.Kind() != reflect.Struct {
+				return false
+			}
+			inner := planOf(ft)
+			if inner == nil || !inner.plain || !count(inner, ft) {
+				return false
+			}
+		}
+		return true
+	}
+	if !count(p, p.typ) {
+		return false
+	}
+	for _, n := range names {
+		if n > 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // same reports whether a field has the same value on both sides; with sameMemory, a
@@ -210,10 +371,59 @@ func ownEncoding(t reflect.Type) bool {
 var ownEncodings sync.Map // reflect.Type → bool, as Implements is slow
 
 // genericOf is one field's value as generic JSON: directly for the plain values most
-// updates touch (resourceVersion, phase, counts, labels and annotations), through its
-// encoding for anything else.
+// updates touch (resourceVersion, phase, counts, labels and annotations) and for structs,
+// pointers and lists made of them (a container's state, a condition), through its
+// encoding for anything else (floats, byte slices, interfaces, maps of other kinds, and
+// types that encode themselves, such as timestamps and quantities).
+// TestGenericOfSameAsEncoding compares it with encoding then decoding on every field of
+// a realistic pod.
 func genericOf(v reflect.Value) (any, error) {
+	switch v.Type() {
+	case timeType:
+		// metav1.Time.MarshalJSON: null when zero, else RFC 3339 in UTC, to the second.
+		t := v.Interface().(metav1.Time)
+		if t.IsZero() {
+			return nil, nil
+		}
+		return t.UTC().Format(time.RFC3339), nil
+	case quantityType:
+		// resource.Quantity.MarshalJSON: its canonical form (String, on a copy: it caches
+		// the form in the value, which is shared with the informer's cache).
+		q := v.Interface().(resource.Quantity)
+		return q.String(), nil
+	}
 	if !ownEncoding(v.Type()) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if v.IsNil() {
+				return nil, nil
+			}
+			return genericOf(v.Elem())
+		case reflect.Struct:
+			if plan := planOf(v.Type()); plan != nil && plan.plain {
+				m := make(map[string]any, plan.present(v))
+				if err := plan.addFields(m, v); err != nil {
+					return nil, err
+				}
+				return m, nil
+			}
+		case reflect.Slice:
+			if v.Type().Elem().Kind() == reflect.Uint8 {
+				break // base64
+			}
+			if v.IsNil() {
+				return nil, nil
+			}
+			list := make([]any, v.Len())
+			for i := range list {
+				value, err := genericOf(v.Index(i))
+				if err != nil {
+					return nil, err
+				}
+				list[i] = value
+			}
+			return list, nil
+		}
 		switch v.Kind() {
 		case reflect.String:
 			return v.String(), nil

@@ -1,6 +1,10 @@
 package render
 
 import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"reflect"
 	"testing"
 	"time"
 
@@ -11,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/randfill"
 
 	"github.com/kubeevents/kubeevents/internal/event"
 )
@@ -126,4 +132,231 @@ func TestComparedPartsLeaveOutEqualFields(t *testing.T) {
 			t.Errorf("metadata parts %v, want the labels only", meta)
 		}
 	}
+}
+
+// kubeletReport is a kubelet's report on realisticPod: the api container restarted and
+// is not ready yet, so Ready and ContainersReady went False, with fresh timestamps.
+func kubeletReport(p *corev1.Pod) {
+	now := metav1.NewTime(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	for i := range p.Status.Conditions {
+		if c := &p.Status.Conditions[i]; c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
+			c.Status, c.Reason, c.Message, c.LastTransitionTime, c.LastProbeTime = corev1.ConditionFalse, "ContainersNotReady", "containers with unready status: [api]", now, now
+		}
+	}
+	cs := &p.Status.ContainerStatuses[0]
+	cs.Ready, cs.RestartCount = false, cs.RestartCount+1
+	cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", StartedAt: cs.State.Running.StartedAt, FinishedAt: now}}
+	cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+}
+
+// The lists of a status report are compared element by element (listParts), and give the
+// same diff as the whole objects, including where listParts does not apply (lists of
+// different lengths, keys at different places) and the lists are compared whole. The
+// reference is the same two pods as unstructured objects, whose maps listParts never
+// sees, through the whole Differ (keyed lists aligned, pretty paths).
+func TestListPartsSameDiffAsWholeLists(t *testing.T) {
+	mutations := map[string]func(p *corev1.Pod){
+		"kubelet report":      kubeletReport,
+		"one container ready": func(p *corev1.Pod) { p.Status.ContainerStatuses[1].Ready = false },
+		"condition appended": func(p *corev1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: "DisruptionTarget", Status: corev1.ConditionTrue})
+		},
+		"condition inserted": func(p *corev1.Pod) {
+			p.Status.Conditions = append([]corev1.PodCondition{{Type: "PodReadyToStartContainers", Status: corev1.ConditionTrue}}, p.Status.Conditions...)
+		},
+		"conditions reordered": func(p *corev1.Pod) {
+			c := p.Status.Conditions
+			c[0], c[1] = c[1], c[0]
+			c[0].LastTransitionTime = metav1.NewTime(time.Unix(2e9, 0))
+		},
+		"container renamed":  func(p *corev1.Pod) { p.Status.ContainerStatuses[1].Name = "proxy" },
+		"pod IP changed":     func(p *corev1.Pod) { p.Status.PodIPs[0].IP = "10.244.9.9" },
+		"image and reported": func(p *corev1.Pod) { p.Spec.Containers[0].Image = "x:2"; p.Status.ContainerStatuses[0].Image = "x:2" },
+		"condition removed":  func(p *corev1.Pod) { p.Status.Conditions = p.Status.Conditions[1:] },
+	}
+	toUnstructured := func(p *corev1.Pod) *unstructured.Unstructured {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &unstructured.Unstructured{Object: m}
+	}
+	for name, mutate := range mutations {
+		t.Run(name, func(t *testing.T) {
+			old := realisticPod()
+			pod := old.DeepCopy()
+			pod.ResourceVersion += "1"
+			mutate(pod)
+			if got, want := partsDiff(t, old, pod), wholeDiff(t, old, pod); got != want {
+				t.Errorf("diff of the compared parts:\n%s\nwant the diff of the whole objects:\n%s", got, want)
+			}
+			d := NewDiffer(nil)
+			typed, err := d.Changes(&event.Event{Type: event.Modified, Object: pod, Old: old})
+			if err != nil {
+				t.Fatal(err)
+			}
+			generic, err := d.Changes(&event.Event{Type: event.Modified, Object: toUnstructured(pod), Old: toUnstructured(old)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(typed), fmt.Sprint(generic); got != want {
+				t.Errorf("changes of the typed pods:\n%s\nwant those of the same pods unstructured:\n%s", got, want)
+			}
+			o, _, err := d.compute(&event.Event{Type: event.Modified, Object: pod, Old: old})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ou, _, err := d.compute(&event.Event{Type: event.Modified, Object: toUnstructured(pod), Old: toUnstructured(old)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(readablePaths(typed, o)), fmt.Sprint(readablePaths(generic, ou)); got != want {
+				t.Errorf("pretty paths %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// A status report converts only the list elements that changed, and of them only the
+// fields that changed and their keys: the benchmark's status churn depends on it.
+func TestListPartsLeaveOutEqualElements(t *testing.T) {
+	old := realisticPod()
+	pod := old.DeepCopy()
+	kubeletReport(pod)
+	o, n, err := comparedParts(&event.Event{Type: event.Modified, Object: pod, Old: old}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for side, parts := range map[string]any{"old": o, "new": n} {
+		status := parts.(map[string]any)["status"].(map[string]any)
+		conditions, ok := status["conditions"].([]any)
+		if !ok || len(conditions) != 4 {
+			t.Fatalf("%s conditions %#v, want 4 elements", side, status["conditions"])
+		}
+		if got := conditions[0].(map[string]any); len(got) != 1 || got["type"] != "Initialized" {
+			t.Errorf("%s: the unchanged Initialized condition is %v, want its type alone", side, got)
+		}
+		if got := conditions[1].(map[string]any); got["type"] != "Ready" || got["status"] == nil || got["lastTransitionTime"] == nil {
+			t.Errorf("%s: the Ready condition is %v, want its type and what changed", side, got)
+		}
+		statuses := status["containerStatuses"].([]any)
+		if got := statuses[1].(map[string]any); len(got) != 1 || got["name"] != "envoy" {
+			t.Errorf("%s: the unchanged envoy container status is %v, want its name alone", side, got)
+		}
+		if got := statuses[0].(map[string]any); got["image"] != nil || got["name"] != "api" {
+			t.Errorf("%s: the api container status is %v, want its name and what changed, not its image", side, got)
+		}
+	}
+	// Where keys are not at the same places, the lists are whole.
+	reordered := old.DeepCopy()
+	c := reordered.Status.Conditions
+	c[0], c[1] = c[1], c[0]
+	o, _, err = comparedParts(&event.Event{Type: event.Modified, Object: reordered, Old: old}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := o.(map[string]any)["status"].(map[string]any)["conditions"].([]any)[0].(map[string]any)
+	if first["status"] == nil || first["lastTransitionTime"] == nil {
+		t.Errorf("reordered conditions: the old list's first element is %v, want it whole", first)
+	}
+}
+
+// genericOf builds, for every field of a realistic pod in a kubelet's report (and the
+// pod itself), the same generic JSON as encoding it and decoding it with json.Number.
+func TestGenericOfSameAsEncoding(t *testing.T) {
+	pod := realisticPod()
+	kubeletReport(pod)
+	zero := int64(0)
+	pod.DeletionGracePeriodSeconds = &zero
+	// A time with nanoseconds, not in UTC: JSON has it in UTC, to the second.
+	deleted := metav1.NewTime(time.Date(2026, 11, 23, 13, 4, 5, 123456789, time.FixedZone("CET", 3600)))
+	pod.DeletionTimestamp = &deleted
+	pod.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.25"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	pod.Spec.Containers[0].Args = []string{}
+	var walk func(path string, v reflect.Value, depth int)
+	walk = func(path string, v reflect.Value, depth int) {
+		got, err := genericOf(v)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		raw, err := json.Marshal(addressOf(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := decodeGeneric(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: genericOf gives %#v, encoding/json %#v", path, got, want)
+		}
+		if depth == 0 {
+			return
+		}
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(path, v.Elem(), depth)
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					walk(path+"."+v.Type().Field(i).Name, v.Field(i), depth-1)
+				}
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(fmt.Sprintf("%s[%d]", path, i), v.Index(i), depth-1)
+			}
+		}
+	}
+	walk("pod", reflect.ValueOf(pod), 8)
+}
+
+// genericOf gives the same generic JSON as encoding and decoding, for random objects of
+// every type of client-go's scheme (strings of any runes, maps, numbers, times set and
+// zero, quantities, inlined TypeMeta).
+func TestGenericOfSameAsEncodingEveryType(t *testing.T) {
+	compared := 0
+	for gvk, typ := range scheme.Scheme.AllKnownTypes() {
+		for round := range 6 {
+			obj, ok := reflect.New(typ).Interface().(runtime.Object)
+			if !ok {
+				continue
+			}
+			fill := randfill.New().NilChance(0.2).NumElements(0, 2).MaxDepth(7).RandSource(rand.NewSource(int64(round)))
+			if !fillRandomly(fill, obj) {
+				continue
+			}
+			raw, err := json.Marshal(obj)
+			if err != nil {
+				continue // random raw bytes in a RawExtension: not an object a server sends
+			}
+			want, err := decodeGeneric(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := genericOf(reflect.ValueOf(obj))
+			if err != nil {
+				t.Fatalf("%s (round %d): %v", gvk, round, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s (round %d): genericOf differs from encoding/json\n got %#v\nwant %#v", gvk, round, got, want)
+			}
+			compared++
+		}
+	}
+	if compared < 500 {
+		t.Fatalf("%d objects compared: too few", compared)
+	}
+}
+
+func fillRandomly(fill *randfill.Filler, obj any) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	fill.Fill(obj)
+	return true
 }

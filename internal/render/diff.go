@@ -254,6 +254,13 @@ func isJSONObject(raw []byte) bool {
 
 // decodeGeneric decodes JSON into maps, slices and json.Number, as Event.ObjectValue does.
 func decodeGeneric(raw []byte) (any, error) {
+	// A plain string (a timestamp, a quantity: the fields of a status report that encode
+	// themselves) needs no decoder of its own; numbers and objects do (json.Number).
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
