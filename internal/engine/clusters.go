@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -31,12 +32,15 @@ type ClusterResult struct {
 	Left error
 }
 
-// NoClusterError says that none of several clusters could be watched; Err is the first
-// one's reason (each was said in one line).
-type NoClusterError struct{ Err error }
+// NoClusterError says that none of several clusters could be watched: Reasons says
+// why, per cluster ("cluster b: unauthorized: ..."); Err is the first one's error.
+type NoClusterError struct {
+	Err     error
+	Reasons []string
+}
 
 func (e *NoClusterError) Error() string {
-	return "no cluster can be watched (the first: " + e.Err.Error() + ")"
+	return "no cluster can be watched: " + strings.Join(e.Reasons, "; ")
 }
 func (e *NoClusterError) Unwrap() error { return e.Err }
 

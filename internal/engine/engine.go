@@ -198,7 +198,7 @@ type run struct {
 	fatal      chan error
 	limit      chan struct{} // closed once MaxEvents were made
 	limitOnce  sync.Once
-	conditions *exitConditions // nil without Until and UntilDeleted
+	conditions *exitConditions      // nil without Until and UntilDeleted
 	informers  []*informer.Informer // every cluster's
 	// clusters are the clusters being watched (one without Config.Clusters);
 	// allClusters those asked for, with those left out at start; live counts those not
@@ -289,14 +289,18 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			watched = append(watched, c)
 			continue
 		}
-		if len(r.clusters) == 1 {
-			return false, err
+		if len(r.cfg.Clusters) == 0 {
+			return false, err // one cluster: its error, as it is
 		}
 		firstErr = cmp.Or(firstErr, err)
 		c.left = err
 	}
 	if len(watched) == 0 {
-		return false, &NoClusterError{Err: firstErr}
+		noCluster := &NoClusterError{Err: firstErr}
+		for _, c := range r.clusters {
+			noCluster.Reasons = append(noCluster.Reasons, fmt.Sprintf(ClusterNotice+"%v", c.Name, c.left))
+		}
+		return false, noCluster
 	}
 	for _, c := range r.clusters {
 		if c.left != nil {
@@ -367,7 +371,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 		}
 	}
 	fatal := r.reportFatal
-	if len(r.clusters) > 1 {
+	if len(r.cfg.Clusters) > 0 {
 		fatal = c.fatal(r)
 	}
 	var rootOptions informer.Options
