@@ -21,6 +21,7 @@ usage: hack/clusters.sh up N | down N | status N | kubeconfig N | env I
   kubeconfig N  print that kubeconfig's path (written by up)
   env I         print the environment of cluster I, for hack/cluster.sh (e.g.
                 env \$(hack/clusters.sh env 2) hack/cluster.sh restart-apiserver 5)
+  dir I         print the state directory of cluster I
 
 environment: hack/cluster.sh's (cluster 1's), and
   KUBEEVENTS_CLUSTERS_PORT_STEP  port distance between clusters (default 3000; at least 4)
@@ -122,6 +123,10 @@ case "$cmd" in
   env)
     count "${2:-}"
     env_of "$2"
+    ;;
+  dir)
+    count "${2:-}"
+    env_of "$2" | sed -n 's/^KUBEEVENTS_CLUSTER_DIR=//p'
     ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;
