@@ -15,8 +15,8 @@ func TestSelectContexts(t *testing.T) {
 		want []string
 		err  string
 	}{
-		{spec: "staging,prod-eu", want: []string{"staging", "prod-eu"}},          // in the order given
-		{spec: "prod-*", want: []string{"prod-eu", "prod-us"}},                    // a glob, in name order
+		{spec: "staging,prod-eu", want: []string{"staging", "prod-eu"}},            // in the order given
+		{spec: "prod-*", want: []string{"prod-eu", "prod-us"}},                     // a glob, in name order
 		{spec: "prod-*,prod-eu, dev", want: []string{"prod-eu", "prod-us", "dev"}}, // each once
 		{spec: "stag?ng", want: []string{"staging"}},
 		{all: true, want: []string{"dev", "prod-eu", "prod-us", "staging"}},
