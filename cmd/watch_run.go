@@ -44,8 +44,10 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		return err
 	}
 	defer stopMetrics()
-	o.printerCols = o.printerColumns(ctx)
-	for _, c := range o.clusters {
+	if len(o.clusters) == 0 {
+		o.printerCols = o.printerColumns(ctx)
+	}
+	for _, c := range o.clusters { // each cluster's CRDs: one may serve a type the others lack
 		for gk, cols := range c.options.printerColumns(ctx) {
 			if o.printerCols == nil {
 				o.printerCols = render.PrinterColumns{}

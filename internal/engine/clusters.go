@@ -55,7 +55,28 @@ type clusterRun struct {
 	made      atomic.Uint64
 
 	leaveOnce sync.Once
-	left      error // why it was left out (nil: watched to the end)
+	left      error         // why it was left out (nil: watched to the end)
+	gone      chan struct{} // closed once it is left out after the start
+}
+
+// waitForSync waits for the initial list of every informer of c, and reports false
+// only if ctx ended first: a cluster left out meanwhile is not waited for.
+func (c *clusterRun) waitForSync(ctx context.Context) bool {
+	waitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.gone:
+			cancel()
+		case <-waitCtx.Done():
+		}
+	}()
+	for _, inf := range c.informers {
+		if !inf.WaitForSync(waitCtx) {
+			return ctx.Err() == nil
+		}
+	}
+	return true
 }
 
 // clusterRuns makes the run's clusters: Config.Clusters, each with a Warn that starts
@@ -64,11 +85,11 @@ func (r *run) clusterRuns(clients informer.Clients) []*clusterRun {
 	cfg := r.cfg
 	if len(cfg.Clusters) == 0 {
 		return []*clusterRun{{Cluster: Cluster{Clients: clients, Resources: cfg.Resources, Namespace: cfg.Namespace,
-			NamespaceMissing: cfg.NamespaceMissing}, cfg: cfg}}
+			NamespaceMissing: cfg.NamespaceMissing}, cfg: cfg, gone: make(chan struct{})}}
 	}
 	runs := make([]*clusterRun, 0, len(cfg.Clusters))
 	for _, cl := range cfg.Clusters {
-		c := &clusterRun{Cluster: cl, cfg: cfg}
+		c := &clusterRun{Cluster: cl, cfg: cfg, gone: make(chan struct{})}
 		c.cfg.Resources, c.cfg.Namespace, c.cfg.NamespaceMissing = cl.Resources, cl.Namespace, cl.NamespaceMissing
 		c.cfg.Clusters = nil
 		name, warn := cl.Name, cfg.Warn
@@ -110,6 +131,7 @@ func (c *clusterRun) fatal(r *run) func(error) {
 	return func(err error) {
 		c.leaveOnce.Do(func() {
 			c.left = err
+			close(c.gone)
 			if r.live.Add(-1) <= 0 {
 				r.reportFatal(err)
 				return

@@ -529,11 +529,12 @@ func storedVersion(store cache.Store, key string) string {
 	return m.GetResourceVersion()
 }
 
-// afterSync waits for every informer's initial list, then lets the checkpoint's tracker
+// afterSync waits for every informer's initial list (of the clusters not left out
+// meanwhile), then lets the checkpoint's tracker
 // share the cache's unchanged objects, calls Config.Synced and tells the exit conditions.
 func (r *run) afterSync(ctx context.Context) {
-	for _, inf := range r.informers {
-		if !inf.WaitForSync(ctx) {
+	for _, c := range r.clusters {
+		if !c.waitForSync(ctx) {
 			return
 		}
 	}
