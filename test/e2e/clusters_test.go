@@ -308,6 +308,13 @@ func TestClustersBadTokenAmongGood(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	checkOneLine(t, r.stderr, regexp.MustCompile(`^kubeevents: cluster bad: unauthorized: .*; watching the other clusters without it$`))
+	// And one that cannot be reached: a line each.
+	r2 := runKubeevents(t, 60*time.Second, "watch", "configmaps", "-n", ns, "--kubeconfig", kc, "--context", "one,bad,gone,two", "-o", "json", "--timeout", "4s")
+	lines := strings.Split(strings.TrimSuffix(r2.stderr, "\n"), "\n")
+	if r2.code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "kubeevents: cluster gone: cannot reach the API server") ||
+		!strings.HasPrefix(lines[1], "kubeevents: cluster bad: unauthorized") || strings.Count(r2.stdout, "\n") != strings.Count(r.stdout, "\n") {
+		t.Errorf("one,bad,gone,two: exit %d, stderr:\n%s\nstdout:\n%s", r2.code, r2.stderr, r2.stdout)
+	}
 	for _, want := range []string{`"cluster":"one"`, `"cluster":"two"`} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("no event with %s:\n%s", want, r.stdout)
