@@ -49,9 +49,19 @@ lint: $(STATICCHECK)
 test-unit: lint
 	$(GO) test -race -count=1 ./internal/... ./cmd/...
 
+# The tests of several clusters in one stream (test/e2e/clusters_test.go) need a second
+# cluster beside the first: hack/clusters.sh starts it (bare, ports the first's + 3000 by
+# default), and it is stopped at the end, whatever the outcome. E2E_RUN='^TestClusters'
+# runs some tests only.
+E2E_RUN ?=
 test-e2e: cluster-up
+	hack/clusters.sh up 2 >/dev/null
+	status=0; \
 	KUBEEVENTS_KUBECONFIG=$$(hack/cluster.sh kubeconfig) KUBEEVENTS_CLUSTER_BIN=$$(hack/cluster.sh bin) \
-		$(GO) test -count=1 -timeout 30m ./test/e2e/...
+	KUBEEVENTS_SECOND_CLUSTER_DIR=$$(hack/clusters.sh dir 2) \
+		$(GO) test -count=1 -timeout 30m -run '$(E2E_RUN)' ./test/e2e/... || status=$$?; \
+	env $$(hack/clusters.sh env 2) hack/cluster.sh down >/dev/null; \
+	exit $$status
 
 # Fault, bad-input and security tests (test/e2e: TestFault*, TestBadInput*, TestSecurity*)
 # against a SEPARATE local cluster of their own, since they kill its kube-apiserver and

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
 
@@ -98,7 +99,8 @@ func (h *headerPrinters) add(p *render.Printer) {
 
 // warned is told of every diagnostic line.
 func (h *headerPrinters) warned(format string) {
-	if h == nil || !strings.HasPrefix(format, "re-synced ") {
+	// One of several clusters' notices starts with engine.ClusterNotice.
+	if h == nil || !strings.HasPrefix(strings.TrimPrefix(format, engine.ClusterNotice), "re-synced ") {
 		return
 	}
 	h.mu.Lock()

@@ -271,6 +271,7 @@ const noFiles = cobra.ShellCompDirectiveNoFileComp
 // prints errors into the shell.
 func clusterCompletion(cmd *cobra.Command, configFlags *genericclioptions.ConfigFlags, fn func(ctx context.Context) []cobra.Completion) []cobra.Completion {
 	limitRequestTimeout(configFlags)
+	firstContext(configFlags)
 	parent := cmd.Context()
 	if parent == nil {
 		parent = context.Background()
@@ -291,6 +292,25 @@ func clusterCompletion(cmd *cobra.Command, configFlags *genericclioptions.Config
 		return comps
 	case <-ctx.Done():
 		return nil
+	}
+}
+
+// firstContext makes a --context of several contexts (a list, a glob) the first one it
+// picks, for completions that ask a cluster: types and names are completed from it.
+func firstContext(configFlags *genericclioptions.ConfigFlags) {
+	if configFlags.Context == nil || !severalContexts(*configFlags.Context, false) {
+		return
+	}
+	raw, err := configFlags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return
+	}
+	var names []string
+	for name := range raw.Contexts {
+		names = append(names, name)
+	}
+	if picked, err := selectContexts(*configFlags.Context, false, names); err == nil {
+		*configFlags.Context = picked[0]
 	}
 }
 
@@ -315,7 +335,23 @@ func limitRequestTimeout(configFlags *genericclioptions.ConfigFlags) {
 func registerConfigFlagCompletions(root *cobra.Command, configFlags *genericclioptions.ConfigFlags) {
 	_ = root.RegisterFlagCompletionFunc("namespace", completeNamespaceList(configFlags, true))
 	_ = root.RegisterFlagCompletionFunc("context", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return kubeconfigCompletions(configFlags, "context", toComplete), noFiles
+		// A comma list of contexts (watch several clusters): the last one is completed,
+		// and those already given are not offered again.
+		done, last := "", toComplete
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			done, last = toComplete[:i+1], toComplete[i+1:]
+		}
+		given := map[string]bool{}
+		for _, c := range strings.Split(done, ",") {
+			given[strings.TrimSpace(c)] = true
+		}
+		var comps []cobra.Completion
+		for _, c := range kubeconfigCompletions(configFlags, "context", last) {
+			if name, _, _ := strings.Cut(c, "\t"); !given[name] {
+				comps = append(comps, done+c)
+			}
+		}
+		return comps, noFiles
 	})
 	_ = root.RegisterFlagCompletionFunc("cluster", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return kubeconfigCompletions(configFlags, "cluster", toComplete), noFiles

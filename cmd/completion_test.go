@@ -304,6 +304,11 @@ func TestCompleteKubeconfigNames(t *testing.T) {
 	}
 	c.quiet(t)
 	wantValues(t, complete(t, "watch", "--kubeconfig", kc, "--context", "b"), "beta")
+	// A comma list (several clusters): the last context is completed, the ones given
+	// are not offered again.
+	wantValues(t, complete(t, "watch", "--kubeconfig", kc, "--context", "alpha,"), "alpha,beta")
+	wantValues(t, complete(t, "watch", "--kubeconfig", kc, "--context", "beta,a"), "beta,alpha")
+	wantValues(t, complete(t, "watch", "--kubeconfig", kc, "--context", "alpha,beta,"))
 	wantValues(t, complete(t, "--kubeconfig", kc, "watch", "--cluster", ""), "one", "two")
 	wantValues(t, complete(t, "watch", "--kubeconfig", kc, "--user", ""), "ann", "bob")
 	// KUBECONFIG works too, as in kubectl.

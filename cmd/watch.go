@@ -94,6 +94,10 @@ type WatchOptions struct {
 	// ExcludeNamespaces are names or globs of namespaces left out of -A.
 	ExcludeNamespaces []string
 
+	// AllContexts watches every context of the kubeconfig (several clusters at once, as
+	// --context a,b or a glob does).
+	AllContexts bool
+
 	// From arguments.
 	TypeArgs []string // "pods", "deployments.apps", ...
 	Names    []string
@@ -115,20 +119,36 @@ type WatchOptions struct {
 	// output); headerPrinters the terminal's printers, whose headers a re-sync repeats.
 	printerCols    render.PrinterColumns
 	headerPrinters *headerPrinters
+	// clusters are the clusters watched when there are several (contexts.go); nil for
+	// one, which restConfig, namespace and resources describe. With several, those are
+	// the first cluster's config, the namespace all share ("" when they differ:
+	// namespacesDiffer) and every cluster's types.
+	clusters         []clusterConn
+	namespacesDiffer bool
+	// typesPerCluster makes Connect note a type the cluster does not serve in
+	// unresolved, rather than fail: one of several clusters may lack a CRD.
+	typesPerCluster bool
+	unresolved      []unresolvedType
+	// noticePrefix starts every diagnostic line (warnf): "cluster NAME: " in the options
+	// of one of several clusters.
+	noticePrefix string
 
 	// Seams, so tests can replace what the process and the cluster give: the kubeconfig,
 	// REST mapper and discovery (ConfigFlags, as in kubectl's factory), the API clients
 	// from the REST config, which streams are terminals, and the environment.
 	clientGetter genericclioptions.RESTClientGetter
-	newClients   func(*rest.Config) (informer.Clients, error)
-	terminals    terminals
-	lookupEnv    func(key string) (string, bool)
+	// contextGetter is clientGetter for one named context (several clusters).
+	contextGetter func(name string) genericclioptions.RESTClientGetter
+	newClients    func(*rest.Config) (informer.Clients, error)
+	terminals     terminals
+	lookupEnv     func(key string) (string, bool)
 }
 
 // NewWatchCommand is `kubeevents watch TYPE[,TYPE...] [NAME...]`.
 func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, verbosity *int) *cobra.Command {
 	o := &WatchOptions{ConfigFlags: configFlags, Streams: streams, Verbosity: verbosity, clientGetter: configFlags, newClients: informer.NewClients,
-		terminals: osTerminals{}, lookupEnv: os.LookupEnv}
+		terminals: osTerminals{}, lookupEnv: os.LookupEnv,
+		contextGetter: func(name string) genericclioptions.RESTClientGetter { return contextFlags(configFlags, name) }}
 	c := &cobra.Command{
 		Use:     "watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...]",
 		Short:   "Stream changes to resources of one or more types",
@@ -188,6 +208,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.StringVar(&o.Resume, "resume", "", "checkpoint file: keep what the sinks were given there, and on the next start with it emit only what changed while kubeevents was down")
 	f.BoolVar(&o.ResumeReset, "resume-reset", false, "with --resume: start afresh, replacing the checkpoint file whatever it holds")
 	f.StringArrayVar(&o.ExcludeNamespaces, "exclude-namespace", nil, "with -A: leave out namespaces with this name or glob (repeatable), e.g. --exclude-namespace 'kube-*'")
+	f.BoolVar(&o.AllContexts, "all-contexts", false, "watch every context of the kubeconfig at once (see --context, which also takes a comma list and globs: --context 'prod-*,staging')")
 	f.StringSliceVar(&o.EventTypes, "event-types", nil, "only these event types, e.g. --event-types ADDED,DELETED (ADDED, MODIFIED, DELETED; left out before any sink)")
 	c.ValidArgsFunction = completeWatchArgs(configFlags)
 	_ = c.RegisterFlagCompletionFunc("output", completeFormats)
@@ -239,6 +260,15 @@ func (o *WatchOptions) Complete(args []string) error {
 // Connect loads the kubeconfig and resolves the resource types against the cluster's
 // discovery information.
 func (o *WatchOptions) Connect() error {
+	if !o.typesPerCluster {
+		contexts, err := o.selectClusters()
+		if err != nil {
+			return err
+		}
+		if contexts != nil {
+			return o.connectClusters(contexts)
+		}
+	}
 	var err error
 	if o.restConfig, err = o.clientGetter.ToRESTConfig(); err != nil {
 		return kubeconfigError(err)
@@ -278,6 +308,10 @@ func (o *WatchOptions) Connect() error {
 			var unknown *resource.UnknownTypeError
 			var notWatchable *resource.NotWatchableError
 			if errors.As(err, &unknown) || errors.As(err, &notWatchable) {
+				if o.typesPerCluster {
+					o.unresolved = append(o.unresolved, unresolvedType{arg: arg, err: err})
+					continue
+				}
 				return &UsageError{Err: err}
 			}
 			return informer.APIError(err, "discover", resource.Resource{})
@@ -745,7 +779,7 @@ func (t osTerminals) Width(w io.Writer) func() int {
 
 // warnf prints one diagnostic line on stderr; safe from any goroutine.
 func (o *WatchOptions) warnf(format string, args ...any) {
-	fmt.Fprintf(o.Streams.ErrOut, "kubeevents: "+format+"\n", args...)
+	fmt.Fprintf(o.Streams.ErrOut, "kubeevents: "+o.noticePrefix+format+"\n", args...)
 }
 
 // infof prints a diagnostic that only a person at a terminal (or -v) wants.

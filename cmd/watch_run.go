@@ -16,6 +16,8 @@ import (
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
 
@@ -42,7 +44,17 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		return err
 	}
 	defer stopMetrics()
-	o.printerCols = o.printerColumns(ctx)
+	if len(o.clusters) == 0 {
+		o.printerCols = o.printerColumns(ctx)
+	}
+	for _, c := range o.clusters { // each cluster's CRDs: one may serve a type the others lack
+		for gk, cols := range c.options.printerColumns(ctx) {
+			if o.printerCols == nil {
+				o.printerCols = render.PrinterColumns{}
+			}
+			o.printerCols[gk] = cols
+		}
+	}
 	o.headerPrinters = &headerPrinters{}
 	listeners, err := o.buildListeners(&files)
 	if err != nil {
@@ -51,11 +63,15 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	if o.metrics != nil {
 		o.metrics.Sinks(listeners)
 	}
-	clients, err := o.newClients(o.restConfig)
-	if err != nil {
+	var clients informer.Clients
+	cfg := o.engineConfig(listeners)
+	if len(o.clusters) > 0 {
+		if cfg.Clusters, err = o.engineClusters(ctx); err != nil {
+			return err
+		}
+	} else if clients, err = o.newClients(o.restConfig); err != nil {
 		return err
 	}
-	cfg := o.engineConfig(listeners)
 	if o.metrics != nil {
 		cfg.Observer = o.metrics
 	}
@@ -68,7 +84,9 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	if cfg.Resume, err = o.resume(ctx, clients); err != nil {
 		return err
 	}
-	cfg.NamespaceMissing = o.checkNamespace(ctx)
+	if len(o.clusters) == 0 {
+		cfg.NamespaceMissing = o.checkNamespace(ctx)
+	}
 	if onlyStdout(o.sinks) {
 		gone := make(chan struct{})
 		watchCtx, stopWatching := context.WithCancel(ctx)
@@ -84,7 +102,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		o.warnf("sink %q did not finish writing within --grace %s; %s it still held were dropped",
 			l.Name(), o.Grace, diag.Events(l.Stats().Dropped))
 	}
-	o.summary(listeners, res.Made, res.Unchanged)
+	o.summary(listeners, res.Made, res.Unchanged, res.Clusters)
 	return err
 }
 
@@ -146,17 +164,12 @@ func clusterUID(ctx context.Context, clients informer.Clients) string {
 
 // engineConfig is the watch the options describe, for the engine.
 func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Config {
-	informers := 0
-	for _, r := range o.resources {
-		if r.Namespaced && len(o.namespaces) > 0 {
-			informers += len(o.namespaces)
-		} else {
-			informers++
+	informers := o.informerCount(o.resources)
+	if len(o.clusters) > 0 {
+		informers = 0
+		for _, c := range o.clusters {
+			informers += o.informerCount(c.resources)
 		}
-	}
-	informers += len(o.Owned.children)
-	if o.WithEvents {
-		informers++
 	}
 	return engine.Config{
 		Resources:         o.resources,
@@ -192,6 +205,23 @@ func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Confi
 				len(listeners), plural(len(listeners)), sinkNames(listeners))
 		},
 	}
+}
+
+// informerCount is how many informers watching resources in one cluster takes.
+func (o *WatchOptions) informerCount(resources []resource.Resource) int {
+	informers := 0
+	for _, r := range resources {
+		if r.Namespaced && len(o.namespaces) > 0 {
+			informers += len(o.namespaces)
+		} else {
+			informers++
+		}
+	}
+	informers += len(o.Owned.children)
+	if o.WithEvents {
+		informers++
+	}
+	return informers
 }
 
 // onlyStdout reports whether every sink writes to stdout: then nobody reading it any
@@ -251,7 +281,8 @@ func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sin
 		Differ: o.differ, ShowOld: o.ShowOld,
 		Query: o.queries[s.Name], Warn: o.warnf,
 		Headers: o.terminals.IsTerminal(o.Streams.Out), PrinterColumns: o.printerCols, TerminalPrinter: o.headerPrinters.add,
-		Opened: func(f *sink.File) { *files = append(*files, f) },
+		Clusters: o.clusterNames(),
+		Opened:   func(f *sink.File) { *files = append(*files, f) },
 	})
 	var invalid *config.InvalidSinkError
 	if errors.As(err, &invalid) {
@@ -262,7 +293,7 @@ func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sin
 
 // summary prints the exit line: how many events were made, what became of them per sink,
 // and how many updates --changes-only left out before they became events.
-func (o *WatchOptions) summary(listeners []*listener.Listener, events, unchanged uint64) {
+func (o *WatchOptions) summary(listeners []*listener.Listener, events, unchanged uint64, clusters []engine.ClusterResult) {
 	parts := make([]string, 0, len(listeners))
 	for _, l := range listeners {
 		parts = append(parts, l.Stats().Summary(l.Name()))
@@ -271,7 +302,7 @@ func (o *WatchOptions) summary(listeners []*listener.Listener, events, unchanged
 	if unchanged > 0 {
 		leftOut = fmt.Sprintf(" (%s unchanged update%s left out by --changes-only)", diag.Count(unchanged), plural(int(unchanged)))
 	}
-	o.infof("stopped after %s%s — %s", diag.Events(events), leftOut, strings.Join(parts, "; "))
+	o.infof("stopped after %s%s%s — %s", diag.Events(events), clustersSummary(clusters), leftOut, strings.Join(parts, "; "))
 	// Losses are worth saying even when nobody asked for the summary.
 	for _, l := range listeners {
 		if st := l.Stats(); st.Dropped > 0 && !o.summaryShown() {
@@ -303,6 +334,8 @@ func (o *WatchOptions) watched() string {
 		where := "in all namespaces"
 		if len(o.namespaces) > 0 {
 			where = "in " + strings.Join(o.namespaces, ", ")
+		} else if o.namespacesDiffer {
+			where = "in each context's namespace"
 		} else if o.namespace != "" {
 			where = "in " + o.namespace
 		}
@@ -311,7 +344,11 @@ func (o *WatchOptions) watched() string {
 	if len(cluster) > 0 {
 		parts = append(parts, strings.Join(cluster, ", ")+" (cluster-scoped)")
 	}
-	return strings.Join(parts, "; ")
+	watched := strings.Join(parts, "; ")
+	if len(o.clusters) > 0 {
+		watched += ", in clusters " + strings.Join(o.clusterNames(), ", ")
+	}
+	return watched
 }
 
 func sinkNames(ls []*listener.Listener) string {

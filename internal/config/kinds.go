@@ -269,6 +269,9 @@ type BuildEnv struct {
 	Headers         bool
 	PrinterColumns  render.PrinterColumns
 	TerminalPrinter func(*render.Printer)
+	// Clusters are the watched clusters' names when there are several: pretty and wide
+	// lines show a cluster column (render.Options.Clusters).
+	Clusters []string
 	// Opened is told of every file a sink opens, so that the caller can close it when a
 	// later sink fails, or remove it when the run never starts.
 	Opened func(*sink.File)
@@ -302,7 +305,7 @@ func buildTerminal(s Sink, env BuildEnv) (listener.Sink, error) {
 		// The command line says the namespace to whoever reads the terminal; a file is
 		// read without it, so file sinks keep it in every name.
 		Namespace: env.Namespace, TerminalWidth: env.TerminalWidth,
-		Headers: env.Headers, PrinterColumns: env.PrinterColumns,
+		Headers: env.Headers, PrinterColumns: env.PrinterColumns, Clusters: env.Clusters,
 	})
 	if err != nil {
 		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
@@ -316,7 +319,7 @@ func buildTerminal(s Sink, env BuildEnv) (listener.Sink, error) {
 func buildFile(s Sink, env BuildEnv) (listener.Sink, error) {
 	p, err := render.NewPrinter(render.Options{
 		Format: render.Format(s.Format), Timestamps: true, ShowKind: env.ShowKind, Diff: env.Differ, ShowOld: env.ShowOld,
-		PrinterColumns: env.PrinterColumns,
+		PrinterColumns: env.PrinterColumns, Clusters: env.Clusters,
 	})
 	if err != nil {
 		return nil, &InvalidSinkError{Sink: s.Name, Err: err}

@@ -6,6 +6,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,6 +86,13 @@ type Config struct {
 	// metrics endpoint).
 	Observer informer.Observer
 
+	// Clusters, when there are several (--context a,b), are each watched with informers
+	// of their own, every one numbering its events from the run's one sequence and
+	// handing them to the same Listeners; each cluster's Resources, Namespace and
+	// NamespaceMissing then replace Config's, and its diagnostics start with
+	// ClusterNotice. Empty: the one cluster of Run's clients.
+	Clusters []Cluster
+
 	// Resume, when not nil, keeps a checkpoint of what the sinks were delivered
 	// (--resume) and, if it holds one from an earlier run, starts from it.
 	Resume *Resume
@@ -122,6 +130,8 @@ type Result struct {
 	// Late are the listeners that did not finish writing within Grace; what they still
 	// held counts as dropped in their stats.
 	Late []*listener.Listener
+	// Clusters says what each of several clusters (Config.Clusters) gave; nil with one.
+	Clusters []ClusterResult
 }
 
 // TimeoutError says Timeout expired before the awaited condition was met.
@@ -188,8 +198,14 @@ type run struct {
 	fatal      chan error
 	limit      chan struct{} // closed once MaxEvents were made
 	limitOnce  sync.Once
-	conditions *exitConditions // nil without Until and UntilDeleted
-	informers  []*informer.Informer
+	conditions *exitConditions      // nil without Until and UntilDeleted
+	informers  []*informer.Informer // every cluster's
+	// clusters are the clusters being watched (one without Config.Clusters);
+	// allClusters those asked for, with those left out at start; live counts those not
+	// left out since.
+	clusters    []*clusterRun
+	allClusters []*clusterRun
+	live        atomic.Int32
 	// stopNamespaceWatch ends watchNamespace (nil when it does not run).
 	stopNamespaceWatch func()
 
@@ -229,16 +245,13 @@ func (r *run) reportFatal(err error) {
 
 func (r *run) limitReached() { r.limitOnce.Do(func() { close(r.limit) }) }
 
-// start builds the informers, checks their rights, and starts delivery. An error, or an
-// interruption while the rights are checked, returns before any goroutine runs and
-// anything is printed (started is false).
+// start builds the informers of every cluster, checks their rights, and starts
+// delivery. An error, or an interruption while the rights are checked, returns before
+// any goroutine runs and anything is printed (started is false). With several clusters,
+// one whose rights are missing is said in one line and left out; only when none is left
+// is it an error.
 func (r *run) start(ctx context.Context, clients informer.Clients) (started bool, _ error) {
 	cfg := r.cfg
-	var until *event.Until
-	if r.conditions != nil {
-		until = r.conditions.until
-	}
-	skip := r.skip()
 	var made func(*event.Event)
 	var redactionKey []byte
 	if cfg.Resume != nil {
@@ -249,95 +262,56 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			Tracker: checkpoint.NewTracker(len(cfg.Listeners)), Warn: cfg.Warn}
 		made = r.checkpoint.Tracker.Made
 	}
-	r.informers = make([]*informer.Informer, 0, len(cfg.Resources)+1)
-	var rootOptions informer.Options
-	for _, ri := range r.resourceInformers() {
-		res := ri.res
-		opts := informer.Options{
-			Namespace:     ri.namespace,
-			LabelSelector: cfg.LabelSelector,
-			FieldSelector: ri.fieldSelector,
-			Names:         cfg.Names,
-			Seq:           &r.seq,
-			WatchOnly:     cfg.WatchOnly,
-			MetadataOnly:  cfg.MetadataOnly,
-			ShowSecrets:   cfg.ShowSecrets,
-			RedactionKey:  redactionKey,
-			NoFastPaths:   cfg.NoFastPaths,
-			MaxEvents:     cfg.MaxEvents,
-			Limit:         r.limitReached,
-			Skip:          skip,
-			Until:         until,
-			Warn:          cfg.Warn,
-			Fatal:         r.reportFatal,
-			Observer:      cfg.Observer,
-			Made:          made,
-		}
-		if cfg.Owned != nil {
-			cfg.Owned.ownedRoot(&opts)
-			rootOptions = opts
-		}
-		inf, err := informer.New(res, clients, opts, registrations(cfg.Listeners, true))
-		if err != nil {
+	r.clusters = r.clusterRuns(clients)
+	r.allClusters = r.clusters
+	for _, c := range r.clusters {
+		if err := r.buildInformers(c, made, redactionKey); err != nil {
 			return false, err
 		}
-		if err := r.resumeFrom(inf); err != nil {
-			return false, err
-		}
-		r.informers = append(r.informers, inf)
 	}
 	if r.conditions != nil {
-		r.conditions.informers = r.informers[:len(r.informers):len(r.informers)]
-	}
-	if cfg.Owned != nil {
-		for _, child := range cfg.Owned.Children {
-			inf, err := informer.New(child.Resource, clients, cfg.Owned.childOptions(rootOptions, child), registrations(cfg.Listeners, true))
-			if err != nil {
-				return false, err
-			}
-			r.informers = append(r.informers, inf)
+		for _, c := range r.clusters {
+			r.conditions.informers = append(r.conditions.informers, c.watched...)
 		}
-	}
-	if cfg.WithEvents {
-		accept, annotate := involvesWatched(r.informers), func(*event.Event) {}
-		if cfg.Owned != nil {
-			accept, annotate = cfg.Owned.Tree.AcceptEvent, cfg.Owned.Tree.Annotate
-		}
-		inf, err := informer.New(coreEvents, clients, informer.Options{
-			Namespace:   cfg.Namespace,
-			Seq:         &r.seq,
-			WatchOnly:   true, // only what happens from now on, like the changes they explain
-			NoFastPaths: cfg.NoFastPaths,
-			MaxEvents:   cfg.MaxEvents,
-			Limit:       r.limitReached,
-			Skip:        skip,
-			Until:       until,
-			Related:     true,
-			Accept:      accept,
-			Annotate:    annotate,
-			Warn:        cfg.Warn,
-			Fatal:       r.reportFatal,
-			Observer:    cfg.Observer,
-		}, registrations(cfg.Listeners, false))
-		if err != nil {
-			return false, err
-		}
-		r.informers = append(r.informers, inf)
 	}
 
 	// An informer's own first list says that its rights are missing, but only after the
 	// other informers printed what they listed, and a missing right to watch only after
 	// it printed its own list: check them all before anything is printed.
-	for _, inf := range r.informers {
-		if err := inf.CheckAccess(ctx); err != nil {
-			if ctx.Err() != nil {
-				return false, nil // interrupted
-			}
-			if cfg.WithEvents && inf == r.informers[len(r.informers)-1] {
-				return false, fmt.Errorf("--with-events: %w", err)
-			}
-			return false, err
+	var watched []*clusterRun
+	var firstErr error
+	for _, c := range r.clusters {
+		err := c.checkAccess(ctx)
+		if ctx.Err() != nil {
+			return false, nil // interrupted
 		}
+		if err == nil {
+			watched = append(watched, c)
+			continue
+		}
+		if len(r.cfg.Clusters) == 0 {
+			return false, err // one cluster: its error, as it is
+		}
+		firstErr = cmp.Or(firstErr, err)
+		c.left = err
+	}
+	if len(watched) == 0 {
+		noCluster := &NoClusterError{Err: firstErr}
+		for _, c := range r.clusters {
+			noCluster.Reasons = append(noCluster.Reasons, fmt.Sprintf(ClusterNotice+"%v", c.Name, c.left))
+		}
+		return false, noCluster
+	}
+	for _, c := range r.clusters {
+		if c.left != nil {
+			cfg.Warn("cluster %s: %v; watching the other clusters without it", c.Name, c.left)
+		}
+	}
+	r.clusters = watched
+	r.live.Store(int32(len(watched)))
+	r.informers = nil
+	for _, c := range watched {
+		r.informers = append(r.informers, c.informers...)
 	}
 	if ctx.Err() != nil {
 		return false, nil // interrupted while connecting: nothing was printed, nothing is
@@ -365,12 +339,118 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 		inf.Start()
 	}
 	go r.afterSync(ctx)
-	if cfg.Namespace != "" && clients.Dynamic != nil && namespaced(cfg.Resources) {
-		nsCtx, stop := context.WithCancel(ctx)
-		r.stopNamespaceWatch = stop
-		go watchNamespace(nsCtx, clients.Dynamic, cfg.Namespace, cfg.NamespaceMissing, cfg.Warn)
+	nsCtx, stop := context.WithCancel(ctx)
+	r.stopNamespaceWatch = stop
+	for _, c := range watched {
+		if c.cfg.Namespace != "" && c.Clients.Dynamic != nil && namespaced(c.cfg.Resources) {
+			go watchNamespace(nsCtx, c.Clients.Dynamic, c.cfg.Namespace, c.cfg.NamespaceMissing, c.cfg.Warn)
+		}
 	}
 	return true, nil
+}
+
+// buildInformers builds c's informers: one per watched type (and namespace), the
+// owned object's children's, and the core Events' (WithEvents), every one numbering its
+// events from the run's one sequence and handing them to every listener.
+func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKey []byte) error {
+	cfg := c.cfg
+	var until *event.Until
+	if r.conditions != nil {
+		until = r.conditions.until
+	}
+	skip := r.skip()
+	// With several clusters each counts its events (for the summary); the core Events'
+	// informer is not the checkpoint's.
+	var counted func(*event.Event)
+	if c.Name != "" {
+		counted = func(*event.Event) { c.made.Add(1) }
+		if checkpointed := made; checkpointed != nil {
+			made = func(ev *event.Event) { counted(ev); checkpointed(ev) }
+		} else {
+			made = counted
+		}
+	}
+	fatal := r.reportFatal
+	if len(r.cfg.Clusters) > 0 {
+		fatal = c.fatal(r)
+	}
+	var rootOptions informer.Options
+	for _, ri := range r.resourceInformers(cfg) {
+		res := ri.res
+		opts := informer.Options{
+			Cluster:       c.Name,
+			Namespace:     ri.namespace,
+			LabelSelector: cfg.LabelSelector,
+			FieldSelector: ri.fieldSelector,
+			Names:         cfg.Names,
+			Seq:           &r.seq,
+			WatchOnly:     cfg.WatchOnly,
+			MetadataOnly:  cfg.MetadataOnly,
+			ShowSecrets:   cfg.ShowSecrets,
+			RedactionKey:  redactionKey,
+			NoFastPaths:   cfg.NoFastPaths,
+			MaxEvents:     cfg.MaxEvents,
+			Limit:         r.limitReached,
+			Skip:          skip,
+			Until:         until,
+			Warn:          cfg.Warn,
+			Fatal:         fatal,
+			Observer:      cfg.Observer,
+			Made:          made,
+		}
+		if cfg.Owned != nil {
+			cfg.Owned.ownedRoot(&opts)
+			rootOptions = opts
+		}
+		inf, err := informer.New(res, c.Clients, opts, registrations(cfg.Listeners, true))
+		if err != nil {
+			return err
+		}
+		if err := r.resumeFrom(inf); err != nil {
+			return err
+		}
+		c.informers = append(c.informers, inf)
+	}
+	c.watched = c.informers[:len(c.informers):len(c.informers)]
+	if cfg.Owned != nil {
+		for _, child := range cfg.Owned.Children {
+			inf, err := informer.New(child.Resource, c.Clients, cfg.Owned.childOptions(rootOptions, child), registrations(cfg.Listeners, true))
+			if err != nil {
+				return err
+			}
+			c.informers = append(c.informers, inf)
+		}
+	}
+	if cfg.WithEvents {
+		accept, annotate := involvesWatched(c.informers), func(*event.Event) {}
+		if cfg.Owned != nil {
+			accept, annotate = cfg.Owned.Tree.AcceptEvent, cfg.Owned.Tree.Annotate
+		}
+		inf, err := informer.New(coreEvents, c.Clients, informer.Options{
+			Cluster:     c.Name,
+			Namespace:   cfg.Namespace,
+			Seq:         &r.seq,
+			WatchOnly:   true, // only what happens from now on, like the changes they explain
+			NoFastPaths: cfg.NoFastPaths,
+			MaxEvents:   cfg.MaxEvents,
+			Limit:       r.limitReached,
+			Skip:        skip,
+			Until:       until,
+			Related:     true,
+			Accept:      accept,
+			Annotate:    annotate,
+			Warn:        cfg.Warn,
+			Fatal:       fatal,
+			Observer:    cfg.Observer,
+			Made:        counted,
+		}, registrations(cfg.Listeners, false))
+		if err != nil {
+			return err
+		}
+		c.events = inf
+		c.informers = append(c.informers, inf)
+	}
+	return nil
 }
 
 // resumeFrom puts the objects the checkpoint holds for inf's resource into its cache, so
@@ -449,11 +529,12 @@ func storedVersion(store cache.Store, key string) string {
 	return m.GetResourceVersion()
 }
 
-// afterSync waits for every informer's initial list, then lets the checkpoint's tracker
+// afterSync waits for every informer's initial list (of the clusters not left out
+// meanwhile), then lets the checkpoint's tracker
 // share the cache's unchanged objects, calls Config.Synced and tells the exit conditions.
 func (r *run) afterSync(ctx context.Context) {
-	for _, inf := range r.informers {
-		if !inf.WaitForSync(ctx) {
+	for _, c := range r.clusters {
+		if !c.waitForSync(ctx) {
 			return
 		}
 	}
@@ -578,7 +659,7 @@ func (r *run) shutdown(reason StopReason) Result {
 		<-r.checkpointDone
 		r.checkpointErr = r.checkpoint.Write()
 	}
-	return Result{Reason: reason, Made: made, Unchanged: r.unchanged.Load(), Late: late}
+	return Result{Reason: reason, Made: made, Unchanged: r.unchanged.Load(), Late: late, Clusters: r.clusterResults(r.allClusters)}
 }
 
 // stopInformers stops the informers, so that no event is made after those the sinks are

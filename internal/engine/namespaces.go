@@ -18,15 +18,14 @@ type resourceInformer struct {
 	fieldSelector string
 }
 
-// resourceInformers says which informers the watch needs: one per type, or, with several
+// resourceInformers says which informers the watch of one cluster (cfg) needs: one per type, or, with several
 // namespaces (-n a,b,c), one per namespace for each namespaced type. The server filters
 // each informer's namespace, so a namespace not asked for costs nothing, whatever the
 // size of the cluster; each informer costs a list and a watch connection. Excluded
 // namespaces given by name are left out by the server too (a field selector
 // metadata.namespace!=NAME, which every namespaced type supports); patterns are left out
 // by namespaceFilter.
-func (r *run) resourceInformers() []resourceInformer {
-	cfg := r.cfg
+func (r *run) resourceInformers(cfg Config) []resourceInformer {
 	var out []resourceInformer
 	for _, res := range cfg.Resources {
 		if !res.Namespaced {

@@ -15,7 +15,7 @@ func TestResourceInformersPerNamespace(t *testing.T) {
 	pods := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true}
 	nodes := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}}
 	r := newRun(Config{Resources: []resource.Resource{pods, nodes}, Namespaces: []string{"a", "b"}, FieldSelector: "status.phase=Running"})
-	got := r.resourceInformers()
+	got := r.resourceInformers(r.cfg)
 	want := []resourceInformer{
 		{res: pods, namespace: "a", fieldSelector: "status.phase=Running"},
 		{res: pods, namespace: "b", fieldSelector: "status.phase=Running"},
@@ -32,7 +32,7 @@ func TestResourceInformersPerNamespace(t *testing.T) {
 
 	// Excluded names go to the server; patterns do not, and nodes get neither.
 	r = newRun(Config{Resources: []resource.Resource{pods, nodes}, ExcludeNamespaces: []string{"kube-system", "team-*"}})
-	got = r.resourceInformers()
+	got = r.resourceInformers(r.cfg)
 	if got[0].fieldSelector != "metadata.namespace!=kube-system" || got[0].namespace != "" || got[1].fieldSelector != "" {
 		t.Errorf("informers with exclusions = %+v", got)
 	}

@@ -50,6 +50,10 @@ type Event struct {
 	// get none), so a gap in one sink's output is exactly where that sink dropped events
 	// or, for a jq sink, where its expression yielded nothing. Zero for SYNC events.
 	Seq uint64
+	// Cluster is the kubeconfig context the object's cluster was reached through, when
+	// several clusters are watched at once (--context a,b); "" with one cluster, whose
+	// output says nothing about it.
+	Cluster string
 	// Resource is the watched resource; Kind its kind (e.g. "Pod").
 	Resource schema.GroupVersionResource
 	Kind     string

@@ -49,7 +49,11 @@ type Options struct {
 	// Names restricts the stream to these object names. One name becomes a server-side
 	// field selector; several are filtered here, since field selectors cannot OR.
 	Names []string
-	// Seq numbers events across all informers of one command; nil starts at zero.
+	// Cluster names the cluster every event of this informer comes from (Event.Cluster):
+	// the kubeconfig context, when several clusters are watched; "" with one.
+	Cluster string
+	// Seq numbers events across all informers of one command (of every cluster); nil
+	// starts at zero.
 	Seq *atomic.Uint64
 	// WatchOnly leaves out the ADDED events of the initial list (client-go's
 	// isInInitialList), so only changes after start-up are reported.
@@ -215,7 +219,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	if !opts.NoFastPaths {
 		encoder = wire.NewPartEncoder()
 	}
-	m := &minter{res: res, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: encoder,
+	m := &minter{res: res, cluster: opts.Cluster, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: encoder,
 		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{},
 		observer: opts.Observer, made: opts.Made}
 	if opts.LabelSelector != "" || opts.FieldSelector != "" {
@@ -471,6 +475,7 @@ type pendingEvent struct {
 // encoded once for all sinks and every sink sees the same seq for the same change.
 type minter struct {
 	res       resource.Resource
+	cluster   string
 	names     []string
 	watchOnly bool
 	maxSeq    uint64 // 0: no limit
@@ -531,6 +536,7 @@ func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown bo
 	ev := &event.Event{
 		Type:              typ,
 		Time:              time.Now(),
+		Cluster:           m.cluster,
 		Resource:          m.res.GVR,
 		Kind:              m.res.GVK.Kind,
 		Object:            obj.(runtime.Object),

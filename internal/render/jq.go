@@ -213,6 +213,9 @@ func buildEnvelopeValue(ev *event.Event, d *Differ, showOld bool) (map[string]an
 	if ev.Seq != 0 {
 		envelope["seq"] = json.Number(strconv.FormatUint(ev.Seq, 10))
 	}
+	if ev.Cluster != "" {
+		envelope["cluster"] = ev.Cluster
+	}
 	addOwnersValue(envelope, ev)
 	if showOld && hasOld(ev) {
 		old, err := ev.OldValue()

@@ -14,7 +14,8 @@ import (
 //
 //	{"type":"ADDED","time":"<RFC 3339, UTC>","seq":42,"resource":{"group":"","version":"v1","resource":"pods"},"object":{...},"finalStateUnknown":true}
 //
-// seq is left out for SYNC events (which have none), finalStateUnknown unless true, and
+// seq is left out for SYNC events (which have none), cluster unless several clusters are
+// watched (the kubeconfig context the event came through), finalStateUnknown unless true, and
 // reason unless the event has one ("selector": a DELETED object that still exists but no
 // longer matches the selectors, written last).
 // The object is copied from ev.ObjectJSON, so it is encoded once however many sinks
@@ -52,6 +53,10 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *Differ, showOld bool
 	if ev.Seq != 0 {
 		dst = append(dst, `,"seq":`...)
 		dst = strconv.AppendUint(dst, ev.Seq, 10)
+	}
+	if ev.Cluster != "" {
+		dst = append(dst, `,"cluster":`...)
+		dst = appendJSONString(dst, ev.Cluster)
 	}
 	dst = append(dst, `,"resource":{"group":`...)
 	dst = appendJSONString(dst, ev.Resource.Group)

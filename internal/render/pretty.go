@@ -95,6 +95,12 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	dst = ev.Time.In(p.location).AppendFormat(dst, layout)
 	dst = append(dst, columnGap...)
 	line.timeWidth = len(dst) - lineStart // times are ASCII
+	if p.clusters != nil {
+		// Part of the time column for what comes after: changes are indented past it.
+		line.clockWidth = line.timeWidth
+		dst = p.clusters.append(dst, ev.Cluster)
+		line.timeWidth += p.clusters.width + len(columnGap)
+	}
 
 	if related, ok := ev.Object.(*corev1.Event); ok && ev.Related {
 		return p.appendRelatedEvent(dst, related, ev.Owners, line), nil
@@ -140,9 +146,12 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 type lineLayout struct {
 	// terminalWidth is the terminal's width in columns, 0 when output is not a terminal.
 	terminalWidth int
-	// timeWidth is the width of the time column and its gap: where the type starts and
-	// changes are indented to.
+	// timeWidth is the width of the time column and its gap (and of the cluster column
+	// and its gap, when there is one): where the type starts and changes are indented to.
 	timeWidth int
+	// clockWidth is the width of the time alone and its gap, when there is a cluster
+	// column; 0 without one.
+	clockWidth int
 	// summaryColumn is where the summary after the name starts.
 	summaryColumn int
 }

@@ -109,6 +109,10 @@ type Options struct {
 	// PrinterColumns are the additionalPrinterColumns of the watched custom resources,
 	// which pretty and wide output show as kubectl does.
 	PrinterColumns PrinterColumns
+	// Clusters are the names of the clusters watched (kubeconfig contexts) when there
+	// are several: pretty and wide output then show a cluster column after the time.
+	// With one (or none) there is no column.
+	Clusters []string
 }
 
 // Printer renders events in one format. It keeps scratch state between calls, so each
@@ -150,6 +154,8 @@ type Printer struct {
 	headerEpoch  uint64
 	// template prints the template formats (custom-columns=, jsonpath=, go-template=...).
 	template *templatePrinter
+	// clusters is the cluster column (Options.Clusters); nil with one cluster.
+	clusters *clusterColumn
 }
 
 // NewPrinter returns a Printer for o.
@@ -178,6 +184,7 @@ func NewPrinter(o Options) (*Printer, error) {
 		width:        o.TerminalWidth,
 		changeMarks:  newChangeMarks(o.Color),
 		typeColumn:   minTypeColumn,
+		clusters:     newClusterColumn(o.Clusters, o.Color),
 	}
 	if IsTemplateFormat(string(format)) {
 		var err error
@@ -187,6 +194,9 @@ func NewPrinter(o Options) (*Printer, error) {
 	}
 	p.tables = map[schema.GroupKind]*kindTable{}
 	p.headers = o.Headers
+	if p.headers && p.clusters != nil {
+		p.clusters.width = max(p.clusters.width, len("CLUSTER")) // under its header
+	}
 	p.crdTables = map[schema.GroupKind]*crdTable{}
 	for gk, columns := range o.PrinterColumns {
 		if len(columns) == 0 {

@@ -100,7 +100,13 @@ func (p *Printer) appendCells(dst []byte, ev *event.Event, m metav1.Object) []by
 // rendered: TIME, EVENT and NAME (kubeevents' columns), then kubectl's.
 func (p *Printer) appendHeader(dst []byte, t *kindTable, line lineLayout) []byte {
 	dst = append(dst, "TIME"...)
-	dst = appendSpaces(dst, max(line.timeWidth-len("TIME"), 1))
+	if p.clusters != nil {
+		dst = appendSpaces(dst, max(line.clockWidth-len("TIME"), 1))
+		dst = append(dst, "CLUSTER"...)
+		dst = appendSpaces(dst, max(line.timeWidth-line.clockWidth-len("CLUSTER"), 1))
+	} else {
+		dst = appendSpaces(dst, max(line.timeWidth-len("TIME"), 1))
+	}
 	dst = append(dst, "EVENT"...)
 	dst = appendPadding(dst, len("EVENT"), p.typeColumn)
 	dst = append(dst, "NAME"...)

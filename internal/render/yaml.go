@@ -50,6 +50,9 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	if ev.Seq != 0 {
 		envelope.Content = append(envelope.Content, str("seq"), scalar("!!int", strconv.FormatUint(ev.Seq, 10)))
 	}
+	if ev.Cluster != "" {
+		envelope.Content = append(envelope.Content, str("cluster"), str(ev.Cluster))
+	}
 	envelope.Content = append(envelope.Content,
 		str("resource"), mapping(
 			str("group"), str(ev.Resource.Group),
