@@ -170,6 +170,7 @@ func runE2E(args []string) error {
 		"last_event_delta_ms_vs_kubectl":  round(float64(ke.lastT-kc.lastT)/1e6, 2),
 		"three_sinks_cpu_ratio_vs_one":    ratio(k3.CPUPerEventUS, ke.CPUPerEventUS),
 		"p99_lag_ms_three_sinks":          k3.P99LagMS,
+		"peak_rss_ratio_vs_kubectl":       ratio(ke.RSSMB, kc.RSSMB),
 	}
 	result := map[string]any{
 		"events":                            pods.Total,
@@ -183,12 +184,14 @@ func runE2E(args []string) error {
 		"last_event_delta_ms_vs_kubectl":    results["last_event_delta_ms_vs_kubectl"],
 		"p99_lag_over_floor_ms_json":        ke.P99OverFloorMS,
 		"p99_lag_over_floor_ms_three_sinks": k3.P99OverFloorMS,
+		"peak_rss_ratio_vs_kubectl":         results["peak_rss_ratio_vs_kubectl"],
 	}
 	targets := []target{
 		newTarget("cpu_ratio_vs_kubectl (pods, -o json)", ratio(ke.CPUPerEventUS, kc.CPUPerEventUS), 0.5),
 		newTarget("cpu_ratio_vs_typed_floor (pods, -o json)", ratio(ke.CPUPerEventUS, ft.CPUPerEventUS), 1.5),
 		newTarget("last_event_lag_ratio_vs_kubectl", lastRatio(ke, kc, pods.start), 1.0),
 		newTarget("p99_lag_ms_three_sinks", k3.P99LagMS, 50),
+		newTarget("peak_rss_ratio_vs_kubectl (pods, -o json)", ratio(ke.RSSMB, kc.RSSMB), 1.0),
 	}
 	if b := pods.Clients["kubeevents_json_b"]; b != nil {
 		results["cpu_ratio_b_vs_a"] = ratio(b.CPUPerEventUS, ke.CPUPerEventUS)
