@@ -21,9 +21,10 @@ import (
 
 // DefaultHeadroom is the least the heap may grow beyond its live size between two
 // collections. A pod event costs about 11 KB of allocation (encoding, diff, decoding
-// what changed), so 8 MB is some 700 events between collections of a small cache:
-// collections then take 1–2% of the CPU, where 64 MB of headroom (the value until
-// 2026-11-23) saved under 1% more and doubled kubeevents' peak RSS against kubectl's.
+// what changed), so 8 MB is some 700 events between collections of a small cache.
+// 64 MB (the value until 2026-11-23) made collections under 1% of the CPU rather than
+// about 3%, yet side by side on the same events the two used the same CPU within 0.5%,
+// and 64 MB made kubeevents' peak RSS 1.7 times kubectl's (bench/README.md).
 const DefaultHeadroom = 8 << 20
 
 // liveHeap is the runtime metric of the heap that survived the last collection.
