@@ -54,6 +54,11 @@ func runMem(args []string) error {
 	if err := o.tools.check(); err != nil {
 		return err
 	}
+	switch o.sequential {
+	case "on", "off", "auto":
+	default:
+		return fmt.Errorf("-sequential %q: use on, off or auto", o.sequential)
+	}
 	ns := o.namespace
 	if ns == "" {
 		ns = "kubeevents-bench-mem-" + strconv.Itoa(o.n)
