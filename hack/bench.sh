@@ -17,7 +17,8 @@ usage: hack/bench.sh COMMAND [HARNESS FLAGS...]
                             Results: bench/results.json and a RESULT line (keys per mode).
   mem     (make bench-mem)  N realistic pods (default 10000) cached by kubeevents,
                             kubeevents --metadata-only, a plain dynamic informer and kubectl
-                            get -w: RSS and initial-sync CPU. Results: bench/results-mem.json.
+                            get -w: RSS, initial-sync CPU, first event (from 50,000 pods
+                            one client at a time). Results: bench/results-mem.json.
   short   (make test-bench) e2e of every mode with N=50 M=2 (rollout: 3 Deployments x 2
                             replicas, one update) plus the custom-resource variant, and mem
                             with 50 pods: checks that every client saw every event, not times.

@@ -215,6 +215,7 @@ func runE2E(args []string) error {
 			newTarget("cpu_ratio_3sinks_"+mode, med["cpu_ratio_3sinks"], 1.2),
 			newTarget("last_event_vs_kubectl_"+mode, med["last_event_vs_kubectl"], 1.0),
 			newTarget("p99_lag_3sinks_ms_"+mode, med["p99_lag_3sinks_ms"], 50),
+			newTarget("peak_rss_ratio_vs_kubectl_"+mode, med["peak_rss_ratio_vs_kubectl"], 1.0),
 		)
 		if _, ok := med["cpu_ratio_b_vs_a"]; ok {
 			logf("%s: kubeevents B / A: %s", mode, fmtNum(med["cpu_ratio_b_vs_a"]))

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat (100 on Linux).
@@ -40,6 +42,29 @@ type procSpec struct {
 	files        []fileOutput
 }
 
+// evictFromPageCache drops an executable's pages from the page cache (those no running
+// process maps), so that every client starts by reading its program from disk the same
+// way. Without it, peak RSS compares page-cache histories rather than programs: on this
+// kernel (6.18, ext4 with large folios) a binary the compiler just wrote sits in the page
+// cache in large folios, and each fault maps a whole folio, so kubeevents, built seconds
+// before the run, had 59 MB of its file resident against 41 MB once read from disk, while
+// kubectl, written hours before, had 36 MB (2026-11-23, bench/README.md).
+func evictFromPageCache(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// Dirty pages are not dropped: write them first.
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return fmt.Errorf("fdatasync %s: %w", path, err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("fadvise %s: %w", path, err)
+	}
+	return nil
+}
+
 // startProc starts a client with its stdout on a pipe the harness reads (or /dev/null),
 // its stderr in a file, and its file outputs tailed. Raw outputs go to outdir.
 func startProc(spec procSpec, outdir, sentinel string, env []string) (*proc, error) {
@@ -66,6 +91,9 @@ func startProc(spec procSpec, outdir, sentinel string, env []string) (*proc, err
 	}
 	for _, f := range spec.files {
 		_ = os.Remove(f.path) // sinks append
+	}
+	if err := evictFromPageCache(cmd.Path); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", spec.name, err)
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", spec.name, err)
@@ -122,6 +150,34 @@ func (p *proc) cpu() (float64, error) {
 		return 0, fmt.Errorf("%s: malformed utime/stime", p.name)
 	}
 	return (utime + stime) / clockTicks, nil
+}
+
+// rssSplit is RssAnon and RssFile in MiB (0, 0 for a process that has ended): what the
+// program allocated, and the pages of files it maps (mostly its executable) that are
+// resident.
+func (p *proc) rssSplit() (anon, file float64, err error) {
+	if !p.alive() {
+		return 0, 0, nil
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
+	}
+	for line := range strings.Lines(string(b)) {
+		k, v, _ := strings.Cut(line, ":")
+		fields := strings.Fields(v)
+		if len(fields) == 0 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(fields[0], 64)
+		switch k {
+		case "RssAnon":
+			anon = kb / 1024
+		case "RssFile":
+			file = kb / 1024
+		}
+	}
+	return anon, file, nil
 }
 
 // memory is VmRSS and VmHWM (peak) in MiB; for a process that has ended, 0 and its

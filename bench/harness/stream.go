@@ -246,6 +246,17 @@ func (s *source) decode(tee io.Writer) {
 	}
 }
 
+// firstAt is when the first event (not the sentinel's) was read, in Unix nanoseconds; 0
+// before any.
+func (s *source) firstAt() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.recs) == 0 {
+		return 0
+	}
+	return s.recs[0].t
+}
+
 // snapshot returns the counts by type, the number of sentinel events and the error so far.
 func (s *source) snapshot() (map[string]int, int, error) {
 	s.mu.Lock()
