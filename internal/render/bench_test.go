@@ -352,4 +352,3 @@ func BenchmarkPrettyLineWithDiff(b *testing.B) {
 	}
 	b.SetBytes(int64(len(dst)))
 }
-
