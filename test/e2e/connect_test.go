@@ -55,6 +55,8 @@ func silentTLS(t *testing.T) (server string, seen *atomic.Int32) {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen.Add(1)
 		<-r.Context().Done()
+		// Never an answer, not even the empty 200 a handler that returns would send.
+		panic(http.ErrAbortHandler)
 	}))
 	srv.StartTLS()
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
