@@ -36,7 +36,11 @@
 // then the resource types, namespace, selectors, names, --metadata-only and
 // --show-secrets), one line per object ({"resource": ..., "object": {...}}: the object as
 // the sinks were given it, redacted as they saw it), and a last line with the count of
-// objects, without which the file is truncated. It is written whole, at most once a
+// objects, without which the file is truncated. With several clusters (--context a,b)
+// the file is a section of such lines per cluster, each header naming its context
+// (version 2; one cluster's file stays version 1): each cluster resumes from its own,
+// and the sections of clusters not watched this time are written back as they were
+// read. It is written whole, at most once a
 // second while something settled (and less often when writing takes long, so that it
 // costs at most a tenth of the time), at the start and at exit: to a temporary file in
 // the same directory, fsynced, renamed over the old one, and the directory fsynced, mode
