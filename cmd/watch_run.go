@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,6 +134,9 @@ func (o *WatchOptions) resume(ctx context.Context, clients informer.Clients, clu
 		saved, err := file.For(name, watch)
 		if err != nil {
 			return err
+		}
+		if slices.Contains(used, saved) {
+			saved = nil // a run of one cluster's section, taken by another context of it
 		}
 		if saved == nil && file != nil {
 			o.warnf(engine.ClusterNotice+"--resume %s has no checkpoint of this cluster yet; starting afresh for it", name, o.Resume)

@@ -280,7 +280,8 @@ func readSection(r *bufio.Reader, s *Saved, n int, corrupt func(int, string, ...
 // For finds the section of the cluster of context name ("" in a run of one cluster)
 // that watches now, and checks that it belongs to now's watch. A section is the
 // cluster's if it has its context name; failing that, a section of a run of one cluster
-// (or, in a run of one cluster, any section) whose server and cluster UID are now's. The
+// that is of now's watch, or, in a run of one cluster, any section whose server and
+// cluster UID are now's. The
 // section is nil if the file has none for the cluster: a cluster new to the file. In a
 // run of one cluster, a file with sections but none of this cluster is another watch's.
 func (f *File) For(name string, now Watch) (*Saved, error) {
@@ -293,8 +294,13 @@ func (f *File) For(name string, now Watch) (*Saved, error) {
 		}
 	}
 	for _, s := range f.Sections {
-		if (s.Context == "" || name == "") && s.Watch.sameCluster(now) {
+		switch {
+		case name == "" && s.Watch.sameCluster(now):
 			return s, s.Check(now)
+		case s.Context == "" && s.Check(now) == nil:
+			// Only if it is this watch: two contexts of one cluster (other namespaces,
+			// say) must not take the other's checkpoint, or be refused for it.
+			return s, nil
 		}
 	}
 	if name == "" {

@@ -150,6 +150,11 @@ func TestOldSingleClusterFile(t *testing.T) {
 	if s, err := file.For("two", watchOf("https://two", "uid-2")); s != nil || err != nil {
 		t.Fatalf("context two, another cluster: %v, %v; want none (start afresh)", s, err)
 	}
+	otherNamespace := w
+	otherNamespace.Namespace = "other"
+	if s, err := file.For("one-other", otherNamespace); s != nil || err != nil {
+		t.Fatalf("another context of the same cluster, another namespace: %v, %v; want none (start afresh)", s, err)
+	}
 	// A version 1 file with a second section is not one this kubeevents wrote.
 	if err := os.WriteFile(path, append(raw, raw...), 0o600); err != nil {
 		t.Fatal(err)
