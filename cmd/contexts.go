@@ -161,8 +161,6 @@ func (o *WatchOptions) checkSeveralClusters() error {
 		return usageErrorf("--owned follows one object in one cluster, but several contexts are watched; give one --context")
 	case o.UntilDeleted:
 		return usageErrorf("--until-deleted waits for objects of one cluster, but several contexts are watched; give one --context")
-	case o.Resume != "":
-		return usageErrorf("--resume keeps the checkpoint of one cluster, but several contexts are watched; give one --context, or drop --resume")
 	}
 	return nil
 }

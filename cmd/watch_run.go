@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,7 +82,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			return err
 		}
 	}
-	if cfg.Resume, err = o.resume(ctx, clients); err != nil {
+	if cfg.Resume, err = o.resume(ctx, clients, cfg.Clusters); err != nil {
 		return err
 	}
 	if len(o.clusters) == 0 {
@@ -106,45 +107,76 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 	return err
 }
 
-// resume reads the --resume checkpoint, if there is one, and checks that it belongs to
-// this watch. A checkpoint that does not (or is not a whole one) is refused, never
-// overwritten: it may be another watch's, whose next start would then replay everything.
-func (o *WatchOptions) resume(ctx context.Context, clients informer.Clients) (*engine.Resume, error) {
+// resume reads the --resume checkpoint, if there is one, and checks that each cluster's
+// section belongs to this watch. A checkpoint that does not (or is not a whole one) is
+// refused, never overwritten: it may be another watch's, whose next start would then
+// replay everything. With several clusters (clusters), each has its own section; one
+// new to the file starts afresh, said in one line.
+func (o *WatchOptions) resume(ctx context.Context, clients informer.Clients, clusters []engine.Cluster) (*engine.Resume, error) {
 	if o.Resume == "" {
 		return nil, nil
 	}
+	var file *checkpoint.File
+	if !o.ResumeReset {
+		var err error
+		if file, err = checkpoint.Load(o.Resume); err != nil {
+			var corrupt *checkpoint.CorruptError
+			if errors.As(err, &corrupt) {
+				return nil, err
+			}
+			return nil, &UsageError{Err: err} // a directory, a file that cannot be read
+		}
+	}
+	resume := &engine.Resume{Path: o.Resume, Clusters: map[string]engine.ClusterResume{}}
+	var used []*checkpoint.Saved
+	add := func(name, server string, clients informer.Clients, namespace string, resources []resource.Resource) error {
+		watch := o.checkpointWatch(server, clusterUID(ctx, clients), namespace, resources)
+		saved, err := file.For(name, watch)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(used, saved) {
+			saved = nil // a run of one cluster's section, taken by another context of it
+		}
+		if saved == nil && file != nil {
+			o.warnf(engine.ClusterNotice+"--resume %s has no checkpoint of this cluster yet; starting afresh for it", name, o.Resume)
+		}
+		if saved != nil {
+			used = append(used, saved)
+		}
+		resume.Clusters[name] = engine.ClusterResume{Watch: watch, Saved: saved}
+		return nil
+	}
+	if len(clusters) == 0 {
+		if err := add("", o.restConfig.Host, clients, o.namespace, o.resources); err != nil {
+			return nil, err
+		}
+	}
+	for i, c := range clusters {
+		if err := add(c.Name, o.clusters[i].restConfig.Host, c.Clients, c.Namespace, c.Resources); err != nil {
+			return nil, err
+		}
+	}
+	resume.Kept = file.Others(used)
+	return resume, nil
+}
+
+// checkpointWatch is what one cluster's checkpoint belongs to.
+func (o *WatchOptions) checkpointWatch(server, uid, namespace string, resources []resource.Resource) checkpoint.Watch {
 	watch := checkpoint.Watch{
-		Server:        o.restConfig.Host,
-		Cluster:       clusterUID(ctx, clients),
-		Namespace:     o.namespace,
+		Server:        server,
+		Cluster:       uid,
+		Namespace:     namespace,
 		LabelSelector: o.LabelSelector,
 		FieldSelector: o.FieldSelector,
 		Names:         o.Names,
 		MetadataOnly:  o.MetadataOnly,
 		ShowSecrets:   o.ShowSecrets,
 	}
-	for _, r := range o.resources {
+	for _, r := range resources {
 		watch.Resources = append(watch.Resources, checkpoint.ResourceName(r.GVR))
 	}
-	resume := &engine.Resume{Path: o.Resume, Watch: watch}
-	if o.ResumeReset {
-		return resume, nil
-	}
-	saved, err := checkpoint.Load(o.Resume)
-	if err != nil {
-		var corrupt *checkpoint.CorruptError
-		if errors.As(err, &corrupt) {
-			return nil, err
-		}
-		return nil, &UsageError{Err: err} // a directory, a file that cannot be read
-	}
-	if saved != nil {
-		if err := saved.Check(watch); err != nil {
-			return nil, err
-		}
-	}
-	resume.Saved = saved
-	return resume, nil
+	return watch
 }
 
 // clusterUID is the cluster's identity for the checkpoint: the UID of its kube-system

@@ -33,7 +33,7 @@ func BenchmarkWrite10kPods(b *testing.B) {
 		e.Written()
 	}
 	path := filepath.Join(b.TempDir(), "ckpt")
-	w := &Writer{Path: path, Watch: testWatch(), Tracker: tr}
+	w := &Writer{Path: path, Sections: oneSection(testWatch(), tr)}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := w.Write(); err != nil {

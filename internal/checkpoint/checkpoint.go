@@ -36,7 +36,11 @@
 // then the resource types, namespace, selectors, names, --metadata-only and
 // --show-secrets), one line per object ({"resource": ..., "object": {...}}: the object as
 // the sinks were given it, redacted as they saw it), and a last line with the count of
-// objects, without which the file is truncated. It is written whole, at most once a
+// objects, without which the file is truncated. With several clusters (--context a,b)
+// the file is a section of such lines per cluster, each header naming its context
+// (version 2; one cluster's file stays version 1): each cluster resumes from its own,
+// and the sections of clusters not watched this time are written back as they were
+// read. It is written whole, at most once a
 // second while something settled (and less often when writing takes long, so that it
 // costs at most a tenth of the time), at the start and at exit: to a temporary file in
 // the same directory, fsynced, renamed over the old one, and the directory fsynced, mode
@@ -69,10 +73,12 @@ import (
 )
 
 // Format and Version name the file's format in its header; a file of another version is
-// refused, never rewritten.
+// refused, never rewritten. Version 1 is one cluster's checkpoint (a run of one cluster
+// writes it, as it always did); version 2 is one section per cluster (--context a,b).
 const (
-	Format  = "kubeevents-checkpoint"
-	Version = 1
+	Format          = "kubeevents-checkpoint"
+	Version         = 2
+	VersionOneWatch = 1
 )
 
 // Watch is what a checkpoint belongs to: a run resumes from it only if every field is the
@@ -92,10 +98,20 @@ type Watch struct {
 	ShowSecrets   bool     `json:"showSecrets"`
 }
 
-// header is the file's first line.
+// sameCluster reports whether w and now lead to the same cluster: the same server and,
+// when both are known, the same kube-system UID.
+func (w Watch) sameCluster(now Watch) bool {
+	return w.Server == now.Server && (w.Cluster == "" || now.Cluster == "" || w.Cluster == now.Cluster)
+}
+
+// header is each section's first line.
 type header struct {
-	Format  string    `json:"format"`
-	Version int       `json:"version"`
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// Context is the kubeconfig context whose cluster the section is (version 2); a
+	// version 1 file has one section, without it, which a later run of several clusters
+	// keeps unnamed if none of them is its cluster.
+	Context string    `json:"context,omitempty"`
 	Written time.Time `json:"written"`
 	Watch   Watch     `json:"watch"`
 	// RedactionKey is the key of redacted Secret values' fingerprints, kept so that an
@@ -112,10 +128,18 @@ type line struct {
 	} `json:"end,omitempty"`
 }
 
-// Saved is a checkpoint read back: the watch it belongs to and, per resource, the JSON of
-// every object as the sinks were given it.
+// File is a checkpoint file read back: one section per cluster (one, unnamed, in a file
+// a run of one cluster wrote).
+type File struct {
+	Path     string
+	Sections []*Saved
+}
+
+// Saved is one cluster's checkpoint read back: the watch it belongs to and, per
+// resource, the JSON of every object as the sinks were given it.
 type Saved struct {
 	Path         string
+	Context      string // the section's context; "" for a run of one cluster
 	Written      time.Time
 	Watch        Watch
 	RedactionKey []byte
@@ -152,16 +176,22 @@ func (e *CorruptError) Error() string {
 // MismatchError says the checkpoint belongs to another watch.
 type MismatchError struct {
 	Path        string
+	Context     string   // the cluster whose section differs; "" with one cluster
 	Differences []string // "namespace: \"a\" in the checkpoint, \"b\" now"
 }
 
 func (e *MismatchError) Error() string {
-	return fmt.Sprintf("--resume %s: the checkpoint is of another watch (%s); %s",
-		e.Path, strings.Join(e.Differences, "; "), startAfresh)
+	whose := "the checkpoint is"
+	if e.Context != "" {
+		whose = "the checkpoint of cluster " + e.Context + " is"
+	}
+	return fmt.Sprintf("--resume %s: %s of another watch (%s); %s",
+		e.Path, whose, strings.Join(e.Differences, "; "), startAfresh)
 }
 
-// Load reads the checkpoint at path; a file that does not exist is no checkpoint (nil, nil).
-func Load(path string) (*Saved, error) {
+// Load reads the checkpoint file at path; a file that does not exist is no checkpoint
+// (nil, nil).
+func Load(path string) (*File, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -177,49 +207,126 @@ func Load(path string) (*Saved, error) {
 	corrupt := func(n int, format string, args ...any) error {
 		return &CorruptError{Path: path, Line: n, What: fmt.Sprintf(format, args...)}
 	}
-	first, err := r.ReadBytes('\n')
-	if err != nil && (err != io.EOF || len(first) == 0) {
-		if err == io.EOF {
-			return nil, corrupt(0, "the file is empty")
+	file := &File{Path: path}
+	n := 1
+	for {
+		first, err := r.ReadBytes('\n')
+		if err != nil && (err != io.EOF || len(first) == 0) {
+			if err == io.EOF {
+				return nil, corrupt(0, "the file is empty")
+			}
+			return nil, fmt.Errorf("--resume %s: %w", path, err)
 		}
-		return nil, fmt.Errorf("--resume %s: %w", path, err)
+		var h header
+		if err := json.Unmarshal(first, &h); err != nil || h.Format != Format {
+			return nil, corrupt(n, "no checkpoint header (is this a kubeevents --resume file?)")
+		}
+		if h.Version != Version && h.Version != VersionOneWatch {
+			return nil, corrupt(n, "checkpoint version %d, this kubeevents reads versions %d and %d", h.Version, VersionOneWatch, Version)
+		}
+		if len(file.Sections) > 0 && (h.Version != Version || file.Sections[0].Context == "") {
+			return nil, corrupt(n, "a second section in a checkpoint of one cluster")
+		}
+		if slices.ContainsFunc(file.Sections, func(s *Saved) bool { return s.Context == h.Context }) {
+			return nil, corrupt(n, "a second section of cluster %s", h.Context)
+		}
+		s := &Saved{Path: path, Context: h.Context, Written: h.Written, Watch: h.Watch, RedactionKey: h.RedactionKey, Objects: map[string][][]byte{}}
+		if n, err = readSection(r, s, n+1, corrupt); err != nil {
+			return nil, err
+		}
+		file.Sections = append(file.Sections, s)
+		if _, err := r.Peek(1); err == io.EOF {
+			return file, nil
+		}
+		if h.Version == VersionOneWatch {
+			if rest, _ := io.ReadAll(r); len(bytes.TrimSpace(rest)) > 0 {
+				return nil, corrupt(n, "data after the last line")
+			}
+			return file, nil
+		}
 	}
-	var h header
-	if err := json.Unmarshal(first, &h); err != nil || h.Format != Format {
-		return nil, corrupt(1, "no checkpoint header (is this a kubeevents --resume file?)")
-	}
-	if h.Version != Version {
-		return nil, corrupt(1, "checkpoint version %d, this kubeevents reads version %d", h.Version, Version)
-	}
-	s := &Saved{Path: path, Written: h.Written, Watch: h.Watch, RedactionKey: h.RedactionKey, Objects: map[string][][]byte{}}
-	for n := 2; ; n++ {
+}
+
+// readSection reads s's object lines and its end line, the first at line number n, and
+// returns the number of the line after them.
+func readSection(r *bufio.Reader, s *Saved, n int, corrupt func(int, string, ...any) error) (int, error) {
+	for ; ; n++ {
 		raw, err := r.ReadBytes('\n')
 		if err == io.EOF {
-			return nil, corrupt(0, "it ends after %d lines without its last line (truncated)", n-1)
+			return 0, corrupt(0, "it ends after %d lines without its last line (truncated)", n-1)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--resume %s: %w", path, err)
+			return 0, fmt.Errorf("--resume %s: %w", s.Path, err)
 		}
 		var l line
 		if err := json.Unmarshal(raw, &l); err != nil {
-			return nil, corrupt(n, "%v", err)
+			return 0, corrupt(n, "%v", err)
 		}
 		switch {
 		case l.End != nil:
 			if l.End.Objects != s.Count() {
-				return nil, corrupt(n, "%d objects announced, %d found", l.End.Objects, s.Count())
+				return 0, corrupt(n, "%d objects announced, %d found", l.End.Objects, s.Count())
 			}
-			if rest, _ := io.ReadAll(r); len(bytes.TrimSpace(rest)) > 0 {
-				return nil, corrupt(n+1, "data after the last line")
-			}
-			return s, nil
+			return n + 1, nil
 		case l.Resource == "" || len(l.Object) == 0 || l.Object[0] != '{':
-			return nil, corrupt(n, "not an object line")
-		case !slices.Contains(h.Watch.Resources, l.Resource):
-			return nil, corrupt(n, "resource %q is not one the checkpoint watched", l.Resource)
+			return 0, corrupt(n, "not an object line")
+		case !slices.Contains(s.Watch.Resources, l.Resource):
+			return 0, corrupt(n, "resource %q is not one the checkpoint watched", l.Resource)
 		}
 		s.Objects[l.Resource] = append(s.Objects[l.Resource], l.Object)
 	}
+}
+
+// For finds the section of the cluster of context name ("" in a run of one cluster)
+// that watches now, and checks that it belongs to now's watch. A section is the
+// cluster's if it has its context name; failing that, a section of a run of one cluster
+// that is of now's watch, or, in a run of one cluster, any section whose server and
+// cluster UID are now's. The
+// section is nil if the file has none for the cluster: a cluster new to the file. In a
+// run of one cluster, a file with sections but none of this cluster is another watch's.
+func (f *File) For(name string, now Watch) (*Saved, error) {
+	if f == nil {
+		return nil, nil
+	}
+	for _, s := range f.Sections {
+		if s.Context == name {
+			return s, s.Check(now)
+		}
+	}
+	for _, s := range f.Sections {
+		switch {
+		case name == "" && s.Watch.sameCluster(now):
+			return s, s.Check(now)
+		case s.Context == "" && s.Check(now) == nil:
+			// Only if it is this watch: two contexts of one cluster (other namespaces,
+			// say) must not take the other's checkpoint, or be refused for it.
+			return s, nil
+		}
+	}
+	if name == "" {
+		contexts := make([]string, len(f.Sections))
+		for i, s := range f.Sections {
+			contexts[i] = s.Context
+		}
+		return nil, &MismatchError{Path: f.Path, Differences: []string{fmt.Sprintf(
+			"it keeps clusters %s, none of them server %s", strings.Join(contexts, ", "), show(now.Server))}}
+	}
+	return nil, nil
+}
+
+// Others are the sections of f not in used: those of clusters not watched this time,
+// kept as they are.
+func (f *File) Others(used []*Saved) []*Saved {
+	if f == nil {
+		return nil
+	}
+	var out []*Saved
+	for _, s := range f.Sections {
+		if !slices.Contains(used, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Check compares the checkpoint's watch with now's, and says every difference.
@@ -257,7 +364,7 @@ func (s *Saved) Check(now Watch) error {
 		differ("--show-secrets", was.ShowSecrets, now.ShowSecrets)
 	}
 	if len(diffs) > 0 {
-		return &MismatchError{Path: s.Path, Differences: diffs}
+		return &MismatchError{Path: s.Path, Context: s.Context, Differences: diffs}
 	}
 	return nil
 }

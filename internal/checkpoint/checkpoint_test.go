@@ -108,7 +108,7 @@ func TestWriteThenLoad(t *testing.T) {
 		tr.Made(e)
 		e.Written()
 	}
-	w := &Writer{Path: path, Watch: testWatch(), Tracker: tr}
+	w := &Writer{Path: path, Sections: oneSection(testWatch(), tr)}
 	if err := w.Write(); err != nil {
 		t.Fatal(err)
 	}
@@ -123,10 +123,7 @@ func TestWriteThenLoad(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("files in the directory: %v, want the checkpoint alone", entries)
 	}
-	saved, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	saved := loadOne(t, path)
 	if err := saved.Check(testWatch()); err != nil {
 		t.Fatalf("its own watch: %v", err)
 	}
@@ -149,10 +146,28 @@ func TestWriteThenLoad(t *testing.T) {
 }
 
 func TestLoadMissingIsNoCheckpoint(t *testing.T) {
-	saved, err := Load(filepath.Join(t.TempDir(), "none"))
-	if saved != nil || err != nil {
-		t.Fatalf("Load of a missing file = %v, %v; want nil, nil", saved, err)
+	file, err := Load(filepath.Join(t.TempDir(), "none"))
+	if file != nil || err != nil {
+		t.Fatalf("Load of a missing file = %v, %v; want nil, nil", file, err)
 	}
+}
+
+// oneSection is the file of a run of one cluster.
+func oneSection(w Watch, tr *Tracker) []*Section {
+	return []*Section{{Watch: w, Tracker: tr}}
+}
+
+// loadOne loads the checkpoint at path, which must have one section, and returns it.
+func loadOne(t *testing.T, path string) *Saved {
+	t.Helper()
+	file, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if file == nil || len(file.Sections) != 1 {
+		t.Fatalf("%s: %+v, want one section", path, file)
+	}
+	return file.Sections[0]
 }
 
 func TestCheckSaysEveryDifference(t *testing.T) {
@@ -199,7 +214,7 @@ func TestWriterRunWritesOnlyChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(dir, "ckpt")
 		tr := NewTracker(1)
-		w := &Writer{Path: path, Watch: testWatch(), Tracker: tr}
+		w := &Writer{Path: path, Sections: oneSection(testWatch(), tr)}
 		stop := make(chan struct{})
 		done := make(chan struct{})
 		go func() {
@@ -212,11 +227,11 @@ func TestWriterRunWritesOnlyChanges(t *testing.T) {
 			e.Written()
 		}
 		objects := func() int {
-			saved, err := Load(path)
-			if err != nil || saved == nil {
+			file, err := Load(path)
+			if err != nil || file == nil {
 				return -1
 			}
-			return saved.Count()
+			return file.Sections[0].Count()
 		}
 		settle("a", "1", 1)
 		time.Sleep(500 * time.Millisecond)
@@ -250,7 +265,7 @@ func TestWriterRunWritesOnlyChanges(t *testing.T) {
 
 func TestWriteErrorNamesTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "no-such-dir", "ckpt")
-	w := &Writer{Path: path, Watch: testWatch(), Tracker: NewTracker(1)}
+	w := &Writer{Path: path, Sections: oneSection(testWatch(), NewTracker(1))}
 	err := w.Write()
 	var werr *WriteError
 	if !errors.As(err, &werr) || !strings.Contains(err.Error(), path) {

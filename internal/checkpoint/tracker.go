@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -171,18 +173,28 @@ func (t *Tracker) Len() int {
 	return len(t.objects)
 }
 
-// Writer writes a Tracker's objects to the checkpoint file.
+// Writer writes the checkpoint file: one section per cluster.
 type Writer struct {
-	Path    string
-	Watch   Watch
-	Tracker *Tracker
-	// RedactionKey goes into the header (see header); set before Run.
-	RedactionKey []byte
+	Path     string
+	Sections []*Section
 	// Warn says a periodic write that failed (once, until one succeeds again).
 	Warn func(format string, args ...any)
 
 	took   time.Duration // the last write's duration
 	failed bool
+}
+
+// Section is one cluster's part of the file: its tracker's objects, or, for a cluster
+// not watched this time (not asked for, or left out at start), what the file held for
+// it, written back as it was read.
+type Section struct {
+	Context string // "" for the one cluster of a run of one: then the file is version 1
+	Watch   Watch
+	Tracker *Tracker
+	// RedactionKey goes into the header (see header); set before Run.
+	RedactionKey []byte
+	// Kept, when not nil, is written instead of Tracker's objects, with its own header.
+	Kept *Saved
 }
 
 // MinInterval is the least time between two periodic writes.
@@ -200,12 +212,12 @@ func (w *Writer) Run(stop <-chan struct{}) {
 			return
 		case <-timer.C:
 		}
-		objects, changed := w.Tracker.snapshot()
+		objects, changed := w.snapshot()
 		if !changed {
 			continue
 		}
 		if err := w.write(objects); err != nil {
-			w.Tracker.markChanged() // try again next time
+			w.markChanged() // try again next time
 			if !w.failed && w.Warn != nil {
 				w.Warn("%v; trying again", err)
 			}
@@ -218,8 +230,31 @@ func (w *Writer) Run(stop <-chan struct{}) {
 
 // Write writes the checkpoint now.
 func (w *Writer) Write() error {
-	objects, _ := w.Tracker.snapshot()
+	objects, _ := w.snapshot()
 	return w.write(objects)
+}
+
+// snapshot is every tracked section's objects (nil for a kept one), and whether any
+// changed since the last snapshot.
+func (w *Writer) snapshot() (objects [][]snapshotEntry, changed bool) {
+	objects = make([][]snapshotEntry, len(w.Sections))
+	for i, sec := range w.Sections {
+		if sec.Kept != nil {
+			continue
+		}
+		var c bool
+		objects[i], c = sec.Tracker.snapshot()
+		changed = changed || c
+	}
+	return objects, changed
+}
+
+func (w *Writer) markChanged() {
+	for _, sec := range w.Sections {
+		if sec.Kept == nil {
+			sec.Tracker.markChanged()
+		}
+	}
 }
 
 // WriteError says the checkpoint file could not be written.
@@ -235,7 +270,7 @@ func (e *WriteError) Unwrap() error { return e.Err }
 
 // write replaces the file atomically: a temporary file in the same directory, fsynced,
 // renamed over it, and the directory fsynced so that the rename survives a crash.
-func (w *Writer) write(objects []snapshotEntry) (err error) {
+func (w *Writer) write(objects [][]snapshotEntry) (err error) {
 	start := time.Now()
 	defer func() {
 		w.took = time.Since(start)
@@ -267,23 +302,21 @@ func (w *Writer) write(objects []snapshotEntry) (err error) {
 	out := bufio.NewWriterSize(tmp, 256<<10)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(header{Format: Format, Version: Version, Written: time.Now().UTC(), Watch: w.Watch, RedactionKey: w.RedactionKey}); err != nil {
-		return err
+	version := Version
+	if len(w.Sections) == 1 && w.Sections[0].Context == "" {
+		version = VersionOneWatch // what a run of one cluster always wrote
 	}
-	for _, o := range objects {
-		raw, err := json.Marshal(o.obj)
-		if err != nil {
-			return fmt.Errorf("encoding an object: %w", err)
+	now := time.Now().UTC()
+	for i, sec := range w.Sections {
+		if sec.Kept != nil {
+			err = writeKept(enc, version, sec.Kept)
+		} else {
+			err = writeSection(enc, header{Format: Format, Version: version, Context: sec.Context, Written: now,
+				Watch: sec.Watch, RedactionKey: sec.RedactionKey}, objects[i])
 		}
-		if err := enc.Encode(line{Resource: o.resource, Object: raw}); err != nil {
+		if err != nil {
 			return err
 		}
-	}
-	end := line{End: &struct {
-		Objects int `json:"objects"`
-	}{len(objects)}}
-	if err := enc.Encode(end); err != nil {
-		return err
 	}
 	if err := out.Flush(); err != nil {
 		return err
@@ -303,4 +336,42 @@ func (w *Writer) write(objects []snapshotEntry) (err error) {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+func writeSection(enc *json.Encoder, h header, objects []snapshotEntry) error {
+	if err := enc.Encode(h); err != nil {
+		return err
+	}
+	for _, o := range objects {
+		raw, err := json.Marshal(o.obj)
+		if err != nil {
+			return fmt.Errorf("encoding an object: %w", err)
+		}
+		if err := enc.Encode(line{Resource: o.resource, Object: raw}); err != nil {
+			return err
+		}
+	}
+	return writeEnd(enc, len(objects))
+}
+
+// writeKept writes a section read from the file back as it was, with its time.
+func writeKept(enc *json.Encoder, version int, s *Saved) error {
+	h := header{Format: Format, Version: version, Context: s.Context, Written: s.Written, Watch: s.Watch, RedactionKey: s.RedactionKey}
+	if err := enc.Encode(h); err != nil {
+		return err
+	}
+	for _, resource := range slices.Sorted(maps.Keys(s.Objects)) {
+		for _, raw := range s.Objects[resource] {
+			if err := enc.Encode(line{Resource: resource, Object: raw}); err != nil {
+				return err
+			}
+		}
+	}
+	return writeEnd(enc, s.Count())
+}
+
+func writeEnd(enc *json.Encoder, objects int) error {
+	return enc.Encode(line{End: &struct {
+		Objects int `json:"objects"`
+	}{objects}})
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/resource"
 )
@@ -54,6 +55,11 @@ type clusterRun struct {
 	events    *informer.Informer   // the core Events' (WithEvents), nil without
 	made      atomic.Uint64
 
+	// resume and checkpoint are its part of the checkpoint (Config.Resume); zero and nil
+	// without one.
+	resume     ClusterResume
+	checkpoint *checkpoint.Section
+
 	leaveOnce sync.Once
 	left      error         // why it was left out (nil: watched to the end)
 	gone      chan struct{} // closed once it is left out after the start
@@ -77,6 +83,16 @@ func (c *clusterRun) waitForSync(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// isGone reports whether c was left out after the start.
+func (c *clusterRun) isGone() bool {
+	select {
+	case <-c.gone:
+		return true
+	default:
+		return false
+	}
 }
 
 // clusterRuns makes the run's clusters: Config.Clusters, each with a Warn that starts

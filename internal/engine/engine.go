@@ -98,10 +98,22 @@ type Config struct {
 	Resume *Resume
 }
 
-// Resume is --resume: the checkpoint file, the watch it belongs to, and what it held at
-// start (nil: none yet). The caller has checked that Saved belongs to Watch.
+// Resume is --resume: the checkpoint file and, per cluster, the watch its section
+// belongs to and what it held at start.
 type Resume struct {
-	Path  string
+	Path string
+	// Clusters has every watched cluster's part, by its name (Cluster.Name; "" for the
+	// one cluster of a run without Config.Clusters).
+	Clusters map[string]ClusterResume
+	// Kept are the file's sections of clusters not asked for this time: written back as
+	// they were read, so that watching fewer clusters once loses no checkpoint.
+	Kept []*checkpoint.Saved
+}
+
+// ClusterResume is one cluster's section of the checkpoint: the watch it belongs to and
+// what it held at start (nil: none yet, the cluster starts afresh). The caller has
+// checked that Saved belongs to Watch.
+type ClusterResume struct {
 	Watch checkpoint.Watch
 	Saved *checkpoint.Saved
 }
@@ -210,10 +222,10 @@ type run struct {
 	stopNamespaceWatch func()
 
 	// The checkpoint (Config.Resume): nil without one.
-	checkpoint     *checkpoint.Writer
-	stopCheckpoint chan struct{} // ends the periodic writes
-	checkpointDone chan struct{} // closed once they have ended
-	checkpointErr  error         // the last write's, at shutdown
+	checkpoint     *checkpoint.Writer // its Sections are set once the clusters are known
+	stopCheckpoint chan struct{}      // ends the periodic writes
+	checkpointDone chan struct{}      // closed once they have ended
+	checkpointErr  error              // the last write's, at shutdown
 	// seeded is, per informer, the resourceVersion of every object the checkpoint put
 	// into its cache by key: what the first list is compared with, to say what changed.
 	// Dropped once said.
@@ -252,19 +264,27 @@ func (r *run) limitReached() { r.limitOnce.Do(func() { close(r.limit) }) }
 // is it an error.
 func (r *run) start(ctx context.Context, clients informer.Clients) (started bool, _ error) {
 	cfg := r.cfg
-	var made func(*event.Event)
-	var redactionKey []byte
-	if cfg.Resume != nil {
-		if cfg.Resume.Saved != nil {
-			redactionKey = cfg.Resume.Saved.RedactionKey
-		}
-		r.checkpoint = &checkpoint.Writer{Path: cfg.Resume.Path, Watch: cfg.Resume.Watch,
-			Tracker: checkpoint.NewTracker(len(cfg.Listeners)), Warn: cfg.Warn}
-		made = r.checkpoint.Tracker.Made
-	}
 	r.clusters = r.clusterRuns(clients)
 	r.allClusters = r.clusters
+	if cfg.Resume != nil {
+		r.checkpoint = &checkpoint.Writer{Path: cfg.Resume.Path, Warn: cfg.Warn}
+	}
 	for _, c := range r.clusters {
+		var made func(*event.Event)
+		var redactionKey []byte
+		if cfg.Resume != nil {
+			c.resume = cfg.Resume.Clusters[c.Name]
+			// A section keeps its context; one of a run of one cluster takes the name of
+			// the cluster that resumes from it.
+			section := c.Name
+			if c.resume.Saved != nil {
+				section = cmp.Or(c.resume.Saved.Context, c.Name)
+				redactionKey = c.resume.Saved.RedactionKey
+			}
+			c.checkpoint = &checkpoint.Section{Context: section, Watch: c.resume.Watch,
+				Tracker: checkpoint.NewTracker(len(cfg.Listeners))}
+			made = c.checkpoint.Tracker.Made
+		}
 		if err := r.buildInformers(c, made, redactionKey); err != nil {
 			return false, err
 		}
@@ -317,6 +337,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 		return false, nil // interrupted while connecting: nothing was printed, nothing is
 	}
 	if r.checkpoint != nil {
+		r.checkpoint.Sections = r.checkpointSections()
 		// Written once before anything is printed: a file that cannot be written is
 		// found now, and a resumed checkpoint is a whole one from the start.
 		if err := r.checkpoint.Write(); err != nil {
@@ -406,7 +427,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 		if err != nil {
 			return err
 		}
-		if err := r.resumeFrom(inf); err != nil {
+		if err := r.resumeFrom(c, inf); err != nil {
 			return err
 		}
 		c.informers = append(c.informers, inf)
@@ -456,23 +477,27 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 // resumeFrom puts the objects the checkpoint holds for inf's resource into its cache, so
 // that its first list emits only what changed since (informer.Seed), and tells the
 // tracker they were delivered.
-func (r *run) resumeFrom(inf *informer.Informer) error {
-	resume := r.cfg.Resume
-	if resume == nil {
+func (r *run) resumeFrom(c *clusterRun, inf *informer.Informer) error {
+	if c.checkpoint == nil {
 		return nil
 	}
 	if key := inf.RedactionKey(); key != nil {
-		r.checkpoint.RedactionKey = key
+		c.checkpoint.RedactionKey = key
 	}
-	if resume.Saved == nil {
+	saved := c.resume.Saved
+	if saved == nil {
 		return nil
 	}
 	name := checkpoint.ResourceName(inf.Resource.GVR)
-	objects, err := inf.Seed(resume.Saved.Objects[name])
+	objects, err := inf.Seed(saved.Objects[name])
 	if err != nil {
-		return &checkpoint.CorruptError{Path: resume.Path, What: fmt.Sprintf("an object of %s cannot be read: %v", inf.Resource, err)}
+		what := fmt.Sprintf("an object of %s cannot be read: %v", inf.Resource, err)
+		if c.Name != "" {
+			what = fmt.Sprintf("cluster %s: %s", c.Name, what)
+		}
+		return &checkpoint.CorruptError{Path: saved.Path, What: what}
 	}
-	r.checkpoint.Tracker.Seed(name, objects)
+	c.checkpoint.Tracker.Seed(name, objects)
 	versions := make(map[string]string, len(objects))
 	for _, obj := range objects {
 		if m, err := meta.Accessor(obj); err == nil {
@@ -489,11 +514,11 @@ func (r *run) resumeFrom(inf *informer.Informer) error {
 // sayResumed tells, per resource, what the first list found changed since the
 // checkpoint, as a re-list after an outage does ("re-synced ..."), and lets the tracker
 // share the cache's unchanged objects.
-func (r *run) sayResumed() {
-	saved := r.cfg.Resume.Saved
-	for _, inf := range r.informers[:len(r.cfg.Resources)] {
+func (r *run) sayResumed(c *clusterRun) {
+	saved := c.resume.Saved
+	for _, inf := range c.watched {
 		store := inf.Store()
-		r.checkpoint.Tracker.Adopt(checkpoint.ResourceName(inf.Resource.GVR), func(key string) (runtime.Object, bool) {
+		c.checkpoint.Tracker.Adopt(checkpoint.ResourceName(inf.Resource.GVR), func(key string) (runtime.Object, bool) {
 			obj, ok, _ := store.GetByKey(key)
 			ro, isObject := obj.(runtime.Object)
 			return ro, ok && isObject
@@ -511,10 +536,28 @@ func (r *run) sayResumed() {
 			}
 		}
 		deleted := len(seeded) - (len(keys) - created)
-		r.cfg.Warn("resumed %s from %s (written %s): %s now, %d changed, %d created, %d deleted since",
+		c.cfg.Warn("resumed %s from %s (written %s): %s now, %d changed, %d created, %d deleted since",
 			inf.Resource, saved.Path, saved.Written.Local().Format(time.RFC3339), diag.Count(len(keys)), changed, created, deleted)
 	}
-	r.seeded = nil
+}
+
+// checkpointSections are the checkpoint file's sections: every watched cluster's
+// tracker; for a cluster left out at start, its section as it was read (it was down this
+// time, its checkpoint stays); and the sections of clusters not asked for, as they were.
+func (r *run) checkpointSections() []*checkpoint.Section {
+	var sections []*checkpoint.Section
+	for _, c := range r.allClusters {
+		switch {
+		case c.left == nil:
+			sections = append(sections, c.checkpoint)
+		case c.resume.Saved != nil:
+			sections = append(sections, &checkpoint.Section{Context: c.checkpoint.Context, Kept: c.resume.Saved})
+		}
+	}
+	for _, kept := range r.cfg.Resume.Kept {
+		sections = append(sections, &checkpoint.Section{Context: kept.Context, Kept: kept})
+	}
+	return sections
 }
 
 func storedVersion(store cache.Store, key string) string {
@@ -538,9 +581,12 @@ func (r *run) afterSync(ctx context.Context) {
 			return
 		}
 	}
-	if r.checkpoint != nil && r.cfg.Resume.Saved != nil {
-		r.sayResumed()
+	for _, c := range r.clusters {
+		if c.checkpoint != nil && c.resume.Saved != nil && !c.isGone() {
+			r.sayResumed(c)
+		}
 	}
+	r.seeded = nil
 	if r.cfg.Synced != nil {
 		r.synced.Lock()
 		if !r.synced.ended {

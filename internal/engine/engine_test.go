@@ -205,19 +205,20 @@ func TestRunResumesFromCheckpoint(t *testing.T) {
 	a, b := &recording{}, &recording{}
 	cfg := newConfig(a, b)
 	cfg.Timeout = 300 * time.Millisecond
-	cfg.Resume = &Resume{Path: path, Watch: watch}
+	cfg.Resume = &Resume{Path: path, Clusters: map[string]ClusterResume{"": {Watch: watch}}}
 	if _, err := Run(context.Background(), fakeClientsAt(t, map[string]string{"same": "1", "changed": "1", "gone": "1"}), cfg); err != nil {
 		t.Fatal(err)
 	}
-	saved, err := checkpoint.Load(path)
-	if err != nil || saved == nil || saved.Count() != 3 {
-		t.Fatalf("checkpoint after the first run: %v, %v; want 3 objects", saved, err)
+	file, err := checkpoint.Load(path)
+	if err != nil || file == nil || len(file.Sections) != 1 || file.Sections[0].Count() != 3 {
+		t.Fatalf("checkpoint after the first run: %v, %v; want one section of 3 objects", file, err)
 	}
+	saved := file.Sections[0]
 
 	a, b = &recording{}, &recording{}
 	cfg = newConfig(a, b)
 	cfg.Timeout = 300 * time.Millisecond
-	cfg.Resume = &Resume{Path: path, Watch: watch, Saved: saved}
+	cfg.Resume = &Resume{Path: path, Clusters: map[string]ClusterResume{"": {Watch: watch, Saved: saved}}}
 	if _, err := Run(context.Background(), fakeClientsAt(t, map[string]string{"same": "1", "changed": "2", "new": "1"}), cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +230,8 @@ func TestRunResumesFromCheckpoint(t *testing.T) {
 			t.Errorf("sink %d got %v, want %v", i, got, want)
 		}
 	}
-	saved, err = checkpoint.Load(path)
-	if err != nil || saved.Count() != 3 {
-		t.Fatalf("checkpoint after the resumed run: %v objects, %v; want 3 (same, changed, new)", saved.Count(), err)
+	file, err = checkpoint.Load(path)
+	if err != nil || file.Sections[0].Count() != 3 {
+		t.Fatalf("checkpoint after the resumed run: %v, %v; want 3 objects (same, changed, new)", file, err)
 	}
 }

@@ -385,7 +385,8 @@ func TestClustersCRDInOneOnly(t *testing.T) {
 	}
 }
 
-// Contexts that do not exist, and what several clusters do not do: one line, exit 2,
+// Contexts that do not exist, and what several clusters do not do (--resume they do:
+// clusters_resume_test.go): one line, exit 2,
 // before anything connects.
 func TestClustersBadInput(t *testing.T) {
 	_, kc := twoClusters(t)
@@ -396,7 +397,6 @@ func TestClustersBadInput(t *testing.T) {
 		{[]string{"--context", "one,tow"}, `no context "tow" in the kubeconfig (did you mean "two"?); the contexts are: bad, gone, one, two`},
 		{[]string{"--context", "prod-*"}, `"prod-*" matches none of the kubeconfig's contexts (bad, gone, one, two)`},
 		{[]string{"--all-contexts", "--context", "one"}, "--all-contexts and --context"},
-		{[]string{"--context", "one,two", "--resume", filepath.Join(t.TempDir(), "ckpt")}, "--resume keeps the checkpoint of one cluster"},
 		{[]string{"--context", "one,two", "--until-deleted", "x"}, "--until-deleted waits for objects of one cluster"},
 	} {
 		args := append([]string{"watch", "configmaps", "--kubeconfig", kc, "--timeout", "3s"}, tc.args...)
