@@ -95,8 +95,11 @@ func TestFaultOutageCauseChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	sa := `"system:serviceaccount:` + ns + `:watcher"`
+	// Right after its restart, kube-apiserver's authorizer may not have read every
+	// ClusterRole yet, and says which it missed ("rbac: RBAC: [clusterrole ... not
+	// found]"): the server's words, passed on as they are.
 	p.waitStderr(90*time.Second, regexp.MustCompile(`kubeevents: watch of pods still lost, now forbidden: user `+regexp.QuoteMeta(sa)+
-		` cannot list resource "pods" in API group "" in the namespace "`+ns+`" \(kubeevents needs list and watch rights; ask your cluster admin or use another --context\); retrying…\n`))
+		` cannot list resource "pods" in API group "" in the namespace "`+ns+`"(: rbac: .*)? \(kubeevents needs list and watch rights; ask your cluster admin or use another --context\); retrying…\n`))
 
 	if err := fc.client.CoreV1().ServiceAccounts(ns).Delete(context.Background(), "watcher", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
