@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -159,25 +158,8 @@ func (p *proc) rssSplit() (anon, file float64, err error) {
 	if !p.alive() {
 		return 0, 0, nil
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
-	}
-	for line := range strings.Lines(string(b)) {
-		k, v, _ := strings.Cut(line, ":")
-		fields := strings.Fields(v)
-		if len(fields) == 0 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(fields[0], 64)
-		switch k {
-		case "RssAnon":
-			anon = kb / 1024
-		case "RssFile":
-			file = kb / 1024
-		}
-	}
-	return anon, file, nil
+	m, err := p.statusMiB()
+	return m["RssAnon"], m["RssFile"], err
 }
 
 // memory is VmRSS and VmHWM (peak) in MiB; for a process that has ended, 0 and its
@@ -189,30 +171,28 @@ func (p *proc) memory() (rss, hwm float64, err error) {
 		}
 		return 0, 0, nil
 	}
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	m, err := p.statusMiB()
+	return m["VmRSS"], m["VmHWM"], err
+}
+
+// statusMiB reads the process's /proc/PID/status: every "Key: N kB" line, in MiB.
+func (p *proc) statusMiB() (map[string]float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
+		return nil, fmt.Errorf("%s: %w", p.name, err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
+	m := map[string]float64{}
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(line, ":")
 		fields := strings.Fields(v)
-		if len(fields) == 0 {
+		if !ok || len(fields) != 2 || fields[1] != "kB" {
 			continue
 		}
-		kb, _ := strconv.ParseFloat(fields[0], 64)
-		switch k {
-		case "VmRSS":
-			rss = kb / 1024
-		case "VmHWM":
-			hwm = kb / 1024
+		if kb, err := strconv.ParseFloat(fields[0], 64); err == nil {
+			m[k] = kb / 1024
 		}
 	}
-	return rss, hwm, sc.Err()
+	return m, nil
 }
 
 func (p *proc) alive() bool {
