@@ -75,6 +75,9 @@ func (m *Metrics) Made(ev *event.Event) {
 // WatchLost counts an outage (informer.Observer).
 func (m *Metrics) WatchLost(res resource.Resource) {
 	m.outages.WithLabelValues(res.String()).Inc()
+	// The re-list count is there from the first outage on, 0 when the watch resumed
+	// without one: a series that appears only at its first re-list reads as absent.
+	m.relists.WithLabelValues(res.String())
 }
 
 // WatchBack records how long an outage lasted (informer.Observer).

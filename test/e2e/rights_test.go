@@ -99,7 +99,7 @@ func TestFaultOutageCauseChanges(t *testing.T) {
 	// ClusterRole yet, and says which it missed ("rbac: RBAC: [clusterrole ... not
 	// found]"): the server's words, passed on as they are.
 	p.waitStderr(90*time.Second, regexp.MustCompile(`kubeevents: watch of pods still lost, now forbidden: user `+regexp.QuoteMeta(sa)+
-		` cannot list resource "pods" in API group "" in the namespace "`+ns+`"(: rbac: .*)? \(kubeevents needs list and watch rights; ask your cluster admin or use another --context\); retrying…\n`))
+		` cannot (list|watch) resource "pods" in API group "" in the namespace "`+ns+`"(: rbac: .*)? \(kubeevents needs list and watch rights; ask your cluster admin or use another --context\); retrying…\n`))
 
 	if err := fc.client.CoreV1().ServiceAccounts(ns).Delete(context.Background(), "watcher", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -179,7 +179,7 @@ func TestFaultThrottledByPriorityAndFairness(t *testing.T) {
 		t.Errorf("kubeevents started while throttled: exit %d, stderr %q; want exit 1 and one line that names the 429", atStart.code, atStart.stderr)
 	}
 
-	throttled := regexp.MustCompile(`kubeevents: watch of configmaps (lost: |still lost, now )throttled by the API server: 429 Too Many Requests; .*\n`)
+	throttled := regexp.MustCompile(`kubeevents: watch of configmaps (lost: |lost \(|still lost, now )throttled by the API server: 429 Too Many Requests\)?; .*\n`)
 	p.waitStderr(25*time.Second, throttled)
 	said := time.Since(throttledSince)
 	if _, early := stdout.wait(0, marker); early {
