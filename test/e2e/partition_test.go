@@ -29,12 +29,7 @@ import (
 func TestFaultSilentPartition(t *testing.T) {
 	fc := faultsCluster(t)
 	ns := fc.newNamespace(t)
-	server, err := url.Parse(fc.config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := startPausableProxy(t, server.Host)
-	kubeconfig := kubeconfigVia(t, fc.kubeconfig, "https://"+proxy.addr())
+	proxy, kubeconfig := fc.viaProxy(t)
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Data: map[string]string{"marker": "initial-" + randomHex(4)}}
 	if _, err := fc.client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
@@ -227,6 +222,18 @@ func (p *pausableProxy) close() {
 	for _, c := range p.conns {
 		c.Close()
 	}
+}
+
+// viaProxy starts a pausableProxy in front of the fault cluster's kube-apiserver and
+// returns it with a kubeconfig that reaches the cluster through it.
+func (fc *faultCluster) viaProxy(t *testing.T) (*pausableProxy, string) {
+	t.Helper()
+	server, err := url.Parse(fc.config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := startPausableProxy(t, server.Host)
+	return proxy, kubeconfigVia(t, fc.kubeconfig, "https://"+proxy.addr())
 }
 
 // kubeconfigVia writes a copy of the kubeconfig at path whose clusters are reached at

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -77,12 +76,7 @@ func TestFaultThrottledByPriorityAndFairness(t *testing.T) {
 		_ = fc.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), hooks, metav1.DeleteOptions{})
 	})
 
-	server, err := url.Parse(fc.config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := startPausableProxy(t, server.Host)
-	kubeconfig := kubeconfigVia(t, fc.kubeconfig, "https://"+proxy.addr())
+	proxy, kubeconfig := fc.viaProxy(t)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Data: map[string]string{"marker": "initial-" + randomHex(4)}}
 	if _, err := fc.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
