@@ -128,8 +128,10 @@ func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.Lis
 		}
 		return nil, false
 	}
+	onEndedEarly := func() []watch.Event { return w.endedEarly(ctx, options.ResourceVersion) }
+	hooks := wire.WithEndedEarlyHook(wire.WithErrorHook(ctx, onError), onEndedEarly)
 	wi, err := untilReachable(ctx, w, func() (watch.Interface, error) {
-		return w.inner.WatchWithContext(wire.WithErrorHook(ctx, onError), options)
+		return w.inner.WatchWithContext(hooks, options)
 	})
 	if err != nil {
 		w.failed(err)
@@ -144,7 +146,29 @@ func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.Lis
 	if hooked, ok := wi.(wire.HookedWatch); ok {
 		return hooked.Interface, nil
 	}
-	return newErrorSpy(wi, onError), nil
+	return newErrorSpy(wi, onError, onEndedEarly), nil
+}
+
+// emptyWatchPause is how long a watch the server closed at once, before any event, is
+// held before the reflector opens the next: at most two such watches a second.
+const emptyWatchPause = 500 * time.Millisecond
+
+// endedEarly is what a watch opened at resourceVersion rv hands the reflector when the
+// server closed it within a second, before any event (a kube-apiserver that just started
+// may close watches while its watch cache is being built): a BOOKMARK at rv, after
+// emptyWatchPause. Without it the reflector takes the watch for a failure ("very short
+// watch") and re-lists after its backoff, which doubles with every re-list up to 30 s;
+// with it, it opens the next watch from rv, which the server serves, or answers with 410
+// Gone (re-listed in place).
+func (w *watchReporter) endedEarly(ctx context.Context, rv string) []watch.Event {
+	if rv == "" || rv == "0" || w.example == nil || !sleepCtx(ctx, emptyWatchPause) {
+		return nil
+	}
+	bookmark, err := w.bookmarkAt(rv)
+	if err != nil {
+		return nil
+	}
+	return []watch.Event{{Type: watch.Bookmark, Object: bookmark}}
 }
 
 // watchErrorLocked sees an ERROR event on an open watch, typically 410 Gone ("too old
@@ -164,11 +188,26 @@ type errorSpy struct {
 	stopOnce sync.Once
 }
 
-func newErrorSpy(inner watch.Interface, onError wire.ErrorHook) watch.Interface {
+func newErrorSpy(inner watch.Interface, onError wire.ErrorHook, onEndedEarly wire.EndedEarlyHook) watch.Interface {
 	s := &errorSpy{inner: inner, result: make(chan watch.Event), stop: make(chan struct{})}
+	opened := time.Now()
 	go func() {
 		defer close(s.result)
+		handed := false
+		defer func() {
+			if handed || time.Since(opened) >= time.Second {
+				return
+			}
+			for _, ev := range onEndedEarly() {
+				select {
+				case s.result <- ev:
+				case <-s.stop:
+					return
+				}
+			}
+		}()
 		for ev := range inner.ResultChan() {
+			handed = true
 			events, replaced := []watch.Event{ev}, false
 			if ev.Type == watch.Error {
 				if replacement, replace := onError(ev.Object); replace {

@@ -34,6 +34,7 @@ func WatchUnstructured(ctx context.Context, client rest.Interface, gvr schema.Gr
 	body, err := client.Get().AbsPath(resourcePath(gvr, ns)).
 		SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
 		SetHeader("Accept", runtime.ContentTypeJSON).
+		MaxRetries(notRetried).
 		Stream(ctx)
 	if err != nil {
 		return nil, false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -282,5 +283,41 @@ func TestWatchTypedDropsManagedFields(t *testing.T) {
 	}
 	if got := collect(t, w); !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded\n%#v\nwant\n%#v", got, want)
+	}
+}
+
+// A server that turns the watch away with 429 and a Retry-After is asked once: the watch
+// falls back to client-go's at once, whose own retries are the only ones (notRetried).
+func TestWatchTypedFallsBackAtOnce(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429}`)
+	}))
+	defer srv.Close()
+	client, err := rest.RESTClientFor(&rest.Config{Host: srv.URL, APIPath: "/api", ContentConfig: rest.ContentConfig{
+		GroupVersion:         &schema.GroupVersion{Version: "v1"},
+		NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, ok := watchPods(t, client); ok {
+		w.Stop()
+		t.Fatal("a 429 did not fall back to client-go's watch")
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1: the fast watch retried what client-go's watch will retry again", n)
+	}
+	requests.Store(0)
+	if w, ok := WatchUnstructured(context.Background(), dynamicREST(t, &rest.Config{Host: srv.URL}), widgetsGVR, "", metav1.ListOptions{}); ok {
+		w.Stop()
+		t.Fatal("a 429 did not fall back to the dynamic client's watch")
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1: the fast JSON watch retried what the dynamic client's watch will retry again", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -36,6 +37,25 @@ func errorHook(ctx context.Context) ErrorHook {
 	return f
 }
 
+// EndedEarlyHook is what a watch of this package calls when the server closed it within
+// a second, before any event (client-go's reflector takes such a "very short watch" for a
+// failure, and re-lists after its backoff of up to 30 s). The events it returns are
+// handed on before the watch ends: the informer hands on a BOOKMARK, after a pause, so
+// that the reflector opens its next watch from where it was.
+type EndedEarlyHook func() []watch.Event
+
+type endedEarlyHookKey struct{}
+
+// WithEndedEarlyHook returns ctx carrying onEndedEarly, for the watches of this package
+// opened with it and an ErrorHook.
+func WithEndedEarlyHook(ctx context.Context, onEndedEarly EndedEarlyHook) context.Context {
+	return context.WithValue(ctx, endedEarlyHookKey{}, onEndedEarly)
+}
+
+// shortWatch is how short a watch client-go's reflector takes for a failure when it
+// ended before any event (handleAnyWatch's VeryShortWatchError).
+const shortWatch = time.Second
+
 // HookedWatch marks a watch that calls the context's error hook itself: it needs no
 // spy of its own between the decoder and the reflector.
 type HookedWatch struct{ watch.Interface }
@@ -49,9 +69,12 @@ var streamErrorReporter = apierrors.NewClientErrorReporter(http.StatusInternalSe
 // it costs one call per event and no goroutine.
 type hookedDecoder struct {
 	watch.Decoder
-	onError ErrorHook
-	queued  []watch.Event // the replacement still to hand on
-	ended   bool          // a replacement was handed on: the watch ends once it is
+	onError      ErrorHook
+	onEndedEarly EndedEarlyHook // nil: none
+	opened       time.Time      // when the watch was opened
+	decoded      bool           // an event came from the server
+	queued       []watch.Event  // the replacement still to hand on
+	ended        bool           // a replacement was handed on: the watch ends once it is
 }
 
 // withErrorHook wraps dec when ctx carries an error hook.
@@ -60,7 +83,8 @@ func withErrorHook(ctx context.Context, dec watch.Decoder) (_ watch.Decoder, hoo
 	if onError == nil {
 		return dec, false
 	}
-	return &hookedDecoder{Decoder: dec, onError: onError}, true
+	onEndedEarly, _ := ctx.Value(endedEarlyHookKey{}).(EndedEarlyHook)
+	return &hookedDecoder{Decoder: dec, onError: onError, onEndedEarly: onEndedEarly, opened: time.Now()}, true
 }
 
 func (d *hookedDecoder) Decode() (watch.EventType, runtime.Object, error) {
@@ -75,16 +99,25 @@ func (d *hookedDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	}
 	typ, obj, err := d.Decoder.Decode()
 	if err == nil && typ != watch.Error {
+		d.decoded = true
 		return typ, obj, nil // the common case, first
 	}
 	if err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF || utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err) {
+			if !d.decoded && d.onEndedEarly != nil && time.Since(d.opened) < shortWatch {
+				if replacement := d.onEndedEarly(); len(replacement) > 0 {
+					d.ended = true
+					d.queued = replacement[1:]
+					return replacement[0].Type, replacement[0].Object, nil
+				}
+			}
 			return typ, obj, err // client-go's StreamWatcher ends the watch quietly
 		}
 		// StreamWatcher would hand this on as an ERROR event of its own: show the hook
 		// that event.
 		obj = streamErrorReporter.AsObject(fmt.Errorf("unable to decode an event from the watch stream: %v", err))
 	}
+	d.decoded = true
 	replacement, replace := d.onError(obj)
 	switch {
 	case !replace && err != nil:

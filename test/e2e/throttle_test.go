@@ -174,7 +174,9 @@ func TestFaultThrottledByPriorityAndFairness(t *testing.T) {
 	}
 
 	throttled := regexp.MustCompile(`kubeevents: watch of configmaps (lost: |lost \(|still lost, now )throttled by the API server: 429 Too Many Requests\)?; .*\n`)
-	p.waitStderr(25*time.Second, throttled)
+	// client-go retries the turned-away watch ten times, each after the Retry-After (1–2 s)
+	// APF gives, before kubeevents sees the 429: some 20 s.
+	p.waitStderr(45*time.Second, throttled)
 	said := time.Since(throttledSince)
 	if _, early := stdout.wait(0, marker); early {
 		t.Fatalf("the change made while throttled was printed before the server served kubeevents again; stderr:\n%s", p.Stderr())
