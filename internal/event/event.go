@@ -119,14 +119,21 @@ func (c *encoded) jsonOf(obj runtime.Object, encoder *wire.PartEncoder, update w
 
 // valueOf is the object as maps, slices, strings, bools and numbers (json.Number or
 // float64): the one number normalisation per event, in the form gojq and jsondiff both
-// accept (unstructured objects hold int64, which both reject). A typed object is decoded
-// from its JSON (encoded once anyway for output); an unstructured one is already a map,
+// accept (unstructured objects hold int64, which both reject). A typed object is built
+// from its fields by typed, or decoded from its JSON (encoded once anyway for output),
+// which costs about a third more; an unstructured one is already a map,
 // so it is copied with its integers converted, which costs far less than a round trip.
-func (c *encoded) valueOf(obj runtime.Object, encoder *wire.PartEncoder, update wire.Update) (any, error) {
+func (c *encoded) valueOf(obj runtime.Object, encoder *wire.PartEncoder, update wire.Update, typed TypedValue) (any, error) {
 	c.valueOnce.Do(func() {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			c.value = Generic(u.Object)
 			return
+		}
+		if typed != nil && obj != nil {
+			var built bool
+			if c.value, built, c.valueErr = typed(obj); built {
+				return
+			}
 		}
 		raw, err := c.jsonOf(obj, encoder, update)
 		if err != nil || raw == nil {
@@ -203,14 +210,23 @@ func (e *Event) objectUpdate() wire.Update {
 // OldJSON is the compact JSON encoding of Old (nil if there is none), computed at most once.
 func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old, e.Encoder, wire.KeepVersions) }
 
+// TypedValue builds a typed object's generic JSON values from its fields, the values
+// decoding its JSON would give; built=false leaves them to that decoding (a type it does
+// not know how to build).
+type TypedValue func(obj runtime.Object) (value any, built bool, err error)
+
 // ObjectValue is Object as generic JSON values (map[string]any, []any, string, bool,
-// json.Number, nil), decoded once from ObjectJSON. Shared: callers must not modify it.
-func (e *Event) ObjectValue() (any, error) {
-	return e.object.valueOf(e.Object, e.Encoder, e.objectUpdate())
+// json.Number, nil), computed once: built by typed when it is given and knows the type,
+// else decoded from ObjectJSON. Every caller of one command must pass the same typed (the
+// first call's wins, as for Memo). Shared: callers must not modify it.
+func (e *Event) ObjectValue(typed TypedValue) (any, error) {
+	return e.object.valueOf(e.Object, e.Encoder, e.objectUpdate(), typed)
 }
 
 // OldValue is Old as generic JSON values, like ObjectValue; nil if there is no Old.
-func (e *Event) OldValue() (any, error) { return e.old.valueOf(e.Old, e.Encoder, wire.KeepVersions) }
+func (e *Event) OldValue(typed TypedValue) (any, error) {
+	return e.old.valueOf(e.Old, e.Encoder, wire.KeepVersions, typed)
+}
 
 // Memo caches one value derived from the event by the renderer (its diff and envelope),
 // computed by the first caller, so every sink shares it. Every caller of one command must

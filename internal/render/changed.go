@@ -13,8 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/jsonfield"
@@ -369,6 +369,23 @@ func ownEncoding(t reflect.Type) bool {
 }
 
 var ownEncodings sync.Map // reflect.Type → bool, as Implements is slow
+
+// typedValue is event.ObjectValue's builder of a typed object's generic JSON values: the
+// object's fields through genericOf, the values decoding its JSON would give
+// (TestGenericOfSameAsEncodingEveryType, TestTypedValueSameAsDecoding), at about two
+// thirds of the cost of that decoding. A type whose plan is not plain is left to the
+// decoding of the JSON the event has already (genericOf would encode it again).
+func typedValue(obj runtime.Object) (any, bool, error) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || ownEncoding(v.Elem().Type()) {
+		return nil, false, nil
+	}
+	if plan := planOf(v.Elem().Type()); plan == nil || !plan.plain {
+		return nil, false, nil
+	}
+	value, err := genericOf(v.Elem())
+	return value, true, err
+}
 
 // genericOf is one field's value as generic JSON: directly for the plain values most
 // updates touch (resourceVersion, phase, counts, labels and annotations) and for structs,

@@ -25,11 +25,11 @@ import (
 func wholeDiff(t *testing.T, old, object runtime.Object) string {
 	t.Helper()
 	ev := &event.Event{Type: event.Modified, Object: object, Old: old}
-	o, err := ev.OldValue()
+	o, err := ev.OldValue(typedValue)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := ev.ObjectValue()
+	n, err := ev.ObjectValue(typedValue)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,4 +359,43 @@ func fillRandomly(fill *randfill.Filler, obj any) (ok bool) {
 	}()
 	fill.Fill(obj)
 	return true
+}
+
+// The jq and template sinks' values of a typed object are built from its fields
+// (typedValue): the same as decoding the JSON the event writes, for a pod in a kubelet
+// report and for random objects of every type of client-go's scheme.
+func TestTypedValueSameAsDecoding(t *testing.T) {
+	pod := realisticPod()
+	kubeletReport(pod)
+	objects := []runtime.Object{pod}
+	for _, typ := range scheme.Scheme.AllKnownTypes() {
+		obj, ok := reflect.New(typ).Interface().(runtime.Object)
+		if !ok || !fillRandomly(randfill.New().NilChance(0.2).NumElements(0, 2).MaxDepth(7).RandSource(rand.NewSource(7)), obj) {
+			continue
+		}
+		if _, err := json.Marshal(obj); err == nil {
+			objects = append(objects, obj)
+		}
+	}
+	built := 0
+	for _, obj := range objects {
+		if _, ok, _ := typedValue(obj); ok {
+			built++
+		}
+		kind := reflect.TypeOf(obj).Elem().Name()
+		got, err := (&event.Event{Type: event.Modified, Kind: kind, Object: obj}).ObjectValue(typedValue)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		want, err := (&event.Event{Type: event.Modified, Kind: kind, Object: obj}).ObjectValue(nil)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: built values differ from the decoded JSON\n got %#v\nwant %#v", kind, got, want)
+		}
+	}
+	if built < len(objects)/2 {
+		t.Errorf("%d of %d objects built from their fields: the rest were decoded", built, len(objects))
+	}
 }

@@ -356,7 +356,7 @@ func TestDiffDoesNotModifyEvent(t *testing.T) {
 	if _, err := NewDiffer(mustParseIgnores(t, userIgnores...)).Changes(ev); err != nil {
 		t.Fatal(err)
 	}
-	object, _ := ev.ObjectValue()
+	object, _ := ev.ObjectValue(typedValue)
 	after, _ := json.Marshal(object)
 	var want any
 	if err := json.Unmarshal(before, &want); err != nil {

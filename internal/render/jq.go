@@ -196,7 +196,7 @@ func EnvelopeValue(ev *event.Event, d *Differ, showOld bool) (map[string]any, er
 }
 
 func buildEnvelopeValue(ev *event.Event, d *Differ, showOld bool) (map[string]any, error) {
-	object, err := ev.ObjectValue()
+	object, err := ev.ObjectValue(typedValue)
 	if err != nil {
 		return nil, fmt.Errorf("decoding %s %q: %w", ev.Kind, ev.Key(), err)
 	}
@@ -218,7 +218,7 @@ func buildEnvelopeValue(ev *event.Event, d *Differ, showOld bool) (map[string]an
 	}
 	addOwnersValue(envelope, ev)
 	if showOld && hasOld(ev) {
-		old, err := ev.OldValue()
+		old, err := ev.OldValue(typedValue)
 		if err != nil {
 			return nil, fmt.Errorf("decoding the previous %s %q: %w", ev.Kind, ev.Key(), err)
 		}

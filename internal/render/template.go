@@ -191,7 +191,7 @@ func customColumnsFromFile(path string) ([]customColumn, error) {
 
 // append renders ev.
 func (t *templatePrinter) append(dst []byte, ev *event.Event) ([]byte, error) {
-	value, err := ev.ObjectValue()
+	value, err := ev.ObjectValue(typedValue)
 	if err != nil {
 		return dst, err
 	}
