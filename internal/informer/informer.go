@@ -235,23 +235,25 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		handlers[i] = &handler{minter: m, receiver: reg.Receiver, resyncs: reg.Resync > 0}
 	}
 
-	if len(regs) == 1 {
-		// One receiver: its handler runs in the informer's own goroutine, which hands it
-		// each change as the cache takes it in. client-go's shared informer gives every
-		// handler two goroutines of its own (processorListener) so that handlers do not
-		// wait for each other; with one handler they only add two hand-offs per event,
-		// and the time they take shows when an event comes alone. The receiver has its
-		// own bounded buffer and goroutine anyway. (client-go's default watch error
-		// handler stays: it logs through klog, which kubeevents shows only from -v=6.)
+	if fanned, drained, ok := fanOutOf(handlers, regs); ok {
+		// The handlers run in the informer's own goroutine, which hands them each change
+		// as the cache takes it in (fanout.go says why). One handler takes them directly;
+		// several get them through lanes, so that one waiting for room does not hold up
+		// the others. (client-go's default watch error handler stays: it logs through
+		// klog, which kubeevents shows only from -v=6.)
 		ctrl := cache.Controller(nil)
 		inf.store, ctrl = cache.NewInformerWithOptions(cache.InformerOptions{
 			ListerWatcher: reporter,
 			ObjectType:    example,
-			Handler:       handlers[0],
+			Handler:       fanned,
 			ResyncPeriod:  handlerResync(regs[0].Resync),
 			Transform:     inf.transform,
 		})
-		inf.run, inf.hasSynced = ctrl.RunWithContext, ctrl.HasSynced
+		inf.run = func(ctx context.Context) {
+			ctrl.RunWithContext(ctx)
+			drained()
+		}
+		inf.hasSynced = ctrl.HasSynced
 		reporter.store = func() cache.Store { return inf.store }
 		return inf, nil
 	}

@@ -175,6 +175,35 @@ func (l *Listener) Config() Config { return l.cfg }
 // for concurrent use. An Add after Close or Abort counts the event as Dropped: an informer
 // handler may still be finishing when shutdown starts.
 func (l *Listener) Add(ev *event.Event) {
+	l.countReceived(ev)
+	l.mu.Lock()
+	notice, _ := l.enqueueLocked(ev, true)
+	l.mu.Unlock()
+	if notice != "" {
+		l.warn("%s", notice)
+	}
+}
+
+// TryAdd is Add that, where Add would wait for room (a full buffer under block, or under
+// coalesce full of other objects), does nothing and returns false. For a caller that
+// feeds several listeners from one goroutine and keeps what one of them cannot take yet
+// (the informer's fan-out), so that one sink waiting does not hold up the others.
+func (l *Listener) TryAdd(ev *event.Event) bool {
+	l.mu.Lock()
+	notice, taken := l.enqueueLocked(ev, false)
+	if taken {
+		// Under the lock: the delivery goroutine cannot settle the event before it is
+		// counted as received.
+		l.countReceived(ev)
+	}
+	l.mu.Unlock()
+	if notice != "" {
+		l.warn("%s", notice)
+	}
+	return taken
+}
+
+func (l *Listener) countReceived(ev *event.Event) {
 	if ev.Seq != 0 {
 		l.numbered.Add(1)
 	}
@@ -182,36 +211,35 @@ func (l *Listener) Add(ev *event.Event) {
 	for seen := l.lastSeq.Load(); ev.Seq > seen && !l.lastSeq.CompareAndSwap(seen, ev.Seq); {
 		seen = l.lastSeq.Load() // several informers (one per watched type) may add at once
 	}
-	l.mu.Lock()
-	notice := l.enqueueLocked(ev)
-	l.mu.Unlock()
-	if notice != "" {
-		l.warn("%s", notice)
-	}
 }
 
-// enqueueLocked applies the policy to ev and returns a diagnostic to print, if any.
-func (l *Listener) enqueueLocked(ev *event.Event) (notice string) {
+// enqueueLocked applies the policy to ev and returns a diagnostic to print, if any. When
+// the buffer is full and the policy waits for room, it waits if wait is set; if not, it
+// returns taken=false, having done nothing.
+func (l *Listener) enqueueLocked(ev *event.Event, wait bool) (notice string, taken bool) {
 	for {
 		switch l.state {
 		case failed:
 			l.failed.Add(1)
-			return ""
+			return "", true
 		case closing, aborted:
 			l.dropped.Add(1)
-			return ""
+			return "", true
 		}
 		switch l.queue.put(ev) {
 		case queued:
 			l.ready.Signal()
-			return ""
+			return "", true
 		case coalesced:
 			l.coalesced.Add(1)
-			return ""
+			return "", true
 		case droppedOldest, droppedNewest:
 			l.dropped.Add(1)
-			return l.dropNoticeLocked()
+			return l.dropNoticeLocked(), true
 		case full:
+			if !wait {
+				return "", false
+			}
 			l.room.Wait()
 		}
 	}

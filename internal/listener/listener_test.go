@@ -1093,3 +1093,35 @@ func TestWrittenCalledAfterWriteReturns(t *testing.T) {
 		t.Fatalf("Written for %v, want [1 2 4] (written, filtered, written)", w)
 	}
 }
+
+// TryAdd refuses, and counts nothing, exactly where Add would wait for room: a full
+// buffer under block; under the drop policies it takes the event as Add does.
+func TestTryAddRefusesOnlyWhereAddWaits(t *testing.T) {
+	for _, c := range []struct {
+		policy Policy
+		taken  bool
+	}{{Block, false}, {DropOldest, true}, {DropNewest, true}} {
+		synctest.Test(t, func(t *testing.T) {
+			sink := &testSink{gate: make(chan struct{})}
+			l := New(Config{Name: "s", Buffer: 2, OnFull: c.policy}, sink, nil)
+			go l.Run()
+			evs := distinctEvents(4)
+			for _, ev := range evs[:3] { // one held by the sink's Write, two queued
+				if !l.TryAdd(ev) {
+					t.Fatalf("%s: TryAdd refused event %d with room", c.policy, ev.Seq)
+				}
+				synctest.Wait()
+			}
+			before := l.Stats().Received
+			if taken := l.TryAdd(evs[3]); taken != c.taken {
+				t.Errorf("%s: TryAdd on a full buffer took the event: %v, want %v", c.policy, taken, c.taken)
+			}
+			if got, want := l.Stats().Received-before, map[bool]uint64{true: 1, false: 0}[c.taken]; got != want {
+				t.Errorf("%s: %d received counted for the full buffer's event, want %d", c.policy, got, want)
+			}
+			close(sink.gate)
+			l.Close()
+			<-l.Done()
+		})
+	}
+}
