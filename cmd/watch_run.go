@@ -230,7 +230,7 @@ func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Confi
 			o.warnf(format, args...)
 			o.headerPrinters.warned(format)
 		},
-		Synced: tuneHeapForWatching,
+		Synced: tuneRuntimeForWatching,
 		Started: func() {
 			o.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
 				o.watched(), informers, plural(informers),

@@ -1,0 +1,31 @@
+package cmd
+
+import (
+	"runtime"
+	"testing"
+)
+
+// The watch runs on one processor once the initial list is in, unless the user set
+// GOMAXPROCS; the end of the run gives Go's default back.
+func TestOneProcessorForWatching(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	runtime.SetDefaultGOMAXPROCS()
+	defer runtime.SetDefaultGOMAXPROCS()
+	def := runtime.GOMAXPROCS(0)
+	restore := oneProcessorForWatching()
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Errorf("GOMAXPROCS %d while watching, want 1", n)
+	}
+	restore()
+	if n := runtime.GOMAXPROCS(0); n != def {
+		t.Errorf("GOMAXPROCS %d after the run, want Go's default %d", n, def)
+	}
+
+	t.Setenv("GOMAXPROCS", "3")
+	runtime.GOMAXPROCS(3) // as the runtime read it at start
+	restore = oneProcessorForWatching()
+	if n := runtime.GOMAXPROCS(0); n != 3 {
+		t.Errorf("GOMAXPROCS %d while watching with GOMAXPROCS=3 set, want 3: the user's choice stands", n)
+	}
+	restore()
+}
