@@ -372,8 +372,9 @@ var ownEncodings sync.Map // reflect.Type → bool, as Implements is slow
 
 // typedValue is event.ObjectValue's builder of a typed object's generic JSON values: the
 // object's fields through genericOf, the values decoding its JSON would give
-// (TestGenericOfSameAsEncodingEveryType, TestTypedValueSameAsDecoding), at about two
-// thirds of the cost of that decoding. A type whose plan is not plain is left to the
+// (TestGenericOfSameAsEncodingEveryType, TestTypedValueSameAsDecoding), in about the
+// same time as that decoding but with 29% less allocation (BenchmarkObjectValue, a pod:
+// 30 KB in 404 allocations against 42 KB in 549). A type whose plan is not plain is left to the
 // decoding of the JSON the event has already (genericOf would encode it again).
 func typedValue(obj runtime.Object) (any, bool, error) {
 	v := reflect.ValueOf(obj)
