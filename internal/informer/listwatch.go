@@ -195,7 +195,12 @@ func newErrorSpy(inner watch.Interface, onError wire.ErrorHook, onEndedEarly wir
 		defer close(s.result)
 		handed := false
 		defer func() {
-			if handed || time.Since(opened) >= time.Second {
+			select {
+			case <-s.stop:
+				return // the reflector stopped it: nothing ended early
+			default:
+			}
+			if handed || time.Since(opened) >= wire.ShortWatch {
 				return
 			}
 			for _, ev := range onEndedEarly() {

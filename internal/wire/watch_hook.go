@@ -52,9 +52,10 @@ func WithEndedEarlyHook(ctx context.Context, onEndedEarly EndedEarlyHook) contex
 	return context.WithValue(ctx, endedEarlyHookKey{}, onEndedEarly)
 }
 
-// shortWatch is how short a watch client-go's reflector takes for a failure when it
-// ended before any event (handleAnyWatch's VeryShortWatchError).
-const shortWatch = time.Second
+// ShortWatch is how short a watch client-go's reflector takes for a failure when it
+// ended before any event (handleAnyWatch's VeryShortWatchError): the EndedEarlyHook's
+// threshold, here and in the informer's spy on watches this package does not decode.
+const ShortWatch = time.Second
 
 // HookedWatch marks a watch that calls the context's error hook itself: it needs no
 // spy of its own between the decoder and the reflector.
@@ -104,7 +105,7 @@ func (d *hookedDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	}
 	if err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF || utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err) {
-			if !d.decoded && d.onEndedEarly != nil && time.Since(d.opened) < shortWatch {
+			if !d.decoded && d.onEndedEarly != nil && time.Since(d.opened) < ShortWatch {
 				if replacement := d.onEndedEarly(); len(replacement) > 0 {
 					d.ended = true
 					d.queued = replacement[1:]
