@@ -122,7 +122,8 @@ func TestFaultThrottledByPriorityAndFairness(t *testing.T) {
 			}},
 		},
 	}
-	if _, err := fc.client.FlowcontrolV1().FlowSchemas().Create(ctx, fs, metav1.CreateOptions{}); err != nil {
+	created, err := fc.client.FlowcontrolV1().FlowSchemas().Create(ctx, fs, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	removeFlowSchema := sync.OnceFunc(func() {
@@ -140,6 +141,10 @@ func TestFaultThrottledByPriorityAndFairness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The held request must run in the level: a request dispatched before APF's
+	// controller has read the FlowSchema runs elsewhere, and the level, with nothing of
+	// its own executing, would then serve everything (CI saw it once).
+	waitFlowSchemaInForce(t, asSA, ns, created.UID, 30*time.Second)
 	held := make(chan error, 1)
 	go func() {
 		blocker := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "blocker", Labels: map[string]string{"kubeevents.dev/hold": "true"}}}
@@ -215,6 +220,33 @@ func TestFaultThrottledByPriorityAndFairness(t *testing.T) {
 
 // waitThrottled returns once a request of the identity of cfg is turned away with 429
 // (without client-go's retries), that is when.
+// waitFlowSchemaInForce waits until the ServiceAccount's requests are classified by the
+// FlowSchema uid: API Priority and Fairness names the FlowSchema that matched a request
+// in the X-Kubernetes-PF-FlowSchema-UID response header.
+func waitFlowSchemaInForce(t *testing.T, cfg *rest.Config, ns string, uid types.UID, timeout time.Duration) {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		got := ""
+		resp, err := hc.Get(cfg.Host + "/api/v1/namespaces/" + ns + "/configmaps?limit=1")
+		if err == nil {
+			got = resp.Header.Get("X-Kubernetes-PF-FlowSchema-UID")
+			resp.Body.Close()
+		}
+		if got == string(uid) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the FlowSchema was not in force for the ServiceAccount within %s (last FlowSchema: %q, error: %v)", timeout, got, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func waitThrottled(t *testing.T, cfg *rest.Config, ns string, timeout time.Duration) time.Time {
 	t.Helper()
 	c, err := kubernetes.NewForConfig(cfg)
