@@ -66,7 +66,7 @@ func (c *exitConditions) rolloutFailed() *event.Rollout {
 }
 
 func (c *exitConditions) untilTrue(ev *event.Event) bool {
-	input, err := render.EnvelopeValue(ev, c.cfg.Differ, c.cfg.ShowOld)
+	input, err := c.cfg.Until.Input(ev, c.cfg.Differ, c.cfg.ShowOld)
 	if err != nil {
 		return false
 	}

@@ -292,7 +292,7 @@ func BenchmarkEnvelopeValue(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := buildEnvelopeValue(ev, d, true); err != nil {
+		if _, err := buildEnvelopeValue(ev, d, true, wholeValue); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -365,4 +365,33 @@ func BenchmarkPrettyLineWithDiff(b *testing.B) {
 		}
 	}
 	b.SetBytes(int64(len(dst)))
+}
+
+// BenchmarkJQInput is a jq sink's input for a fresh event (no sink built its values
+// yet) and its run: an expression reading two fields (the three-sink benchmark's), whose
+// input is projected (jqinput.go), and `.`, which reads it whole, as every expression's
+// did before the projection.
+func BenchmarkJQInput(b *testing.B) {
+	for _, c := range []struct{ name, expr string }{
+		{"Projected", `select(.type=="DELETED") | .object.metadata.name`},
+		{"Whole", `.`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			q := mustCompileJQ(b, c.expr)
+			d := NewDiffer(nil)
+			template := jqDeletedPodEvent()
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				ev := &event.Event{Type: event.Deleted, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: template.Object}
+				input, err := q.Input(ev, d, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if outputs, err := q.Run(ctx, input); err != nil || len(outputs) != 1 {
+					b.Fatal(outputs, err)
+				}
+			}
+		})
+	}
 }

@@ -36,6 +36,8 @@ var errNoJQInput = errors.New("input and inputs are not available: the expressio
 // A JQ is safe for concurrent use.
 type JQ struct {
 	code *gojq.Code
+	// reads is the part of the envelope the expression reads (jqinput.go); nil: all.
+	reads *readTree
 	// Timeout limits each Run; zero means DefaultJQTimeout. Set it before the first Run.
 	Timeout time.Duration
 }
@@ -58,7 +60,7 @@ func CompileJQ(expr string) (*JQ, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &JQ{code: code}, nil
+	return &JQ{code: code, reads: readPaths(query)}, nil
 }
 
 // noJQInput is the input iterator behind input and inputs; without one gojq refuses to
@@ -191,50 +193,64 @@ func EnvelopeValue(ev *event.Event, d *Differ, showOld bool) (map[string]any, er
 	if showOld {
 		slot = &view.envelopes[1]
 	}
-	slot.once.Do(func() { slot.value, slot.err = buildEnvelopeValue(ev, d, showOld) })
+	slot.once.Do(func() { slot.value, slot.err = buildEnvelopeValue(ev, d, showOld, wholeValue) })
 	return slot.value, slot.err
 }
 
-func buildEnvelopeValue(ev *event.Event, d *Differ, showOld bool) (map[string]any, error) {
-	object, err := ev.ObjectValue(typedValue)
-	if err != nil {
-		return nil, fmt.Errorf("decoding %s %q: %w", ev.Kind, ev.Key(), err)
+// wholeValue reads every part of a value.
+var wholeValue = &readTree{whole: true}
+
+// buildEnvelopeValue builds the keys of the envelope that reads names (wholeValue:
+// every key), and of the object and old object only the part it names.
+func buildEnvelopeValue(ev *event.Event, d *Differ, showOld bool, reads *readTree) (map[string]any, error) {
+	envelope := make(map[string]any, 8)
+	if r := reads.at("object"); r != nil {
+		object, err := objectPart(ev.Object, r, func() (any, error) { return ev.ObjectValue(typedValue) })
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s %q: %w", ev.Kind, ev.Key(), err)
+		}
+		envelope["object"] = object
 	}
-	envelope := map[string]any{
-		"type": string(ev.Type),
-		"time": ev.Time.UTC().Format(time.RFC3339Nano),
-		"resource": map[string]any{
+	if reads.at("type") != nil {
+		envelope["type"] = string(ev.Type)
+	}
+	if reads.at("time") != nil {
+		envelope["time"] = ev.Time.UTC().Format(time.RFC3339Nano)
+	}
+	if reads.at("resource") != nil {
+		envelope["resource"] = map[string]any{
 			"group":    ev.Resource.Group,
 			"version":  ev.Resource.Version,
 			"resource": ev.Resource.Resource,
-		},
-		"object": object,
+		}
 	}
-	if ev.Seq != 0 {
+	if ev.Seq != 0 && reads.at("seq") != nil {
 		envelope["seq"] = json.Number(strconv.FormatUint(ev.Seq, 10))
 	}
-	if ev.Cluster != "" {
+	if ev.Cluster != "" && reads.at("cluster") != nil {
 		envelope["cluster"] = ev.Cluster
 	}
-	addOwnersValue(envelope, ev)
-	if showOld && hasOld(ev) {
-		old, err := ev.OldValue(typedValue)
+	if reads.at("owners") != nil || reads.at("rollout") != nil {
+		addOwnersValue(envelope, ev)
+	}
+	if r := reads.at("old"); r != nil && showOld && hasOld(ev) {
+		old, err := objectPart(ev.Old, r, func() (any, error) { return ev.OldValue(typedValue) })
 		if err != nil {
 			return nil, fmt.Errorf("decoding the previous %s %q: %w", ev.Kind, ev.Key(), err)
 		}
 		envelope["old"] = old
 	}
-	if d.diffs(ev) {
+	if d.diffs(ev) && reads.at("diff") != nil {
 		changes, err := d.Changes(ev)
 		if err != nil {
 			return nil, err
 		}
 		envelope["diff"] = changesValue(changes)
 	}
-	if ev.FinalStateUnknown {
+	if ev.FinalStateUnknown && reads.at("finalStateUnknown") != nil {
 		envelope["finalStateUnknown"] = true
 	}
-	if ev.Reason != "" {
+	if ev.Reason != "" && reads.at("reason") != nil {
 		envelope["reason"] = ev.Reason
 	}
 	return envelope, nil

@@ -249,7 +249,7 @@ func (e *Encoder) Encode(ev *event.Event) ([]byte, error) {
 	if e.Query == nil {
 		return e.Printer.Append(nil, ev)
 	}
-	input, err := render.EnvelopeValue(ev, e.Differ, e.ShowOld)
+	input, err := e.Query.Input(ev, e.Differ, e.ShowOld)
 	if err != nil {
 		return nil, err
 	}

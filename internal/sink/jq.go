@@ -52,7 +52,7 @@ func NewJQ(o JQOptions) *JQ {
 }
 
 func (s *JQ) Write(ev *event.Event) error {
-	input, err := render.EnvelopeValue(ev, s.differ, s.showOld)
+	input, err := s.query.Input(ev, s.differ, s.showOld)
 	if err != nil {
 		return err
 	}
