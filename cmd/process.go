@@ -81,6 +81,7 @@ func tuneRuntimeForWatching() (undo func()) {
 	// peaks far above what the cache then holds. Give that memory back now, once,
 	// rather than holding it as RSS for the life of the watch.
 	debug.FreeOSMemory()
+	releaseStartupPages()
 	// From now on the heap is the cache plus events in flight: keep some headroom
 	// between collections, so a small cache is not marked every few hundred events.
 	keepHeadroom := gcheadroom.Keep(gcheadroom.DefaultHeadroom)

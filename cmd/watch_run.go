@@ -95,6 +95,9 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		watchReaderGone(watchCtx, o.Streams.Out, func() { close(gone) })
 		cfg.OutputGone = gone
 	}
+	// Start-up is behind (every API group's types registered, flags, config, discovery):
+	// its pages of the executable need not stay while the list comes in.
+	releaseStartupPages()
 	res, err := engine.Run(ctx, clients, cfg)
 	if !res.Started {
 		return err // the error says why; interrupted while connecting, quietly
