@@ -31,7 +31,7 @@ const (
 //lint:ignore ST1005 the final "." is jq's identity, the event itself, not punctuation
 var errNoJQInput = errors.New("input and inputs are not available: the expression runs on one event at a time, given as .")
 
-// JQ is a compiled jq expression, run on event envelopes (see EnvelopeValue). It is
+// JQ is a compiled jq expression, run on event envelopes (see Input). It is
 // sandboxed: $ENV and env are empty, input and inputs fail, modules cannot be loaded.
 // A JQ is safe for concurrent use.
 type JQ struct {
@@ -69,7 +69,7 @@ type noJQInput struct{}
 
 func (noJQInput) Next() (any, bool) { return errNoJQInput, true }
 
-// Run runs the expression on input (normally an envelope from EnvelopeValue) and
+// Run runs the expression on input (normally the envelope that Input gives) and
 // returns its outputs. As jq does, an error ends the run: the outputs before it are
 // returned with it. A run that takes longer than the timeout, or produces more than
 // 1000 outputs, ends with an error too.
