@@ -291,9 +291,21 @@ func clusterCompletion(cmd *cobra.Command, configFlags *genericclioptions.Config
 	case comps := <-done:
 		return comps
 	case <-ctx.Done():
+		// Stop fn (its requests take ctx) and give it a moment to return: nothing a
+		// completion started should outlive it (client-go still logs the cancelled
+		// request, which raced with the next command's klog set-up in tests).
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(completionGrace):
+		}
 		return nil
 	}
 }
+
+// completionGrace is how long a completion past its deadline waits for its requests to
+// end once cancelled.
+const completionGrace = 500 * time.Millisecond
 
 // firstContext makes a --context of several contexts (a list, a glob) the first one it
 // picks, for completions that ask a cluster: types and names are completed from it.
