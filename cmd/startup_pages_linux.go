@@ -11,11 +11,12 @@ import (
 )
 
 // releaseStartupPages takes out of this process's memory the pages of its executable
-// (code and read-only data) that are resident, once the initial list is in. Start-up
-// runs the init of every API group's types and the list's decoding: about 40 MB of a
-// 70 MB executable is resident after it, most of it never run or read again while
-// watching (bench/README.md). The pages stay in the page cache, so the few that the
-// watch uses come back with a minor fault; what leaves is RSS the watch does not use.
+// (code and read-only data) that are resident; the watch calls it before its informers
+// start and again once the initial list is in. Start-up runs the init of every API
+// group's types, discovery and the list's decoding: about 40 MB of a 70 MB executable
+// is resident after it, most of it never run or read again while watching
+// (bench/README.md). The pages stay in the page cache, so the few that the watch uses
+// come back with a minor fault; what leaves is RSS the watch does not use.
 //
 // Only mappings of the executable that are not writable and hold no anonymous page (a
 // page written since, copied out of the file) are released: dropping a written page of
