@@ -215,20 +215,29 @@ var (
 )
 
 // addFields adds the generic JSON of the fields of v, a struct of a plain plan, to m;
-// those of an inlined struct (TypeMeta) in place.
-func (p *structPlan) addFields(m map[string]any, v reflect.Value) error {
+// those of an inlined struct (TypeMeta) in place. Only the fields that reads names are
+// added, each only in the part it names (a jq expression's input, jqinput.go);
+// wholeValue adds them all, whole.
+func (p *structPlan) addFields(m map[string]any, v reflect.Value, reads *readTree) error {
 	for _, field := range p.fields {
 		f := v.Field(field.index)
 		if field.Inline {
-			if err := planOf(f.Type()).addFields(m, f); err != nil {
+			if err := planOf(f.Type()).addFields(m, f, reads); err != nil {
 				return err
 			}
 			continue
 		}
-		if !field.present(f) {
+		sub := reads.at(field.Name)
+		if sub == nil || !field.present(f) {
 			continue
 		}
-		value, err := genericOf(f)
+		var value any
+		var err error
+		if sub.whole {
+			value, err = genericOf(f)
+		} else {
+			value, err = typedPart(f, sub)
+		}
 		if err != nil {
 			return err
 		}
@@ -420,7 +429,7 @@ func genericOf(v reflect.Value) (any, error) {
 		case reflect.Struct:
 			if plan := planOf(v.Type()); plan != nil && plan.plain {
 				m := make(map[string]any, plan.present(v))
-				if err := plan.addFields(m, v); err != nil {
+				if err := plan.addFields(m, v, wholeValue); err != nil {
 					return nil, err
 				}
 				return m, nil

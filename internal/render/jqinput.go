@@ -429,30 +429,7 @@ func typedPart(v reflect.Value, reads *readTree) (any, error) {
 		return genericOf(v)
 	}
 	m := make(map[string]any, len(reads.keys))
-	return m, plan.addPart(m, v, reads)
-}
-
-// addPart is addFields for the fields reads names.
-func (p *structPlan) addPart(m map[string]any, v reflect.Value, reads *readTree) error {
-	for _, field := range p.fields {
-		f := v.Field(field.index)
-		if field.Inline {
-			if err := planOf(f.Type()).addPart(m, f, reads); err != nil {
-				return err
-			}
-			continue
-		}
-		sub := reads.keys[field.Name]
-		if sub == nil || !field.present(f) {
-			continue
-		}
-		value, err := typedPart(f, sub)
-		if err != nil {
-			return err
-		}
-		m[field.Name] = value
-	}
-	return nil
+	return m, plan.addFields(m, v, reads)
 }
 
 // genericPart is Generic(v) with only the keys reads names.
