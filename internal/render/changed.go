@@ -260,6 +260,9 @@ type structPlan struct {
 	// of this struct has, so genericOf can build its generic JSON field by field as
 	// encoding/json writes it.
 	plain bool
+	// sorted is sortedFields' result (typeddiff.go), for plain plans.
+	sortedOnce sync.Once
+	sorted     []sortedField
 }
 
 type fieldPlan struct {

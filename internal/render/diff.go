@@ -73,6 +73,10 @@ type Differ struct {
 	// noSameMemory walks every field, even one whose memory is the same on both sides
 	// (the fast path of fieldPlan.same; WithoutFastPaths).
 	noSameMemory bool
+	// noTypedWalk compares typed objects as generic JSON of their differing parts, as
+	// other objects are (comparedParts), not on their structs (typedPatch): for tests
+	// that hold the two to the same result.
+	noTypedWalk bool
 }
 
 // NewDiffer returns a Differ that ignores the default paths (DefaultIgnorePaths) and
@@ -134,13 +138,24 @@ func (d *Differ) diffs(ev *event.Event) bool {
 }
 
 func (d *Differ) compute(ev *event.Event) ([]Change, any, error) {
-	old, object, err := comparedParts(ev, !d.noSameMemory)
-	if err != nil {
-		return nil, nil, fmt.Errorf("converting %s %q for comparison: %w", ev.Kind, ev.Key(), err)
+	// Typed objects are compared on their structs (typeddiff.go); the rest, and a patch
+	// whose keyed lists need aligning, as generic JSON of the parts that differ.
+	var old, object any
+	patch, typed, err := jsondiff.Patch(nil), false, error(nil)
+	if !d.noTypedWalk {
+		// A value it could not convert (err) is left to comparedParts, which falls back
+		// to comparing encodings.
+		if patch, typed, err = d.typedPatch(ev); err != nil {
+			typed = false
+		}
 	}
-	patch, err := d.compare(old, object)
-	if err != nil {
-		return nil, nil, fmt.Errorf("comparing %s %q with its previous state: %w", ev.Kind, ev.Key(), err)
+	if !typed || mayMisalignKeyedList(patch) {
+		if old, object, err = comparedParts(ev, !d.noSameMemory); err != nil {
+			return nil, nil, fmt.Errorf("converting %s %q for comparison: %w", ev.Kind, ev.Key(), err)
+		}
+		if patch, err = d.compare(old, object); err != nil {
+			return nil, nil, fmt.Errorf("comparing %s %q with its previous state: %w", ev.Kind, ev.Key(), err)
+		}
 	}
 	// jsondiff pairs list elements by index; where that pairs elements of a keyed list
 	// with different keys, compare again with the lists aligned by key (keyedlist.go).

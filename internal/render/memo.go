@@ -23,8 +23,9 @@ type eventView struct {
 	diffOnce sync.Once
 	changes  []Change
 	diffErr  error
-	// comparedOld is the part of the previous state the diff decoded (changedParts):
-	// enough to name the list elements of every change's path.
+	// comparedOld is the part of the previous state the diff decoded (comparedParts):
+	// enough to name the list elements of every change's path. Nil when the diff was
+	// computed on typed objects' structs (typedPatch).
 	comparedOld any
 
 	diffJSONOnce sync.Once

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode"
@@ -229,7 +230,13 @@ func (d *Differ) readableChanges(ev *event.Event) ([]Change, []string, error) {
 	}
 	view := viewOf(ev, d)
 	view.fieldsOnce.Do(func() {
-		view.fields = readablePaths(changes, view.comparedOld)
+		old := view.comparedOld
+		if old == nil {
+			// Compared on the structs (typedPatch): the paths are read on the previous
+			// typed object itself.
+			old = ev.Old
+		}
+		view.fields = readablePaths(changes, old)
 	})
 	return changes, view.fields, nil
 }
@@ -260,10 +267,11 @@ func readablePaths(changes []Change, old any) []string {
 
 // readablePath walks change.Path through the old object, which has every list element
 // the path passes through: jsondiff compares lists index by index, and the changes inside
-// an element of a keyed list have its old index (see Change.Path).
+// an element of a keyed list have its old index (see Change.Path). The old object is
+// generic JSON (the parts comparedParts decoded) or a typed object (see oldNodeOf).
 func readablePath(change Change, old any, repeat int) string {
 	var b []byte
-	node := old
+	node := oldNodeOf(old)
 	for pointer := change.Path; pointer != ""; {
 		escaped, rest := nextPointerSegment(pointer)
 		pointer = rest
@@ -271,28 +279,27 @@ func readablePath(change Change, old any, repeat int) string {
 		if err != nil {
 			key = escaped
 		}
-		list, isList := node.([]any)
+		length, isList := listLength(node)
 		if !isList {
 			if len(b) > 0 {
 				b = append(b, '.')
 			}
 			b = append(b, key...)
-			object, _ := node.(map[string]any)
-			node = object[key]
+			node = childOf(node, key)
 			continue
 		}
 		index, err := strconv.Atoi(key)
 		var element any
-		if err == nil && index >= 0 && index < len(list) {
-			element = list[index]
+		if err == nil && index >= 0 && index < length {
+			element = elementOf(node, index)
 		}
 		label := elementName(element)
 		switch {
 		case pointer == "" && change.Op == OpMove:
 			// Path is where the element goes mid-patch; it is the old list's fromIndex.
 			label = ""
-			if change.fromIndex < len(list) {
-				label = elementName(list[change.fromIndex])
+			if change.fromIndex < length {
+				label = elementName(elementOf(node, change.fromIndex))
 			}
 		case pointer == "":
 			label = elementName(changedElement(change))
@@ -300,7 +307,7 @@ func readablePath(change Change, old any, repeat int) string {
 		if label == "" {
 			switch {
 			case key == "-":
-				label = strconv.Itoa(len(list) + repeat)
+				label = strconv.Itoa(length + repeat)
 			case err == nil && pointer == "" && change.Op == OpRemove:
 				label = strconv.Itoa(index + repeat)
 			default:
@@ -331,6 +338,9 @@ func changedElement(change Change) any {
 
 // elementName is a list element's "name", else its "type"; "" if it has neither.
 func elementName(element any) string {
+	if v, ok := element.(reflect.Value); ok {
+		return typedElementName(v)
+	}
 	object, ok := element.(map[string]any)
 	if !ok {
 		return ""
