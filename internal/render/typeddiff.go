@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/wI2L/jsondiff"
@@ -77,6 +78,7 @@ type sortedField struct {
 	// omitted reports whether encoding/json leaves the field out; nil when it never does.
 	omitted func(unsafe.Pointer) bool
 	equal   equalFunc
+	walk    *typeWalk
 }
 
 // sortedFields is p's fields for typedWalk, worked out once (p must be plain).
@@ -93,7 +95,7 @@ func (p *structPlan) sortedFields() []sortedField {
 				continue
 			}
 			fields = append(fields, sortedField{name: field.Name, offset: sf.Offset, typ: sf.Type,
-				omitted: compileOmitted(field, sf.Type), equal: field.equal})
+				omitted: compileOmitted(field, sf.Type), equal: field.equal, walk: walkOf(sf.Type)})
 		}
 		slices.SortFunc(fields, func(a, b sortedField) int { return strings.Compare(a.name, b.name) })
 		p.sorted = fields
@@ -237,56 +239,111 @@ func (w *typedWalk) walkStruct(p *structPlan, a, b unsafe.Pointer) {
 			case !inOld:
 				w.add(string(w.path), w.genericAt(f.typ, fb))
 			default:
-				w.walkValue(f.typ, fa, fb)
+				w.walkValue(f.walk, fa, fb)
 			}
 		}
 		w.pop(pathLen)
 	}
 }
 
-// walkValue compares two values of type t that are not equal as Go values (their JSON
-// may still be equal: two timestamps within the same second), at the current path,
-// which is not ignored.
-func (w *typedWalk) walkValue(t reflect.Type, a, b unsafe.Pointer) {
+// typeWalk is how walkValue compares values of one type, worked out once per type so
+// that the walk looks nothing up by type: what kind of value it is to jsondiff, and for a
+// pointer or list its element's typeWalk, made on first use (types can be recursive).
+type typeWalk struct {
+	t    reflect.Type
+	kind walkKind
+	plan *structPlan // walkStruct
+	// walkPointer, walkList: the element's.
+	elemOnce  sync.Once
+	elem      *typeWalk
+	elemSize  uintptr
+	elemEqual equalFunc
+}
+
+type walkKind uint8
+
+const (
+	walkLeaf      walkKind = iota // compared as generic JSON
+	walkStruct                    // a struct of a plain plan: field by field
+	walkPointer                   // followed where both sides are not nil
+	walkList                      // index by index where both sides are not nil
+	walkStringMap                 // map[string]string: key by key where both are not nil
+)
+
+var typeWalks sync.Map // reflect.Type → *typeWalk
+
+// walkOf is t's typeWalk.
+func walkOf(t reflect.Type) *typeWalk {
+	if tw, ok := typeWalks.Load(t); ok {
+		return tw.(*typeWalk)
+	}
+	tw := &typeWalk{t: t}
 	switch t.Kind() {
 	case reflect.Pointer:
-		pa, pb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
-		if pa != nil && pb != nil {
-			w.walkValue(t.Elem(), pa, pb)
-			return
-		}
+		tw.kind = walkPointer
 	case reflect.Struct:
-		if ownEncoding(t) {
-			break
-		}
-		if plan := planOf(t); plan != nil && plan.plain {
-			w.walkStruct(plan, a, b)
-			return
+		if plan := planOf(t); !ownEncoding(t) && plan != nil && plan.plain {
+			tw.kind, tw.plan = walkStruct, plan
 		}
 	case reflect.Slice:
-		sa, sb := (*sliceHeader)(a), (*sliceHeader)(b)
-		if t.Elem().Kind() != reflect.Uint8 && !ownEncoding(t) && sa.data != nil && sb.data != nil {
-			w.walkList(t.Elem(), sa, sb)
-			return
+		if t.Elem().Kind() != reflect.Uint8 && !ownEncoding(t) {
+			tw.kind = walkList
 		}
 	case reflect.Map:
 		if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String &&
 			!ownEncoding(t) && !ownEncoding(t.Key()) && !ownEncoding(t.Elem()) {
-			ma, mb := *(*map[string]string)(a), *(*map[string]string)(b)
-			if ma != nil && mb != nil {
-				w.walkStringMap(ma, mb)
-				return
-			}
+			tw.kind = walkStringMap
 		}
 	}
-	w.walkGeneric(w.genericAt(t, a), w.genericAt(t, b))
+	actual, _ := typeWalks.LoadOrStore(t, tw)
+	return actual.(*typeWalk)
+}
+
+// element is the typeWalk of a pointer's or list's element.
+func (tw *typeWalk) element() *typeWalk {
+	tw.elemOnce.Do(func() {
+		elem := tw.t.Elem()
+		tw.elem, tw.elemSize, tw.elemEqual = walkOf(elem), elem.Size(), equalOf(elem)
+	})
+	return tw.elem
+}
+
+// walkValue compares two values that are not equal as Go values (their JSON may still be
+// equal: two timestamps within the same second), at the current path, which is not
+// ignored.
+func (w *typedWalk) walkValue(tw *typeWalk, a, b unsafe.Pointer) {
+	switch tw.kind {
+	case walkPointer:
+		pa, pb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
+		if pa != nil && pb != nil {
+			w.walkValue(tw.element(), pa, pb)
+			return
+		}
+	case walkStruct:
+		w.walkStruct(tw.plan, a, b)
+		return
+	case walkList:
+		sa, sb := (*sliceHeader)(a), (*sliceHeader)(b)
+		if sa.data != nil && sb.data != nil {
+			w.walkList(tw, sa, sb)
+			return
+		}
+	case walkStringMap:
+		ma, mb := *(*map[string]string)(a), *(*map[string]string)(b)
+		if ma != nil && mb != nil {
+			w.walkStringMap(ma, mb)
+			return
+		}
+	}
+	w.walkGeneric(w.genericAt(tw.t, a), w.genericAt(tw.t, b))
 }
 
 // walkList compares two lists index by index, as jsondiff compares arrays: the elements
 // a shorter new list lost first (each at the index where the list now ends), then the
 // elements at each common index, then the ones appended ("-").
-func (w *typedWalk) walkList(elem reflect.Type, a, b *sliceHeader) {
-	size, equal := elem.Size(), equalOf(elem)
+func (w *typedWalk) walkList(list *typeWalk, a, b *sliceHeader) {
+	elem := list.element()
+	size, equal, typ := list.elemSize, list.elemEqual, elem.t
 	common := min(a.len, b.len)
 	pathLen := len(w.path)
 	if b.len < a.len {
@@ -296,14 +353,14 @@ func (w *typedWalk) walkList(elem reflect.Type, a, b *sliceHeader) {
 		for i := common; i < a.len; i++ {
 			w.pushIndex(i)
 			if !w.ignored() {
-				w.remove(at, w.genericAt(elem, unsafe.Add(a.data, uintptr(i)*size)))
+				w.remove(at, w.genericAt(typ, unsafe.Add(a.data, uintptr(i)*size)))
 			}
 			w.pop(pathLen)
 		}
 	}
 	for i := range common {
 		ea, eb := unsafe.Add(a.data, uintptr(i)*size), unsafe.Add(b.data, uintptr(i)*size)
-		if w.same(elem, equal, ea, eb) {
+		if w.same(typ, equal, ea, eb) {
 			continue
 		}
 		w.pushIndex(i)
@@ -317,7 +374,7 @@ func (w *typedWalk) walkList(elem reflect.Type, a, b *sliceHeader) {
 		for i := common; i < b.len; i++ {
 			w.pushIndex(i)
 			if !w.ignored() {
-				w.add(at, w.genericAt(elem, unsafe.Add(b.data, uintptr(i)*size)))
+				w.add(at, w.genericAt(typ, unsafe.Add(b.data, uintptr(i)*size)))
 			}
 			w.pop(pathLen)
 		}
