@@ -285,7 +285,9 @@ func readablePath(change Change, old any, repeat int) string {
 				b = append(b, '.')
 			}
 			b = append(b, key...)
-			node = childOf(node, key)
+			if pointer != "" { // the value at the end of the path is not looked at
+				node = childOf(node, key)
+			}
 			continue
 		}
 		index, err := strconv.Atoi(key)

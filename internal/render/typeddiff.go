@@ -571,29 +571,29 @@ func oldNodeOf(old any) any {
 // typedNode is v as a node: pointers followed, a struct of a plain plan or a list kept as
 // it is, anything else as its generic JSON.
 func typedNode(v reflect.Value) any {
-	for v.Kind() == reflect.Pointer {
-		if v.IsNil() {
+	for {
+		switch walkOf(v.Type()).kind {
+		case walkPointer:
+			if v.IsNil() {
+				return nil
+			}
+			v = v.Elem()
+			continue
+		case walkStruct:
+			if v.CanAddr() {
+				return v
+			}
+		case walkList:
+			if !v.IsNil() {
+				return v
+			}
+		}
+		generic, err := genericOf(v)
+		if err != nil {
 			return nil
 		}
-		v = v.Elem()
+		return generic
 	}
-	if !ownEncoding(v.Type()) {
-		switch v.Kind() {
-		case reflect.Struct:
-			if plan := planOf(v.Type()); plan != nil && plan.plain && v.CanAddr() {
-				return v
-			}
-		case reflect.Slice:
-			if v.Type().Elem().Kind() != reflect.Uint8 && !v.IsNil() {
-				return v
-			}
-		}
-	}
-	generic, err := genericOf(v)
-	if err != nil {
-		return nil
-	}
-	return generic
 }
 
 // listLength reports whether node is a list, and its length.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"reflect"
@@ -245,5 +246,37 @@ func TestTypedPatchSameChanges(t *testing.T) {
 	}
 	if withChanges < len(mutations)-2 {
 		t.Errorf("only %d of %d updates had changes", withChanges, len(mutations))
+	}
+}
+
+// appendGenericJSON writes what json.Marshal writes, for the generic values of random
+// objects of every type of the scheme and for strings that need escaping.
+func TestAppendGenericJSONSameAsMarshal(t *testing.T) {
+	values := []any{nil, true, false, "", "plain", `a"b\c`, "<b>&amp;</b>", "tab\there", "ünï", "\u2028", string([]byte{0xff, 'a'}),
+		json.Number("0"), json.Number("-12"), json.Number("1.5"), json.Number("1e3"), 2.5, map[string]any(nil), []any(nil),
+		map[string]any{"b": 1.0, "a": []any{"x", nil, map[string]any{"<": ">"}}, "": json.Number("7")}, []any{}, map[string]any{}}
+	for _, typ := range scheme.Scheme.AllKnownTypes() {
+		obj, ok := reflect.New(typ).Interface().(runtime.Object)
+		if !ok || !fillRandomly(randfill.New().NilChance(0.2).NumElements(0, 2).MaxDepth(6).RandSource(rand.NewSource(3)), obj) || !encodable(obj) {
+			continue
+		}
+		v, err := genericOf(reflect.ValueOf(obj))
+		if err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, v)
+	}
+	for _, v := range values {
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendGenericJSON([]byte("x"), v)
+		if err != nil || string(got) != "x"+string(want) {
+			t.Fatalf("appendGenericJSON(%#v) = %s, %v; want %s", v, got, err, want)
+		}
+	}
+	if len(values) < 300 {
+		t.Fatalf("%d values: too few", len(values))
 	}
 }
