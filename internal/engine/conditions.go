@@ -66,6 +66,9 @@ func (c *exitConditions) rolloutFailed() *event.Rollout {
 }
 
 func (c *exitConditions) untilTrue(ev *event.Event) bool {
+	if !c.cfg.Until.Selects(string(ev.Type)) {
+		return false // it would give nothing (render/jqtypes.go)
+	}
 	input, err := c.cfg.Until.Input(ev, c.cfg.Differ, c.cfg.ShowOld)
 	if err != nil {
 		return false

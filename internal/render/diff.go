@@ -74,8 +74,7 @@ type Differ struct {
 	// (the fast path of fieldPlan.same; WithoutFastPaths).
 	noSameMemory bool
 	// noTypedWalk compares typed objects as generic JSON of their differing parts, as
-	// other objects are (comparedParts), not on their structs (typedPatch): for tests
-	// that hold the two to the same result.
+	// other objects are (comparedParts), not on their structs (typedPatch).
 	noTypedWalk bool
 }
 
@@ -94,13 +93,15 @@ func NewDiffer(ignores []IgnorePath) *Differ {
 }
 
 // WithoutFastPaths is a Differ like d that compares every field of typed objects by
-// value, even one whose memory is the same on both sides (wire.FastPathsEnv=off).
+// value, even one whose memory is the same on both sides, and hands jsondiff itself the
+// generic JSON of the parts that differ rather than walking the structs (typedPatch):
+// the reference a suspected wrong diff is checked against (wire.FastPathsEnv=off).
 func (d *Differ) WithoutFastPaths() *Differ {
 	if d == nil {
 		return nil
 	}
 	slow := *d
-	slow.noSameMemory = true
+	slow.noSameMemory, slow.noTypedWalk = true, true
 	return &slow
 }
 

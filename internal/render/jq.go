@@ -38,6 +38,9 @@ type JQ struct {
 	code *gojq.Code
 	// reads is the part of the envelope the expression reads (jqinput.go); nil: all.
 	reads *readTree
+	// types are the event types the expression can give an output or an error for
+	// (jqtypes.go); nil: any.
+	types map[string]bool
 	// Timeout limits each Run; zero means DefaultJQTimeout. Set it before the first Run.
 	Timeout time.Duration
 }
@@ -60,7 +63,7 @@ func CompileJQ(expr string) (*JQ, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &JQ{code: code, reads: readPaths(query)}, nil
+	return &JQ{code: code, reads: readPaths(query), types: selectedTypes(query)}, nil
 }
 
 // noJQInput is the input iterator behind input and inputs; without one gojq refuses to

@@ -249,6 +249,9 @@ func (e *Encoder) Encode(ev *event.Event) ([]byte, error) {
 	if e.Query == nil {
 		return e.Printer.Append(nil, ev)
 	}
+	if !e.Query.Selects(string(ev.Type)) {
+		return nil, listener.ErrFiltered // it would give nothing (render/jqtypes.go)
+	}
 	input, err := e.Query.Input(ev, e.Differ, e.ShowOld)
 	if err != nil {
 		return nil, err

@@ -52,6 +52,9 @@ func NewJQ(o JQOptions) *JQ {
 }
 
 func (s *JQ) Write(ev *event.Event) error {
+	if !s.query.Selects(string(ev.Type)) {
+		return listener.ErrFiltered // it would give nothing (render/jqtypes.go)
+	}
 	input, err := s.query.Input(ev, s.differ, s.showOld)
 	if err != nil {
 		return err
