@@ -31,6 +31,9 @@ environment:
   D, R, ROLLOUTS            e2e rollout: Deployments (100), replicas each (10), rolling updates (2)
   RUNS                      e2e: runs of each mode; ratios are their medians (default 1)
   CR=1                      e2e: also the custom-resource variant (cpu_ratio_vs_kubectl_cr)
+  JQ3                       e2e: the three-sink client's jq sink (default select(.type=="DELETED") |
+                            .object.metadata.name; the worst case, run on every event:
+                            if .type=="DELETED" then .object.metadata.name else empty end)
   SETTLE                    mem: wait before reading RSS (default 15s)
   KUBEEVENTS_BIN            kubeevents binary to measure (default: build bin/kubeevents)
 USAGE
@@ -67,6 +70,7 @@ case "$cmd" in
     args=(-mode "${MODE:-all}" -n "${N:-1000}" -m "${M:-10}" -workers "${WORKERS:-8}"
       -deployments "${D:-100}" -replicas "${R:-10}" -rollouts "${ROLLOUTS:-2}" -runs "${RUNS:-1}")
     if [ "${CR:-0}" = 1 ]; then args+=(-cr); fi
+    if [ -n "${JQ3:-}" ]; then args+=(-jq3 "$JQ3"); fi
     exec bin/bench/harness e2e "${common[@]}" "${args[@]}" "$@"
     ;;
   mem)

@@ -41,6 +41,9 @@ type e2eOpts struct {
 	compare string
 	// Copies of the programs that a second client runs (see ownCopy).
 	kubeevents3Sinks, floorDynamic string
+	// jq3 is the three-sink client's jq sink: it must print the name of every deleted
+	// object and nothing else.
+	jq3 string
 }
 
 // outputResult is what one output of one client showed.
@@ -134,6 +137,9 @@ func runE2E(args []string) error {
 	fs.DurationVar(&o.ready, "ready-timeout", 2*time.Minute, "how long clients may take to open their watches")
 	fs.BoolVar(&showTargets, "targets", true, "print the targets and whether they were met (the short run of make test does not: it checks counts only)")
 	fs.StringVar(&o.compare, "compare", "", "a second kubeevents binary (B) to run with -o json beside the first (A) on the same events: prints cpu_ratio_b_vs_a")
+	fs.StringVar(&o.jq3, "jq3", `select(.type=="DELETED") | .object.metadata.name`,
+		"the three-sink client's jq sink, which must print the name of every deleted object and nothing else; "+
+			`if .type=="DELETED" then .object.metadata.name else empty end is the worst case (run on every event)`)
 	_ = fs.Parse(args)
 	if err := o.tools.check(); err != nil {
 		return err
@@ -350,7 +356,7 @@ func (o *e2eOpts) clientSpec(name, ns string, ps phaseSpec, dir string) procSpec
 		return procSpec{name: name,
 			argv: append(append([]string{o.kubeevents3Sinks, "watch", ps.typeArg}, nsArgs...), "-o", "pretty", "--watch-only",
 				"--sink", "file="+file,
-				"--sink", `jq(output=`+jq+`)=select(.type=="DELETED") | .object.metadata.name`,
+				"--sink", `jq(output=`+jq+`)=`+o.jq3,
 				"--kubeconfig", k),
 			files: []fileOutput{{"file", file, formatEnvelope}, {"jq", jq, formatJQName}}}
 	}
