@@ -59,12 +59,12 @@ func TestSelectedTypesGiveNothingElse(t *testing.T) {
 		filtered++
 		for _, base := range append(append(diffGoldenEvents(), fixtureEvents()...), rolledPodEvent(), jqDeletedPodEvent()) {
 			for _, typ := range []event.EventType{event.Added, event.Modified, event.Deleted, event.Sync, "BOOKMARK", ""} {
-				ev := *base
-				ev.Type = typ
 				if q.Selects(string(typ)) {
 					continue
 				}
-				envelope, err := EnvelopeValue(&ev, d, false)
+				ev := &event.Event{Type: typ, Time: base.Time, Seq: base.Seq, Resource: base.Resource, Kind: base.Kind,
+					Object: base.Object, Old: base.Old, Cluster: base.Cluster, Owners: base.Owners}
+				envelope, err := EnvelopeValue(ev, d, false)
 				if err != nil {
 					t.Fatal(err)
 				}
