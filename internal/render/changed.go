@@ -28,7 +28,9 @@ import (
 //
 // Fields are compared on the objects themselves: the maps of unstructured objects, the
 // struct fields (by their JSON names) of typed ones. Where a typed object has a shape
-// this does not follow, the encodings are compared instead (changedParts).
+// this does not follow, the encodings are compared instead (changedParts). Typed objects
+// are mostly diffed without it (typedPatch, typeddiff.go): it serves unstructured ones,
+// the keyed lists' alignment, pretty paths after that, and KUBEEVENTS_FAST_PATHS=off.
 func comparedParts(ev *event.Event, sameMemory bool) (old, object any, err error) {
 	if o, ok := ev.Old.(*unstructured.Unstructured); ok {
 		if n, ok := ev.Object.(*unstructured.Unstructured); ok {

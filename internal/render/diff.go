@@ -141,8 +141,12 @@ func (d *Differ) diffs(ev *event.Event) bool {
 func (d *Differ) compute(ev *event.Event) ([]Change, any, error) {
 	// Typed objects are compared on their structs (typeddiff.go); the rest, and a patch
 	// whose keyed lists need aligning, as generic JSON of the parts that differ.
-	var old, object any
-	patch, typed, err := jsondiff.Patch(nil), false, error(nil)
+	var (
+		old, object any
+		patch       jsondiff.Patch
+		typed       bool
+		err         error
+	)
 	if !d.noTypedWalk {
 		// A value it could not convert (err) is left to comparedParts, which falls back
 		// to comparing encodings.
