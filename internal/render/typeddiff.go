@@ -383,6 +383,13 @@ func (w *typedWalk) walkList(list *typeWalk, a, b *sliceHeader) {
 
 // walkStringMap compares labels, annotations and other string maps key by key.
 func (w *typedWalk) walkStringMap(a, b map[string]string) {
+	walkKeys(w, a, b, func(va, vb string) bool { return va == vb }, func(va, vb string) { w.replace(va, vb) })
+}
+
+// walkKeys compares two maps key by key in sorted order, as jsondiff compares objects: a
+// key only in the old map is removed, one only in the new map added, and one in both
+// passed to compare unless same says its values are equal.
+func walkKeys[V any](w *typedWalk, a, b map[string]V, same func(V, V) bool, compare func(V, V)) {
 	keys := make([]string, 0, max(len(a), len(b)))
 	for k := range a {
 		keys = append(keys, k)
@@ -397,7 +404,7 @@ func (w *typedWalk) walkStringMap(a, b map[string]string) {
 	for _, k := range keys {
 		va, inOld := a[k]
 		vb, inNew := b[k]
-		if inOld && inNew && va == vb {
+		if inOld && inNew && same(va, vb) {
 			continue
 		}
 		w.push(k)
@@ -408,7 +415,7 @@ func (w *typedWalk) walkStringMap(a, b map[string]string) {
 			case !inOld:
 				w.add(string(w.path), vb)
 			default:
-				w.replace(va, vb)
+				compare(va, vb)
 			}
 		}
 		w.pop(pathLen)
@@ -429,33 +436,8 @@ func (w *typedWalk) walkGeneric(a, b any) {
 	pathLen := len(w.path)
 	switch a := a.(type) {
 	case map[string]any:
-		b := b.(map[string]any)
-		keys := make([]string, 0, max(len(a), len(b)))
-		for k := range a {
-			keys = append(keys, k)
-		}
-		for k := range b {
-			if _, ok := a[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			va, inOld := a[k]
-			vb, inNew := b[k]
-			w.push(k)
-			if !w.ignored() {
-				switch {
-				case !inNew:
-					w.remove(string(w.path), va)
-				case !inOld:
-					w.add(string(w.path), vb)
-				default:
-					w.walkGeneric(va, vb)
-				}
-			}
-			w.pop(pathLen)
-		}
+		// walkGeneric itself passes over equal values.
+		walkKeys(w, a, b.(map[string]any), func(any, any) bool { return false }, w.walkGeneric)
 	case []any:
 		b := b.([]any)
 		common := min(len(a), len(b))
