@@ -144,17 +144,7 @@ func appendChangesJSON(dst []byte, changes []Change) ([]byte, error) {
 
 // appendJSONString appends s as a JSON string. The envelope's strings are API
 // identifiers that never need escaping, so only the rare odd one pays for encoding/json.
-func appendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			quoted, _ := json.Marshal(s) // a string always encodes
-			return append(dst, quoted...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
-}
+func appendJSONString(dst []byte, s string) []byte { return appendQuoted(dst, s, false) }
 
 // appendGenericJSON appends json.Marshal(v) for a generic JSON value (maps with string
 // keys, lists, strings, json.Number, booleans, nil), byte for byte: keys sorted, and
@@ -218,12 +208,15 @@ func appendGenericJSON(dst []byte, v any) ([]byte, error) {
 	return append(dst, encoded...), nil
 }
 
-// appendHTMLSafeString appends s as encoding/json writes a string: directly when it has
-// only printable ASCII that needs no escape (HTML's <, > and & included), else through
-// encoding/json.
-func appendHTMLSafeString(dst []byte, s string) []byte {
+// appendHTMLSafeString appends s exactly as encoding/json writes a string, HTML's <, >
+// and & escaped.
+func appendHTMLSafeString(dst []byte, s string) []byte { return appendQuoted(dst, s, true) }
+
+// appendQuoted appends s quoted: directly when it is printable ASCII that needs no escape
+// (nor, with escapeHTML, <, > or &), else through encoding/json.
+func appendQuoted(dst []byte, s string, escapeHTML bool) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || escapeHTML && (c == '<' || c == '>' || c == '&') {
 			quoted, _ := json.Marshal(s) // a string always encodes
 			return append(dst, quoted...)
 		}
