@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand"
 	"reflect"
 	"slices"
@@ -23,9 +24,10 @@ import (
 // Marshal writes exactly what json.Marshal writes, for random objects of every type
 // of client-go's scheme: strings of any runes (escaping), maps (key order), numbers,
 // times, quantities, and creationTimestamps set and zero (omitzero), at the top and in
-// templates.
+// templates. And it does so with its own encoders: only what json_encoder.go says it
+// hands to encoding/json is handed to it.
 func TestMarshalJSONSameAsEncodingJSON(t *testing.T) {
-	var compared, fast int
+	var compared int
 	for gvk, typ := range scheme.Scheme.AllKnownTypes() {
 		for round := range 12 {
 			obj, ok := reflect.New(typ).Interface().(runtime.Object)
@@ -48,43 +50,168 @@ func TestMarshalJSONSameAsEncodingJSON(t *testing.T) {
 				t.Fatalf("%s (round %d): Marshal differs from json.Marshal (err %v)\n got %s\nwant %s", gvk, round, err, got, want)
 			}
 			compared++
-			if plan := fastEncodingOf(typ); plan != nil && plan.allSet(reflect.ValueOf(obj)) {
-				fast++
-			}
 		}
 	}
-	if compared < 1000 || fast < compared/4 {
-		t.Fatalf("%d objects compared, %d of them on the fast path: too few", compared, fast)
+	if compared < 1000 {
+		t.Fatalf("%d objects compared: too few", compared)
 	}
+	delegatedTypes.Range(func(key, _ any) bool {
+		typ := key.(reflect.Type)
+		switch {
+		case typ.PkgPath() == reflect.TypeFor[everyCase]().PkgPath(): // TestEncoderEdgeCases's
+		case typ.Kind() == reflect.Float32, typ.Kind() == reflect.Float64, typ.Kind() == reflect.Interface:
+		case typ.Kind() == reflect.Map && typ.Key().Kind() != reflect.String:
+		case typ.Implements(marshalerType), reflect.PointerTo(typ).Implements(marshalerType):
+		default:
+			t.Errorf("%s is encoded by encoding/json", typ)
+		}
+		return true
+	})
 }
 
-// The fast path is taken for a pod from the server, and not for a Deployment whose
-// template has no creationTimestamp.
-func TestMarshalJSONPaths(t *testing.T) {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", CreationTimestamp: metav1.Now()}}
-	if plan := fastEncodingOf(reflect.TypeOf(pod)); plan == nil || !plan.allSet(reflect.ValueOf(pod)) {
-		t.Error("a pod with a creationTimestamp is not encoded on the fast path")
+// The values and types of client-go's scheme do not hold every case encoding/json
+// handles; these do.
+type (
+	pointerMarshaler struct{ N int }
+	valueMarshaler   struct{ N int }
+	textMarshaler    struct{ S string }
+	pointerZeroer    struct{ N int }
+	valueZeroer      struct{ N int }
+	Embedded         struct{ E string }
+	embeddedHidden   struct{ H string }
+	colliding        struct {
+		Embedded
+		E string
 	}
-	// ObjectMeta.CreationTimestamp, and that of every ephemeral volume's claim template.
-	if plan := fastEncodingOf(reflect.TypeOf(&corev1.Pod{})); len(plan.omitZero) != 2 || !reflect.DeepEqual(plan.omitZero[0], []step{{field: 1}, {field: 7}}) {
-		t.Errorf("omitzero paths of Pod %v", plan.omitZero)
+	quoted struct {
+		N int `json:"n,string"`
 	}
-	withTemplate := pod.DeepCopy()
-	withTemplate.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{
-		Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{}}}}}
-	if got, _ := Marshal(withTemplate); bytes.Contains(got, []byte(`"creationTimestamp":null`)) {
-		t.Errorf("zero creationTimestamp of a volume claim template written: %s", got)
+	byteName  byte
+	namedKey  string
+	everyCase struct {
+		*Embedded
+		embeddedHidden
+		Plain        string
+		Skipped      string `json:"-"`
+		Dash         string `json:"-,"`
+		unexported   string
+		Odd          string `json:"a\"b"`
+		HTML         string `json:"html"`
+		Invalid      string
+		Empty        string            `json:",omitempty"`
+		EmptyList    []int             `json:",omitempty"`
+		EmptyMap     map[string]string `json:",omitempty"`
+		EmptyPtr     *int              `json:",omitempty"`
+		EmptyBool    bool              `json:",omitempty"`
+		EmptyFloat   float64           `json:",omitempty"`
+		EmptyIface   any               `json:",omitempty"`
+		EmptyStruct  struct{}          `json:",omitempty"`
+		EmptyArray   [0]int            `json:",omitempty"`
+		ZeroValue    valueZeroer       `json:",omitzero"`
+		ZeroPointer  pointerZeroer     `json:",omitzero"`
+		ZeroPtrField *pointerZeroer    `json:",omitzero"`
+		ZeroPlain    struct{ A int }   `json:",omitzero"`
+		ZeroTime     metav1.Time       `json:",omitempty,omitzero"`
+		Time         metav1.Time
+		NilTime      *metav1.Time
+		TimePtr      *metav1.Time
+		Micro        metav1.MicroTime
+		Quantity     resource.Quantity
+		QuantityPtr  *resource.Quantity
+		Int          intstr.IntOrString
+		Str          intstr.IntOrString
+		IntPtr       *intstr.IntOrString
+		Raw          runtime.RawExtension
+		Bytes        []byte
+		NilBytes     []byte
+		NamedBytes   []byteName
+		Array        [2]int8
+		Floats       []float64
+		Ints         []int64
+		Uints        map[string]uint16
+		Named        map[namedKey]namedKey
+		IntKeys      map[int]string
+		NilMap       map[string]string
+		Structs      map[string]pointerMarshaler
+		PointerM     pointerMarshaler
+		PointerMs    []pointerMarshaler
+		ValueM       valueMarshaler
+		ValueMs      map[string]valueMarshaler
+		Text         textMarshaler
+		Texts        map[string]textMarshaler
+		Iface        any
+		Collide      colliding
+		Quoted       quoted
+		Recursive    *everyCase
 	}
-	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "r", CreationTimestamp: metav1.Now()},
-		Spec: corev1.ReplicationControllerSpec{Template: &corev1.PodTemplateSpec{}}}
-	if plan := fastEncodingOf(reflect.TypeOf(rc)); plan == nil || plan.allSet(reflect.ValueOf(rc)) {
-		t.Error("a template without creationTimestamp would be encoded on the fast path")
+)
+
+func (m *pointerMarshaler) MarshalJSON() ([]byte, error) {
+	return []byte(`{ "pointer" : [1, 2, "<&>"] }`), nil
+}
+func (m valueMarshaler) MarshalJSON() ([]byte, error) { return []byte(`"value"`), nil }
+func (m *textMarshaler) MarshalText() ([]byte, error) { return []byte("<" + m.S + ">"), nil }
+func (z *pointerZeroer) IsZero() bool                 { return z.N == 7 }
+func (z valueZeroer) IsZero() bool                    { return z.N == 7 }
+
+func TestEncoderEdgeCases(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 11, 25, 16, 4, 5, 123, time.FixedZone("x", 3600)))
+	full := func() *everyCase {
+		return &everyCase{
+			Embedded: &Embedded{E: "e"}, embeddedHidden: embeddedHidden{H: "h"},
+			Plain: "plain", Skipped: "no", Dash: "dash", unexported: "no", Odd: "odd",
+			HTML: "<a href=\"x\">&amp;</a>\u2028", Invalid: "bad \xff\xfe byte\x01\n\t\u007f",
+			ZeroValue: valueZeroer{N: 7}, ZeroPointer: pointerZeroer{N: 7}, ZeroPtrField: &pointerZeroer{N: 7},
+			Time: now, TimePtr: &now, Micro: metav1.NewMicroTime(now.Time),
+			Quantity: resource.MustParse("1.5Gi"), QuantityPtr: resource.NewMilliQuantity(1500, resource.DecimalSI),
+			Int: intstr.FromInt32(8080), Str: intstr.FromString("http<"), IntPtr: new(intstr.FromInt32(-1)),
+			Raw:   runtime.RawExtension{Raw: []byte(` {"a" : 1} `)},
+			Bytes: []byte("hello\x00"), NamedBytes: []byteName{1, 2}, Array: [2]int8{-1, 1},
+			Floats: []float64{0, 1.5, 1e21, 1e-7, -0.0}, Ints: []int64{-1 << 63}, Uints: map[string]uint16{"b": 1, "a": 65535},
+			Named: map[namedKey]namedKey{"z": "<", "a": "b"}, IntKeys: map[int]string{10: "x", 9: "y"},
+			Structs: map[string]pointerMarshaler{"k": {N: 1}}, PointerMs: []pointerMarshaler{{N: 1}},
+			ValueMs: map[string]valueMarshaler{"v": {}}, Texts: map[string]textMarshaler{"t": {S: "s"}},
+			Iface: map[string]any{"x": []any{1, "<"}}, Collide: colliding{Embedded{"inner"}, "outer"},
+			Quoted: quoted{N: 5}, Recursive: &everyCase{Plain: "inner"},
+		}
 	}
-	if got, _ := Marshal(rc); bytes.Contains(got, []byte(`"creationTimestamp":null`)) {
-		t.Errorf("zero creationTimestamp written: %s", got)
+	for name, v := range map[string]any{
+		"full": full(),
+		"zero": &everyCase{},
+		"not omitted": func() *everyCase {
+			c := full()
+			c.ZeroValue.N, c.ZeroPointer.N, c.ZeroPtrField.N, c.ZeroPlain.A = 1, 1, 1, 1
+			return c
+		}(),
+		"empty not nil":   &everyCase{EmptyList: []int{}, EmptyMap: map[string]string{}, Bytes: []byte{}, Floats: []float64{}, NilMap: map[string]string{}},
+		"a list of them":  &[]everyCase{*full(), {}},
+		"a map of them":   &map[string]everyCase{"a": *full(), "b": {}},
+		"a nil pointer":   (*everyCase)(nil),
+		"a pod":           benchPod(),
+		"an odd pointer":  new(*everyCase),
+		"a time pointer":  &now,
+		"a marshaler":     &pointerMarshaler{},
+		"a text in a map": &map[string]*textMarshaler{"a": {S: "x"}, "nil": nil},
+	} {
+		want, wantErr := json.Marshal(v)
+		got, err := appendJSON(nil, reflect.ValueOf(v))
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+			t.Errorf("%s: appendJSON differs from json.Marshal (err %v, want err %v)\n got %s\nwant %s", name, err, wantErr, got, want)
+		}
 	}
-	if plan := fastEncodingOf(reflect.TypeOf(&corev1.PodList{})); plan == nil || !plan.omitZero[0][1].each {
-		t.Errorf("PodList: the creationTimestamps of its items are not checked: %+v", plan)
+	// What encoding/json fails on fails here too.
+	for name, v := range map[string]any{
+		"NaN":          &everyCase{Floats: []float64{math.NaN()}},
+		"IntOrString":  &everyCase{Int: intstr.IntOrString{Type: 9}},
+		"invalid JSON": &everyCase{Raw: runtime.RawExtension{Raw: []byte("{")}},
+		"a channel":    &everyCase{Iface: make(chan int)},
+	} {
+		if _, err := json.Marshal(v); err == nil {
+			t.Fatalf("%s: encoding/json does not fail", name)
+		}
+		if got, err := appendJSON(nil, reflect.ValueOf(v)); err == nil {
+			t.Errorf("%s: no error, wrote %s", name, got)
+		}
 	}
 }
 

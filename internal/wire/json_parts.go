@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -81,7 +82,7 @@ func (e *PartEncoder) Marshal(obj runtime.Object, update Update) ([]byte, error)
 	}
 
 	next := &encodedVersion{obj: v, parts: make([][]byte, len(layout.fields))}
-	size := 1024
+	size := min(int(layout.lastLength.Load()), 32<<10) + 64 // objects of a type are about as long
 	if prev != nil {
 		size = prev.length + 64 // the next version is about as long: labels come and go
 	}
@@ -90,7 +91,8 @@ func (e *PartEncoder) Marshal(obj runtime.Object, update Update) ([]byte, error)
 	for i, f := range layout.fields {
 		fv := v.Elem().Field(f.index)
 		if f.inline {
-			enc, err := marshalValue(fv.Addr())
+			var scratch [256]byte
+			enc, err := appendJSON(scratch[:0], fv.Addr())
 			if err != nil {
 				return nil, err
 			}
@@ -103,22 +105,31 @@ func (e *PartEncoder) Marshal(obj runtime.Object, update Update) ([]byte, error)
 		if f.json.Omitted(fv) {
 			continue
 		}
+		out = appendSeparator(out)
+		out = append(out, f.key...)
 		var enc []byte
 		if prev != nil && prev.parts[i] != nil && sameMemory(fv, prev.obj.Elem().Field(f.index)) {
 			enc = prev.parts[i]
-		} else if enc, err = marshalValue(fv.Addr()); err != nil {
-			return nil, err
+			out = append(out, enc...)
+		} else {
+			start := len(out)
+			if out, err = appendJSON(out, fv.Addr()); err != nil {
+				return nil, err
+			}
+			if update == RecordVersion && f.kept {
+				// A copy of its own, so that what is kept is the part alone, not
+				// the whole object's JSON it was written in.
+				enc = bytes.Clone(out[start:])
+			}
 		}
-		if f.kept {
+		if f.kept && enc != nil {
 			next.parts[i] = enc
 			next.size += len(enc)
 		}
-		out = appendSeparator(out)
-		out = append(out, f.key...)
-		out = append(out, enc...)
 	}
 	out = append(out, '}')
 	next.length = len(out)
+	layout.lastLength.Store(int64(len(out)))
 
 	if update != KeepVersions {
 		e.mu.Lock()
@@ -150,7 +161,8 @@ func sameMemory(a, b reflect.Value) bool {
 
 // objectLayout is how encoding/json writes a type's top-level fields, in order.
 type objectLayout struct {
-	fields []layoutField
+	fields     []layoutField
+	lastLength atomic.Int64 // of the last object of this type encoded: the next one's first guess
 }
 
 type layoutField struct {
