@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -400,88 +398,4 @@ func typedValue(obj runtime.Object) (any, bool, error) {
 	}
 	value, err := genericOf(v.Elem())
 	return value, true, err
-}
-
-// genericOf is one field's value as generic JSON: directly for the plain values most
-// updates touch (resourceVersion, phase, counts, labels and annotations) and for structs,
-// pointers and lists made of them (a container's state, a condition), through its
-// encoding for anything else (floats, byte slices, interfaces, maps of other kinds, and
-// types that encode themselves, such as timestamps and quantities).
-// TestGenericOfSameAsEncoding compares it with encoding then decoding on every field of
-// a realistic pod.
-func genericOf(v reflect.Value) (any, error) {
-	switch v.Type() {
-	case timeType:
-		// metav1.Time.MarshalJSON: null when zero, else RFC 3339 in UTC, to the second.
-		t := v.Interface().(metav1.Time)
-		if t.IsZero() {
-			return nil, nil
-		}
-		return t.UTC().Format(time.RFC3339), nil
-	case quantityType:
-		// resource.Quantity.MarshalJSON: its canonical form (String, on a copy: it caches
-		// the form in the value, which is shared with the informer's cache).
-		q := v.Interface().(resource.Quantity)
-		return q.String(), nil
-	}
-	if !ownEncoding(v.Type()) {
-		switch v.Kind() {
-		case reflect.Pointer:
-			if v.IsNil() {
-				return nil, nil
-			}
-			return genericOf(v.Elem())
-		case reflect.Struct:
-			if plan := planOf(v.Type()); plan != nil && plan.plain {
-				m := make(map[string]any, plan.present(v))
-				if err := plan.addFields(m, v, wholeValue); err != nil {
-					return nil, err
-				}
-				return m, nil
-			}
-		case reflect.Slice:
-			if v.Type().Elem().Kind() == reflect.Uint8 {
-				break // base64
-			}
-			if v.IsNil() {
-				return nil, nil
-			}
-			list := make([]any, v.Len())
-			for i := range list {
-				value, err := genericOf(v.Index(i))
-				if err != nil {
-					return nil, err
-				}
-				list[i] = value
-			}
-			return list, nil
-		}
-		switch v.Kind() {
-		case reflect.String:
-			return v.String(), nil
-		case reflect.Bool:
-			return v.Bool(), nil
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			return json.Number(strconv.FormatInt(v.Int(), 10)), nil
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			return json.Number(strconv.FormatUint(v.Uint(), 10)), nil
-		case reflect.Map:
-			if v.Type().Key().Kind() == reflect.String && v.Type().Elem().Kind() == reflect.String &&
-				!ownEncoding(v.Type().Key()) && !ownEncoding(v.Type().Elem()) {
-				if v.IsNil() {
-					return nil, nil
-				}
-				m := make(map[string]any, v.Len())
-				for it := v.MapRange(); it.Next(); {
-					m[it.Key().String()] = it.Value().String()
-				}
-				return m, nil
-			}
-		}
-	}
-	raw, err := json.Marshal(addressOf(v))
-	if err != nil {
-		return nil, err
-	}
-	return decodeGeneric(raw)
 }
