@@ -34,6 +34,8 @@ func genericOf(v reflect.Value) (any, error) {
 	return genericFuncOf(v.Type())(v.Addr().UnsafePointer())
 }
 
+var numberType = reflect.TypeFor[json.Number]()
+
 // genericFunc builds the generic JSON of the value of one type at p.
 type genericFunc func(p unsafe.Pointer) (any, error)
 
@@ -85,8 +87,8 @@ func compileGenericKind(t reflect.Type, building map[reflect.Type]*genericFunc) 
 			return q.String(), nil
 		}
 	}
-	if ownEncoding(t) {
-		return genericByEncoding(t)
+	if ownEncoding(t) || t == numberType || t.Kind() == reflect.Map && t.Elem() == numberType {
+		return genericByEncoding(t) // json.Number is written as the number it holds
 	}
 	switch t.Kind() {
 	case reflect.Pointer:

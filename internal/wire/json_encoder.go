@@ -85,6 +85,7 @@ var (
 	timeType          = reflect.TypeFor[metav1.Time]()
 	quantityType      = reflect.TypeFor[resource.Quantity]()
 	intOrStringType   = reflect.TypeFor[intstr.IntOrString]()
+	numberType        = reflect.TypeFor[json.Number]()
 )
 
 func (c *encoderCompiler) compile(t reflect.Type, addressable bool) encodeFunc {
@@ -112,6 +113,8 @@ func (c *encoderCompiler) compileType(t reflect.Type, addressable bool) encodeFu
 		return encodeQuantity
 	case intOrStringType:
 		return encodeIntOrString
+	case numberType:
+		return byEncodingJSON(t, addressable) // written as a number, once checked
 	}
 	if t.Kind() == reflect.Pointer {
 		// encoding/json calls a pointer's MarshalJSON unless the pointer is nil, which
@@ -318,7 +321,7 @@ type sliceHeader struct {
 // compileStringMap encodes a map with string keys: sorted, as encoding/json sorts them.
 // A map's values are not addressable.
 func (c *encoderCompiler) compileStringMap(t reflect.Type) encodeFunc {
-	if t.Elem().Kind() == reflect.String && encoderOfKind(t.Elem()) {
+	if t.Elem().Kind() == reflect.String && t.Elem() != numberType && encoderOfKind(t.Elem()) {
 		// Labels, annotations, selectors. A map whose keys or values are of a named
 		// string type has the layout of map[string]string.
 		return func(dst []byte, p unsafe.Pointer) ([]byte, error) {

@@ -59,7 +59,7 @@ func TestMarshalJSONSameAsEncodingJSON(t *testing.T) {
 		typ := key.(reflect.Type)
 		switch {
 		case typ.PkgPath() == reflect.TypeFor[everyCase]().PkgPath(): // TestEncoderEdgeCases's
-		case typ.Kind() == reflect.Float32, typ.Kind() == reflect.Float64, typ.Kind() == reflect.Interface:
+		case typ.Kind() == reflect.Float32, typ.Kind() == reflect.Float64, typ.Kind() == reflect.Interface, typ == numberType:
 		case typ.Kind() == reflect.Map && typ.Key().Kind() != reflect.String:
 		case typ.Implements(marshalerType), reflect.PointerTo(typ).Implements(marshalerType):
 		default:
@@ -140,6 +140,8 @@ type (
 		Text         textMarshaler
 		Texts        map[string]textMarshaler
 		Iface        any
+		Number       json.Number
+		Numbers      map[string]json.Number
 		Collide      colliding
 		Quoted       quoted
 		Recursive    *everyCase
@@ -172,7 +174,7 @@ func TestEncoderEdgeCases(t *testing.T) {
 			Structs: map[string]pointerMarshaler{"k": {N: 1}}, PointerMs: []pointerMarshaler{{N: 1}},
 			ValueMs: map[string]valueMarshaler{"v": {}}, Texts: map[string]textMarshaler{"t": {S: "s"}},
 			Iface: map[string]any{"x": []any{1, "<"}}, Collide: colliding{Embedded{"inner"}, "outer"},
-			Quoted: quoted{N: 5}, Recursive: &everyCase{Plain: "inner"},
+			Number: "1.5e3", Numbers: map[string]json.Number{"n": "", "m": "-2"}, Quoted: quoted{N: 5}, Recursive: &everyCase{Plain: "inner"},
 		}
 	}
 	for name, v := range map[string]any{
@@ -205,6 +207,7 @@ func TestEncoderEdgeCases(t *testing.T) {
 		"IntOrString":  &everyCase{Int: intstr.IntOrString{Type: 9}},
 		"invalid JSON": &everyCase{Raw: runtime.RawExtension{Raw: []byte("{")}},
 		"a channel":    &everyCase{Iface: make(chan int)},
+		"a bad number": &everyCase{Number: "1x"},
 	} {
 		if _, err := json.Marshal(v); err == nil {
 			t.Fatalf("%s: encoding/json does not fail", name)
