@@ -1,8 +1,8 @@
 // Package wire reads watch streams and writes objects as JSON, as client-go and
 // encoding/json do, byte for byte, in less time: the protobuf watch decoder of typed
 // objects (WatchTyped), the one-pass JSON watch decoder of unstructured ones
-// (WatchUnstructured), json.Marshal through a faster encoder where it gives the same
-// bytes (Marshal), and the encoder that copies the JSON of unchanged parts (PartEncoder).
+// (WatchUnstructured), json.Marshal through encoders compiled per type (Marshal,
+// json_encoder.go), and the encoder that copies the JSON of unchanged parts (PartEncoder).
 //
 // # The fast paths and their invariant
 //
