@@ -197,18 +197,6 @@ func listParts(old, object reflect.Value, sameMemory bool) ([]any, []any, bool) 
 	return oldList, newList, true
 }
 
-// present counts the fields of v (a struct of plan p) that encoding/json writes, not
-// those of inlined structs: a size for its map, less than all fields of a large struct.
-func (p *structPlan) present(v reflect.Value) int {
-	n := 0
-	for _, field := range p.fields {
-		if field.Inline || field.present(v.Field(field.index)) {
-			n++
-		}
-	}
-	return n
-}
-
 var (
 	timeType     = reflect.TypeFor[metav1.Time]()
 	quantityType = reflect.TypeFor[resource.Quantity]()

@@ -18,8 +18,11 @@ func Marshal(obj runtime.Object) ([]byte, error) {
 // marshalValue is Marshal of what v holds (an object, or a pointer to one of its
 // fields, which is then encoded as encoding/json encodes it inside the object).
 func marshalValue(v reflect.Value) ([]byte, error) {
-	if !v.IsValid() || v.Kind() != reflect.Pointer {
-		return json.Marshal(v) // not an object: encoding/json says what it makes of it
+	if !v.IsValid() {
+		return []byte("null"), nil // json.Marshal(nil)
+	}
+	if v.Kind() != reflect.Pointer {
+		return json.Marshal(v.Interface()) // not an object: encoding/json says what it makes of it
 	}
 	buf := scratchBuffers.Get().(*[]byte)
 	encoded, err := appendJSON((*buf)[:0], v)

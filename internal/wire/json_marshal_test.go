@@ -93,9 +93,10 @@ type (
 		embeddedHidden
 		Plain        string
 		Skipped      string `json:"-"`
+		//lint:ignore SA5008 "-," is encoding/json's documented way to name a field "-", and what this case checks
 		Dash         string `json:"-,"`
 		unexported   string
-		Odd          string `json:"a\"b"`
+		Odd          string `json:"odd€"`
 		HTML         string `json:"html"`
 		Invalid      string
 		Empty        string            `json:",omitempty"`
@@ -169,7 +170,7 @@ func TestEncoderEdgeCases(t *testing.T) {
 			Int: intstr.FromInt32(8080), Str: intstr.FromString("http<"), IntPtr: new(intstr.FromInt32(-1)),
 			Raw:   runtime.RawExtension{Raw: []byte(` {"a" : 1} `)},
 			Bytes: []byte("hello\x00"), NamedBytes: []byteName{1, 2}, Array: [2]int8{-1, 1},
-			Floats: []float64{0, 1.5, 1e21, 1e-7, -0.0}, Ints: []int64{-1 << 63}, Uints: map[string]uint16{"b": 1, "a": 65535},
+			Floats: []float64{0, 1.5, 1e21, 1e-7, math.Copysign(0, -1)}, Ints: []int64{-1 << 63}, Uints: map[string]uint16{"b": 1, "a": 65535},
 			Named: map[namedKey]namedKey{"z": "<", "a": "b"}, IntKeys: map[int]string{10: "x", 9: "y"},
 			Structs: map[string]pointerMarshaler{"k": {N: 1}}, PointerMs: []pointerMarshaler{{N: 1}},
 			ValueMs: map[string]valueMarshaler{"v": {}}, Texts: map[string]textMarshaler{"t": {S: "s"}},
