@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // AppendEnvelopeWithDiff appends ev as one compact JSON object, without a trailing
@@ -142,9 +143,8 @@ func appendChangesJSON(dst []byte, changes []Change) ([]byte, error) {
 	return append(dst, ']'), nil
 }
 
-// appendJSONString appends s as a JSON string. The envelope's strings are API
-// identifiers that never need escaping, so only the rare odd one pays for encoding/json.
-func appendJSONString(dst []byte, s string) []byte { return appendQuoted(dst, s, false) }
+// appendJSONString appends s as a JSON string, as encoding/json writes it.
+func appendJSONString(dst []byte, s string) []byte { return wire.AppendJSONString(dst, s) }
 
 // appendGenericJSON appends json.Marshal(v) for a generic JSON value (maps with string
 // keys, lists, strings, json.Number, booleans, nil), byte for byte: keys sorted, and
@@ -157,7 +157,7 @@ func appendGenericJSON(dst []byte, v any) ([]byte, error) {
 	case nil:
 		return append(dst, "null"...), nil
 	case string:
-		return appendHTMLSafeString(dst, v), nil
+		return appendJSONString(dst, v), nil
 	case bool:
 		return strconv.AppendBool(dst, v), nil
 	case json.Number:
@@ -178,7 +178,7 @@ func appendGenericJSON(dst []byte, v any) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(appendHTMLSafeString(dst, k), ':')
+			dst = append(appendJSONString(dst, k), ':')
 			var err error
 			if dst, err = appendGenericJSON(dst, v[k]); err != nil {
 				return nil, err
@@ -206,24 +206,6 @@ func appendGenericJSON(dst []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(dst, encoded...), nil
-}
-
-// appendHTMLSafeString appends s exactly as encoding/json writes a string, HTML's <, >
-// and & escaped.
-func appendHTMLSafeString(dst []byte, s string) []byte { return appendQuoted(dst, s, true) }
-
-// appendQuoted appends s quoted: directly when it is printable ASCII that needs no escape
-// (nor, with escapeHTML, <, > or &), else through encoding/json.
-func appendQuoted(dst []byte, s string, escapeHTML bool) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || escapeHTML && (c == '<' || c == '>' || c == '&') {
-			quoted, _ := json.Marshal(s) // a string always encodes
-			return append(dst, quoted...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
 
 // isInteger reports whether s is an integer as JSON writes it: what the numbers of typed

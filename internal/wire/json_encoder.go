@@ -255,18 +255,19 @@ func encodeIntOrString(dst []byte, p unsafe.Pointer) ([]byte, error) {
 	case intstr.Int:
 		return strconv.AppendInt(dst, int64(v.IntVal), 10), nil
 	case intstr.String:
-		return appendString(dst, v.StrVal), nil
+		return AppendJSONString(dst, v.StrVal), nil
 	}
 	return byEncodingJSON(intOrStringType, false)(dst, p) // its error
 }
 
 func encodeString(dst []byte, p unsafe.Pointer) ([]byte, error) {
-	return appendString(dst, *(*string)(p)), nil
+	return AppendJSONString(dst, *(*string)(p)), nil
 }
 
-// appendString appends s as encoding/json writes a string (HTML's <, > and & escaped):
-// directly when it is printable ASCII that needs no escape, else through encoding/json.
-func appendString(dst []byte, s string) []byte {
+// AppendJSONString appends s as encoding/json writes a string (HTML's <, > and &
+// escaped): directly when it is printable ASCII that needs no escape, else through
+// encoding/json.
+func AppendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			quoted, _ := json.Marshal(s) // a string always encodes
@@ -357,7 +358,7 @@ func (c *encoderCompiler) compileStringMap(t reflect.Type) encodeFunc {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(appendString(dst, keys[at]), ':')
+			dst = append(AppendJSONString(dst, keys[at]), ':')
 			if dst, err = elem(dst, unsafe.Add(base, uintptr(at)*size)); err != nil {
 				return nil, err
 			}
@@ -383,7 +384,7 @@ func appendSortedMap[V any](dst []byte, m map[string]V, encode encodeFunc) (_ []
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(appendString(dst, k), ':')
+		dst = append(AppendJSONString(dst, k), ':')
 		*v = m[k]
 		if dst, err = encode(dst, unsafe.Pointer(v)); err != nil {
 			return nil, err

@@ -91,8 +91,8 @@ type (
 	everyCase struct {
 		*Embedded
 		embeddedHidden
-		Plain        string
-		Skipped      string `json:"-"`
+		Plain   string
+		Skipped string `json:"-"`
 		//lint:ignore SA5008 "-," is encoding/json's documented way to name a field "-", and what this case checks
 		Dash         string `json:"-,"`
 		unexported   string
