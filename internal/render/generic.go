@@ -47,28 +47,38 @@ func genericFuncOf(t reflect.Type) genericFunc {
 	if f, ok := genericFuncs.Load(t); ok {
 		return f.(genericFunc)
 	}
-	f := compileGeneric(t, map[reflect.Type]*genericFunc{})
+	f := compileGeneric(t, &genericCompiler{building: map[reflect.Type]*genericFunc{}, done: map[reflect.Type]genericFunc{}})
 	genericFuncs.Store(t, f)
 	return f
 }
 
-// compileGeneric builds t's builder; a recursive type refers to itself through its slot
-// in building.
-func compileGeneric(t reflect.Type, building map[reflect.Type]*genericFunc) genericFunc {
+// genericCompiler holds the types of one compilation: those being built, which a
+// recursive type refers to through their slot, and those done, used again.
+type genericCompiler struct {
+	building map[reflect.Type]*genericFunc
+	done     map[reflect.Type]genericFunc
+}
+
+// compileGeneric builds t's builder.
+func compileGeneric(t reflect.Type, c *genericCompiler) genericFunc {
 	if f, ok := genericFuncs.Load(t); ok {
 		return f.(genericFunc)
 	}
-	if slot, ok := building[t]; ok {
+	if f, ok := c.done[t]; ok {
+		return f
+	}
+	if slot, ok := c.building[t]; ok {
 		return func(p unsafe.Pointer) (any, error) { return (*slot)(p) }
 	}
 	slot := new(genericFunc)
-	building[t] = slot
-	*slot = compileGenericKind(t, building)
-	delete(building, t)
+	c.building[t] = slot
+	*slot = compileGenericKind(t, c)
+	delete(c.building, t)
+	c.done[t] = *slot
 	return *slot
 }
 
-func compileGenericKind(t reflect.Type, building map[reflect.Type]*genericFunc) genericFunc {
+func compileGenericKind(t reflect.Type, c *genericCompiler) genericFunc {
 	switch t {
 	case timeType:
 		// metav1.Time.MarshalJSON: null when zero, else RFC 3339 in UTC, to the second.
@@ -92,7 +102,7 @@ func compileGenericKind(t reflect.Type, building map[reflect.Type]*genericFunc) 
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		elem := compileGeneric(t.Elem(), building)
+		elem := compileGeneric(t.Elem(), c)
 		return func(p unsafe.Pointer) (any, error) {
 			if to := *(*unsafe.Pointer)(p); to != nil {
 				return elem(to)
@@ -101,13 +111,13 @@ func compileGenericKind(t reflect.Type, building map[reflect.Type]*genericFunc) 
 		}
 	case reflect.Struct:
 		if plan := planOf(t); plan != nil && plan.plain {
-			return compileGenericStruct(plan, building)
+			return compileGenericStruct(plan, c)
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
 			break // base64
 		}
-		elem, size := compileGeneric(t.Elem(), building), t.Elem().Size()
+		elem, size := compileGeneric(t.Elem(), c), t.Elem().Size()
 		return func(p unsafe.Pointer) (any, error) {
 			s := (*sliceHeader)(p)
 			if s.data == nil {
@@ -169,11 +179,11 @@ func compileGenericKind(t reflect.Type, building map[reflect.Type]*genericFunc) 
 
 // compileGenericStruct builds a struct of a plain plan field by field, as encoding/json
 // writes it: inlined structs' fields in place, omitted fields left out.
-func compileGenericStruct(plan *structPlan, building map[reflect.Type]*genericFunc) genericFunc {
+func compileGenericStruct(plan *structPlan, c *genericCompiler) genericFunc {
 	fields := plan.sortedFields()
 	builders := make([]genericFunc, len(fields))
 	for i, f := range fields {
-		builders[i] = compileGeneric(f.typ, building)
+		builders[i] = compileGeneric(f.typ, c)
 	}
 	return func(p unsafe.Pointer) (any, error) {
 		present := 0

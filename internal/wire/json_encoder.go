@@ -61,7 +61,7 @@ func encoderOf(t reflect.Type, addressable bool) encodeFunc {
 	if f, ok := encoders.Load(key); ok {
 		return f.(encodeFunc)
 	}
-	f := (&encoderCompiler{building: map[encoderKey]*encodeFunc{}}).compile(t, addressable)
+	f := (&encoderCompiler{building: map[encoderKey]*encodeFunc{}, done: map[encoderKey]encodeFunc{}}).compile(t, addressable)
 	encoders.Store(key, f)
 	return f
 }
@@ -72,10 +72,12 @@ func appendJSON(dst []byte, v reflect.Value) ([]byte, error) {
 	return encoderOf(v.Type(), false)(dst, unsafe.Pointer(&ptr))
 }
 
-// encoderCompiler holds the types being compiled: a recursive type refers to itself
-// through its slot.
+// encoderCompiler holds the types of one compilation: those being built, which a
+// recursive type refers to through their slot, and those done, used again (a Container
+// is in three lists of a pod, a Probe in three fields of a Container).
 type encoderCompiler struct {
 	building map[encoderKey]*encodeFunc
+	done     map[encoderKey]encodeFunc
 }
 
 var (
@@ -93,6 +95,9 @@ func (c *encoderCompiler) compile(t reflect.Type, addressable bool) encodeFunc {
 	if f, ok := encoders.Load(key); ok {
 		return f.(encodeFunc)
 	}
+	if f, ok := c.done[key]; ok {
+		return f
+	}
 	if slot, ok := c.building[key]; ok {
 		return func(dst []byte, p unsafe.Pointer) ([]byte, error) { return (*slot)(dst, p) }
 	}
@@ -100,6 +105,7 @@ func (c *encoderCompiler) compile(t reflect.Type, addressable bool) encodeFunc {
 	c.building[key] = slot
 	*slot = c.compileType(t, addressable)
 	delete(c.building, key)
+	c.done[key] = *slot
 	return *slot
 }
 
