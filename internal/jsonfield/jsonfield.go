@@ -7,6 +7,7 @@ package jsonfield
 import (
 	"reflect"
 	"strings"
+	"unsafe"
 )
 
 // Field is a struct field's JSON options.
@@ -39,6 +40,47 @@ func Of(f reflect.StructField) Field {
 // Omitted reports whether encoding/json leaves out a field of these options holding v.
 func (f Field) Omitted(v reflect.Value) bool {
 	return f.OmitEmpty && IsEmpty(v) || f.OmitZero && IsZero(v)
+}
+
+// OmittedFunc is Omitted on the memory of a field of type t, for the compiled encoder
+// and the typed diff: directly for the kinds omitempty meets in API types, through
+// reflect for the rest (floats, maps, omitzero's IsZero methods). Nil when the field is
+// always written.
+func (f Field) OmittedFunc(t reflect.Type) func(unsafe.Pointer) bool {
+	if !f.OmitEmpty && !f.OmitZero {
+		return nil
+	}
+	if f.OmitEmpty && !f.OmitZero {
+		switch t.Kind() {
+		case reflect.String:
+			return func(p unsafe.Pointer) bool { return len(*(*string)(p)) == 0 }
+		case reflect.Slice:
+			return func(p unsafe.Pointer) bool { return (*sliceHeader)(p).len == 0 }
+		case reflect.Pointer:
+			return func(p unsafe.Pointer) bool { return *(*unsafe.Pointer)(p) == nil }
+		case reflect.Struct:
+			return nil // omitempty never leaves out a struct
+		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			// Zero is all bits zero (for floats too, but -0 is not zero: they go below).
+			size := t.Size()
+			return func(p unsafe.Pointer) bool {
+				for _, b := range unsafe.Slice((*byte)(p), size) {
+					if b != 0 {
+						return false
+					}
+				}
+				return true
+			}
+		}
+	}
+	return func(p unsafe.Pointer) bool { return f.Omitted(reflect.NewAt(t, p).Elem()) }
+}
+
+// sliceHeader is the layout of every slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
 }
 
 // IsEmpty is encoding/json's test for omitempty.

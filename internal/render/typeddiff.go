@@ -95,45 +95,12 @@ func (p *structPlan) sortedFields() []sortedField {
 				continue
 			}
 			fields = append(fields, sortedField{name: field.Name, offset: sf.Offset, typ: sf.Type,
-				omitted: compileOmitted(field, sf.Type), equal: field.equal, walk: walkOf(sf.Type)})
+				omitted: field.OmittedFunc(sf.Type), equal: field.equal, walk: walkOf(sf.Type)})
 		}
 		slices.SortFunc(fields, func(a, b sortedField) int { return strings.Compare(a.name, b.name) })
 		p.sorted = fields
 	})
 	return p.sorted
-}
-
-// compileOmitted is jsonfield.Field.Omitted on a field's memory: directly for the kinds
-// omitempty meets in API types, through reflect for the rest (omitzero's IsZero methods).
-func compileOmitted(field fieldPlan, t reflect.Type) func(unsafe.Pointer) bool {
-	if !field.OmitEmpty && !field.OmitZero {
-		return nil
-	}
-	if field.OmitEmpty && !field.OmitZero {
-		switch t.Kind() {
-		case reflect.String:
-			return func(p unsafe.Pointer) bool { return len(*(*string)(p)) == 0 }
-		case reflect.Slice:
-			return func(p unsafe.Pointer) bool { return (*sliceHeader)(p).len == 0 }
-		case reflect.Pointer:
-			return func(p unsafe.Pointer) bool { return *(*unsafe.Pointer)(p) == nil }
-		case reflect.Struct:
-			return nil // omitempty never leaves out a struct
-		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			// Zero is all bits zero (for floats too, but -0 is not zero: they go below).
-			size := t.Size()
-			return func(p unsafe.Pointer) bool {
-				for _, b := range unsafe.Slice((*byte)(p), size) {
-					if b != 0 {
-						return false
-					}
-				}
-				return true
-			}
-		}
-	}
-	return func(p unsafe.Pointer) bool { return field.Omitted(reflect.NewAt(t, p).Elem()) }
 }
 
 // push makes key (an object's key) the current path's last segment.

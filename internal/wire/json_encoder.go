@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubeevents/kubeevents/internal/jsonfield"
 )
 
 // The compiled JSON encoder: json.Marshal's bytes, from per-type encoders built once from
@@ -83,7 +85,6 @@ type encoderCompiler struct {
 var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
-	isZeroerType      = reflect.TypeFor[interface{ IsZero() bool }]()
 	timeType          = reflect.TypeFor[metav1.Time]()
 	quantityType      = reflect.TypeFor[resource.Quantity]()
 	intOrStringType   = reflect.TypeFor[intstr.IntOrString]()
@@ -435,7 +436,7 @@ func (c *encoderCompiler) compileStruct(t reflect.Type, addressable bool) encode
 		// Through an embedded pointer the value is addressable whatever the struct is.
 		fieldAddressable := addressable || slices.ContainsFunc(f.path, func(s fieldStep) bool { return s.deref })
 		f.encode = c.compile(f.typ, fieldAddressable)
-		f.omitted = omittedFunc(f.typ, f.omitEmpty, f.omitZero)
+		f.omitted = jsonfield.Field{OmitEmpty: f.omitEmpty, OmitZero: f.omitZero}.OmittedFunc(f.typ)
 		f.offset = f.path[0].offset
 		if len(f.path) == 1 {
 			f.path = nil
@@ -564,70 +565,4 @@ func validTagName(s string) bool {
 		}
 	}
 	return true
-}
-
-// omittedFunc is encoding/json's test of omitempty and omitzero for a field of type t,
-// or nil if the field is always written.
-func omittedFunc(t reflect.Type, omitEmpty, omitZero bool) func(unsafe.Pointer) bool {
-	var empty, zero func(unsafe.Pointer) bool
-	if omitEmpty {
-		empty = emptyFunc(t)
-	}
-	if omitZero {
-		zero = zeroFunc(t)
-	}
-	switch {
-	case empty == nil:
-		return zero
-	case zero == nil:
-		return empty
-	}
-	return func(p unsafe.Pointer) bool { return empty(p) || zero(p) }
-}
-
-// emptyFunc is encoding/json's isEmptyValue for t, or nil where it is never true
-// (structs).
-func emptyFunc(t reflect.Type) func(unsafe.Pointer) bool {
-	switch t.Kind() {
-	case reflect.String:
-		return func(p unsafe.Pointer) bool { return len(*(*string)(p)) == 0 }
-	case reflect.Slice:
-		return func(p unsafe.Pointer) bool { return (*sliceHeader)(p).len == 0 }
-	case reflect.Map:
-		return func(p unsafe.Pointer) bool { return reflect.NewAt(t, p).Elem().Len() == 0 }
-	case reflect.Pointer:
-		return func(p unsafe.Pointer) bool { return *(*unsafe.Pointer)(p) == nil }
-	case reflect.Bool:
-		return func(p unsafe.Pointer) bool { return !*(*bool)(p) }
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Interface:
-		return func(p unsafe.Pointer) bool { return reflect.NewAt(t, p).Elem().IsZero() }
-	case reflect.Array:
-		return func(p unsafe.Pointer) bool { return t.Len() == 0 }
-	}
-	return nil
-}
-
-// zeroFunc is encoding/json's test of omitzero for t: its IsZero method where it has one,
-// else reflect's.
-func zeroFunc(t reflect.Type) func(unsafe.Pointer) bool {
-	type isZeroer = interface{ IsZero() bool }
-	switch {
-	case t.Kind() == reflect.Interface && t.Implements(isZeroerType):
-		return func(p unsafe.Pointer) bool {
-			v := reflect.NewAt(t, p).Elem()
-			return v.IsNil() || v.Elem().Kind() == reflect.Pointer && v.Elem().IsNil() || v.Interface().(isZeroer).IsZero()
-		}
-	case t.Kind() == reflect.Pointer && t.Implements(isZeroerType):
-		return func(p unsafe.Pointer) bool {
-			v := reflect.NewAt(t, p).Elem()
-			return v.IsNil() || v.Interface().(isZeroer).IsZero()
-		}
-	case t.Implements(isZeroerType):
-		return func(p unsafe.Pointer) bool { return reflect.NewAt(t, p).Elem().Interface().(isZeroer).IsZero() }
-	case reflect.PointerTo(t).Implements(isZeroerType):
-		return func(p unsafe.Pointer) bool { return reflect.NewAt(t, p).Interface().(isZeroer).IsZero() }
-	}
-	return func(p unsafe.Pointer) bool { return reflect.NewAt(t, p).Elem().IsZero() }
 }
