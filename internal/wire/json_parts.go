@@ -91,12 +91,14 @@ func (e *PartEncoder) Marshal(obj runtime.Object, update Update) ([]byte, error)
 	for i, f := range layout.fields {
 		fv := v.Elem().Field(f.index)
 		if f.inline {
-			var scratch [256]byte
-			enc, err := appendJSON(scratch[:0], fv.Addr())
-			if err != nil {
+			// Written in place, then its braces taken out: the fields move down by one
+			// or two bytes (copy handles the overlap).
+			start := len(out)
+			if out, err = appendJSON(out, fv.Addr()); err != nil {
 				return nil, err
 			}
-			if inner := enc[1 : len(enc)-1]; len(inner) > 0 {
+			inner := out[start+1 : len(out)-1]
+			if out = out[:start]; len(inner) > 0 {
 				out = appendSeparator(out)
 				out = append(out, inner...)
 			}
