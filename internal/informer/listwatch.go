@@ -94,6 +94,7 @@ func (w *watchReporter) ListWithContext(ctx context.Context, options metav1.List
 	}
 	w.mu.Unlock()
 
+	options = mostRecentPages(options)
 	list, err := untilReachable(ctx, w, func() (runtime.Object, error) { return w.inner.ListWithContext(ctx, options) })
 	if err != nil {
 		w.failed(err)
@@ -103,6 +104,33 @@ func (w *watchReporter) ListWithContext(ctx context.Context, options metav1.List
 		w.countPage(list)
 	}
 	return list, nil
+}
+
+// listPageSize is the page size of the informer's lists: 20 requests for 100,000 pods,
+// each a message of tens of MB rather than one of about 1 GB. (client-go's pager asks
+// for 500: 200 requests, and 53 s rather than 34 s for that list on loopback.)
+const listPageSize = 5000
+
+// mostRecentPages has a paged list (its limit set by client-go's pager) come in pages of
+// listPageSize, from the first page, which asks for the most recent state
+// (resourceVersion ""), as kubectl's lists do. The reflector asks for its first list at
+// resourceVersion "0" (anything cached), for which the watch cache ignores the limit and
+// sends every object in one response: with 100,000 pods a message of about 1 GB, read,
+// copied and decoded at once, whose copies the collector waits out (bench/README.md, "make
+// bench-mem" at 100,000 pods: 37% less CPU and an 18% lower peak in pages). The most
+// recent state is at least as new as any version the reflector asks for, so the list
+// means the same to it. A list without a limit stays as it is: the reflector's re-list
+// from the cache at a version it knows (client-go pages those only once a list came in
+// pages), and the pager's fallback to a whole list when a continue token expired, which
+// must return everything in one response.
+func mostRecentPages(options metav1.ListOptions) metav1.ListOptions {
+	if options.Limit > 0 {
+		options.Limit = max(options.Limit, listPageSize)
+		if options.Continue == "" {
+			options.ResourceVersion, options.ResourceVersionMatch = "", ""
+		}
+	}
+	return options
 }
 
 func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
