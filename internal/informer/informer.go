@@ -162,6 +162,13 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 			return nil, err
 		}
 		lw = cache.NewFilteredListWatchFromClient(client, res.GVR.Resource, ns, tweak)
+		lister := wire.NewTypedLister(client, res.GVR.Resource, ns)
+		//lint:ignore SA1019 clearing the deprecated field, so that client-go calls ListWithContextFunc
+		lw.ListFunc = nil
+		lw.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			tweak(&o)
+			return lister.List(ctx, o)
+		}
 		clientGoWatch := lw.WatchFuncWithContext
 		//lint:ignore SA1019 clearing the deprecated field, so that client-go calls WatchFuncWithContext
 		lw.WatchFunc = nil
