@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 )
@@ -81,16 +80,7 @@ func serveList(t *testing.T, mediaType string, total int, expireAt string) rest.
 		w.Write(encodeAs(t, mediaType, listPage(first, limit, total)))
 	}))
 	t.Cleanup(srv.Close)
-	client, err := rest.RESTClientFor(&rest.Config{Host: srv.URL, APIPath: "/api", ContentConfig: rest.ContentConfig{
-		GroupVersion:         &schema.GroupVersion{Version: "v1"},
-		NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
-		ContentType:          runtime.ContentTypeProtobuf,
-		AcceptContentTypes:   runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return client
+	return coreClient(t, srv.URL)
 }
 
 // clientGoList lists as client-go's typed list does (cache.NewFilteredListWatchFromClient).

@@ -84,8 +84,14 @@ func servePods(t *testing.T, stream []byte, contentType string, status int) (res
 		w.Write(stream)
 	}))
 	t.Cleanup(srv.Close)
-	// As the informer's typed clients are set up (informer.NewClients).
-	client, err := rest.RESTClientFor(&rest.Config{Host: srv.URL, APIPath: "/api", ContentConfig: rest.ContentConfig{
+	return coreClient(t, srv.URL), requests
+}
+
+// coreClient is a client of the core group at host, set up as the informer's typed
+// clients are (informer.NewClients).
+func coreClient(t *testing.T, host string) rest.Interface {
+	t.Helper()
+	client, err := rest.RESTClientFor(&rest.Config{Host: host, APIPath: "/api", ContentConfig: rest.ContentConfig{
 		GroupVersion:         &schema.GroupVersion{Version: "v1"},
 		NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
 		ContentType:          runtime.ContentTypeProtobuf,
@@ -94,7 +100,7 @@ func servePods(t *testing.T, stream []byte, contentType string, status int) (res
 	if err != nil {
 		t.Fatal(err)
 	}
-	return client, requests
+	return client
 }
 
 func watchPods(t *testing.T, client rest.Interface) (watch.Interface, bool) {
