@@ -87,7 +87,7 @@ func decodeList(data []byte) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	gvk := schema.FromAPIVersionAndKind(string(apiVersion), string(kind))
 	obj, err := scheme.Scheme.New(gvk)
 	if err != nil {
 		return nil, err
@@ -103,50 +103,72 @@ func decodeList(data []byte) (runtime.Object, error) {
 }
 
 // unknownFields reads a runtime.Unknown message in place: its typeMeta's apiVersion and
-// kind, and raw, a slice of b. An encoding other than plain protobuf is an error.
-func unknownFields(b []byte) (apiVersion, kind string, raw []byte, err error) {
+// kind, and raw, all slices of b. An encoding other than plain protobuf is an error.
+func unknownFields(b []byte) (apiVersion, kind, raw []byte, err error) {
 	const (
 		typeMetaField        = 1
 		rawField             = 2
 		contentEncodingField = 3
 		contentTypeField     = 4
+		apiVersionField      = 1 // TypeMeta.apiVersion
+		kindField            = 2 // TypeMeta.kind
 	)
+	err = bytesFields(b, func(num protowire.Number, value []byte) error {
+		switch num {
+		case typeMetaField:
+			return bytesFields(value, func(num protowire.Number, value []byte) error {
+				switch num {
+				case apiVersionField:
+					apiVersion = value
+				case kindField:
+					kind = value
+				}
+				return nil
+			})
+		case rawField:
+			raw = value
+		case contentEncodingField:
+			if len(value) > 0 {
+				return fmt.Errorf("unsupported content encoding %q", value)
+			}
+		case contentTypeField:
+			if len(value) > 0 && string(value) != runtime.ContentTypeProtobuf {
+				return fmt.Errorf("unsupported content type %q", value)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return apiVersion, kind, raw, nil
+}
+
+// bytesFields calls field with the number and value of each length-delimited field of the
+// protobuf message b, in order, and skips fields of other wire types. A later field of
+// the same number overrides an earlier one, as proto3 says for scalars and strings.
+func bytesFields(b []byte, field func(num protowire.Number, value []byte) error) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return "", "", nil, protowire.ParseError(n)
+			return protowire.ParseError(n)
 		}
 		b = b[n:]
 		if typ != protowire.BytesType {
 			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-				return "", "", nil, protowire.ParseError(n)
+				return protowire.ParseError(n)
 			}
 			b = b[n:]
 			continue
 		}
 		value, n := protowire.ConsumeBytes(b)
 		if n < 0 {
-			return "", "", nil, protowire.ParseError(n)
+			return protowire.ParseError(n)
 		}
 		b = b[n:]
-		switch num {
-		case typeMetaField:
-			var typeMeta runtime.TypeMeta
-			if err := typeMeta.Unmarshal(value); err != nil {
-				return "", "", nil, err
-			}
-			apiVersion, kind = typeMeta.APIVersion, typeMeta.Kind
-		case rawField:
-			raw = value
-		case contentEncodingField:
-			if len(value) > 0 {
-				return "", "", nil, fmt.Errorf("unsupported content encoding %q", value)
-			}
-		case contentTypeField:
-			if len(value) > 0 && string(value) != runtime.ContentTypeProtobuf {
-				return "", "", nil, fmt.Errorf("unsupported content type %q", value)
-			}
+		if err := field(num, value); err != nil {
+			return err
 		}
 	}
-	return apiVersion, kind, raw, nil
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,6 +20,10 @@ import (
 // protobufPrefix starts every protobuf-encoded object: "k8s" and encoding 0, a
 // runtime.Unknown around the object's own bytes.
 var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// watchBufferSize is the watch stream reader's buffer; events up to this size (a pod is
+// some 5 KB) are decoded from inside it.
+const watchBufferSize = 32 << 10
 
 // maxWatchFrame bounds one event of a watch stream (objects are at most 1.5 MB in etcd).
 const maxWatchFrame = 64 << 20
@@ -49,7 +54,7 @@ func WatchTyped(ctx context.Context, client rest.Interface, resource, ns string,
 		// reflector expects: let it open the watch.
 		return nil, false
 	}
-	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, 32<<10), reuse: newPartReuse(decoding)}
+	dec := &protobufEventDecoder{body: body, r: bufio.NewReaderSize(body, watchBufferSize), reuse: newPartReuse(decoding)}
 	hookedDec, hooked := withErrorHook(ctx, dec)
 	w = watch.NewStreamWatcher(hookedDec, streamErrorReporter)
 	if hooked {
@@ -79,13 +84,23 @@ type TypedDecoding struct {
 // protobufEventDecoder is a watch.Decoder for a protobuf watch stream: each event is a
 // 4-byte big-endian length and a metav1.WatchEvent whose object is protobufPrefix and a
 // runtime.Unknown.
+//
+// The event is read in place: a frame that fits the reader's buffer is decoded from
+// inside it (Peek), a larger one from frame, kept for the next; the WatchEvent and the
+// Unknown around the object are parsed where they lie (watchEventFields, unknownFields)
+// rather than copied out into their own structs. This is safe because nothing decoded
+// refers to the bytes it came from: the generated decoders copy every string and byte
+// slice they keep, and partReuse clones the parts it keeps (TestWatchTypedDecodesAsClientGo
+// decodes events of every size one after the other, from the same buffers).
 type protobufEventDecoder struct {
-	body    io.ReadCloser
-	r       *bufio.Reader
-	frame   []byte
-	event   metav1.WatchEvent
-	unknown runtime.Unknown
-	reuse   *partReuse
+	body  io.ReadCloser
+	r     *bufio.Reader
+	frame []byte // events larger than r's buffer
+	reuse *partReuse
+
+	// The kind of the last event's object: most streams hold one kind.
+	apiVersion, kind []byte
+	gvk              schema.GroupVersionKind
 }
 
 type protoUnmarshaler interface {
@@ -93,60 +108,120 @@ type protoUnmarshaler interface {
 }
 
 func (d *protobufEventDecoder) Decode() (watch.EventType, runtime.Object, error) {
-	var header [4]byte
-	if _, err := io.ReadFull(d.r, header[:]); err != nil {
-		return "", nil, err // io.EOF: the server ended the watch
-	}
-	n := binary.BigEndian.Uint32(header[:])
-	if n > maxWatchFrame {
-		return "", nil, fmt.Errorf("unable to decode watch event: an event of %d bytes", n)
-	}
-	if cap(d.frame) < int(n) {
-		d.frame = make([]byte, n)
-	}
-	d.frame = d.frame[:n]
-	if _, err := io.ReadFull(d.r, d.frame); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
+	frame, err := d.readFrame()
+	if err != nil {
 		return "", nil, err
 	}
-	// Unmarshal fills fields without clearing them; keep the buffers, drop the values.
-	d.event.Type, d.event.Object.Raw, d.event.Object.Object = "", d.event.Object.Raw[:0], nil
-	if err := d.event.Unmarshal(d.frame); err != nil {
+	typ, raw, err := watchEventFields(frame)
+	if err != nil {
 		return "", nil, fmt.Errorf("unable to decode watch event: %w", err)
 	}
-	typ := watch.EventType(d.event.Type)
-	switch typ {
-	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
-	case watch.Error:
-	default:
-		return "", nil, fmt.Errorf("got invalid watch event type: %v", typ)
-	}
-	raw := d.event.Object.Raw
 	if !bytes.HasPrefix(raw, protobufPrefix) {
 		return "", nil, fmt.Errorf("unable to decode watch event: the object is not protobuf")
 	}
-	d.unknown.TypeMeta, d.unknown.Raw, d.unknown.ContentEncoding, d.unknown.ContentType = runtime.TypeMeta{}, d.unknown.Raw[:0], "", ""
-	if err := d.unknown.Unmarshal(raw[len(protobufPrefix):]); err != nil {
+	apiVersion, kind, raw, err := unknownFields(raw[len(protobufPrefix):])
+	if err != nil {
 		return "", nil, fmt.Errorf("unable to decode watch event: %w", err)
 	}
-	if d.unknown.ContentEncoding != "" || (d.unknown.ContentType != "" && d.unknown.ContentType != runtime.ContentTypeProtobuf) {
-		return "", nil, fmt.Errorf("unable to decode watch event: unsupported encoding %q %q", d.unknown.ContentEncoding, d.unknown.ContentType)
+	if !bytes.Equal(apiVersion, d.apiVersion) || !bytes.Equal(kind, d.kind) || d.kind == nil {
+		d.gvk = schema.FromAPIVersionAndKind(string(apiVersion), string(kind))
+		d.apiVersion, d.kind = append(d.apiVersion[:0], apiVersion...), append(d.kind[:0], kind...)
 	}
-	gvk := schema.FromAPIVersionAndKind(d.unknown.APIVersion, d.unknown.Kind)
-	obj, err := scheme.Scheme.New(gvk)
+	obj, err := scheme.Scheme.New(d.gvk)
 	if err != nil {
 		return "", nil, fmt.Errorf("unable to decode watch event: %w", err)
 	}
 	u, ok := obj.(protoUnmarshaler)
 	if !ok {
-		return "", nil, fmt.Errorf("unable to decode watch event: %s has no protobuf encoding", gvk)
+		return "", nil, fmt.Errorf("unable to decode watch event: %s has no protobuf encoding", d.gvk)
 	}
-	if err := d.reuse.unmarshal(typ, u, d.unknown.Raw); err != nil {
+	if err := d.reuse.unmarshal(typ, u, raw); err != nil {
 		return "", nil, fmt.Errorf("unable to decode watch event: %w", err)
 	}
 	return typ, obj, nil
+}
+
+// readFrame returns the next event's bytes, valid until the next call: inside the reader's
+// buffer when they fit it, else in d.frame.
+func (d *protobufEventDecoder) readFrame() ([]byte, error) {
+	var header [4]byte
+	if _, err := io.ReadFull(d.r, header[:]); err != nil {
+		return nil, err // io.EOF: the server ended the watch
+	}
+	n := int(binary.BigEndian.Uint32(header[:]))
+	if n > maxWatchFrame {
+		return nil, fmt.Errorf("unable to decode watch event: an event of %d bytes", n)
+	}
+	if n <= d.r.Size() {
+		frame, err := d.r.Peek(n)
+		if err != nil {
+			return nil, unexpectedEOF(err)
+		}
+		_, _ = d.r.Discard(n) // cannot fail: n bytes are buffered; frame stays valid until the next read
+		return frame, nil
+	}
+	if cap(d.frame) < n {
+		d.frame = make([]byte, n)
+	}
+	d.frame = d.frame[:n]
+	if _, err := io.ReadFull(d.r, d.frame); err != nil {
+		return nil, unexpectedEOF(err)
+	}
+	return d.frame, nil
+}
+
+// unexpectedEOF: a stream that ends inside an event was cut, not ended.
+func unexpectedEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// watchEventFields reads a metav1.WatchEvent message in place: its type, one of the watch
+// event types, and its object's raw bytes (a runtime.RawExtension's raw), a slice of b.
+func watchEventFields(b []byte) (watch.EventType, []byte, error) {
+	const (
+		typeField   = 1 // WatchEvent.type
+		objectField = 2 // WatchEvent.object, a RawExtension
+		rawField    = 1 // RawExtension.raw
+	)
+	var typ watch.EventType
+	var raw []byte
+	err := bytesFields(b, func(num protowire.Number, value []byte) error {
+		switch num {
+		case typeField:
+			typ = eventType(value)
+			if typ == "" {
+				return fmt.Errorf("got invalid watch event type: %s", value)
+			}
+		case objectField:
+			return bytesFields(value, func(num protowire.Number, value []byte) error {
+				if num == rawField {
+					raw = value
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if typ == "" {
+		return "", nil, fmt.Errorf("got invalid watch event type: %q", "")
+	}
+	return typ, raw, nil
+}
+
+// eventType is the watch.EventType spelled by b, without allocating; "" for none.
+func eventType(b []byte) watch.EventType {
+	for _, t := range [...]watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
+		if string(b) == string(t) {
+			return t
+		}
+	}
+	return ""
 }
 
 func (d *protobufEventDecoder) Close() { d.body.Close() }
