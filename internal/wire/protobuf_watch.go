@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 
@@ -113,6 +114,9 @@ func (d *protobufEventDecoder) Decode() (watch.EventType, runtime.Object, error)
 		return "", nil, err
 	}
 	typ, raw, err := watchEventFields(frame)
+	if errors.Is(err, errInvalidEventType) {
+		return "", nil, err // as client-go says it
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("unable to decode watch event: %w", err)
 	}
@@ -193,7 +197,7 @@ func watchEventFields(b []byte) (watch.EventType, []byte, error) {
 		case typeField:
 			typ = eventType(value)
 			if typ == "" {
-				return fmt.Errorf("got invalid watch event type: %s", value)
+				return fmt.Errorf("%w: %s", errInvalidEventType, value)
 			}
 		case objectField:
 			return bytesFields(value, func(num protowire.Number, value []byte) error {
@@ -209,10 +213,13 @@ func watchEventFields(b []byte) (watch.EventType, []byte, error) {
 		return "", nil, err
 	}
 	if typ == "" {
-		return "", nil, fmt.Errorf("got invalid watch event type: %q", "")
+		return "", nil, fmt.Errorf("%w: %s", errInvalidEventType, "")
 	}
 	return typ, raw, nil
 }
+
+// errInvalidEventType starts client-go's error for an event of no known type.
+var errInvalidEventType = errors.New("got invalid watch event type")
 
 // eventType is the watch.EventType spelled by b, without allocating; "" for none.
 func eventType(b []byte) watch.EventType {

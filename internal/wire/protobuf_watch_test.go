@@ -202,6 +202,11 @@ func TestWatchTypedBrokenStreams(t *testing.T) {
 			if gotError := len(evs) == 2 && evs[1].Type == watch.Error; gotError != c.wantError || len(evs) > 2 {
 				t.Fatalf("events %v, error event wanted: %v", evs, c.wantError)
 			}
+			if name == "invalid type" {
+				if msg := apierrors.FromObject(evs[1].Object).Error(); !strings.Contains(msg, "got invalid watch event type: RENAMED") || strings.Contains(msg, "unable to decode watch event") {
+					t.Errorf("error %q, want client-go's", msg)
+				}
+			}
 		})
 	}
 }
