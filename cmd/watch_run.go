@@ -233,7 +233,15 @@ func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Confi
 			o.warnf(format, args...)
 			o.headerPrinters.warned(format)
 		},
-		Synced: tuneRuntimeForWatching,
+		Synced: func() (undo func()) {
+			if o.WatchOnly {
+				// "watching" is said before the initial list; without this a script that
+				// waits for it and then makes a change cannot know whether the change
+				// falls in the list (not shown) or after it.
+				o.infof("%s listed (not shown: --watch-only); changes from here on are shown", o.watched())
+			}
+			return tuneRuntimeForWatching()
+		},
 		Started: func() {
 			o.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
 				o.watched(), informers, plural(informers),

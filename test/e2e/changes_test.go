@@ -118,8 +118,9 @@ func TestWatchOnlySkipsExisting(t *testing.T) {
 	ns := newNamespace(t)
 	createPod(t, ns, "old-1", nil)
 	createPod(t, ns, "old-2", nil)
-	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "name", "--watch-only")
-	time.Sleep(1500 * time.Millisecond) // time for the initial list
+	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "name", "--watch-only", "-v=1")
+	// Said once the initial list is in: a pod created after it is an event.
+	waitStderr(t, s, 30*time.Second, regexp.MustCompile(`kubeevents: pods in `+ns+` listed \(not shown: --watch-only\); changes from here on are shown`))
 	createPod(t, ns, "new-1", nil)
 	first := s.waitFor(eventWait, "an event", func(string) bool { return true })
 	if first != "ADDED pod/new-1" {

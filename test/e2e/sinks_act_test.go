@@ -217,10 +217,13 @@ func watchArgs(ns string, more ...string) []string {
 		"-v=1", "--kubeconfig", kubeconfig}, more...)
 }
 
-// waitWatching waits until kubeevents says it is watching.
+// waitWatching waits until kubeevents says it has its initial list (not shown, as
+// watchArgs has --watch-only): a change made after that is an event. "watching" comes
+// before the list, and a change made between the two was lost to the list.
 func waitWatching(t *testing.T, p *proc) {
 	t.Helper()
 	p.waitStderr(30*time.Second, regexp.MustCompile(`watching configmaps`))
+	p.waitStderr(30*time.Second, regexp.MustCompile(`configmaps in \S+ listed \(not shown: --watch-only\); changes from here on are shown`))
 }
 
 // summaryOf reads a sink's counts from the exit summary ("hook 12 delivered, 3 dropped").
