@@ -217,9 +217,9 @@ func watchArgs(ns string, more ...string) []string {
 		"-v=1", "--kubeconfig", kubeconfig}, more...)
 }
 
-// waitWatching waits until kubeevents says it has its initial list (not shown, as
-// watchArgs has --watch-only): a change made after that is an event. "watching" comes
-// before the list, and a change made between the two was lost to the list.
+// waitWatching waits, for a watch of watchArgs, until kubeevents says it has its
+// initial list (not shown: --watch-only): a change made after that is an event.
+// "watching" comes before the list, and a change made in between was lost to it.
 func waitWatching(t *testing.T, p *proc) {
 	t.Helper()
 	p.waitStderr(30*time.Second, regexp.MustCompile(`watching configmaps`))
@@ -814,7 +814,7 @@ func TestFaultMetricsCountOutages(t *testing.T) {
 	addr := freeAddr(t)
 	p := startProc(t, io.Discard, nil, "watch", "configmaps", "-n", ns, "-o", "json", "-v=1",
 		"--metrics-addr", addr, "--kubeconfig", fc.kubeconfig)
-	waitWatching(t, p)
+	p.waitStderr(30*time.Second, regexp.MustCompile(`watching configmaps`))
 	mf := scrape(t, addr)
 	if v := value(mf, "kubeevents_watch_outages_total", "", ""); v > 0 {
 		t.Fatalf("outages before any: %v", v)
