@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -40,6 +41,24 @@ func (o *WatchOptions) eventTypes() []event.EventType {
 		types = append(types, event.EventType(strings.ToUpper(strings.TrimSpace(t))))
 	}
 	return types
+}
+
+// initialListHidden names the flag that keeps the initial list (ADDED events of the
+// objects that exist at start-up) from every sink: --watch-only, or --event-types without
+// ADDED; "" when the list is shown.
+func (o *WatchOptions) initialListHidden() string {
+	if o.WatchOnly {
+		return "--watch-only"
+	}
+	types := o.eventTypes()
+	if len(types) == 0 || slices.Contains(types, event.Added) {
+		return ""
+	}
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = string(t)
+	}
+	return "--event-types " + strings.Join(names, ",")
 }
 
 func completeEventTypes(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {

@@ -234,11 +234,11 @@ func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Confi
 			o.headerPrinters.warned(format)
 		},
 		Synced: func() (undo func()) {
-			if o.WatchOnly {
+			if flag := o.initialListHidden(); flag != "" {
 				// "watching" is said before the initial list; without this a script that
 				// waits for it and then makes a change cannot know whether the change
 				// falls in the list (not shown) or after it.
-				o.infof("%s listed (not shown: --watch-only); changes from here on are shown", o.watched())
+				o.infof("%s listed (not shown: %s); changes from here on are shown", o.watched(), flag)
 			}
 			return tuneRuntimeForWatching()
 		},

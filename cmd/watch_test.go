@@ -241,6 +241,34 @@ func TestEngineConfigFromOptions(t *testing.T) {
 	}
 }
 
+// When the objects that exist at start-up are kept from every sink (--watch-only, or
+// --event-types without ADDED), stderr says when they are listed: from then on a change is
+// an event. When they are shown, their ADDED events say it.
+func TestSyncedSaysWhenTheHiddenListIsIn(t *testing.T) {
+	pods := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true}
+	cases := []struct {
+		name       string
+		watchOnly  bool
+		eventTypes []string
+		want       string // "" for no line
+	}{
+		{"list shown", false, nil, ""},
+		{"watch-only", true, nil, "kubeevents: pods in web listed (not shown: --watch-only); changes from here on are shown\n"},
+		{"no ADDED", false, []string{"deleted", " Modified"}, "kubeevents: pods in web listed (not shown: --event-types DELETED,MODIFIED); changes from here on are shown\n"},
+		{"ADDED among the types", false, []string{"modified", "added"}, ""},
+	}
+	for _, tc := range cases {
+		var errOut bytes.Buffer
+		verbosity := 1
+		o := &WatchOptions{Streams: genericiooptions.IOStreams{Out: io.Discard, ErrOut: &errOut}, resources: []resource.Resource{pods},
+			namespace: "web", WatchOnly: tc.watchOnly, EventTypes: tc.eventTypes, Verbosity: &verbosity}
+		o.engineConfig(nil).Synced()()
+		if errOut.String() != tc.want {
+			t.Errorf("%s: stderr %q, want %q", tc.name, errOut.String(), tc.want)
+		}
+	}
+}
+
 // fakeTerminals says every stream in tty is a terminal of the given width.
 type fakeTerminals struct {
 	tty   map[io.Writer]bool
