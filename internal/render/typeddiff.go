@@ -40,14 +40,15 @@ import (
 // ignore paths, wildcards included.
 func (d *Differ) typedPatch(ev *event.Event) (patch jsondiff.Patch, ok bool, err error) {
 	old, object := reflect.ValueOf(ev.Old), reflect.ValueOf(ev.Object)
-	if old.Kind() != reflect.Pointer || old.Type() != object.Type() || old.IsNil() || object.IsNil() ||
-		old.Type().Elem().Kind() != reflect.Struct || ownEncoding(old.Type().Elem()) {
+	if old.Kind() != reflect.Pointer || old.Type() != object.Type() || old.IsNil() || object.IsNil() {
 		return nil, false, nil
 	}
-	plan := planOf(old.Type().Elem())
-	if plan == nil || !plan.plain {
+	// walkOf has worked out once whether the type is a struct of a plain plan.
+	root := walkOf(old.Type().Elem())
+	if root.kind != walkStruct {
 		return nil, false, nil
 	}
+	plan := root.plan
 	w := typedWalk{ignores: d.ignores, sameMemory: !d.noSameMemory, path: make([]byte, 0, 128), segments: make([]string, 0, 12)}
 	w.walkStruct(plan, old.UnsafePointer(), object.UnsafePointer())
 	if w.err != nil {
@@ -165,9 +166,9 @@ func (w *typedWalk) replace(old, value any) {
 	w.patch = append(w.patch, jsondiff.Operation{Type: jsondiff.OperationReplace, Path: string(w.path), Value: value, OldValue: old})
 }
 
-// genericAt is the generic JSON of the value of type t at p.
-func (w *typedWalk) genericAt(t reflect.Type, p unsafe.Pointer) any {
-	v, err := genericOf(reflect.NewAt(t, p).Elem())
+// genericAt is the generic JSON of the value of tw's type at p.
+func (w *typedWalk) genericAt(tw *typeWalk, p unsafe.Pointer) any {
+	v, err := tw.genericFunc()(p)
 	if err != nil && w.err == nil {
 		w.err = err
 	}
@@ -202,9 +203,9 @@ func (w *typedWalk) walkStruct(p *structPlan, a, b unsafe.Pointer) {
 		if !w.ignored() {
 			switch {
 			case !inNew:
-				w.remove(string(w.path), w.genericAt(f.typ, fa))
+				w.remove(string(w.path), w.genericAt(f.walk, fa))
 			case !inOld:
-				w.add(string(w.path), w.genericAt(f.typ, fb))
+				w.add(string(w.path), w.genericAt(f.walk, fb))
 			default:
 				w.walkValue(f.walk, fa, fb)
 			}
@@ -225,6 +226,15 @@ type typeWalk struct {
 	elem      *typeWalk
 	elemSize  uintptr
 	elemEqual equalFunc
+	// generic builds the generic JSON of a value of t (genericFuncOf's), made on first use.
+	genericOnce sync.Once
+	generic     genericFunc
+}
+
+// genericFunc is genericFuncOf(tw.t), looked up once rather than for every changed leaf.
+func (tw *typeWalk) genericFunc() genericFunc {
+	tw.genericOnce.Do(func() { tw.generic = genericFuncOf(tw.t) })
+	return tw.generic
 }
 
 type walkKind uint8
@@ -302,7 +312,7 @@ func (w *typedWalk) walkValue(tw *typeWalk, a, b unsafe.Pointer) {
 			return
 		}
 	}
-	w.walkGeneric(w.genericAt(tw.t, a), w.genericAt(tw.t, b))
+	w.walkGeneric(w.genericAt(tw, a), w.genericAt(tw, b))
 }
 
 // walkList compares two lists index by index, as jsondiff compares arrays: the elements
@@ -320,7 +330,7 @@ func (w *typedWalk) walkList(list *typeWalk, a, b *sliceHeader) {
 		for i := common; i < a.len; i++ {
 			w.pushIndex(i)
 			if !w.ignored() {
-				w.remove(at, w.genericAt(typ, unsafe.Add(a.data, uintptr(i)*size)))
+				w.remove(at, w.genericAt(elem, unsafe.Add(a.data, uintptr(i)*size)))
 			}
 			w.pop(pathLen)
 		}
@@ -341,7 +351,7 @@ func (w *typedWalk) walkList(list *typeWalk, a, b *sliceHeader) {
 		for i := common; i < b.len; i++ {
 			w.pushIndex(i)
 			if !w.ignored() {
-				w.add(at, w.genericAt(typ, unsafe.Add(b.data, uintptr(i)*size)))
+				w.add(at, w.genericAt(elem, unsafe.Add(b.data, uintptr(i)*size)))
 			}
 			w.pop(pathLen)
 		}

@@ -41,6 +41,9 @@ type partReuse struct {
 	dropManagedFields bool
 	// off decodes every object whole, keeping nothing (TypedDecoding.NoPartReuse).
 	off bool
+	// The last object type's layout: a watch's objects are of one type.
+	layoutType reflect.Type
+	layout     *protoLayout
 }
 
 // decodedParts is the last object decoded for one UID and the bytes of its parts.
@@ -59,7 +62,10 @@ func newPartReuse(decoding TypedDecoding) *partReuse {
 // scheme, and remembers its parts for the next event about the same object.
 func (r *partReuse) unmarshal(typ watch.EventType, obj protoUnmarshaler, raw []byte) error {
 	v := reflect.ValueOf(obj)
-	layout := protoLayoutOf(v.Type())
+	if v.Type() != r.layoutType {
+		r.layoutType, r.layout = v.Type(), protoLayoutOf(v.Type())
+	}
+	layout := r.layout
 	var meta objectMetadata
 	if layout != nil {
 		var ok bool
