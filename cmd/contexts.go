@@ -306,7 +306,7 @@ func (o *WatchOptions) clusterNames() []string {
 func (o *WatchOptions) engineClusters(ctx context.Context) ([]engine.Cluster, error) {
 	out := make([]engine.Cluster, 0, len(o.clusters))
 	for _, c := range o.clusters {
-		clients, err := o.newClients(c.restConfig)
+		clients, err := o.newClients(o.watchConfig(c.restConfig))
 		if err != nil {
 			return nil, fmt.Errorf(engine.ClusterNotice+"%w", c.name, err)
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
+	"github.com/kubeevents/kubeevents/internal/quietconn"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/wire"
@@ -111,10 +112,12 @@ type WatchOptions struct {
 	differ     *render.Differ
 	// noFastPaths decodes, encodes and diffs every object whole (wire.FastPathsEnv=off).
 	noFastPaths bool
-	until       *render.JQ
-	queries     map[string]*render.JQ // each jq sink's compiled expression, by sink name
-	metrics     *metrics.Metrics      // nil without --metrics-addr
-	flagsSet    func(name string) bool
+	// plainConn dials the watches' connection as client-go does (quietconn.Env=off).
+	plainConn bool
+	until     *render.JQ
+	queries   map[string]*render.JQ // each jq sink's compiled expression, by sink name
+	metrics   *metrics.Metrics      // nil without --metrics-addr
+	flagsSet  func(name string) bool
 	// printerCols are the watched CRDs' additionalPrinterColumns (pretty and wide
 	// output); headerPrinters the terminal's printers, whose headers a re-sync repeats.
 	printerCols    render.PrinterColumns
@@ -254,6 +257,11 @@ func (o *WatchOptions) Complete(args []string) error {
 		return usageErrorf("%v", err)
 	}
 	o.noFastPaths = !fastPaths
+	quiet, err := quietconn.FromEnv(os.Getenv)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	o.plainConn = !quiet
 	return o.completeQueries()
 }
 

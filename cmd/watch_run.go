@@ -70,7 +70,7 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 		if cfg.Clusters, err = o.engineClusters(ctx); err != nil {
 			return err
 		}
-	} else if clients, err = o.newClients(o.restConfig); err != nil {
+	} else if clients, err = o.newClients(o.watchConfig(o.restConfig)); err != nil {
 		return err
 	}
 	if o.metrics != nil {

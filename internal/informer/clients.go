@@ -30,19 +30,25 @@ type Clients struct {
 	probe *serverProbe
 }
 
-// NewClients builds the three clients from one REST config.
+// NewClients builds the three clients from one REST config. They share one HTTP client,
+// so their requests and watches share one connection to the server (HTTP/2), whatever
+// the config's Dial: client-go caches a transport per config only where Dial is unset.
 func NewClients(config *rest.Config) (Clients, error) {
-	dyn, err := dynamic.NewForConfig(config)
+	httpClient, err := rest.HTTPClientFor(config)
 	if err != nil {
 		return Clients{}, err
 	}
-	meta, err := metadata.NewForConfig(config)
+	dyn, err := dynamic.NewForConfigAndClient(config, httpClient)
+	if err != nil {
+		return Clients{}, err
+	}
+	meta, err := metadata.NewForConfigAndClient(config, httpClient)
 	if err != nil {
 		return Clients{}, err
 	}
 	dynCfg := dynamic.ConfigFor(config)
 	dynCfg.GroupVersion = nil
-	dynREST, err := rest.UnversionedRESTClientFor(dynCfg)
+	dynREST, err := rest.UnversionedRESTClientForConfigAndClient(dynCfg, httpClient)
 	if err != nil {
 		return Clients{}, err
 	}
@@ -63,7 +69,7 @@ func NewClients(config *rest.Config) (Clients, error) {
 		cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 		cfg.ContentType = runtime.ContentTypeProtobuf
 		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-		c, err := rest.RESTClientFor(cfg)
+		c, err := rest.RESTClientForConfigAndClient(cfg, httpClient)
 		if err != nil {
 			return nil, fmt.Errorf("client for %s: %w", gv, err)
 		}
