@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/kubeevents/kubeevents/internal/quietconn"
+	"github.com/kubeevents/kubeevents/internal/quietio"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 )
@@ -94,14 +94,27 @@ func (b *releasingBody) Close() error {
 }
 
 // watchConfig is config for the informers' clients: their connection is dialled by
-// quietconn, whose reads and writes do not wake the Go runtime's monitor thread on every
+// quietio, whose reads and writes do not wake the Go runtime's monitor thread on every
 // event (a fifth of the CPU of a watch on a busy cluster), unless the user turned that
 // off or the config already has a dialer of its own.
 func (o *WatchOptions) watchConfig(config *rest.Config) *rest.Config {
-	if o.plainConn || config.Dial != nil {
+	if o.plainIO || config.Dial != nil {
 		return config
 	}
 	c := rest.CopyConfig(config)
-	c.Dial = quietconn.Dial
+	c.Dial = quietio.Dial
 	return c
+}
+
+// stdout is where the sinks that write to the standard output write: through quietio's
+// pipe writer when it is a pipe (one writer for all of them), unless the user turned
+// that off.
+func (o *WatchOptions) stdout() io.Writer {
+	if o.stdoutWriter == nil {
+		o.stdoutWriter = o.Streams.Out
+		if !o.plainIO {
+			o.stdoutWriter = quietio.PipeWriter(o.Streams.Out)
+		}
+	}
+	return o.stdoutWriter
 }

@@ -30,7 +30,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
-	"github.com/kubeevents/kubeevents/internal/quietconn"
+	"github.com/kubeevents/kubeevents/internal/quietio"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/wire"
@@ -112,12 +112,15 @@ type WatchOptions struct {
 	differ     *render.Differ
 	// noFastPaths decodes, encodes and diffs every object whole (wire.FastPathsEnv=off).
 	noFastPaths bool
-	// plainConn dials the watches' connection as client-go does (quietconn.Env=off).
-	plainConn bool
-	until     *render.JQ
-	queries   map[string]*render.JQ // each jq sink's compiled expression, by sink name
-	metrics   *metrics.Metrics      // nil without --metrics-addr
-	flagsSet  func(name string) bool
+	// plainIO dials the watches' connection as client-go does and writes to stdout with
+	// its own Write (quietio.Env=off).
+	plainIO bool
+	// stdoutWriter is what sinks write the standard output through (stdout).
+	stdoutWriter io.Writer
+	until        *render.JQ
+	queries      map[string]*render.JQ // each jq sink's compiled expression, by sink name
+	metrics      *metrics.Metrics      // nil without --metrics-addr
+	flagsSet     func(name string) bool
 	// printerCols are the watched CRDs' additionalPrinterColumns (pretty and wide
 	// output); headerPrinters the terminal's printers, whose headers a re-sync repeats.
 	printerCols    render.PrinterColumns
@@ -257,11 +260,11 @@ func (o *WatchOptions) Complete(args []string) error {
 		return usageErrorf("%v", err)
 	}
 	o.noFastPaths = !fastPaths
-	quiet, err := quietconn.FromEnv(os.Getenv)
+	quiet, err := quietio.FromEnv(os.Getenv)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	o.plainConn = !quiet
+	o.plainIO = !quiet
 	return o.completeQueries()
 }
 

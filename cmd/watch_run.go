@@ -318,7 +318,7 @@ func (o *WatchOptions) buildListeners(files *[]*sink.File) (_ []*listener.Listen
 // newSink builds the sink's writer as its kind says, with what this run gives every sink.
 func (o *WatchOptions) newSink(s config.Sink, files *[]*sink.File) (listener.Sink, error) {
 	out, err := config.Build(s, config.BuildEnv{
-		Stdout: o.Streams.Out, Color: o.colorFor(o.Streams.Out), Terminal: o.terminals.IsTerminal(o.Streams.Out),
+		Stdout: o.stdout(), Color: o.colorFor(o.Streams.Out), Terminal: o.terminals.IsTerminal(o.Streams.Out),
 		TerminalWidth: o.terminals.Width(o.Streams.Out), Timestamps: o.Timestamps,
 		ShowKind: len(o.resources) > 1 || o.WithEvents || o.Owned.Owned, Namespace: o.namespace,
 		Differ: o.differ, ShowOld: o.ShowOld,

@@ -1,4 +1,4 @@
-package quietconn
+package quietio
 
 import (
 	"bytes"
