@@ -77,6 +77,16 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"rotating stdout", []string{"watch", "pods", "--sink", "file(max-size=1)=-"}, `kubeevents: sink "stdout": - is the standard output, which cannot be rotated (rotation renames the file); drop max-size`},
 		{"rotating /dev/stdout", []string{"watch", "pods", "--sink", "file(max-size=1,name=out)=/dev/stdout"}, `kubeevents: sink "out": /dev/stdout is the standard output, which cannot be rotated`},
 	}
+	// The environment's switches of the fast paths take on or off, and nothing else.
+	for _, env := range []string{"KUBEEVENTS_FAST_PATHS", "KUBEEVENTS_QUIET_IO"} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, "yes")
+			code, _, stderr := runCommand(t, "--kubeconfig", filepath.Join(dir, "missing-kubeconfig"), "watch", "pods")
+			if want := `kubeevents: ` + env + `="yes": want on or off (off `; code != ExitUsage || !strings.HasPrefix(stderr, want) {
+				t.Errorf("%s=yes: exit code %d, stderr %q; want %d and a line starting %q", env, code, stderr, ExitUsage, want)
+			}
+		})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"--kubeconfig", filepath.Join(dir, "missing-kubeconfig")}, c.args...)

@@ -53,7 +53,7 @@ func FromEnv(getenv func(string) string) (bool, error) {
 	case "off":
 		return false, nil
 	default:
-		return false, fmt.Errorf("%s=%q: want on or off", Env, value)
+		return false, fmt.Errorf("%s=%q: want on or off (off reads and writes with Go's ordinary system calls)", Env, value)
 	}
 }
 
