@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -20,7 +19,8 @@ type pipe struct {
 	f   *os.File
 	raw syscall.RawConn
 	// plain: the kernel refused RWF_NOWAIT on this pipe; every write is the file's.
-	plain atomic.Bool
+	// Guarded by mu, like everything a Write does.
+	plain bool
 }
 
 // PipeWriter returns a writer for w that writes without waking the runtime's monitor
@@ -47,7 +47,7 @@ func (p *pipe) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	written := 0
-	if !p.plain.Load() && len(b) > 0 {
+	if !p.plain && len(b) > 0 {
 		var errno syscall.Errno
 		if err := p.raw.Control(func(fd uintptr) {
 			for written < len(b) {
@@ -71,7 +71,7 @@ func (p *pipe) Write(b []byte) (int, error) {
 		switch errno {
 		case 0, syscall.EAGAIN: // EAGAIN: the pipe is full; the rest waits below
 		case syscall.EOPNOTSUPP, syscall.EINVAL, syscall.ENOSYS:
-			p.plain.Store(true) // a kernel before 6.4, or no pwritev2
+			p.plain = true // a kernel before 6.4, or no pwritev2
 		default:
 			return written, &os.PathError{Op: "write", Path: p.f.Name(), Err: errno}
 		}
