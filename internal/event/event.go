@@ -87,7 +87,9 @@ type Event struct {
 	Encoder *wire.PartEncoder
 
 	// Written, if set, is called by each listener once its sink's Write returned for this
-	// event without an error (written, or left out on purpose by a filter): the
+	// event without an error (written, or left out on purpose by a filter), or, for a sink
+	// that holds events (a batch, a running command), once it settled the event as
+	// delivered; never for one that failed or was dropped: the
 	// checkpoint (--resume) counts an object's state as delivered once every sink has
 	// called it. Set by the informer's Made hook before the event reaches any listener.
 	Written func()

@@ -2,6 +2,7 @@ package listener
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -53,19 +54,35 @@ func (h *holder) Abort() {
 
 // Events a sink holds count as neither delivered nor failed until it settles them;
 // settled ones count as it says, and those still held when the grace time runs out
-// count as dropped, even if the sink settles them later.
+// count as dropped, even if the sink settles them later. Only those settled as delivered
+// are written for the checkpoint (event.Written): not when held, not when failed.
 func TestHolderSettlesLater(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &holder{closed: make(chan struct{})}
 		var lagged int
+		var written []uint64 // guarded by mu
+		var mu sync.Mutex
 		l := New(Config{Name: "hook", Buffer: 10, Delivered: func(*event.Event) { lagged++ }}, h, nil)
 		go l.Run()
 		for _, ev := range distinctEvents(6) {
+			ev.Written = func() {
+				mu.Lock()
+				defer mu.Unlock()
+				written = append(written, ev.Seq)
+			}
 			l.Add(ev)
+		}
+		wrote := func() []uint64 {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(written)
 		}
 		synctest.Wait()
 		if st := l.Stats(); st.Delivered != 0 || st.Failed != 0 {
 			t.Fatalf("held events counted already: %+v", st)
+		}
+		if w := wrote(); len(w) != 0 {
+			t.Fatalf("held events written for the checkpoint already: %v", w)
 		}
 		if q, held := l.Queue(); q != 0 || held != 6 {
 			t.Fatalf("Queue() = %d queued, %d held; want 0, 6", q, held)
@@ -75,6 +92,9 @@ func TestHolderSettlesLater(t *testing.T) {
 		if st := l.Stats(); st.Delivered != 2 || st.Failed != 1 || lagged != 2 {
 			t.Fatalf("after settling 3: %+v, %d lag observations", st, lagged)
 		}
+		if w := wrote(); !slices.Equal(w, []uint64{1, 2}) {
+			t.Fatalf("written for the checkpoint: %v, want the 2 delivered (1, 2), not the failed 3", w)
+		}
 		if late := Drain([]*Listener{l}, 0); len(late) != 1 || !h.aborted {
 			t.Fatalf("Drain(0) left %d late, aborted %v", len(late), h.aborted)
 		}
@@ -83,6 +103,9 @@ func TestHolderSettlesLater(t *testing.T) {
 		st := l.Stats()
 		if st.Delivered != 2 || st.Failed != 1 || st.Dropped != 3 || st.Received != 6 {
 			t.Errorf("after Abort: %+v, want 2 delivered, 1 failed, 3 dropped of 6", st)
+		}
+		if w := wrote(); !slices.Equal(w, []uint64{1, 2}) {
+			t.Errorf("written for the checkpoint after Abort: %v, want only 1 and 2 (the rest were dropped)", w)
 		}
 	})
 }

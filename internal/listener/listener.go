@@ -158,8 +158,16 @@ func (l *Listener) settleHeld(ev *event.Event, err error) {
 		l.delivered.Add(1)
 	}
 	l.mu.Unlock()
-	if err == nil && l.cfg.Delivered != nil {
+	if err != nil {
+		return
+	}
+	if l.cfg.Delivered != nil {
 		l.cfg.Delivered(ev)
+	}
+	// Only now is the event written: the checkpoint must not count one the receiver
+	// refused, or that a crash caught in a batch.
+	if ev.Written != nil {
+		ev.Written()
 	}
 }
 
@@ -321,6 +329,7 @@ func (l *Listener) deliver(ev *event.Event) (err error) {
 			l.writing = false
 		}
 		l.mu.Unlock()
+		return nil // written (ev.Written) when settleHeld says so
 	case err == nil:
 		if l.settle(&l.delivered) && l.cfg.Delivered != nil {
 			l.cfg.Delivered(ev)

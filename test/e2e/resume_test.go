@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -497,6 +498,54 @@ func TestResumeRedeliversWhatASinkDropped(t *testing.T) {
 		if len(ev.Diff) != 1 || ev.Diff[0].Old != "v1" {
 			t.Errorf("%s %s: diff %+v, want one change from v1, the state every sink had", ev.Type, ev.name(), ev.Diff)
 		}
+	}
+	second.interrupt(15 * time.Second)
+}
+
+// An http sink holds events in a batch after its Write returns: such an event is
+// delivered only once the receiver took it. One the receiver refused (or that never
+// reached it) must leave the checkpoint at the older state, so the next resumed start
+// emits it again, even after a clean stop.
+func TestResumeRedeliversWhatAnHTTPSinkFailed(t *testing.T) {
+	ns := newNamespace(t)
+	ckpt := filepath.Join(t.TempDir(), "kubeevents.ckpt")
+	r := startReceiver(t)
+	for _, name := range []string{"sent", "refused"} {
+		createResumeConfigMap(t, ns, name, "v1")
+	}
+	base := []string{"watch", "configmaps", "-n", ns, "-l", resumeLabel, "-o", "json", "--resume", ckpt, "-v", "1"}
+	hook := "http(name=hook,batch=1,retries=0)=" + r.url()
+	first := startKubeevents(t, append(slices.Clone(base), "--sink", hook)...)
+	if evs := first.collect(3 * time.Second); len(evs) != 2 {
+		t.Fatalf("first run: %v, want the 2 ADDED", eventSummary(evs))
+	}
+	r.waitDelivered(t, first, 2, 10*time.Second)
+	time.Sleep(settleTime) // the initial list is in the checkpoint now
+
+	r.answerNext(answer{status: http.StatusBadRequest, body: "no"})
+	patchResumeConfigMap(t, ns, "refused", "v2")
+	first.waitForStderr(t, 10*time.Second, `http sink "hook": POST `+r.url()+`: 400 Bad Request`)
+	patchResumeConfigMap(t, ns, "sent", "v2")
+	r.waitDelivered(t, first, 3, 10*time.Second)
+	if _, code := first.interrupt(15 * time.Second); code != 0 {
+		t.Fatalf("first run: exit %d; stderr:\n%s", code, first.Stderr())
+	}
+	if s := summaryOf(t, first.Stderr(), "hook"); s["delivered"] != 3 || s["failed"] != 1 {
+		t.Fatalf("hook's summary %v, want 3 delivered and 1 failed; stderr:\n%s", s, first.Stderr())
+	}
+
+	second := startKubeevents(t, append(slices.Clone(base), "--sink", hook)...)
+	evs := second.collect(4 * time.Second)
+	got := eventSummary(evs)
+	t.Logf("resumed after a clean stop in which the receiver refused one event: %s", strings.Join(got, ", "))
+	if want := []string{"MODIFIED refused"}; !slices.Equal(got, want) {
+		t.Fatalf("resumed run: %v, want exactly %v (what the receiver refused, again); stderr:\n%s", got, want, second.Stderr())
+	}
+	if len(evs[0].Diff) != 1 || evs[0].Diff[0].Old != "v1" || evs[0].Diff[0].Value != "v2" {
+		t.Errorf("MODIFIED refused: diff %+v, want v1 → v2", evs[0].Diff)
+	}
+	if names := r.waitDelivered(t, second, 4, 10*time.Second); names[3] != "refused" {
+		t.Errorf("the receiver got %v, want refused last, once more", names)
 	}
 	second.interrupt(15 * time.Second)
 }

@@ -174,8 +174,8 @@ func (r *receiver) delivered(t *testing.T) []string {
 	return names
 }
 
-// waitDelivered waits until the receiver was given n events.
-func (r *receiver) waitDelivered(t *testing.T, p *proc, n int, timeout time.Duration) []string {
+// waitDelivered waits until the receiver was given n events; p's stderr is shown if not.
+func (r *receiver) waitDelivered(t *testing.T, p interface{ Stderr() string }, n int, timeout time.Duration) []string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
