@@ -128,3 +128,46 @@ func TestHolderFlushedAtClose(t *testing.T) {
 		}
 	})
 }
+
+// A holder may settle an event before its Write returns (a worker that sent it at once):
+// it counts once, as settled, and is not left held.
+func TestHolderSettlesBeforeWriteReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &holder{closed: make(chan struct{})}
+		close(h.closed)
+		quick := &quickHolder{holder: h}
+		var written int
+		l := New(Config{Name: "hook", Buffer: 10}, quick, nil)
+		go l.Run()
+		for i, ev := range distinctEvents(4) {
+			ev.Written = func() { written++ }
+			quick.fail = i == 3
+			l.Add(ev)
+			synctest.Wait()
+		}
+		if q, held := l.Queue(); q != 0 || held != 0 {
+			t.Fatalf("Queue() = %d queued, %d held; want nothing left", q, held)
+		}
+		if late := Drain([]*Listener{l}, 0); len(late) != 0 {
+			t.Fatalf("Drain(0) found %d late: an event settled early was left held", len(late))
+		}
+		if st := l.Stats(); st.Delivered != 3 || st.Failed != 1 || st.Dropped != 0 || written != 3 {
+			t.Errorf("stats %+v, %d written; want 3 delivered and written, 1 failed, none dropped", st, written)
+		}
+	})
+}
+
+// quickHolder settles every event inside its Write, before Write returns.
+type quickHolder struct {
+	*holder
+	fail bool
+}
+
+func (q *quickHolder) Write(ev *event.Event) error {
+	var err error
+	if q.fail {
+		err = errors.New("refused")
+	}
+	q.settle(ev, err)
+	return nil
+}

@@ -146,12 +146,18 @@ func New(cfg Config, sink Sink, warn func(format string, args ...any)) *Listener
 // settleHeld counts a held event's outcome, unless Abort already counted it as Dropped.
 func (l *Listener) settleHeld(ev *event.Event, err error) {
 	l.mu.Lock()
-	if l.held == 0 { // Abort counted it
-
+	switch {
+	case l.held > 0:
+		l.held--
+	case l.writing:
+		// Nothing is held yet, so this is the event whose Write is still in flight,
+		// settled (by another goroutine) before that Write returned: counted now, and
+		// not held when it returns.
+		l.writing = false
+	default: // Abort counted it
 		l.mu.Unlock()
 		return
 	}
-	l.held--
 	if err != nil {
 		l.failed.Add(1)
 	} else {
