@@ -279,10 +279,17 @@ func TestWithEvents(t *testing.T) {
 	createPod(t, ns, "db-1", map[string]string{"app": "db"})
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "-l", "app=web", "--with-events", "--color", "never")
 	s.waitFor(eventWait, "ADDED web-1", func(l string) bool { return strings.Contains(l, "ADDED") })
-	time.Sleep(time.Second) // the events informer lists before it reports anything new
-	recordEvent(t, ns, "about-db", "db-1", corev1.EventTypeWarning, "Unwatched", "not about a watched pod")
-	recordEvent(t, ns, "about-web", "web-1", corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container")
-	line := s.waitFor(eventWait, "the WARNING line", func(l string) bool { return strings.Contains(l, "WARNING") })
+	// An Event recorded before the Events informer has its list is in that list, which
+	// is not shown: record new ones until one is.
+	var line string
+	for i := 0; line == ""; i++ {
+		if i == 10 {
+			t.Fatalf("no WARNING line for 10 Events recorded 2 s apart; output:\n%s\nstderr:\n%s", strings.Join(s.all, "\n"), s.Stderr())
+		}
+		recordEvent(t, ns, fmt.Sprintf("about-db-%d", i), "db-1", corev1.EventTypeWarning, "Unwatched", "not about a watched pod")
+		recordEvent(t, ns, fmt.Sprintf("about-web-%d", i), "web-1", corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container")
+		line, _ = s.tryFor(2*time.Second, "the WARNING line", func(l string) bool { return strings.Contains(l, "WARNING") })
+	}
 	if !strings.Contains(line, " pod/web-1 ") || !strings.Contains(line, "BackOff: Back-off restarting failed container") {
 		t.Errorf("WARNING line = %q; want the pod it is about, the reason and the message", line)
 	}

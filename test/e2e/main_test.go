@@ -287,6 +287,27 @@ func (s *stream) waitFor(timeout time.Duration, what string, match func(line str
 	}
 }
 
+// tryFor reads lines until match returns true (the line, true) or timeout passes ("",
+// false); it fails only if kubeevents ends.
+func (s *stream) tryFor(timeout time.Duration, what string, match func(line string) bool) (string, bool) {
+	s.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				s.t.Fatalf("kubeevents ended before %s; output so far:\n%s\nstderr:\n%s", what, strings.Join(s.all, "\n"), s.Stderr())
+			}
+			s.all = append(s.all, line)
+			if match(line) {
+				return line, true
+			}
+		case <-deadline:
+			return "", false
+		}
+	}
+}
+
 // waitJSON reads JSON lines until match returns true.
 func (s *stream) waitJSON(timeout time.Duration, what string, match func(ev envelope) bool) envelope {
 	s.t.Helper()

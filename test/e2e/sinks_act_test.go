@@ -266,6 +266,9 @@ func TestHTTPSinkBlockLosesNothingAcrossAnOutage(t *testing.T) {
 	r.waitDelivered(t, p, 10, 30*time.Second)
 	r.down()
 	createLabelled(t, ns, names("a", 10, 40)...) // 30 while the receiver is down: more than the buffer holds
+	// The sink meets the outage, which then lasts a while longer: events pile up beyond
+	// its buffer, and the informer waits for room (on-full=block).
+	p.waitStderr(30*time.Second, regexp.MustCompile(`http sink "hook": POST \S+: connection refused; retry 1 of 1000 in `))
 	time.Sleep(2 * time.Second)
 	r.up()
 	createLabelled(t, ns, names("a", 40, 50)...)
