@@ -107,13 +107,13 @@ func (o *WatchOptions) watchConfig(config *rest.Config) *rest.Config {
 }
 
 // stdout is where the sinks that write to the standard output write: through quietio's
-// pipe writer when it is a pipe (one writer for all of them), unless the user turned
-// that off.
+// writer (one for all of them) when it is a pipe, a socket or a device, unless the user
+// turned that off.
 func (o *WatchOptions) stdout() io.Writer {
 	if o.stdoutWriter == nil {
 		o.stdoutWriter = o.Streams.Out
 		if !o.plainIO {
-			o.stdoutWriter = quietio.PipeWriter(o.Streams.Out)
+			o.stdoutWriter = quietio.Writer(o.Streams.Out)
 		}
 	}
 	return o.stdoutWriter

@@ -9,5 +9,5 @@ import (
 
 func wrap(c net.Conn) net.Conn { return c }
 
-// PipeWriter returns w: the raw writes are Linux only.
-func PipeWriter(w io.Writer) io.Writer { return w }
+// Writer returns w: the raw writes are Linux only.
+func Writer(w io.Writer) io.Writer { return w }

@@ -1,5 +1,5 @@
 // Package quietio reads and writes a watch's connection to the API server, and writes
-// its lines to a pipe, without waking the Go runtime's monitor thread.
+// its lines to a pipe or a socket, without waking the Go runtime's monitor thread.
 //
 // Why: a watch spends most of its life idle, woken by one event at a time. The runtime
 // brackets every ordinary system call (entersyscall) so that its monitor thread can hand
@@ -23,14 +23,15 @@
 //     syscall.RawConn's Read and Write, which wait in the poller, honouring deadlines and
 //     Close, whenever the call says EAGAIN. Dial checks the mode (fcntl) on every
 //     connection and returns the plain connection where it does not hold;
-//   - a pipe is written with pwritev2(RWF_NOWAIT): the kernel copies what fits and says
-//     EAGAIN rather than wait for the reader; the rest goes through the file's own Write,
-//     bracketed, which may wait. Kernels older than 6.4 cannot honour RWF_NOWAIT on a pipe
-//     and refuse it (EOPNOTSUPP): the writer then uses the file's Write from then on.
+//   - a pipe, a socket or a device is written with pwritev2(RWF_NOWAIT): the kernel
+//     copies what fits and says EAGAIN rather than wait for the reader; the rest goes
+//     through the file's own Write, bracketed, which may wait. A file that cannot honour
+//     RWF_NOWAIT refuses it (EOPNOTSUPP: a terminal, a pipe on a kernel before 6.4): the
+//     writer then uses the file's Write from then on.
 //
 // TestDialedSocketIsNonBlocking fails if Go's dialer stops making sockets non-blocking;
-// TestFullPipeDoesNotHoldTheProcessor fails if a write to a full pipe waits in a raw
-// call. KUBEEVENTS_QUIET_IO=off (Env) turns both off.
+// TestFullOutputDoesNotHoldTheProcessor fails if a write to a full pipe or socket waits
+// in a raw call. KUBEEVENTS_QUIET_IO=off (Env) turns both off.
 package quietio
 
 import (

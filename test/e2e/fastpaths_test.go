@@ -1,13 +1,21 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -78,5 +86,72 @@ func TestDiffSameWithFastPathsOff(t *testing.T) {
 	}
 	if a, b := strings.Join(outputs[0], "\n"), strings.Join(outputs[1], "\n"); a != b {
 		t.Errorf("the output differs with the fast paths off\non:\n%s\noff:\n%s", a, b)
+	}
+}
+
+// Run as a systemd service, kubeevents' stdout is a socket that journald reads: lines go
+// through the raw writer there too, and arrive whole, in order, and exactly as printed
+// to a pipe.
+func TestStdoutSocketGetsEveryLineWhole(t *testing.T) {
+	ns := newNamespace(t)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal, stdout := os.NewFile(uintptr(fds[0]), "journal"), os.NewFile(uintptr(fds[1]), "stdout")
+	defer journal.Close()
+	cmd := exec.Command(binary, withKubeconfig([]string{"watch", "configmaps", "-n", ns, "-l", "socket-test=yes", "-o", "json"})...)
+	cmd.Env = cleanEnv()
+	cmd.Stdout = stdout
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close() // the child's now
+	lines := make(chan string, 1000)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(journal)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	const n = 30
+	big := strings.Repeat("x", 50<<10) // several lines larger than a page
+	for i, name := range names("cm", 0, n) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"socket-test": "yes"}},
+			Data: map[string]string{"v": big[:(i*1700)%len(big)]}}
+		if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	timeout := time.After(eventWait)
+	for len(got) < n {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("stdout ended after %d lines; stderr:\n%s", len(got), stderr.String())
+			}
+			var ev envelope
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("line %d is not a whole JSON event (%d bytes): %v", len(got)+1, len(line), err)
+			}
+			if ev.Type != "ADDED" {
+				t.Fatalf("line %d: %s %s, want ADDED", len(got)+1, ev.Type, ev.name())
+			}
+			got = append(got, ev.name())
+		case <-timeout:
+			t.Fatalf("%d of %d events within %s; stderr:\n%s", len(got), n, eventWait, stderr.String())
+		}
+	}
+	if want := names("cm", 0, n); !slices.Equal(got, want) {
+		t.Errorf("events in the order %v, want %v", got, want)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after Ctrl-C: %v; stderr:\n%s", err, stderr.String())
 	}
 }
