@@ -270,21 +270,11 @@ func (s *stream) Stderr() string {
 // waitFor reads lines until match returns true, failing after timeout.
 func (s *stream) waitFor(timeout time.Duration, what string, match func(line string) bool) string {
 	s.t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case line, ok := <-s.lines:
-			if !ok {
-				s.t.Fatalf("kubeevents ended before %s; output so far:\n%s\nstderr:\n%s", what, strings.Join(s.all, "\n"), s.Stderr())
-			}
-			s.all = append(s.all, line)
-			if match(line) {
-				return line
-			}
-		case <-deadline:
-			s.t.Fatalf("no %s within %s; output so far:\n%s\nstderr:\n%s", what, timeout, strings.Join(s.all, "\n"), s.Stderr())
-		}
+	line, ok := s.tryFor(timeout, what, match)
+	if !ok {
+		s.t.Fatalf("no %s within %s; output so far:\n%s\nstderr:\n%s", what, timeout, strings.Join(s.all, "\n"), s.Stderr())
 	}
+	return line
 }
 
 // tryFor reads lines until match returns true (the line, true) or timeout passes ("",
