@@ -12,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 // The watched namespace's deletion and creation are said, once each, also the creation of
@@ -29,6 +31,25 @@ func TestWatchNamespaceSaysDeletionAndCreation(t *testing.T) {
 				objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}})
 			}
 			client := dynamicfake.NewSimpleDynamicClient(scheme, objs...)
+			// The fake's watch sees only what happens after it opened (a change between the
+			// informer's list and its watch is lost), so the test waits for it to open.
+			watching := make(chan struct{}, 1)
+			client.PrependWatchReactor("namespaces", func(action clienttesting.Action) (bool, watch.Interface, error) {
+				w, err := client.Tracker().Watch(action.GetResource(), action.GetNamespace())
+				select {
+				case watching <- struct{}{}:
+				default:
+				}
+				return true, w, err
+			})
+			waitWatching := func() {
+				t.Helper()
+				select {
+				case <-watching:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the informer did not open its watch")
+				}
+			}
 			var mu sync.Mutex
 			var said []string
 			warn := func(format string, args ...any) {
@@ -55,15 +76,13 @@ func TestWatchNamespaceSaysDeletionAndCreation(t *testing.T) {
 
 			ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop"}}}
 			var want []string
+			waitWatching()
 			if !existsAtStart {
-				time.Sleep(100 * time.Millisecond) // the informer's watch is open
 				if _, err := client.Resource(namespaces).Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 				want = append(want, "namespace shop was created; watching it")
 				waitSaid(len(want))
-			} else {
-				time.Sleep(100 * time.Millisecond)
 			}
 			if err := client.Resource(namespaces).Delete(ctx, "shop", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
