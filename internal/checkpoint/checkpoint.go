@@ -7,11 +7,12 @@
 // An event is delivered to a sink when the sink's Write returned without an error (the
 // listener's delivery goroutine, package listener): written, or left out on purpose by a
 // filter (a jq sink that yields nothing); for a sink that holds events (http, exec: a
-// batch), when the sink settles it as delivered (the receiver took it). An object's checkpointed state is the newest
-// state that EVERY sink has been delivered: one state per object for all sinks, not one
-// per sink, so the file stays as small as the watch and a resumed run needs one list.
-// The informer hands every event to Tracker.Made before any sink gets it; each listener
-// calls the event's Written after its Write; the last one settles the event into the
+// batch), when the sink settles it as delivered (the receiver took it). An object's
+// checkpointed state is the newest state that EVERY sink has been delivered: one state
+// per object for all sinks, not one per sink, so the file stays as small as the watch and
+// a resumed run needs one list. The informer hands every event to Tracker.Made before any
+// sink gets it; each listener calls the event's Written once it is delivered (after Write,
+// or when a holding sink settles it); the last one settles the event into the
 // checkpoint (an older event that settles later is ignored, by its seq).
 //
 // An event a sink never writes never settles: one still in a buffer when the process is

@@ -21,12 +21,8 @@ import (
 func newPipe(t *testing.T) (r, w *os.File) {
 	t.Helper()
 	var fds [2]int
-	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	r, w = os.NewFile(uintptr(fds[0]), "pipe-r"), os.NewFile(uintptr(fds[1]), "pipe-w")
-	t.Cleanup(func() { r.Close(); w.Close() })
-	return r, w
+	err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC)
+	return filesOf(t, "pipe", fds, err)
 }
 
 // newSocket makes a connected stream socket pair in blocking mode, as journald hands a
@@ -34,10 +30,17 @@ func newPipe(t *testing.T) (r, w *os.File) {
 func newSocket(t *testing.T) (r, w *os.File) {
 	t.Helper()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	return filesOf(t, "socket", fds, err)
+}
+
+// filesOf makes files of a pair of descriptors just made (err: how making them failed),
+// closed when the test ends.
+func filesOf(t *testing.T, kind string, fds [2]int, err error) (r, w *os.File) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, w = os.NewFile(uintptr(fds[0]), "socket-r"), os.NewFile(uintptr(fds[1]), "socket-w")
+	r, w = os.NewFile(uintptr(fds[0]), kind+"-r"), os.NewFile(uintptr(fds[1]), kind+"-w")
 	t.Cleanup(func() { r.Close(); w.Close() })
 	return r, w
 }
