@@ -350,94 +350,6 @@ func parallel(ctx context.Context, items []string, workers int, f func(context.C
 	return context.Cause(ctx)
 }
 
-// proc is a kubeevents process whose stdout goes where the test says (a file, a pipe)
-// and whose stderr is kept.
-type proc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	done   chan struct{}
-	code   int
-}
-
-// startProc starts the kubeevents binary with args as given (no kubeconfig is added)
-// and env added to the clean environment.
-func startProc(t *testing.T, stdout io.Writer, env []string, args ...string) *proc {
-	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(cleanEnv(), env...)
-	p := &proc{t: t, cmd: cmd, done: make(chan struct{})}
-	cmd.Stdout = stdout
-	cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		err := cmd.Wait()
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
-			p.code = exitErr.ExitCode()
-		}
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		<-p.done
-	})
-	return p
-}
-
-func (p *proc) Stderr() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
-
-func (p *proc) alive() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
-
-func (p *proc) signal(sig os.Signal) {
-	p.t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		p.t.Fatalf("signal %v: %v", sig, err)
-	}
-}
-
-// wait waits for the process to end and returns its exit code.
-func (p *proc) wait(timeout time.Duration) int {
-	p.t.Helper()
-	select {
-	case <-p.done:
-		return p.code
-	case <-time.After(timeout):
-		p.t.Fatalf("kubeevents did not exit within %s; stderr:\n%s", timeout, p.Stderr())
-		return -1
-	}
-}
-
-// waitStderr waits until stderr matches re.
-func (p *proc) waitStderr(timeout time.Duration, re *regexp.Regexp) {
-	p.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !re.MatchString(p.Stderr()) {
-		if time.Now().After(deadline) {
-			p.t.Fatalf("stderr did not match %s within %s; stderr:\n%s", re, timeout, p.Stderr())
-		}
-		if !p.alive() && !re.MatchString(p.Stderr()) {
-			p.t.Fatalf("kubeevents exited (code %d) before stderr matched %s; stderr:\n%s", p.code, re, p.Stderr())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // lineCounter counts the lines of a growing file, reading only what was added.
 type lineCounter struct {
 	path   string
@@ -485,7 +397,7 @@ func waitLines(t *testing.T, p *proc, timeout time.Duration, n int, paths ...str
 		if ok {
 			return
 		}
-		if time.Now().After(deadline) || (p != nil && !p.alive()) {
+		if time.Now().After(deadline) || (p != nil && !p.Alive()) {
 			stderr := ""
 			if p != nil {
 				stderr = p.Stderr()
@@ -583,7 +495,7 @@ func (fc *faultCluster) converge(t *testing.T, p *proc, path, ns string, timeout
 		if diff == "" {
 			return evs
 		}
-		if time.Now().After(deadline) || !p.alive() {
+		if time.Now().After(deadline) || !p.Alive() {
 			t.Fatalf("kubeevents' final states do not match kubectl get after %s:\n%s\nstderr:\n%s", timeout, diff, p.Stderr())
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -714,8 +626,8 @@ func TestFaultAPIServerRestart(t *testing.T) {
 		fc.etcdDelete(t, "/registry/pods/"+ns+"/"+name)
 	}
 	time.Sleep(5 * time.Second)
-	if !p.alive() {
-		t.Fatalf("kubeevents exited (code %d) while the server was down; stderr:\n%s", p.code, p.Stderr())
+	if !p.Alive() {
+		t.Fatalf("kubeevents exited (code %d) while the server was down; stderr:\n%s", p.ExitCode(), p.Stderr())
 	}
 	if err := <-restarted; err != nil {
 		t.Fatal(err)
@@ -759,7 +671,7 @@ func TestFaultAPIServerRestart(t *testing.T) {
 		}
 	}
 	checkNoReprints(t, evs)
-	if code := func() int { p.signal(os.Interrupt); return p.wait(15 * time.Second) }(); code != 0 {
+	if _, code := p.interrupt(15 * time.Second); code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0; stderr:\n%s", code, p.Stderr())
 	}
 	t.Logf("stderr:\n%s", p.Stderr())
@@ -803,7 +715,7 @@ func TestFaultAPIServerRestartSecrets(t *testing.T) {
 	if !strings.Contains(string(raw), `"name":"after"`) || strings.Contains(string(raw), "hunter2") {
 		t.Errorf("output after the outage:\n%s", raw)
 	}
-	if code := func() int { p.signal(os.Interrupt); return p.wait(15 * time.Second) }(); code != 0 {
+	if _, code := p.interrupt(15 * time.Second); code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0; stderr:\n%s", code, p.Stderr())
 	}
 	t.Logf("stderr:\n%s", p.Stderr())
@@ -935,8 +847,7 @@ func TestFaultCompaction(t *testing.T) {
 		}
 	}
 	checkNoReprints(t, evs)
-	p.signal(os.Interrupt)
-	if code := p.wait(15 * time.Second); code != 0 {
+	if _, code := p.interrupt(15 * time.Second); code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0", code)
 	}
 	t.Logf("stderr:\n%s", p.Stderr())
@@ -973,8 +884,7 @@ func TestFaultLoadBlockLossless(t *testing.T) {
 	if behind := took - generated; behind > 30*time.Second {
 		t.Errorf("the three sinks had every event only %s after the last change was made, want under 30s", behind.Round(time.Second))
 	}
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code after Ctrl-C = %d; stderr:\n%s", code, p.Stderr())
 	}
 	sum := parseSummary(t, p.Stderr())
@@ -1048,7 +958,7 @@ func TestFaultLoadDropOldestExactCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.wait(30 * time.Second); code != 0 {
 		t.Fatalf("exit code after Ctrl-C = %d; stderr:\n%s", code, p.Stderr())
 	}
 	lines := uint64(len(parseEvents(t, "slow sink", written)))
@@ -1094,8 +1004,7 @@ func TestFaultInterruptUnderLoad(t *testing.T) {
 		p.waitStderr(eventWait, regexp.MustCompile(`kubeevents: watching pods`))
 		wait := randomDuration(0, 2*time.Second)
 		time.Sleep(wait)
-		p.signal(os.Interrupt)
-		if code := p.wait(15 * time.Second); code != 0 {
+		if _, code := p.interrupt(15 * time.Second); code != 0 {
 			t.Fatalf("run %d (Ctrl-C after %s): exit code %d; stderr:\n%s", i, wait, code, p.Stderr())
 		}
 		data, err := os.ReadFile(path)
@@ -1139,7 +1048,7 @@ func TestFaultFileSinkErrors(t *testing.T) {
 	var stdout bytes.Buffer
 	p := startProc(t, &stdout, nil, "watch", "pods", "-n", ns, "-o", "name", "--max-events", "3", "--kubeconfig", fc.kubeconfig,
 		"--sink", "file(name=full)=/dev/full", "--sink", "file(name=good)="+good)
-	code := p.wait(60 * time.Second)
+	_, code := p.wait(60 * time.Second)
 	stderr := p.Stderr()
 	if code != 4 {
 		t.Errorf("exit code %d, want 4; stderr:\n%s", code, stderr)
@@ -1170,7 +1079,7 @@ func TestFaultFileSinkErrors(t *testing.T) {
 	stdout.Reset()
 	p = startProc(t, &stdout, nil, "watch", "pods", "-n", ns, "-o", "name", "--kubeconfig", fc.kubeconfig,
 		"--sink", "file(name=good)="+good, "--sink", "file(name=unwritable)="+unwritable)
-	code = p.wait(30 * time.Second)
+	_, code = p.wait(30 * time.Second)
 	stderr = p.Stderr()
 	want := regexp.MustCompile(`^kubeevents: sink "unwritable": cannot open file sink ` + regexp.QuoteMeta(unwritable) + `: (not a directory|permission denied \(choose a writable directory\))\n$`)
 	if code != 4 || !want.MatchString(stderr) || stdout.Len() != 0 {
@@ -1206,7 +1115,7 @@ func TestFaultHeadUnderLoad(t *testing.T) {
 		time.Sleep(time.Duration(i) * 500 * time.Millisecond) // once during the initial list, then while it is watching
 		r.Close()
 		closed := time.Now()
-		code := p.wait(10 * time.Second)
+		_, code := p.wait(10 * time.Second)
 		if took := time.Since(closed); took > time.Second {
 			t.Errorf("run %d: kubeevents took %s to end after stdout was closed, want under 1s", i, took.Round(time.Millisecond))
 		}

@@ -48,29 +48,6 @@ func deleteResumeConfigMap(t *testing.T, ns, name string) {
 	}
 }
 
-// collect reads JSON events for d and returns them.
-func (s *stream) collect(d time.Duration) []envelope {
-	s.t.Helper()
-	var evs []envelope
-	deadline := time.After(d)
-	for {
-		select {
-		case line, ok := <-s.lines:
-			if !ok {
-				return evs
-			}
-			s.all = append(s.all, line)
-			var ev envelope
-			if err := json.Unmarshal([]byte(line), &ev); err != nil {
-				s.t.Fatalf("not a JSON line: %q: %v", line, err)
-			}
-			evs = append(evs, ev)
-		case <-deadline:
-			return evs
-		}
-	}
-}
-
 // eventSummary is "TYPE name" for each event, sorted: what a resumed start emitted.
 func eventSummary(evs []envelope) []string {
 	var out []string
@@ -165,8 +142,8 @@ func TestResumeAfterCleanStop(t *testing.T) {
 			}
 		}
 	}
-	second.waitForStderr(t, 5*time.Second, "resumed configmaps from "+ckpt)
-	second.waitForStderr(t, 5*time.Second, ": 3 now, 1 changed, 1 created, 1 deleted since")
+	second.waitStderr(5*time.Second, literal("resumed configmaps from "+ckpt))
+	second.waitStderr(5*time.Second, literal(": 3 now, 1 changed, 1 created, 1 deleted since"))
 	if _, code := second.interrupt(15 * time.Second); code != 0 {
 		t.Fatalf("second run: exit %d; stderr:\n%s", code, second.Stderr())
 	}
@@ -177,7 +154,7 @@ func TestResumeAfterCleanStop(t *testing.T) {
 	if len(evs) != 0 {
 		t.Errorf("a restart without changes emitted %v", eventSummary(evs))
 	}
-	third.waitForStderr(t, 5*time.Second, ": 3 now, 0 changed, 0 created, 0 deleted since")
+	third.waitStderr(5*time.Second, literal(": 3 now, 0 changed, 0 created, 0 deleted since"))
 	// And it still follows changes as they happen.
 	patchResumeConfigMap(t, ns, "keep", "v2")
 	third.waitJSON(10*time.Second, "MODIFIED keep", func(ev envelope) bool { return ev.Type == "MODIFIED" && ev.name() == "keep" })
@@ -229,9 +206,7 @@ func TestResumeAfterKillRedeliversUnwritten(t *testing.T) {
 	patchResumeConfigMap(t, ns, "small", "v2")
 	first.waitJSON(10*time.Second, "MODIFIED small on the terminal", func(ev envelope) bool { return ev.Type == "MODIFIED" && ev.name() == "small" })
 	time.Sleep(settleTime) // a checkpoint written now must not hold them
-	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	first.signal(syscall.SIGKILL)
 	first.wait(10 * time.Second)
 
 	// Restarted without the slow sink.
@@ -242,7 +217,7 @@ func TestResumeAfterKillRedeliversUnwritten(t *testing.T) {
 	if want := []string{"MODIFIED big", "MODIFIED small"}; !slices.Equal(got, want) {
 		t.Fatalf("resumed run: %v, want exactly %v (the two the slow sink never wrote); stderr:\n%s", got, want, second.Stderr())
 	}
-	second.waitForStderr(t, 5*time.Second, ": 3 now, 2 changed, 0 created, 0 deleted since")
+	second.waitStderr(5*time.Second, literal(": 3 now, 2 changed, 0 created, 0 deleted since"))
 	for _, ev := range evs {
 		if len(ev.Diff) != 1 || ev.Diff[0].Old != "v1" {
 			t.Errorf("%s %s: diff %+v, want one change from the state every sink had (v1)", ev.Type, ev.name(), ev.Diff)
@@ -397,7 +372,7 @@ func TestResumeSecretsStayRedacted(t *testing.T) {
 	if !slices.Equal(paths, []string{"/data/password"}) {
 		t.Errorf("resumed diff touches %v, want only /data/password (user's placeholder unchanged)", paths)
 	}
-	if line := strings.Join(second.all, "\n"); strings.Contains(line, "hunter2") {
+	if line := strings.Join(second.Seen(), "\n"); strings.Contains(line, "hunter2") {
 		t.Errorf("a Secret value was printed:\n%s", line)
 	}
 }
@@ -524,7 +499,7 @@ func TestResumeRedeliversWhatAnHTTPSinkFailed(t *testing.T) {
 
 	r.answerNext(answer{status: http.StatusBadRequest, body: "no"})
 	patchResumeConfigMap(t, ns, "refused", "v2")
-	first.waitForStderr(t, 10*time.Second, `http sink "hook": POST `+r.url()+`: 400 Bad Request`)
+	first.waitStderr(10*time.Second, literal(`http sink "hook": POST `+r.url()+`: 400 Bad Request`))
 	patchResumeConfigMap(t, ns, "sent", "v2")
 	r.waitDelivered(t, first, 3, 10*time.Second)
 	if _, code := first.interrupt(15 * time.Second); code != 0 {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -105,15 +104,14 @@ func TestFaultOutageCauseChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitStderr(90*time.Second, regexp.MustCompile(`kubeevents: watch of pods still lost, now unauthorized: the API server rejected the credentials \(expired or wrong token or certificate\?\); check --kubeconfig, --context and --token; retrying…\n`))
-	if !p.alive() {
+	if !p.Alive() {
 		t.Fatalf("kubeevents exited during the outage; stderr:\n%s", p.Stderr())
 	}
 	stderr := p.Stderr()
 	if n := strings.Count(stderr, "now forbidden"); n != 1 {
 		t.Errorf("the change to forbidden was said %d times, want once:\n%s", n, stderr)
 	}
-	p.signal(os.Interrupt)
-	if code := p.wait(15 * time.Second); code != 0 {
+	if _, code := p.interrupt(15 * time.Second); code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0; stderr:\n%s", code, p.Stderr())
 	}
 	t.Logf("stderr:\n%s", p.Stderr())

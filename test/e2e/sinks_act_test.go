@@ -274,8 +274,7 @@ func TestHTTPSinkBlockLosesNothingAcrossAnOutage(t *testing.T) {
 	createLabelled(t, ns, names("a", 40, 50)...)
 	r.waitDelivered(t, p, 50, 60*time.Second)
 
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	got := r.delivered(t)
@@ -318,8 +317,7 @@ func TestHTTPSinkDropOldestCountsDropsAndMetricsAgree(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	got := r.delivered(t)
@@ -399,8 +397,7 @@ func TestHTTPSinkBatchesRetriesAndKeepsItsToken(t *testing.T) {
 	createLabelled(t, ns, "b-after")
 	r.waitDelivered(t, p, 11, 30*time.Second)
 
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	if s := summaryOf(t, p.Stderr(), "hook"); s["delivered"] != 11 || s["failed"] != 1 {
@@ -460,8 +457,7 @@ printf '%s\n' "$line" >> "`+out+`"
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	evs := parseEvents(t, out, []byte(strings.Join(fileLines(out), "\n")+"\n"))
@@ -668,8 +664,7 @@ func TestHTTPSinkGraceBoundsTheLastFlush(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	start := time.Now()
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	took := time.Since(start)
@@ -731,8 +726,7 @@ func TestHTTPSinkTLSWithCAAndClientCertificate(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	if s := summaryOf(t, p.Stderr(), "trusted"); s["delivered"] != 4 {
@@ -848,8 +842,7 @@ func TestFaultMetricsCountOutages(t *testing.T) {
 	if hist.GetSampleCount() != 1 || hist.GetSampleSum() < down.Seconds() || hist.GetSampleSum() > 90 {
 		t.Errorf("reconnect histogram: %d samples, sum %.2fs; want 1 of at least %s", hist.GetSampleCount(), hist.GetSampleSum(), down)
 	}
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 }

@@ -7,10 +7,8 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -146,8 +144,8 @@ func TestSoak(t *testing.T) {
 			break
 		}
 		time.Sleep(wait)
-		if !p.alive() {
-			t.Fatalf("kubeevents exited (code %d); stderr:\n%s", p.code, p.Stderr())
+		if !p.Alive() {
+			t.Fatalf("kubeevents exited (code %d); stderr:\n%s", p.ExitCode(), p.Stderr())
 		}
 		// The first fault kills kubeevents (the one kind with a deadline: the first half),
 		// the second and third are the other kinds not yet seen; then any, at random.
@@ -190,7 +188,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	// RSS: 5 minutes after the last start, and at the end.
-	var baseline, final int
+	var baseline, final int64
 	if wait := time.Until(started.Add(5 * time.Minute)); wait < time.Until(end) {
 		time.Sleep(max(wait, 0))
 		baseline = rssKiB(t, p)
@@ -284,28 +282,19 @@ func faultSummary(faults []faultRecord) string {
 
 // supportsResume tells whether the kubeevents under test has --resume.
 func supportsResume(t *testing.T) bool {
-	out, _ := exec.Command(binary, "watch", "--help").CombinedOutput()
-	return strings.Contains(string(out), "--resume")
+	t.Helper()
+	r := runKubeevents(t, 30*time.Second, "watch", "--help")
+	return strings.Contains(r.stdout, "--resume")
 }
 
 // rssKiB is the resident set size of a running kubeevents.
-func rssKiB(t *testing.T, p *proc) int {
+func rssKiB(t *testing.T, p *proc) int64 {
 	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		t.Fatalf("reading kubeevents' RSS: %v", err)
+	status, err := p.Status()
+	if err != nil || status["VmRSS"] == 0 {
+		t.Fatalf("reading kubeevents' RSS: %v (status %v)", err, status)
 	}
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kib, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			if err != nil {
-				t.Fatalf("VmRSS %q: %v", rest, err)
-			}
-			return kib
-		}
-	}
-	t.Fatal("no VmRSS in /proc/PID/status")
-	return 0
+	return status["VmRSS"]
 }
 
 // soakConverge waits until the events in path leave every pod and ConfigMap of ns in the
@@ -347,7 +336,7 @@ func soakConverge(t *testing.T, fc *faultCluster, p *proc, path, ns string, time
 			t.Logf("soak: the final states of %d objects equal kubectl get", len(want))
 			return evs
 		}
-		if time.Now().After(deadline) || !p.alive() {
+		if time.Now().After(deadline) || !p.Alive() {
 			t.Fatalf("kubeevents' final states do not match kubectl get after %s:\n%s\nstderr:\n%s", timeout, diff, p.Stderr())
 		}
 		time.Sleep(time.Second)
