@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -196,6 +197,29 @@ func addReturns(l *Listener, ev *event.Event) <-chan struct{} {
 		l.Add(ev)
 	}()
 	return done
+}
+
+// waitingAdd runs l, inside a synctest bubble, until an Add waits for room: the sink's
+// gated Write holds the first of n distinct events, the next Buffer ones fill the
+// buffer, and the Add of one more waits. It returns the n events and that Add's channel
+// (closed once it returns).
+func waitingAdd(t *testing.T, l *Listener, sink *testSink, n int) ([]*event.Event, <-chan struct{}) {
+	t.Helper()
+	go l.Run()
+	stopOnCleanup(t, l, sink)
+	evs := distinctEvents(n)
+	l.Add(evs[0])
+	synctest.Wait() // in Write, held at the gate
+	full := l.Config().Buffer + 1
+	for _, ev := range evs[1:full] {
+		l.Add(ev)
+	}
+	waiting := addReturns(l, evs[full])
+	synctest.Wait()
+	if returned(waiting) {
+		t.Fatalf("Add returned with the buffer full (on-full=%s)", l.Config().OnFull)
+	}
+	return evs, waiting
 }
 
 func returned(ch <-chan struct{}) bool {

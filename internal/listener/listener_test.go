@@ -342,19 +342,7 @@ func TestCoalesceFullOfDistinctObjectsWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sink := &testSink{gate: make(chan struct{})}
 		l := New(Config{Name: "s", Buffer: 4, OnFull: Coalesce}, sink, nil)
-		go l.Run()
-		stopOnCleanup(t, l, sink)
-		evs := distinctEvents(6)
-		l.Add(evs[0])
-		synctest.Wait() // evs[0] is in Write, held at the gate
-		for _, ev := range evs[1:5] {
-			l.Add(ev) // fills the buffer
-		}
-		blocked := addReturns(l, evs[5])
-		synctest.Wait()
-		if returned(blocked) {
-			t.Fatal("Add of a new object returned with the buffer full of other objects")
-		}
+		_, blocked := waitingAdd(t, l, sink, 6) // a new object, the buffer full of others
 		// An update to a queued object merges without waiting.
 		update := newEv(event.Modified, "pod-3", 7)
 		l.Add(update)
@@ -388,18 +376,7 @@ func TestBlockWaitsForRoom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sink := &testSink{gate: make(chan struct{})}
 		l := New(Config{Name: "s", Buffer: 2, OnFull: Block}, sink, nil)
-		go l.Run()
-		stopOnCleanup(t, l, sink)
-		evs := distinctEvents(5)
-		l.Add(evs[0])
-		synctest.Wait()
-		l.Add(evs[1])
-		l.Add(evs[2])
-		a := addReturns(l, evs[3])
-		synctest.Wait()
-		if returned(a) {
-			t.Fatal("Add returned with the buffer full under block")
-		}
+		evs, a := waitingAdd(t, l, sink, 5)
 		sink.gate <- struct{}{}
 		synctest.Wait()
 		if !returned(a) {
@@ -514,18 +491,7 @@ func TestWriteErrorReleasesBlockedAdds(t *testing.T) {
 				sink := &testSink{gate: make(chan struct{}), onWrite: func(*event.Event) error { return errBoom }}
 				w := &warnings{}
 				l := New(Config{Name: "s", Buffer: 2, OnFull: p}, sink, w.warn)
-				go l.Run()
-				stopOnCleanup(t, l, sink)
-				evs := distinctEvents(4)
-				l.Add(evs[0])
-				synctest.Wait()
-				l.Add(evs[1])
-				l.Add(evs[2])
-				a := addReturns(l, evs[3])
-				synctest.Wait()
-				if returned(a) {
-					t.Fatal("Add returned with a full buffer")
-				}
+				_, a := waitingAdd(t, l, sink, 4)
 				sink.gate <- struct{}{} // Write fails
 				synctest.Wait()
 				if !returned(a) {
@@ -580,18 +546,7 @@ func TestCloseReleasesBlockedAdds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sink := &testSink{gate: make(chan struct{})}
 		l := New(Config{Name: "s", Buffer: 2, OnFull: Block}, sink, nil)
-		go l.Run()
-		stopOnCleanup(t, l, sink)
-		evs := distinctEvents(4)
-		l.Add(evs[0])
-		synctest.Wait()
-		l.Add(evs[1])
-		l.Add(evs[2])
-		a := addReturns(l, evs[3])
-		synctest.Wait()
-		if returned(a) {
-			t.Fatal("Add returned with a full buffer")
-		}
+		_, a := waitingAdd(t, l, sink, 4)
 		l.Close()
 		synctest.Wait()
 		if !returned(a) {
@@ -1050,48 +1005,50 @@ func TestMissedCountsEventsNeverAdded(t *testing.T) {
 // without an error: for written and filtered events, never for a failed, panicked or
 // dropped one, and never before Write returns.
 func TestWrittenCalledAfterWriteReturns(t *testing.T) {
-	release := make(chan struct{})
-	sink := &testSink{onWrite: func(ev *event.Event) error {
-		switch ev.Seq {
-		case 1:
-			<-release
-		case 2:
-			return ErrFiltered
-		case 3:
-			panic("bad event")
-		case 5:
-			return errBoom
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		sink := &testSink{onWrite: func(ev *event.Event) error {
+			switch ev.Seq {
+			case 1:
+				<-release
+			case 2:
+				return ErrFiltered
+			case 3:
+				panic("bad event")
+			case 5:
+				return errBoom
+			}
+			return nil
+		}}
+		l := New(Config{Name: "s", Buffer: 16}, sink, nil)
+		var mu sync.Mutex
+		var written []uint64
+		evs := distinctEvents(6)
+		for _, ev := range evs {
+			ev.Written = func() {
+				mu.Lock()
+				defer mu.Unlock()
+				written = append(written, ev.Seq)
+			}
+			l.Add(ev)
 		}
-		return nil
-	}}
-	l := New(Config{Name: "s", Buffer: 16}, sink, nil)
-	var mu sync.Mutex
-	var written []uint64
-	evs := distinctEvents(6)
-	for _, ev := range evs {
-		ev.Written = func() {
+		got := func() []uint64 {
 			mu.Lock()
 			defer mu.Unlock()
-			written = append(written, ev.Seq)
+			return slices.Clone(written)
 		}
-		l.Add(ev)
-	}
-	got := func() []uint64 {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(written)
-	}
-	go l.Run()
-	stopOnCleanup(t, l, sink)
-	time.Sleep(50 * time.Millisecond)
-	if w := got(); len(w) != 0 {
-		t.Fatalf("Written called for %v while the first Write has not returned", w)
-	}
-	close(release)
-	waitDone(t, l) // event 5 fails the sink; 6 is never written
-	if w := got(); !slices.Equal(w, []uint64{1, 2, 4}) {
-		t.Fatalf("Written for %v, want [1 2 4] (written, filtered, written)", w)
-	}
+		go l.Run()
+		stopOnCleanup(t, l, sink)
+		synctest.Wait() // the first Write holds, and nothing else can happen
+		if w := got(); len(w) != 0 {
+			t.Fatalf("Written called for %v while the first Write has not returned", w)
+		}
+		close(release)
+		waitDone(t, l) // event 5 fails the sink; 6 is never written
+		if w := got(); !slices.Equal(w, []uint64{1, 2, 4}) {
+			t.Fatalf("Written for %v, want [1 2 4] (written, filtered, written)", w)
+		}
+	})
 }
 
 // TryAdd refuses, and counts nothing, exactly where Add would wait for room: a full
