@@ -1,6 +1,7 @@
 package listener
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/event"
 )
+
+var errBoom = errors.New("boom")
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
