@@ -41,6 +41,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -448,38 +449,46 @@ func tail(b []byte, n int) []byte {
 
 // finalStates replays events into each object's last state: name → resourceVersion.
 func finalStates(evs []envelope) map[string]string {
+	return statesBy(evs, func(m objectMeta) string { return m.Metadata.Name })
+}
+
+// statesBy replays events into each object's last state: key(object) → resourceVersion.
+func statesBy(evs []envelope, key func(objectMeta) string) map[string]string {
 	state := map[string]string{}
 	for _, ev := range evs {
-		m := ev.meta().Metadata
+		m := ev.meta()
 		switch ev.Type {
 		case "ADDED", "MODIFIED":
-			state[m.Name] = m.ResourceVersion
+			state[key(m)] = m.Metadata.ResourceVersion
 		case "DELETED":
-			delete(state, m.Name)
+			delete(state, key(m))
 		}
 	}
 	return state
 }
 
-// liveStates is `kubectl get pods -o json` as name → resourceVersion.
-func (fc *faultCluster) liveStates(t *testing.T, ns string) map[string]string {
+// kindName keys an object by kind and name, for a watch of several types.
+func kindName(m objectMeta) string { return m.Kind + "/" + m.Metadata.Name }
+
+// liveStates is `kubectl get TYPES -o json` as kind/name → resourceVersion.
+func (fc *faultCluster) liveStates(t *testing.T, ns, types string) map[string]string {
 	t.Helper()
 	var list struct {
 		Items []objectMeta `json:"items"`
 	}
-	if err := json.Unmarshal([]byte(fc.kubectl(t, "get", "pods", "-n", ns, "-o", "json")), &list); err != nil {
+	if err := json.Unmarshal([]byte(fc.kubectl(t, "get", types, "-n", ns, "-o", "json")), &list); err != nil {
 		t.Fatal(err)
 	}
 	state := map[string]string{}
 	for _, item := range list.Items {
-		state[item.Metadata.Name] = item.Metadata.ResourceVersion
+		state[kindName(item)] = item.Metadata.ResourceVersion
 	}
 	return state
 }
 
-// converge waits until the events in path leave every object in the state kubectl
-// reports, and returns the events.
-func (fc *faultCluster) converge(t *testing.T, p *proc, path, ns string, timeout time.Duration) []envelope {
+// converge waits until the events in path leave every object of types (kubectl's
+// TYPE[,TYPE...]) in ns in the state kubectl reports, and returns the events.
+func (fc *faultCluster) converge(t *testing.T, p *proc, path, ns, types string, timeout time.Duration) []envelope {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -490,8 +499,7 @@ func (fc *faultCluster) converge(t *testing.T, p *proc, path, ns string, timeout
 			data = nil
 		}
 		evs := parseEvents(t, path, data)
-		got, want := finalStates(evs), fc.liveStates(t, ns)
-		diff := stateDiff(got, want)
+		diff := stateDiff(statesBy(evs, kindName), fc.liveStates(t, ns, types))
 		if diff == "" {
 			return evs
 		}
@@ -625,12 +633,13 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	for _, name := range names[3:6] {
 		fc.etcdDelete(t, "/registry/pods/"+ns+"/"+name)
 	}
-	time.Sleep(5 * time.Second)
-	if !p.Alive() {
+	select { // kubeevents rides the outage out
+	case err := <-restarted:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-p.Exited():
 		t.Fatalf("kubeevents exited (code %d) while the server was down; stderr:\n%s", p.ExitCode(), p.Stderr())
-	}
-	if err := <-restarted; err != nil {
-		t.Fatal(err)
 	}
 	// Changed after the server is back, perhaps before kubeevents reconnects.
 	if _, err := patchPods(context.Background(), fc.client, ns, names[6:9], 2, 3); err != nil {
@@ -643,7 +652,7 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	}
 	createPods(t, fc.client, ns, "after", 3)
 
-	evs := fc.converge(t, p, out, ns, 90*time.Second)
+	evs := fc.converge(t, p, out, ns, "pods", 90*time.Second)
 	// The deletions behind the watch can only be seen by a re-list.
 	p.waitStderr(10*time.Second, regexp.MustCompile(`re-synced [\d,]+ pods \(\d+ changed, \d+ created, [1-9]\d* deleted while disconnected\)`))
 	stderr := p.Stderr()
@@ -835,7 +844,7 @@ func TestFaultCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	evs := fc.converge(t, p, out, ns, 90*time.Second)
+	evs := fc.converge(t, p, out, ns, "pods", 90*time.Second)
 	p.waitStderr(10*time.Second, regexp.MustCompile(`re-synced [\d,]+ pods \(\d+ changed, \d+ created, [1-9]\d* deleted while disconnected\)`))
 	for _, name := range names[13:15] {
 		found := false
@@ -937,7 +946,9 @@ func TestFaultLoadDropOldestExactCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reader.Close()
+	metricsAddr := freeAddr(t)
 	p := startProc(t, io.Discard, nil, "watch", "pods", "-n", ns, "-o", "name", "-v=1", "--kubeconfig", fc.kubeconfig,
+		"--metrics-addr", metricsAddr,
 		"--sink", "jq(name=slow,on-full=drop-oldest,buffer=16,output="+fifo+")=.",
 		"--sink", "file(name=control)="+control)
 	waitLines(t, p, eventWait, pods, control)
@@ -946,9 +957,9 @@ func TestFaultLoadDropOldestExactCount(t *testing.T) {
 		t.Fatalf("made %d patches: %v", made, err)
 	}
 	waitLines(t, p, 2*time.Minute, total, control)
-	// client-go hands events to each sink's handler on its own goroutine: let the slow
-	// sink's (which never waits) take the last ones before the informers stop.
-	time.Sleep(time.Second)
+	// client-go hands events to each sink's handler on its own goroutine: the slow sink's
+	// (which never waits) must have taken the last ones before the informers stop.
+	waitMetric(t, p, metricsAddr, `kubeevents_sink_received_total{sink="slow"}`, total)
 
 	p.signal(os.Interrupt)
 	if err := syscall.SetNonblock(int(reader.Fd()), false); err != nil {
@@ -1101,26 +1112,40 @@ func TestFaultHeadUnderLoad(t *testing.T) {
 	wg := churn(ctx, fc.client, ns, names, 300)
 	defer wg.Wait()
 	defer cancel()
-	for i := range 3 {
+	// The reader goes away at three moments: during the initial list (after its first
+	// line), while kubeevents watches (after the first change it printed), and while it
+	// is blocked writing to a pipe the reader stopped reading.
+	for i, moment := range []string{"initial list", "watching", "pipe full"} {
 		r, w, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := startProc(t, w, nil, "watch", "pods", "-n", ns, "-o", "json", "--kubeconfig", fc.kubeconfig)
 		w.Close()
-		line, err := bufio.NewReader(r).ReadString('\n')
+		if err := r.SetReadDeadline(time.Now().Add(eventWait)); err != nil {
+			t.Fatal(err)
+		}
+		lines := bufio.NewReader(r)
+		line, err := lines.ReadString('\n')
 		if err != nil || !strings.HasPrefix(line, `{"type":"ADDED"`) {
 			t.Fatalf("first line %q: %v", line, err)
 		}
-		time.Sleep(time.Duration(i) * 500 * time.Millisecond) // once during the initial list, then while it is watching
+		for moment != "initial list" && !strings.HasPrefix(line, `{"type":"MODIFIED"`) {
+			if line, err = lines.ReadString('\n'); err != nil {
+				t.Fatalf("run %d: no change printed: %v; stderr:\n%s", i, err, p.Stderr())
+			}
+		}
+		if moment == "pipe full" {
+			waitUntil(t, p, eventWait, "kubeevents blocked on a full pipe", func() bool { return pipeFull(t, r) })
+		}
 		r.Close()
 		closed := time.Now()
 		_, code := p.wait(10 * time.Second)
 		if took := time.Since(closed); took > time.Second {
-			t.Errorf("run %d: kubeevents took %s to end after stdout was closed, want under 1s", i, took.Round(time.Millisecond))
+			t.Errorf("run %d (%s): kubeevents took %s to end after stdout was closed, want under 1s", i, moment, took.Round(time.Millisecond))
 		}
 		if code != 0 || p.Stderr() != "" {
-			t.Errorf("run %d: exit code %d, stderr %q; want 0 and nothing", i, code, p.Stderr())
+			t.Errorf("run %d (%s): exit code %d, stderr %q; want 0 and nothing", i, moment, code, p.Stderr())
 		}
 	}
 	// And as a shell pipeline.
@@ -1133,4 +1158,26 @@ func TestFaultHeadUnderLoad(t *testing.T) {
 		t.Errorf("pipeline | head -1: %v, output %q; want exit 0 and nothing on stderr", err, out)
 	}
 	t.Logf("pipeline | head -1 took %s in all", time.Since(start).Round(time.Millisecond))
+}
+
+// pipeFull reports whether the pipe whose read end is r holds all it can: its writer,
+// with more to write, waits.
+func pipeFull(t *testing.T, r *os.File) bool {
+	t.Helper()
+	raw, err := r.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queued, size int
+	var errQueued, errSize error
+	if err := raw.Control(func(fd uintptr) {
+		queued, errQueued = unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD: bytes to read
+		size, errSize = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if errQueued != nil || errSize != nil {
+		t.Fatalf("reading the pipe's fill: %v, %v", errQueued, errSize)
+	}
+	return queued >= size
 }

@@ -312,6 +312,26 @@ func (p *proc) waitStderr(timeout time.Duration, re *regexp.Regexp) {
 	}
 }
 
+// waitUntil polls cond until it holds, failing the test after timeout, or once p (when
+// not nil) has ended.
+func waitUntil(t *testing.T, p *proc, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if p != nil && !p.Alive() {
+			t.Fatalf("kubeevents ended (%v) before %s; stderr:\n%s", p.Err(), what, p.Stderr())
+		}
+		if time.Now().After(deadline) {
+			stderr := ""
+			if p != nil {
+				stderr = p.Stderr()
+			}
+			t.Fatalf("not %s within %s; stderr:\n%s", what, timeout, stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // literal is a pattern that matches s as it is.
 func literal(s string) *regexp.Regexp { return regexp.MustCompile(regexp.QuoteMeta(s)) }
 

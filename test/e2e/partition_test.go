@@ -52,8 +52,11 @@ func TestFaultSilentPartition(t *testing.T) {
 	lost := regexp.MustCompile(`watch of configmaps lost`)
 
 	// A short partition, right after an event: healed long before a health check.
-	change("before-short-" + randomHex(4))
-	time.Sleep(time.Second)
+	before := "before-short-" + randomHex(4)
+	change(before)
+	if _, ok := stdout.wait(eventWait, before); !ok {
+		t.Fatalf("the change before the short partition was not printed within %s; stderr:\n%s", eventWait, p.Stderr())
+	}
 	proxy.pause()
 	marker := "short-" + randomHex(4)
 	change(marker)

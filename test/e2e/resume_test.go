@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -80,9 +82,50 @@ func readFIFOLines(fifo *os.File, n int) <-chan int {
 	return read
 }
 
-// settleTime is how long the tests wait for kubeevents to have written its checkpoint
-// after the sinks were given an event: it writes at most once a second.
-const settleTime = 2500 * time.Millisecond
+// checkpointed is what the checkpoint file at path holds: object name → resourceVersion
+// (kubeevents replaces the file whole, so it is never read half written).
+func checkpointed(t *testing.T, path string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]string{}
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var l struct {
+			Object *objectMeta `json:"object"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("%s:%d: %v", path, i+1, err)
+		}
+		if l.Object != nil {
+			states[l.Object.Metadata.Name] = l.Object.Metadata.ResourceVersion
+		}
+	}
+	return states
+}
+
+// waitCheckpointed waits until the checkpoint at path holds the states evs leave (name →
+// resourceVersion): every sink was given them, and kubeevents wrote them (at most once a
+// second).
+func waitCheckpointed(t *testing.T, p *proc, path string, evs []envelope) {
+	t.Helper()
+	want := finalStates(evs)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		diff := stateDiff(checkpointed(t, path), want)
+		if diff == "" {
+			return
+		}
+		if time.Now().After(deadline) || !p.Alive() {
+			t.Fatalf("the checkpoint does not hold what every sink was given:\n%s\nstderr:\n%s", diff, p.Stderr())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
 
 // A clean stop (Ctrl-C), then changes while kubeevents is down, then a start with the same
 // --resume: exactly what changed comes, each once (MODIFIED with its diff against the
@@ -199,13 +242,19 @@ func TestResumeAfterKillRedeliversUnwritten(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the slow sink did not write the initial list")
 	}
-	time.Sleep(settleTime) // the initial list is in the checkpoint now
+	waitCheckpointed(t, first, ckpt, evs)
 
 	// More than the pipe holds: the slow sink's Write of it blocks for good.
 	patchResumeConfigMap(t, ns, "big", strings.Repeat("x", 100<<10))
 	patchResumeConfigMap(t, ns, "small", "v2")
 	first.waitJSON(10*time.Second, "MODIFIED small on the terminal", func(ev envelope) bool { return ev.Type == "MODIFIED" && ev.name() == "small" })
-	time.Sleep(settleTime) // a checkpoint written now must not hold them
+	// Not a wait: the time in which kubeevents, were it to checkpoint what the terminal
+	// alone printed, would have written it (it writes at most once a second). Nothing it
+	// should write can come meanwhile: the slow sink holds both changes.
+	time.Sleep(2500 * time.Millisecond)
+	if diff := stateDiff(checkpointed(t, ckpt), finalStates(evs)); diff != "" {
+		t.Fatalf("the checkpoint holds changes the slow sink was never given:\n%s", diff)
+	}
 	first.signal(syscall.SIGKILL)
 	first.wait(10 * time.Second)
 
@@ -436,13 +485,14 @@ func TestResumeRedeliversWhatASinkDropped(t *testing.T) {
 		"--sink", "jq(name=stalled,on-full=drop-newest,buffer=5,output="+fifo+")=.")...)
 	// The stalled sink's reader takes the initial list, then stops reading.
 	read := readFIFOLines(reader, len(names))
-	if evs := first.collect(3 * time.Second); len(evs) != len(names) {
-		t.Fatalf("first run: %v, want the %d ADDED", eventSummary(evs), len(names))
+	initial := first.collect(3 * time.Second)
+	if len(initial) != len(names) {
+		t.Fatalf("first run: %v, want the %d ADDED", eventSummary(initial), len(names))
 	}
 	if n := <-read; n != len(names) {
 		t.Fatalf("the stalled sink wrote %d lines of the initial list, want %d", n, len(names))
 	}
-	time.Sleep(settleTime) // written by both sinks, and checkpointed
+	waitCheckpointed(t, first, ckpt, initial)
 
 	patchResumeConfigMap(t, ns, "big", strings.Repeat("x", 100<<10)) // more than the pipe holds
 	// Six more changes while its Write of that one is stuck: five fill its buffer, the
@@ -491,11 +541,12 @@ func TestResumeRedeliversWhatAnHTTPSinkFailed(t *testing.T) {
 	base := []string{"watch", "configmaps", "-n", ns, "-l", resumeLabel, "-o", "json", "--resume", ckpt, "-v", "1"}
 	hook := "http(name=hook,batch=1,retries=0)=" + r.url()
 	first := startKubeevents(t, append(slices.Clone(base), "--sink", hook)...)
-	if evs := first.collect(3 * time.Second); len(evs) != 2 {
-		t.Fatalf("first run: %v, want the 2 ADDED", eventSummary(evs))
+	initial := first.collect(3 * time.Second)
+	if len(initial) != 2 {
+		t.Fatalf("first run: %v, want the 2 ADDED", eventSummary(initial))
 	}
 	r.waitDelivered(t, first, 2, 10*time.Second)
-	time.Sleep(settleTime) // the initial list is in the checkpoint now
+	waitCheckpointed(t, first, ckpt, initial)
 
 	r.answerNext(answer{status: http.StatusBadRequest, body: "no"})
 	patchResumeConfigMap(t, ns, "refused", "v2")

@@ -239,7 +239,8 @@ func TestSecurityFileModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	rot, gz := filepath.Join(dir, "rot", "events.jsonl"), filepath.Join(dir, "gz", "events.jsonl")
-	p := startProc(t, io.Discard, nil, "watch", "pods", "-n", ns, "-o", "name", "--kubeconfig", kubeconfig,
+	metricsAddr := freeAddr(t)
+	p := startProc(t, io.Discard, nil, "watch", "pods", "-n", ns, "-o", "name", "--kubeconfig", kubeconfig, "--metrics-addr", metricsAddr,
 		"--sink", "file(name=fresh)="+fresh,
 		"--sink", "jq(name=jq,output="+jqOut+")=.object.metadata.name",
 		"--sink", "file(name=wide)="+wide,
@@ -250,7 +251,20 @@ func TestSecurityFileModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLines(t, p, 2*time.Minute, total, fresh)
-	time.Sleep(time.Second) // the other sinks, and lumberjack's compression, catch up
+	for _, sink := range []string{"jq", "wide", "rot", "gz"} {
+		waitMetric(t, p, metricsAddr, `kubeevents_sink_delivered_total{sink="`+sink+`"}`, total)
+	}
+	// lumberjack compresses a rotated file in the background, and removes it once its
+	// .gz is whole.
+	waitUntil(t, p, 30*time.Second, "every rotated file of the gz sink compressed", func() bool {
+		entries, err := os.ReadDir(filepath.Join(dir, "gz"))
+		for _, e := range entries {
+			if e.Name() != filepath.Base(gz) && !strings.HasSuffix(e.Name(), ".gz") {
+				return false
+			}
+		}
+		return err == nil
+	})
 	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}

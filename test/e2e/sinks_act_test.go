@@ -258,7 +258,8 @@ func summaryOf(t *testing.T, stderr, sink string) map[string]int {
 func TestHTTPSinkBlockLosesNothingAcrossAnOutage(t *testing.T) {
 	ns := newNamespace(t)
 	r := startReceiver(t)
-	p := startProc(t, io.Discard, nil, watchArgs(ns, "--sink",
+	metricsAddr := freeAddr(t)
+	p := startProc(t, io.Discard, nil, watchArgs(ns, "--metrics-addr", metricsAddr, "--sink",
 		"http(name=hook,on-full=block,buffer=8,batch=5,batch-interval=100ms,retries=1000)="+r.url())...)
 	waitWatching(t, p)
 
@@ -269,7 +270,7 @@ func TestHTTPSinkBlockLosesNothingAcrossAnOutage(t *testing.T) {
 	// The sink meets the outage, which then lasts a while longer: events pile up beyond
 	// its buffer, and the informer waits for room (on-full=block).
 	p.waitStderr(30*time.Second, regexp.MustCompile(`http sink "hook": POST \S+: connection refused; retry 1 of 1000 in `))
-	time.Sleep(2 * time.Second)
+	waitMetric(t, p, metricsAddr, `kubeevents_sink_queue_length{sink="hook"}`, 8)
 	r.up()
 	createLabelled(t, ns, names("a", 40, 50)...)
 	r.waitDelivered(t, p, 50, 60*time.Second)

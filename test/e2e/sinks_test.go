@@ -200,26 +200,32 @@ func TestPerSinkResync(t *testing.T) {
 	syncing := filepath.Join(dir, "syncing.jsonl")
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "--sink", "file(resync=2s)="+syncing)
 	s.waitJSON(eventWait, "ADDED steady", func(ev envelope) bool { return ev.Type == "ADDED" })
-	time.Sleep(5500 * time.Millisecond)
+	listed := time.Now()
+	syncs := func(whole bool) []envelope { // whole: every line must be whole JSON
+		var out []envelope
+		for _, l := range readLines(t, syncing, whole) {
+			var ev envelope
+			if json.Unmarshal([]byte(l), &ev) == nil && ev.Type == "SYNC" {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	waitUntil(t, s, 10*time.Second, "two SYNC events in the resync=2s sink's file", func() bool { return len(syncs(false)) >= 2 })
+	took := time.Since(listed)
 	s.interrupt(10 * time.Second)
 	for _, l := range s.Seen() {
 		if strings.Contains(l, `"type":"SYNC"`) {
 			t.Errorf("the terminal sink (no resync) got a SYNC event: %s", l)
 		}
 	}
-	syncs := 0
-	for _, l := range readLines(t, syncing, true) {
-		var ev envelope
-		_ = json.Unmarshal([]byte(l), &ev)
-		if ev.Type == "SYNC" {
-			syncs++
-			if ev.Seq != 0 || ev.name() != "steady" {
-				t.Errorf("SYNC event has seq %d and name %q; want no seq and steady", ev.Seq, ev.name())
-			}
+	for _, ev := range syncs(true) {
+		if ev.Seq != 0 || ev.name() != "steady" {
+			t.Errorf("SYNC event has seq %d and name %q; want no seq and steady", ev.Seq, ev.name())
 		}
 	}
-	if syncs < 2 || syncs > 3 {
-		t.Errorf("resync=2s sink got %d SYNC events in 5.5s, want 2 or 3", syncs)
+	if took < 3*time.Second || took > 6*time.Second {
+		t.Errorf("the resync=2s sink got its second SYNC event %s after the object was listed, want about 4s", took.Round(time.Millisecond))
 	}
 }
 

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -207,7 +206,8 @@ func TestSoak(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	evs := soakConverge(t, fc, p, out, ns, 2*time.Minute)
+	evs := fc.converge(t, p, out, ns, "pods,configmaps", 2*time.Minute)
+	t.Log("soak: every final state equals kubectl get's")
 
 	// No change printed twice within a segment between kills.
 	bounds := append(append([]int{0}, segments...), len(evs))
@@ -295,50 +295,4 @@ func rssKiB(t *testing.T, p *proc) int64 {
 		t.Fatalf("reading kubeevents' RSS: %v (status %v)", err, status)
 	}
 	return status["VmRSS"]
-}
-
-// soakConverge waits until the events in path leave every pod and ConfigMap of ns in the
-// state kubectl reports (kind/name → resourceVersion), and returns the events.
-func soakConverge(t *testing.T, fc *faultCluster, p *proc, path, ns string, timeout time.Duration) []envelope {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		data, _ := os.ReadFile(path)
-		if i := strings.LastIndexByte(string(data), '\n'); i >= 0 {
-			data = data[:i+1]
-		} else {
-			data = nil
-		}
-		evs := parseEvents(t, path, data)
-		got := map[string]string{}
-		for _, ev := range evs {
-			m := ev.meta()
-			key := m.Kind + "/" + m.Metadata.Name
-			switch ev.Type {
-			case "ADDED", "MODIFIED":
-				got[key] = m.Metadata.ResourceVersion
-			case "DELETED":
-				delete(got, key)
-			}
-		}
-		var list struct {
-			Items []objectMeta `json:"items"`
-		}
-		if err := json.Unmarshal([]byte(fc.kubectl(t, "get", "pods,configmaps", "-n", ns, "-o", "json")), &list); err != nil {
-			t.Fatal(err)
-		}
-		want := map[string]string{}
-		for _, item := range list.Items {
-			want[item.Kind+"/"+item.Metadata.Name] = item.Metadata.ResourceVersion
-		}
-		diff := stateDiff(got, want)
-		if diff == "" {
-			t.Logf("soak: the final states of %d objects equal kubectl get", len(want))
-			return evs
-		}
-		if time.Now().After(deadline) || !p.Alive() {
-			t.Fatalf("kubeevents' final states do not match kubectl get after %s:\n%s\nstderr:\n%s", timeout, diff, p.Stderr())
-		}
-		time.Sleep(time.Second)
-	}
 }
