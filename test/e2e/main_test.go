@@ -403,3 +403,28 @@ func (e envelope) meta() objectMeta {
 }
 
 func (e envelope) name() string { return e.meta().Metadata.Name }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func createFile(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// checkOneLine fails unless stderr is exactly one line matching re.
+func checkOneLine(t *testing.T, stderr string, re *regexp.Regexp) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if len(lines) != 1 || !re.MatchString(lines[0]) || !strings.HasSuffix(stderr, "\n") {
+		t.Errorf("stderr = %q, want one line matching %s", stderr, re)
+	}
+}
