@@ -58,14 +58,7 @@ func TestStatsBalance(t *testing.T) {
 				l := New(Config{Name: "s", Buffer: 16, OnFull: p}, sink, nil)
 				go l.Run()
 				stopOnCleanup(t, l, sink)
-				var wg sync.WaitGroup
-				for pr := range producers {
-					wg.Go(func() {
-						for i := range each {
-							l.Add(newEv(event.Modified, fmt.Sprintf("p%d-%d", pr, i%objects), uint64(pr*1_000_000+i+1)))
-						}
-					})
-				}
+				wg := produce(l, producers, each, objects)
 				var late []*Listener
 				if scenario == "abort" {
 					select {
@@ -158,13 +151,7 @@ func TestFilteredEventsAreCountedNotDelivered(t *testing.T) {
 		}
 		return nil
 	}}
-	w := &warnings{}
-	l := New(Config{Name: "s", Buffer: 16}, sink, w.warn)
-	for _, ev := range distinctEvents(10) {
-		l.Add(ev)
-	}
-	go l.Run()
-	stopOnCleanup(t, l, sink)
+	l, w := runQueued(t, "s", sink, 10)
 	l.Close()
 	waitDone(t, l)
 	if got := seqs(sink.written()); !slices.Equal(got, []uint64{1, 3, 5, 7, 9}) {

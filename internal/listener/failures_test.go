@@ -19,13 +19,7 @@ func TestWritePanicIsContained(t *testing.T) {
 		}
 		return nil
 	}}
-	w := &warnings{}
-	l := New(Config{Name: "s", Buffer: 16}, sink, w.warn)
-	for _, ev := range distinctEvents(6) {
-		l.Add(ev)
-	}
-	go l.Run()
-	stopOnCleanup(t, l, sink)
+	l, w := runQueued(t, "s", sink, 6)
 	l.Close()
 	waitDone(t, l)
 	if got := seqs(sink.written()); !slices.Equal(got, []uint64{1, 5, 6}) {
@@ -57,13 +51,7 @@ func TestWriteErrorStopsSink(t *testing.T) {
 		}
 		return nil
 	}}
-	w := &warnings{}
-	l := New(Config{Name: "s", Buffer: 16}, sink, w.warn)
-	for _, ev := range distinctEvents(5) {
-		l.Add(ev)
-	}
-	go l.Run()
-	stopOnCleanup(t, l, sink)
+	l, w := runQueued(t, "s", sink, 5)
 	waitDone(t, l) // Run returns by itself when the sink fails, without Close
 	if got := seqs(sink.written()); !slices.Equal(got, []uint64{1, 2}) {
 		t.Fatalf("delivered %v", got)
@@ -136,13 +124,7 @@ func TestOutputClosedStopsQuietly(t *testing.T) {
 		}
 		return nil
 	}}
-	w := &warnings{}
-	l := New(Config{Name: "stdout", Buffer: 16}, sink, w.warn)
-	for _, ev := range distinctEvents(4) {
-		l.Add(ev)
-	}
-	go l.Run()
-	stopOnCleanup(t, l, sink)
+	l, w := runQueued(t, "stdout", sink, 4)
 	waitDone(t, l)
 	if got := seqs(sink.written()); !slices.Equal(got, []uint64{1}) {
 		t.Fatalf("written %v", got)

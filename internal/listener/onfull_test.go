@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -160,43 +159,12 @@ func TestBlockConcurrentProducers(t *testing.T) {
 	l := New(Config{Name: "s", Buffer: 2, OnFull: Block}, sink, nil)
 	go l.Run()
 	stopOnCleanup(t, l, sink)
-	var wg sync.WaitGroup
-	for p := range producers {
-		wg.Go(func() {
-			for i := range each {
-				l.Add(newEv(event.Modified, fmt.Sprintf("p%d-%d", p, i), uint64(p*1_000_000+i+1)))
-			}
-		})
-	}
-	wg.Wait()
+	produce(l, producers, each, each).Wait()
 	l.Close()
 	waitDone(t, l)
 	checkProducerOrder(t, sink.written(), producers, each, true)
 	if st := l.Stats(); st != (Stats{Received: producers * each, Delivered: producers * each}) {
 		t.Fatalf("stats %+v", st)
-	}
-}
-
-// checkProducerOrder checks that events from each producer (Seq p*1e6+i+1) arrive in
-// increasing order, and, if complete, that all of them arrive.
-func checkProducerOrder(t *testing.T, got []*event.Event, producers, each int, complete bool) {
-	t.Helper()
-	last := make([]uint64, producers)
-	count := make([]int, producers)
-	for _, ev := range got {
-		p := int(ev.Seq / 1_000_000)
-		if ev.Seq <= last[p] {
-			t.Fatalf("producer %d: seq %d delivered after %d", p, ev.Seq, last[p])
-		}
-		last[p] = ev.Seq
-		count[p]++
-	}
-	if complete {
-		for p, n := range count {
-			if n != each {
-				t.Errorf("producer %d: %d of %d events delivered", p, n, each)
-			}
-		}
 	}
 }
 
