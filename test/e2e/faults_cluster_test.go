@@ -255,6 +255,18 @@ func (fc *faultCluster) newNamespace(t *testing.T) string {
 	return name
 }
 
+// watchToFile starts kubeevents on resource in ns (with more arguments), its stdout JSON
+// into a file, and waits until the file holds the n objects of the initial list; it
+// returns the process and the file's path.
+func (fc *faultCluster) watchToFile(t *testing.T, resource, ns string, n int, more ...string) (*proc, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "stdout.jsonl")
+	args := append([]string{"watch", resource, "-n", ns, "-o", "json", "--kubeconfig", fc.kubeconfig}, more...)
+	p := startProc(t, createFile(t, out), nil, args...)
+	waitLines(t, p, eventWait, n, out)
+	return p, out
+}
+
 // createPods creates pods named prefix-000... with several workers.
 func createPods(t *testing.T, c kubernetes.Interface, ns, prefix string, n int) []string {
 	t.Helper()
@@ -298,9 +310,15 @@ func patchPods(ctx context.Context, c kubernetes.Interface, ns string, names []s
 	return int(done.Load()), err
 }
 
-// churn patches pods without end until ctx ends, at about perSecond patches a second.
-func churn(ctx context.Context, c kubernetes.Interface, ns string, names []string, perSecond int) *sync.WaitGroup {
+// churn patches the pods of ns named names, at about perSecond patches a second, until
+// the test ends.
+func churn(t *testing.T, c kubernetes.Interface, ns string, names []string, perSecond int) {
+	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
 	const workers = 4
 	for w := range workers {
 		wg.Go(func() {
@@ -318,7 +336,6 @@ func churn(ctx context.Context, c kubernetes.Interface, ns string, names []strin
 			}
 		})
 	}
-	return &wg
 }
 
 // parallel runs f on every item with at most workers at once; the first error wins.

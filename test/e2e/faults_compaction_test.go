@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"regexp"
 	"syscall"
 	"testing"
@@ -20,9 +19,7 @@ func TestFaultCompaction(t *testing.T) {
 	fc := faultsCluster(t)
 	ns := fc.newNamespace(t)
 	names := createPods(t, fc.client, ns, "p", 20)
-	out := filepath.Join(t.TempDir(), "stdout.jsonl")
-	p := startProc(t, createFile(t, out), nil, "watch", "pods", "-n", ns, "-o", "json", "--kubeconfig", fc.kubeconfig)
-	waitLines(t, p, eventWait, 20, out)
+	p, out := fc.watchToFile(t, "pods", ns, 20)
 
 	p.signal(syscall.SIGSTOP)
 	if _, err := patchPods(context.Background(), fc.client, ns, names[0:10], 20, 4); err != nil {

@@ -98,16 +98,7 @@ func TestFaultLoadDropOldestExactCount(t *testing.T) {
 	names := createPods(t, fc.client, ns, "drop", pods)
 	dir := t.TempDir()
 	fifo, control := filepath.Join(dir, "slow.fifo"), filepath.Join(dir, "control.jsonl")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Opened for reading first, so kubeevents' open for writing does not wait; not read
-	// until the end, so the sink stalls once the pipe's buffer is full.
-	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	reader := stalledFIFO(t, fifo) // read at the end only
 	metricsAddr := freeAddr(t)
 	p := startProc(t, io.Discard, nil, "watch", "pods", "-n", ns, "-o", "name", "-v=1", "--kubeconfig", fc.kubeconfig,
 		"--metrics-addr", metricsAddr,
@@ -161,12 +152,7 @@ func TestFaultLoadDropOldestExactCount(t *testing.T) {
 func TestFaultInterruptUnderLoad(t *testing.T) {
 	fc := faultsCluster(t)
 	ns := fc.newNamespace(t)
-	names := createPods(t, fc.client, ns, "ctrlc", 100)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	wg := churn(ctx, fc.client, ns, names, 300)
-	defer wg.Wait()
-	defer cancel()
+	churn(t, fc.client, ns, createPods(t, fc.client, ns, "ctrlc", 100), 300)
 	dir := t.TempDir()
 	for i := range 20 {
 		path := filepath.Join(dir, fmt.Sprintf("run-%02d.jsonl", i))
@@ -198,12 +184,7 @@ func TestFaultInterruptUnderLoad(t *testing.T) {
 func TestFaultHeadUnderLoad(t *testing.T) {
 	fc := faultsCluster(t)
 	ns := fc.newNamespace(t)
-	names := createPods(t, fc.client, ns, "head", 50)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	wg := churn(ctx, fc.client, ns, names, 300)
-	defer wg.Wait()
-	defer cancel()
+	churn(t, fc.client, ns, createPods(t, fc.client, ns, "head", 50), 300)
 	// The reader goes away at three moments: during the initial list (after its first
 	// line), while kubeevents watches (after the first change it printed), and while it
 	// is blocked writing to a pipe the reader stopped reading.

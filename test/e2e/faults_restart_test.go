@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,9 +20,7 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	fc := faultsCluster(t)
 	ns := fc.newNamespace(t)
 	names := createPods(t, fc.client, ns, "p", 12)
-	out := filepath.Join(t.TempDir(), "stdout.jsonl")
-	p := startProc(t, createFile(t, out), nil, "watch", "pods", "-n", ns, "-o", "json", "--kubeconfig", fc.kubeconfig)
-	waitLines(t, p, eventWait, 12, out)
+	p, out := fc.watchToFile(t, "pods", ns, 12)
 	if _, err := patchPods(context.Background(), fc.client, ns, names[0:3], 1, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +100,7 @@ func TestFaultAPIServerRestartSecrets(t *testing.T) {
 		}
 	}
 	create("before")
-	out := filepath.Join(t.TempDir(), "stdout.jsonl")
-	p := startProc(t, createFile(t, out), nil, "watch", "secrets", "-n", ns, "-o", "json", "--kubeconfig", fc.kubeconfig)
-	waitLines(t, p, eventWait, 1, out)
+	p, out := fc.watchToFile(t, "secrets", ns, 1)
 
 	restarted := fc.restartAPIServer(t, 5*time.Second)
 	// client-go's JSON watch sees the dead connection as a broken stream, so the reflector

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -212,4 +213,21 @@ func parseCount(t *testing.T, s string) uint64 {
 		t.Fatalf("count %q: %v", s, err)
 	}
 	return n
+}
+
+// stalledFIFO makes a FIFO at path for a sink to write into, and returns its read end,
+// which the test reads only when it chooses: opened first, so that kubeevents' open for
+// writing does not wait; unread, so that the sink stalls once the pipe is full. It is
+// closed when the test ends.
+func stalledFIFO(t *testing.T, path string) *os.File {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reader.Close() })
+	return reader
 }

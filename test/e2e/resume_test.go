@@ -60,6 +60,30 @@ func eventSummary(evs []envelope) []string {
 	return out
 }
 
+// collectExactly reads p's JSON events for d and fails the test unless they are exactly
+// want (eventSummary's "TYPE name", sorted); run names the run in the log and messages.
+func collectExactly(t *testing.T, p *proc, d time.Duration, run string, want ...string) []envelope {
+	t.Helper()
+	evs := p.collect(d)
+	got := eventSummary(evs)
+	t.Logf("%s: %d events (%s)", run, len(evs), strings.Join(got, ", "))
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: %v, want exactly %v; stderr:\n%s", run, got, want, p.Stderr())
+	}
+	return evs
+}
+
+// checkChangedFrom fails the test unless each event's diff is one change from old, the
+// state every sink had.
+func checkChangedFrom(t *testing.T, evs []envelope, old string) {
+	t.Helper()
+	for _, ev := range evs {
+		if len(ev.Diff) != 1 || ev.Diff[0].Old != old {
+			t.Errorf("%s %s: diff %+v, want one change from %s, the state every sink had", ev.Type, ev.name(), ev.Diff, old)
+		}
+	}
+}
+
 // readFIFOLines reads n lines from a FIFO opened without blocking, then stops reading, and
 // sends how many it read (fewer after 20 s).
 func readFIFOLines(fifo *os.File, n int) <-chan int {
@@ -143,10 +167,7 @@ func TestResumeAfterCleanStop(t *testing.T) {
 	args := []string{"watch", "configmaps", "-n", ns, "-l", resumeLabel, "-o", "json", "--resume", ckpt}
 
 	first := startKubeevents(t, args...)
-	evs := first.collect(3 * time.Second)
-	if got, want := eventSummary(evs), []string{"ADDED change", "ADDED keep", "ADDED remove"}; !slices.Equal(got, want) {
-		t.Fatalf("first run: %v, want %v; stderr:\n%s", got, want, first.Stderr())
-	}
+	collectExactly(t, first, 3*time.Second, "first run", "ADDED change", "ADDED keep", "ADDED remove")
 	if _, code := first.interrupt(15 * time.Second); code != 0 {
 		t.Fatalf("first run: exit %d after Ctrl-C; stderr:\n%s", code, first.Stderr())
 	}
@@ -167,12 +188,8 @@ func TestResumeAfterCleanStop(t *testing.T) {
 	createResumeConfigMap(t, ns, "new", "v1")
 
 	second := startKubeevents(t, args...)
-	evs = second.collect(4 * time.Second)
-	got := eventSummary(evs)
-	t.Logf("resumed after a clean stop: %d events (%s); 3 changes made while down, 1 object unchanged", len(evs), strings.Join(got, ", "))
-	if want := []string{"ADDED new", "DELETED remove", "MODIFIED change"}; !slices.Equal(got, want) {
-		t.Fatalf("resumed run: %v, want exactly %v; stderr:\n%s", got, want, second.Stderr())
-	}
+	evs := collectExactly(t, second, 4*time.Second, "resumed after a clean stop and 3 changes, 1 object unchanged",
+		"ADDED new", "DELETED remove", "MODIFIED change")
 	for _, ev := range evs {
 		switch ev.Type {
 		case "MODIFIED":
@@ -192,11 +209,7 @@ func TestResumeAfterCleanStop(t *testing.T) {
 	}
 
 	third := startKubeevents(t, args...)
-	evs = third.collect(3 * time.Second)
-	t.Logf("resumed without changes: %d events", len(evs))
-	if len(evs) != 0 {
-		t.Errorf("a restart without changes emitted %v", eventSummary(evs))
-	}
+	collectExactly(t, third, 3*time.Second, "resumed without changes")
 	third.waitStderr(5*time.Second, literal(": 3 now, 0 changed, 0 created, 0 deleted since"))
 	// And it still follows changes as they happen.
 	patchResumeConfigMap(t, ns, "keep", "v2")
@@ -213,14 +226,7 @@ func TestResumeAfterKillRedeliversUnwritten(t *testing.T) {
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "kubeevents.ckpt")
 	fifo := filepath.Join(dir, "slow.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	reader := stalledFIFO(t, fifo)
 	for _, name := range []string{"steady", "big", "small"} {
 		createResumeConfigMap(t, ns, name, "v1")
 	}
@@ -230,10 +236,7 @@ func TestResumeAfterKillRedeliversUnwritten(t *testing.T) {
 	// The slow sink's reader takes the first three lines (the initial list), then stops
 	// reading: the FIFO then holds what fits in the pipe, and the sink's Write blocks.
 	read := readFIFOLines(reader, 3)
-	evs := first.collect(3 * time.Second)
-	if got, want := eventSummary(evs), []string{"ADDED big", "ADDED small", "ADDED steady"}; !slices.Equal(got, want) {
-		t.Fatalf("first run: %v, want %v; stderr:\n%s", got, want, first.Stderr())
-	}
+	evs := collectExactly(t, first, 3*time.Second, "first run", "ADDED big", "ADDED small", "ADDED steady")
 	select {
 	case n := <-read:
 		if n != 3 {
@@ -260,18 +263,10 @@ func TestResumeAfterKillRedeliversUnwritten(t *testing.T) {
 
 	// Restarted without the slow sink.
 	second := startKubeevents(t, base...)
-	evs = second.collect(4 * time.Second)
-	got := eventSummary(evs)
-	t.Logf("resumed after SIGKILL with 2 events printed but not yet written by the slow sink: %d events again (%s)", len(evs), strings.Join(got, ", "))
-	if want := []string{"MODIFIED big", "MODIFIED small"}; !slices.Equal(got, want) {
-		t.Fatalf("resumed run: %v, want exactly %v (the two the slow sink never wrote); stderr:\n%s", got, want, second.Stderr())
-	}
+	evs = collectExactly(t, second, 4*time.Second, "resumed after SIGKILL with the 2 changes the slow sink never wrote",
+		"MODIFIED big", "MODIFIED small")
 	second.waitStderr(5*time.Second, literal(": 3 now, 2 changed, 0 created, 0 deleted since"))
-	for _, ev := range evs {
-		if len(ev.Diff) != 1 || ev.Diff[0].Old != "v1" {
-			t.Errorf("%s %s: diff %+v, want one change from the state every sink had (v1)", ev.Type, ev.name(), ev.Diff)
-		}
-	}
+	checkChangedFrom(t, evs, "v1")
 	second.interrupt(15 * time.Second)
 }
 
@@ -409,11 +404,8 @@ func TestResumeSecretsStayRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := startKubeevents(t, args...)
-	evs := second.collect(4 * time.Second)
+	evs := collectExactly(t, second, 4*time.Second, "resumed", "MODIFIED creds")
 	second.interrupt(15 * time.Second)
-	if got := eventSummary(evs); !slices.Equal(got, []string{"MODIFIED creds"}) {
-		t.Fatalf("resumed: %v, want [MODIFIED creds]; stderr:\n%s", got, second.Stderr())
-	}
 	var paths []string
 	for _, op := range evs[0].Diff {
 		paths = append(paths, op.Path)
@@ -468,14 +460,7 @@ func TestResumeRedeliversWhatASinkDropped(t *testing.T) {
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "kubeevents.ckpt")
 	fifo := filepath.Join(dir, "stalled.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	reader := stalledFIFO(t, fifo)
 	names := []string{"steady", "big", "d1", "d2", "d3"}
 	for _, name := range names {
 		createResumeConfigMap(t, ns, name, "v1")
@@ -485,10 +470,7 @@ func TestResumeRedeliversWhatASinkDropped(t *testing.T) {
 		"--sink", "jq(name=stalled,on-full=drop-newest,buffer=5,output="+fifo+")=.")...)
 	// The stalled sink's reader takes the initial list, then stops reading.
 	read := readFIFOLines(reader, len(names))
-	initial := first.collect(3 * time.Second)
-	if len(initial) != len(names) {
-		t.Fatalf("first run: %v, want the %d ADDED", eventSummary(initial), len(names))
-	}
+	initial := collectExactly(t, first, 3*time.Second, "first run", "ADDED big", "ADDED d1", "ADDED d2", "ADDED d3", "ADDED steady")
 	if n := <-read; n != len(names) {
 		t.Fatalf("the stalled sink wrote %d lines of the initial list, want %d", n, len(names))
 	}
@@ -513,17 +495,9 @@ func TestResumeRedeliversWhatASinkDropped(t *testing.T) {
 	}
 
 	second := startKubeevents(t, base...)
-	evs := second.collect(4 * time.Second)
-	got := eventSummary(evs)
-	t.Logf("resumed after a clean stop in which a sink dropped 7 events of 4 objects: %d events again (%s)", len(evs), strings.Join(got, ", "))
-	if want := []string{"MODIFIED big", "MODIFIED d1", "MODIFIED d2", "MODIFIED d3"}; !slices.Equal(got, want) {
-		t.Fatalf("resumed run: %v, want exactly %v; stderr:\n%s", got, want, second.Stderr())
-	}
-	for _, ev := range evs {
-		if len(ev.Diff) != 1 || ev.Diff[0].Old != "v1" {
-			t.Errorf("%s %s: diff %+v, want one change from v1, the state every sink had", ev.Type, ev.name(), ev.Diff)
-		}
-	}
+	evs := collectExactly(t, second, 4*time.Second, "resumed after a clean stop in which a sink dropped 7 events of 4 objects",
+		"MODIFIED big", "MODIFIED d1", "MODIFIED d2", "MODIFIED d3")
+	checkChangedFrom(t, evs, "v1")
 	second.interrupt(15 * time.Second)
 }
 
@@ -541,10 +515,7 @@ func TestResumeRedeliversWhatAnHTTPSinkFailed(t *testing.T) {
 	base := []string{"watch", "configmaps", "-n", ns, "-l", resumeLabel, "-o", "json", "--resume", ckpt, "-v", "1"}
 	hook := "http(name=hook,batch=1,retries=0)=" + r.url()
 	first := startKubeevents(t, append(slices.Clone(base), "--sink", hook)...)
-	initial := first.collect(3 * time.Second)
-	if len(initial) != 2 {
-		t.Fatalf("first run: %v, want the 2 ADDED", eventSummary(initial))
-	}
+	initial := collectExactly(t, first, 3*time.Second, "first run", "ADDED refused", "ADDED sent")
 	r.waitDelivered(t, first, 2, 10*time.Second)
 	waitCheckpointed(t, first, ckpt, initial)
 
@@ -561,12 +532,7 @@ func TestResumeRedeliversWhatAnHTTPSinkFailed(t *testing.T) {
 	}
 
 	second := startKubeevents(t, append(slices.Clone(base), "--sink", hook)...)
-	evs := second.collect(4 * time.Second)
-	got := eventSummary(evs)
-	t.Logf("resumed after a clean stop in which the receiver refused one event: %s", strings.Join(got, ", "))
-	if want := []string{"MODIFIED refused"}; !slices.Equal(got, want) {
-		t.Fatalf("resumed run: %v, want exactly %v (what the receiver refused, again); stderr:\n%s", got, want, second.Stderr())
-	}
+	evs := collectExactly(t, second, 4*time.Second, "resumed after a clean stop in which the receiver refused one event", "MODIFIED refused")
 	if len(evs[0].Diff) != 1 || evs[0].Diff[0].Old != "v1" || evs[0].Diff[0].Value != "v2" {
 		t.Errorf("MODIFIED refused: diff %+v, want v1 → v2", evs[0].Diff)
 	}

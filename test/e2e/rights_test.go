@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -81,9 +80,7 @@ func TestFaultOutageCauseChanges(t *testing.T) {
 	if _, err := fc.client.CoreV1().Pods(ns).Create(context.Background(), unscheduledPod("p1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "stdout.jsonl")
-	p := startProc(t, createFile(t, out), nil, "watch", "pods", "-n", ns, "-o", "json", "--kubeconfig", fc.kubeconfig, "--token", token)
-	waitLines(t, p, eventWait, 1, out)
+	p, _ := fc.watchToFile(t, "pods", ns, 1, "--token", token)
 
 	if err := fc.client.RbacV1().RoleBindings(ns).Delete(context.Background(), "watcher", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

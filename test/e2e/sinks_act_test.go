@@ -306,18 +306,11 @@ func TestHTTPSinkDropOldestCountsDropsAndMetricsAgree(t *testing.T) {
 	// Every event was made, and the buffer is full: drops happened.
 	waitMetric(t, p, metricsAddr, `kubeevents_events_total{type="ADDED"}`, total)
 	r.up()
-	deadline := time.Now().Add(60 * time.Second)
 	var mf map[string]*dto.MetricFamily
-	for {
+	waitUntil(t, p, 60*time.Second, fmt.Sprintf("delivered + dropped reaching %d", total), func() bool {
 		mf = scrape(t, metricsAddr)
-		if value(mf, "kubeevents_sink_delivered_total", "sink", "hook")+value(mf, "kubeevents_sink_dropped_total", "sink", "hook") == total {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("delivered + dropped never reached %d; stderr:\n%s", total, p.Stderr())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return value(mf, "kubeevents_sink_delivered_total", "sink", "hook")+value(mf, "kubeevents_sink_dropped_total", "sink", "hook") == total
+	})
 	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
@@ -451,13 +444,9 @@ printf '%s\n' "$line" >> "`+out+`"
 	}
 	createLabelled(t, ns, "poison")
 	want := len(objs) * 4
-	deadline := time.Now().Add(60 * time.Second)
-	for len(fileLines(out)) < want || !strings.Contains(p.Stderr(), `exec sink "script"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the script wrote %d of %d events; stderr:\n%s", len(fileLines(out)), want, p.Stderr())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitUntil(t, p, 60*time.Second, fmt.Sprintf("the script writing %d events, and the poison one failing", want), func() bool {
+		return len(fileLines(out)) >= want && strings.Contains(p.Stderr(), `exec sink "script"`)
+	})
 	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
@@ -657,13 +646,9 @@ func TestHTTPSinkGraceBoundsTheLastFlush(t *testing.T) {
 		"http(name=hook,batch=10,batch-interval=100ms,timeout=1m)="+r.url(), "--sink", "file="+seen)...)
 	waitWatching(t, p)
 	createLabelled(t, ns, names("g", 0, 3)...)
-	deadline := time.Now().Add(30 * time.Second)
-	for len(r.got()) == 0 || len(fileLines(seen)) < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no request, or fewer than 3 events seen; stderr:\n%s", p.Stderr())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitUntil(t, p, 30*time.Second, "a request, and the 3 events seen", func() bool {
+		return len(r.got()) > 0 && len(fileLines(seen)) >= 3
+	})
 	start := time.Now()
 	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
@@ -714,19 +699,11 @@ func TestHTTPSinkTLSWithCAAndClientCertificate(t *testing.T) {
 		"--sink", fmt.Sprintf("http(name=untrusted,batch-interval=100ms,retries=0,cert-file=%s/client.crt,key-file=%s/client.key)=%s/hook", dir, dir, srv.URL))...)
 	waitWatching(t, p)
 	createLabelled(t, ns, names("t", 0, 4)...)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitUntil(t, p, 30*time.Second, "the 4 events at the receiver, and the untrusted sink's failure", func() bool {
 		mu.Lock()
-		n := lines
-		mu.Unlock()
-		if n >= 4 && strings.Contains(p.Stderr(), `http sink "untrusted"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the receiver got %d events; stderr:\n%s", n, p.Stderr())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return lines >= 4 && strings.Contains(p.Stderr(), `http sink "untrusted"`)
+	})
 	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}

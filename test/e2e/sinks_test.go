@@ -102,15 +102,7 @@ func TestStalledSinkDoesNotDelayOthers(t *testing.T) {
 	ns := newNamespace(t)
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "stalled.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Hold the read end open but never read: the writer fills the pipe and then blocks.
-	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	stalledFIFO(t, fifo) // never read: the writer fills the pipe and then blocks
 
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "-v", "1", "--grace", "1s",
 		"--sink", "jq(output="+fifo+",buffer=4,on-full=drop-newest,name=stalled)=.")
