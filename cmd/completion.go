@@ -23,7 +23,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/resource"
 )
@@ -310,19 +312,8 @@ const completionGrace = 500 * time.Millisecond
 // firstContext makes a --context of several contexts (a list, a glob) the first one it
 // picks, for completions that ask a cluster: types and names are completed from it.
 func firstContext(configFlags *genericclioptions.ConfigFlags) {
-	if configFlags.Context == nil || !severalContexts(*configFlags.Context, false) {
-		return
-	}
-	raw, err := configFlags.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return
-	}
-	var names []string
-	for name := range raw.Contexts {
-		names = append(names, name)
-	}
-	if picked, err := selectContexts(*configFlags.Context, false, names); err == nil {
-		*configFlags.Context = picked[0]
+	if configFlags.Context != nil {
+		*configFlags.Context = plan.FirstContext(configFlags, *configFlags.Context)
 	}
 }
 
@@ -819,4 +810,63 @@ func optionListEnd(s string) (closeAt, segStart int) {
 		}
 	}
 	return -1, segStart
+}
+
+// registerWatchCompletions registers how `watch`'s arguments and flag values complete.
+func registerWatchCompletions(c *cobra.Command, configFlags *genericclioptions.ConfigFlags) {
+	c.ValidArgsFunction = completeWatchArgs(configFlags)
+	_ = c.RegisterFlagCompletionFunc("output", completeFormats)
+	_ = c.RegisterFlagCompletionFunc("color", completeColor)
+	_ = c.RegisterFlagCompletionFunc("on-full", completeOnFull)
+	_ = c.RegisterFlagCompletionFunc("sink", completeSink)
+	_ = c.RegisterFlagCompletionFunc("event-types", completeEventTypes)
+	_ = c.RegisterFlagCompletionFunc("exclude-namespace", completeNamespaceList(configFlags, false))
+	_ = c.RegisterFlagCompletionFunc("owned-types", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return clusterCompletion(cmd, configFlags, func(context.Context) []cobra.Completion {
+			return completeTypes(configFlags, toComplete)
+		}), noFiles
+	})
+	for _, name := range []string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until", "metrics-addr"} {
+		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
+	}
+}
+
+// completeNamespaceList completes namespaces from the cluster; with list, -n's comma
+// list: the last element, after those given.
+func completeNamespaceList(configFlags *genericclioptions.ConfigFlags, list bool) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		done, last := "", toComplete
+		if i := strings.LastIndex(toComplete, ","); list && i >= 0 {
+			done, last = toComplete[:i+1], toComplete[i+1:]
+		}
+		skip := map[string]bool{}
+		for _, ns := range strings.Split(done, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				skip[ns] = true
+			}
+		}
+		names := clusterCompletion(cmd, configFlags, func(ctx context.Context) []cobra.Completion {
+			return listNames(ctx, configFlags, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", metav1.ListOptions{}, last, skip)
+		})
+		for i := range names {
+			names[i] = done + names[i]
+		}
+		return names, noFiles
+	}
+}
+
+// completeEventTypes completes --event-types' comma-separated list: the last element,
+// keeping what is before it.
+func completeEventTypes(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	done := ""
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		done = toComplete[:i+1]
+	}
+	var out []string
+	for _, t := range []event.EventType{event.Added, event.Modified, event.Deleted} {
+		if strings.HasPrefix(done+string(t), strings.ToUpper(toComplete)) && !strings.Contains(strings.ToUpper(done), string(t)+",") {
+			out = append(out, done+string(t))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }

@@ -207,6 +207,8 @@ type File struct {
 	// Resume is the checkpoint file of --resume, which the flag overrides; made relative
 	// to the config file's directory by Load.
 	Resume string
+	// MetricsAddr is --metrics-addr's HOST:PORT, which the flag overrides.
+	MetricsAddr string
 }
 
 // Defaults are the settings a sink gets when it leaves them unset (zero).

@@ -142,8 +142,15 @@ func (d *decoder) parse(data []byte) (*File, error) {
 	if isNull(root) {
 		return f, nil
 	}
-	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume"}, func(key string, k, v *yaml.Node) error {
+	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume", "metricsAddr"}, func(key string, k, v *yaml.Node) error {
 		switch key {
+		case "metricsAddr":
+			var err error
+			f.MetricsAddr, err = d.str(v, "metricsAddr")
+			if err == nil && f.MetricsAddr == "" {
+				err = d.errorf(v, "metricsAddr: want HOST:PORT, e.g. 127.0.0.1:9090, got nothing")
+			}
+			return err
 		case "resume":
 			var err error
 			f.Resume, err = d.str(v, "resume")

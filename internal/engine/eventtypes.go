@@ -15,7 +15,7 @@ func (r *run) skip() func(*event.Event) bool {
 		}
 		skips = append(skips, func(ev *event.Event) bool { return !wanted[ev.Type] })
 	}
-	if f := namespaceFilter(r.cfg.ExcludeNamespaces); f != nil {
+	if f := namespaceFilter(r.cfg.Watch.ExcludeNamespaces); f != nil {
 		skips = append(skips, f)
 	}
 	// Last: it counts what it leaves out, which must be updates the others kept.
