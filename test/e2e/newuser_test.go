@@ -121,7 +121,7 @@ func TestClosedStdoutBesideAnotherSink(t *testing.T) {
 	ns := newNamespace(t)
 	createResumeConfigMap(t, ns, "web", "1")
 	file := filepath.Join(t.TempDir(), "x.jsonl")
-	cmd := exec.Command(binary, withKubeconfig([]string{"watch", "configmaps", "-n", ns, "-o", "name", "--sink", "file=" + file})...)
+	cmd := exec.Command(binary, withKubeconfig([]string{"watch", "configmaps", "-n", ns, "-l", resumeLabel, "-o", "name", "--sink", "file=" + file})...)
 	cmd.Env = cleanEnv()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -209,10 +209,10 @@ func TestDevNullStdoutAndSink(t *testing.T) {
 	}
 	defer devNull.Close()
 	cmd := exec.Command(binary, withKubeconfig([]string{"watch", "configmaps", "-n", ns, "--no-screen", "--sink", "jq(output=/dev/null)=.", "--timeout", "2s"})...)
-	cmd.Env, cmd.Stdout = cleanEnv(), devNull
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Errorf("exit %v, stderr %q; want 0", err, out)
+	var stderr strings.Builder
+	cmd.Env, cmd.Stdout, cmd.Stderr = cleanEnv(), devNull, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Errorf("exit %v, stderr %q; want 0", err, stderr.String())
 	}
 }
 
