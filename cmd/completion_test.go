@@ -98,7 +98,7 @@ func TestCompleteFlagValues(t *testing.T) {
 	}{
 		{[]string{"watch", "-o", ""}, append(render.Formats(), render.TemplateFormats()...)},
 		{[]string{"watch", "--output", "j"}, []string{"json", "jsonpath=", "jsonpath-file="}},
-		{[]string{"watch", "--event-types", ""}, []string{"ADDED", "MODIFIED", "DELETED"}},
+		{[]string{"watch", "--event-types", ""}, []string{"ADDED", "MODIFIED", "DELETED", "SYNC"}},
 		{[]string{"watch", "--on-full", ""}, listener.Policies()},
 		{[]string{"watch", "--on-full", "drop-"}, []string{"drop-oldest", "drop-newest"}},
 		{[]string{"watch", "--color", ""}, []string{"auto", "always", "never"}},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,8 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 		return usageErrorf("--resume-reset applies to --resume only; add --resume FILE")
 	case cfg.Resume != "" && req.Owned:
 		return usageErrorf("--resume and --owned do not go together: a checkpoint keeps the objects of the types given, not of an owner's tree; drop one")
+	case f.resync > 0 && len(cfg.EventTypes) > 0 && !slices.Contains(cfg.EventTypes, event.Sync):
+		return usageErrorf("--resync re-delivers objects as SYNC events, which --event-types leaves out; add SYNC to --event-types, or drop --resync")
 	case cfg.Resume != "" && f.watchOnly:
 		return usageErrorf("--resume and --watch-only do not go together: a resumed start emits what changed while kubeevents was down, which --watch-only leaves out; drop one")
 	}
@@ -114,17 +117,17 @@ func checkOwned(req plan.Request, until string) error {
 	return nil
 }
 
-// parseEventTypes reads --event-types: ADDED, MODIFIED, DELETED in any case; nil keeps
-// every type. SYNC (a --resync re-delivery) is a sink's own and is not filtered.
+// parseEventTypes reads --event-types: ADDED, MODIFIED, DELETED and SYNC (a --resync
+// re-delivery), in any case; nil keeps every type.
 func parseEventTypes(values []string) ([]event.EventType, error) {
 	var types []event.EventType
 	for _, v := range values {
 		t := event.EventType(strings.ToUpper(strings.TrimSpace(v)))
 		switch t {
-		case event.Added, event.Modified, event.Deleted:
+		case event.Added, event.Modified, event.Deleted, event.Sync:
 			types = append(types, t)
 		default:
-			return nil, usageErrorf("--event-types %q: not an event type; use ADDED, MODIFIED or DELETED, comma-separated", v)
+			return nil, usageErrorf("--event-types %q: not an event type; use ADDED, MODIFIED, DELETED or SYNC, comma-separated", v)
 		}
 	}
 	return types, nil

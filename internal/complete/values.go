@@ -225,7 +225,7 @@ func EventTypes(_ *cobra.Command, _ []string, toComplete string) ([]string, cobr
 		done = toComplete[:i+1]
 	}
 	var out []string
-	for _, t := range []event.EventType{event.Added, event.Modified, event.Deleted} {
+	for _, t := range []event.EventType{event.Added, event.Modified, event.Deleted, event.Sync} {
 		if strings.HasPrefix(done+string(t), strings.ToUpper(toComplete)) && !strings.Contains(strings.ToUpper(done), string(t)+",") {
 			out = append(out, done+string(t))
 		}

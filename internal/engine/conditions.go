@@ -47,7 +47,7 @@ func (c *exitConditions) awaited() string {
 // asked.
 func (c *exitConditions) metBy(ev *event.Event) bool {
 	if c.cfg.Owned != nil && c.cfg.Owned.rolloutEnded(ev) {
-		if ev.Rollout.State == event.RolloutFailed {
+		if ev.Rollout.State != event.RolloutComplete {
 			c.failedRollout.Store(ev.Rollout)
 		}
 		return true

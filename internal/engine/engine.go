@@ -406,7 +406,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 			cfg.Owned.ownedRoot(&opts)
 			rootOptions = opts
 		}
-		inf, err := informer.New(ri.res, c.Clients, opts, registrations(cfg.Listeners, true))
+		inf, err := informer.New(ri.res, c.Clients, opts, registrations(cfg.Listeners, cfg.resyncs()))
 		if err != nil {
 			return err
 		}
@@ -418,7 +418,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 	c.watched = c.informers[:len(c.informers):len(c.informers)]
 	if cfg.Owned != nil {
 		for _, child := range cfg.Owned.Children {
-			inf, err := informer.New(child.Resource, c.Clients, cfg.Owned.childOptions(rootOptions, child), registrations(cfg.Listeners, true))
+			inf, err := informer.New(child.Resource, c.Clients, cfg.Owned.childOptions(rootOptions, child), registrations(cfg.Listeners, cfg.resyncs()))
 			if err != nil {
 				return err
 			}
@@ -746,6 +746,12 @@ func isDone(l *listener.Listener) bool {
 	default:
 		return false
 	}
+}
+
+// resyncs reports whether the listeners' resync periods apply: --event-types without
+// SYNC leaves out the SYNC events they would make.
+func (cfg runConfig) resyncs() bool {
+	return len(cfg.EventTypes) == 0 || slices.Contains(cfg.EventTypes, event.Sync)
 }
 
 // registrations registers every listener with an informer, each with its own resync

@@ -8,7 +8,7 @@ import "github.com/kubeevents/kubeevents/internal/event"
 // --max-events ever sees them and seq has no gap for them. Nil when none is set.
 func (r *run) skip() func(*event.Event) bool {
 	var skips []func(*event.Event) bool
-	if len(r.cfg.EventTypes) > 0 {
+	if len(r.cfg.EventTypes) > 0 { // SYNC is made by the listeners' resync, or not (resyncs)
 		wanted := map[event.EventType]bool{}
 		for _, t := range r.cfg.EventTypes {
 			wanted[t] = true
