@@ -415,7 +415,7 @@ func buildHTTP(s Sink, env BuildEnv) (listener.Sink, error) {
 	if err := checkSingle(s); err != nil {
 		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
 	}
-	header, err := sink.ParseHeaders(s.Headers)
+	headers, err := sink.ParseHeaders(s.Headers)
 	if err != nil {
 		return nil, err
 	}
@@ -428,8 +428,19 @@ func buildHTTP(s Sink, env BuildEnv) (listener.Sink, error) {
 		return nil, err
 	}
 	return sink.NewHTTP(sink.HTTPOptions{Name: s.Name, URL: s.URL, Batching: batching(s, DefaultHTTPBatch, DefaultHTTPBytes),
-		Single: s.Single, Timeout: cmp.Or(s.Timeout, DefaultHTTPTimeout), Retries: retries(s, DefaultHTTPRetries),
-		Header: header, TLS: tlsConfig, Encoder: enc, Warn: env.Warn}), nil
+		Single: s.Single, Timeout: cmp.Or(s.Timeout, DefaultHTTPTimeout), Retries: httpRetries(s),
+		Headers: headers, TLS: tlsConfig, Encoder: enc, Warn: env.Warn}), nil
+}
+
+// httpRetries is an http sink's retries: those it gives, else, under a policy that
+// loses nothing (block, the default, and coalesce), no limit, so that a receiver that is
+// down for any length of time gets every event once it is back, while the buffer fills
+// and the policy applies; else DefaultHTTPRetries.
+func httpRetries(s Sink) int {
+	if s.Retries == nil && s.OnFull.Lossless() {
+		return sink.RetryForever
+	}
+	return retries(s, DefaultHTTPRetries)
 }
 
 // checkSingle refuses batch settings on an http sink that sends one event per request,
