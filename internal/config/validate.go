@@ -166,7 +166,7 @@ var settings = []*setting{
 		text: func(s *Sink) *string { return &s.CertFile }},
 	{flag: "key-file", yaml: "keyFile", value: pathValue, meta: "PATH", help: "client certificate's key (PEM), with cert-file", def: always("none"),
 		text: func(s *Sink) *string { return &s.KeyFile }},
-	{flag: "max-size", yaml: "rotate.maxSizeMB", value: countValue, meta: "MB", help: "rotate the file when it reaches this many megabytes",
+	{flag: "max-size", yaml: "rotate.maxSizeMB", value: countValue, meta: "MB", help: "rotate the file at this many megabytes",
 		def:    always("no rotation"),
 		assign: func(s *Sink, v value) { s.Rotate.MaxSizeMB = v.n }},
 	{flag: "max-backups", yaml: "rotate.maxBackups", value: countValue, meta: "N", help: "rotated files kept at most (needs max-size)",
