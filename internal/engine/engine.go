@@ -108,11 +108,18 @@ type Result struct {
 	Reason    StopReason
 	Made      uint64 // events made, each handed to every listener (at most MaxEvents)
 	Unchanged uint64 // updates that ChangesOnly left out before they were numbered
-	// Late are the listeners that did not finish writing within Grace; what they still
-	// held counts as dropped in their stats.
-	Late []*listener.Listener
+	// Late are the sinks that did not finish writing within Grace; what they still held
+	// counts as dropped in their stats.
+	Late []Late
 	// Clusters says what each of several clusters gave; nil with one.
 	Clusters []ClusterResult
+}
+
+// Late is a sink that did not finish writing within Grace, and how many events it still
+// held then (dropped).
+type Late struct {
+	Name    string
+	Dropped uint64
 }
 
 // TimeoutError says Timeout expired before the awaited condition was met.
@@ -688,9 +695,16 @@ func (r *run) shutdown(reason StopReason) Result {
 	for _, l := range cfg.Listeners {
 		l.Missed(made)
 	}
+	dropped := make(map[*listener.Listener]uint64, len(cfg.Listeners))
+	for _, l := range cfg.Listeners {
+		dropped[l] = l.Stats().Dropped
+	}
 	// At least a moment, for sinks that are only finishing: a deadline spent waiting for
 	// a blocked handler (stopInformers) is no reason to cut them short.
-	late := listener.Drain(cfg.Listeners, max(time.Until(deadline), time.Second))
+	var late []Late
+	for _, l := range listener.Drain(cfg.Listeners, max(time.Until(deadline), time.Second)) {
+		late = append(late, Late{Name: l.Name(), Dropped: l.Stats().Dropped - dropped[l]})
+	}
 	if r.checkpoint != nil {
 		close(r.stopCheckpoint)
 		<-r.checkpointDone

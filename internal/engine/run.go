@@ -93,8 +93,7 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 		return res, err // the error says why; interrupted while connecting, quietly
 	}
 	for _, l := range res.Late {
-		w.warnf("sink %q did not finish writing within --grace %s; %s it still held %s dropped",
-			l.Name(), w.cfg.Grace, diag.Events(l.Stats().Dropped), wereWas(l.Stats().Dropped))
+		w.warnf("sink %q did not finish writing within --grace %s; dropped the %s it still held", l.Name, w.cfg.Grace, diag.Events(l.Dropped))
 	}
 	w.summary(listeners, res)
 	return res, err
@@ -109,13 +108,6 @@ func startedErr(err error) bool {
 	var interrupted *InterruptedError
 	return errors.As(err, &sinkFailed) || errors.As(err, &timeout) || errors.As(err, &notMet) ||
 		errors.As(err, &rolloutFailed) || errors.As(err, &interrupted)
-}
-
-func wereWas(n uint64) string {
-	if n == 1 {
-		return "was"
-	}
-	return "were"
 }
 
 // request is what plan.Resolve resolves: the watch, plus what the sinks and the

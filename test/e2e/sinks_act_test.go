@@ -792,7 +792,7 @@ func TestHTTPSinkGraceBoundsTheLastFlush(t *testing.T) {
 	if s := summaryOf(t, p.Stderr(), "hook"); s["delivered"] != 0 || s["dropped"] != 3 {
 		t.Errorf("summary %v, want 0 delivered, 3 dropped", s)
 	}
-	if !strings.Contains(p.Stderr(), `sink "hook" did not finish writing within --grace 1s; 3 events it still held were dropped`) {
+	if !strings.Contains(p.Stderr(), `sink "hook" did not finish writing within --grace 1s; dropped the 3 events it still held`) {
 		t.Errorf("stderr:\n%s", p.Stderr())
 	}
 }
