@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/kubeevents/kubeevents/internal/quietio"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 )
@@ -93,28 +92,17 @@ func (b *releasingBody) Close() error {
 	return err
 }
 
-// watchConfig is config for the informers' clients: their connection is dialled by
-// quietio, whose reads and writes do not wake the Go runtime's monitor thread on every
-// event (a fifth of the CPU of a watch on a busy cluster), unless the user turned that
-// off or the config already has a dialer of its own.
-func (o *WatchOptions) watchConfig(config *rest.Config) *rest.Config {
-	if o.plainIO || config.Dial != nil {
-		return config
-	}
-	c := rest.CopyConfig(config)
-	c.Dial = quietio.Dial
+// contextFlags is a copy of the command's kubectl flags for one context: the same
+// kubeconfig, overrides and client wrapping, with its own cached discovery and REST
+// mapper (every cluster has its own).
+func contextFlags(f *genericclioptions.ConfigFlags, name string) *genericclioptions.ConfigFlags {
+	c := genericclioptions.NewConfigFlags(true)
+	c.CacheDir, c.KubeConfig = f.CacheDir, f.KubeConfig
+	c.ClusterName, c.AuthInfoName, c.Namespace, c.APIServer, c.TLSServerName = f.ClusterName, f.AuthInfoName, f.Namespace, f.APIServer, f.TLSServerName
+	c.Insecure, c.CertFile, c.KeyFile, c.CAFile, c.BearerToken = f.Insecure, f.CertFile, f.KeyFile, f.CAFile, f.BearerToken
+	c.Impersonate, c.ImpersonateUID, c.ImpersonateGroup, c.ImpersonateUserExtra = f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup, f.ImpersonateUserExtra
+	c.Username, c.Password, c.Timeout, c.DisableCompression, c.ProxyURL = f.Username, f.Password, f.Timeout, f.DisableCompression, f.ProxyURL
+	c.Context = &name
+	c.WrapConfigFn = f.WrapConfigFn
 	return c
-}
-
-// stdout is where the sinks that write to the standard output write: through quietio's
-// writer (one for all of them) when it is a pipe, a socket or a device, unless the user
-// turned that off.
-func (o *WatchOptions) stdout() io.Writer {
-	if o.stdoutWriter == nil {
-		o.stdoutWriter = o.Streams.Out
-		if !o.plainIO {
-			o.stdoutWriter = quietio.Writer(o.Streams.Out)
-		}
-	}
-	return o.stdoutWriter
 }

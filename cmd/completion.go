@@ -5,27 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
-	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
-	"time"
 
+	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
-
-	"github.com/kubeevents/kubeevents/internal/config"
-	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/render"
-	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 // shells are the shells `kubeevents completion` writes scripts for, with the file each
@@ -258,94 +244,10 @@ func setPluginDisplayName(root *cobra.Command, arg0 string) {
 	walk(root)
 }
 
-// completionTimeout bounds every completion that talks to the cluster: on an unreachable
-// or slow server the shell gets no candidates after this long, rather than hanging.
-const completionTimeout = 2 * time.Second
-
-// noFiles is the directive of every dynamic completion: candidates or nothing, never
-// the shell's file names.
-const noFiles = cobra.ShellCompDirectiveNoFileComp
-
-// clusterCompletion runs fn with a deadline and a short request timeout on the REST
-// config. It returns nothing if fn takes longer, fails or panics: a completion never
-// prints errors into the shell.
-func clusterCompletion(cmd *cobra.Command, configFlags *genericclioptions.ConfigFlags, fn func(ctx context.Context) []cobra.Completion) []cobra.Completion {
-	limitRequestTimeout(configFlags)
-	firstContext(configFlags)
-	parent := cmd.Context()
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(parent, completionTimeout)
-	defer cancel()
-	done := make(chan []cobra.Completion, 1)
-	go func() {
-		defer func() {
-			if recover() != nil {
-				done <- nil
-			}
-		}()
-		done <- fn(ctx)
-	}()
-	select {
-	case comps := <-done:
-		return comps
-	case <-ctx.Done():
-		// Stop fn (its requests take ctx) and give it a moment to return: nothing a
-		// completion started should outlive it (client-go still logs the cancelled
-		// request, which raced with the next command's klog set-up in tests).
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(completionGrace):
-		}
-		return nil
-	}
-}
-
-// completionGrace is how long a completion past its deadline waits for its requests to
-// end once cancelled.
-const completionGrace = 500 * time.Millisecond
-
-// firstContext makes a --context of several contexts (a list, a glob) the first one it
-// picks, for completions that ask a cluster: types and names are completed from it.
-func firstContext(configFlags *genericclioptions.ConfigFlags) {
-	if configFlags.Context == nil || !severalContexts(*configFlags.Context, false) {
-		return
-	}
-	raw, err := configFlags.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return
-	}
-	var names []string
-	for name := range raw.Contexts {
-		names = append(names, name)
-	}
-	if picked, err := selectContexts(*configFlags.Context, false, names); err == nil {
-		*configFlags.Context = picked[0]
-	}
-}
-
-// limitRequestTimeout caps the timeout of every request made through configFlags at
-// completionTimeout (a shorter --request-timeout stays).
-func limitRequestTimeout(configFlags *genericclioptions.ConfigFlags) {
-	wrap := configFlags.WrapConfigFn
-	configFlags.WrapConfigFn = func(c *rest.Config) *rest.Config {
-		if wrap != nil {
-			c = wrap(c)
-		}
-		if c.Timeout <= 0 || c.Timeout > completionTimeout {
-			c.Timeout = completionTimeout
-		}
-		c.WarningHandler = rest.NoWarnings{}
-		return c
-	}
-}
-
 // registerConfigFlagCompletions completes kubectl's connection flags: namespaces from
 // the cluster, contexts, clusters and users from the kubeconfig.
 func registerConfigFlagCompletions(root *cobra.Command, configFlags *genericclioptions.ConfigFlags) {
-	_ = root.RegisterFlagCompletionFunc("namespace", completeNamespaceList(configFlags, true))
+	_ = root.RegisterFlagCompletionFunc("namespace", complete.NamespaceList(configFlags, true))
 	_ = root.RegisterFlagCompletionFunc("context", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		// A comma list of contexts (watch several clusters): the last one is completed,
 		// and those already given are not offered again.
@@ -358,465 +260,36 @@ func registerConfigFlagCompletions(root *cobra.Command, configFlags *genericclio
 			given[strings.TrimSpace(c)] = true
 		}
 		var comps []cobra.Completion
-		for _, c := range kubeconfigCompletions(configFlags, "context", last) {
+		for _, c := range complete.Kubeconfig(configFlags, "context", last) {
 			if name, _, _ := strings.Cut(c, "\t"); !given[name] {
 				comps = append(comps, done+c)
 			}
 		}
-		return comps, noFiles
+		return comps, complete.NoFiles
 	})
 	_ = root.RegisterFlagCompletionFunc("cluster", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return kubeconfigCompletions(configFlags, "cluster", toComplete), noFiles
+		return complete.Kubeconfig(configFlags, "cluster", toComplete), complete.NoFiles
 	})
 	_ = root.RegisterFlagCompletionFunc("user", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return kubeconfigCompletions(configFlags, "user", toComplete), noFiles
+		return complete.Kubeconfig(configFlags, "user", toComplete), complete.NoFiles
 	})
 }
 
-// kubeconfigCompletions lists the kubeconfig's contexts, clusters or users (what is
-// "context", "cluster" or "user"), without asking the server.
-func kubeconfigCompletions(configFlags *genericclioptions.ConfigFlags, what, toComplete string) []cobra.Completion {
-	raw, err := configFlags.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return nil
+// registerWatchCompletions registers how `watch`'s arguments and flag values complete.
+func registerWatchCompletions(c *cobra.Command, configFlags *genericclioptions.ConfigFlags) {
+	c.ValidArgsFunction = complete.WatchArgs(configFlags)
+	_ = c.RegisterFlagCompletionFunc("output", complete.Formats)
+	_ = c.RegisterFlagCompletionFunc("color", complete.Color)
+	_ = c.RegisterFlagCompletionFunc("on-full", complete.OnFull)
+	_ = c.RegisterFlagCompletionFunc("sink", complete.Sink)
+	_ = c.RegisterFlagCompletionFunc("event-types", complete.EventTypes)
+	_ = c.RegisterFlagCompletionFunc("exclude-namespace", complete.NamespaceList(configFlags, false))
+	_ = c.RegisterFlagCompletionFunc("owned-types", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return complete.Cluster(cmd, configFlags, func(context.Context) []cobra.Completion {
+			return complete.Types(configFlags, toComplete)
+		}), complete.NoFiles
+	})
+	for _, name := range []string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until", "metrics-addr"} {
+		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
-	var comps []cobra.Completion
-	add := func(name, desc string) {
-		if strings.HasPrefix(name, toComplete) {
-			comps = append(comps, cobra.CompletionWithDesc(name, desc))
-		}
-	}
-	switch what {
-	case "context":
-		for name, c := range raw.Contexts {
-			desc := "cluster " + c.Cluster + ", user " + c.AuthInfo
-			if c.Namespace != "" {
-				desc += ", namespace " + c.Namespace
-			}
-			if name == raw.CurrentContext {
-				desc = "(current) " + desc
-			}
-			add(name, desc)
-		}
-	case "cluster":
-		for name, c := range raw.Clusters {
-			add(name, c.Server)
-		}
-	case "user":
-		for name := range raw.AuthInfos {
-			add(name, "")
-		}
-	}
-	sort.Strings(comps)
-	return comps
-}
-
-// completeWatchArgs completes `watch`'s arguments: the first is a comma-separated list
-// of resource types, the rest are object names of those types.
-func completeWatchArgs(configFlags *genericclioptions.ConfigFlags) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if typ, name, ok := strings.Cut(toComplete, "/"); ok && len(args) == 0 {
-			// TYPE/NAME, as kubectl users type it (watch deployment/web --owned).
-			return clusterCompletion(cmd, configFlags, func(ctx context.Context) []cobra.Completion {
-				return prefixed(typ+"/", completeObjectNames(ctx, cmd, configFlags, []string{typ}, name))
-			}), noFiles
-		}
-		if len(args) == 0 {
-			return clusterCompletion(cmd, configFlags, func(context.Context) []cobra.Completion {
-				return completeTypes(configFlags, toComplete)
-			}), noFiles
-		}
-		return clusterCompletion(cmd, configFlags, func(ctx context.Context) []cobra.Completion {
-			return completeObjectNames(ctx, cmd, configFlags, args, toComplete)
-		}), noFiles
-	}
-}
-
-// prefixed puts prefix before every completion.
-func prefixed(prefix string, comps []cobra.Completion) []cobra.Completion {
-	for i, c := range comps {
-		comps[i] = prefix + c
-	}
-	return comps
-}
-
-// completeTypes completes the last element of a comma-separated list of resource types
-// from the (disk-cached) discovery information: every type that can be listed and
-// watched, by plural name and by short name. Plural names found in more than one API
-// group, and any name once a '.' is typed, are offered as plural.group.
-func completeTypes(configFlags *genericclioptions.ConfigFlags, toComplete string) []cobra.Completion {
-	prefix, last := "", toComplete
-	if i := strings.LastIndex(toComplete, ","); i >= 0 {
-		prefix, last = toComplete[:i+1], toComplete[i+1:]
-	}
-	typed := map[string]bool{}
-	for _, t := range strings.Split(prefix, ",") {
-		typed[strings.TrimSpace(t)] = true
-	}
-	disco, err := configFlags.ToDiscoveryClient()
-	if err != nil {
-		return nil
-	}
-	comps := typeCandidates(preferredResources(disco), prefix, last, typed)
-	if len(comps) == 0 && last != "" {
-		// Perhaps a type created since the cache was written: look again, as kubectl's
-		// RESTMapper does for a type it does not know.
-		disco.Invalidate()
-		comps = typeCandidates(preferredResources(disco), prefix, last, typed)
-	}
-	return comps
-}
-
-// preferredResources is discovery's preferred version of every resource; a group whose
-// discovery failed is left out, the others are still offered.
-func preferredResources(disco discovery.DiscoveryInterface) []*metav1.APIResourceList {
-	lists, _ := disco.ServerPreferredResources()
-	return lists
-}
-
-// typeCandidates makes the completions for the last element of a type list from
-// discovery's resource lists.
-func typeCandidates(lists []*metav1.APIResourceList, prefix, last string, typed map[string]bool) []cobra.Completion {
-	type resource struct {
-		gv  schema.GroupVersion
-		api metav1.APIResource
-	}
-	var resources []resource
-	groupsOf := map[string]int{} // plural name -> number of groups serving it
-	for _, list := range lists {
-		if list == nil {
-			continue
-		}
-		gv, err := schema.ParseGroupVersion(list.GroupVersion)
-		if err != nil {
-			continue
-		}
-		for _, r := range list.APIResources {
-			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
-				continue
-			}
-			resources = append(resources, resource{gv, r})
-			groupsOf[r.Name]++
-		}
-	}
-	qualified := strings.Contains(last, ".")
-	seen := map[string]bool{}
-	var comps []cobra.Completion
-	add := func(name, desc string) {
-		if seen[name] || typed[name] || !strings.HasPrefix(name, last) {
-			return
-		}
-		seen[name] = true
-		comps = append(comps, cobra.CompletionWithDesc(prefix+name, desc))
-	}
-	for _, r := range resources {
-		full := r.api.Name
-		if r.gv.Group != "" {
-			full += "." + r.gv.Group
-		}
-		desc := r.api.Kind + " (" + r.gv.String() + ")"
-		switch {
-		case qualified || (groupsOf[r.api.Name] > 1 && r.gv.Group != ""):
-			add(full, desc)
-		default:
-			add(r.api.Name, desc)
-		}
-		for _, short := range r.api.ShortNames {
-			add(short, desc+", short for "+full)
-		}
-	}
-	// Categories (all, and those of custom resources) expand to their types.
-	if !qualified {
-		for _, r := range resources {
-			for _, category := range r.api.Categories {
-				add(category, "category: the types of `kubectl get "+category+"`")
-			}
-		}
-	}
-	sort.Strings(comps)
-	return comps
-}
-
-// completeObjectNames lists the names of the objects of the types in args[0], in the
-// namespace and with the selectors the command line gives, leaving out names already
-// given.
-func completeObjectNames(ctx context.Context, cmd *cobra.Command, configFlags *genericclioptions.ConfigFlags, args []string, toComplete string) []cobra.Completion {
-	mapper, err := configFlags.ToRESTMapper()
-	if err != nil {
-		return nil
-	}
-	disco, err := configFlags.ToDiscoveryClient()
-	if err != nil {
-		return nil
-	}
-	namespace, _, err := configFlags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return nil
-	}
-	opts := metav1.ListOptions{}
-	opts.LabelSelector, _ = cmd.Flags().GetString("selector")
-	opts.FieldSelector, _ = cmd.Flags().GetString("field-selector")
-	given := map[string]bool{}
-	for _, name := range args[1:] {
-		given[name] = true
-	}
-	var comps []cobra.Completion
-	seen := map[string]bool{}
-	for _, t := range strings.Split(args[0], ",") {
-		if t = strings.TrimSpace(t); t == "" {
-			continue
-		}
-		res, err := resource.Resolve(t, mapper, disco)
-		if err != nil {
-			continue
-		}
-		ns := namespace
-		if !res.Namespaced {
-			ns = ""
-		} else if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
-			continue // names of namespaced types cannot be used with -A
-		}
-		for _, c := range listNames(ctx, configFlags, res.GVR, ns, opts, toComplete, given) {
-			if !seen[c] {
-				seen[c] = true
-				comps = append(comps, c)
-			}
-		}
-	}
-	sort.Strings(comps)
-	return comps
-}
-
-// listNames lists the names of gvr's objects in namespace ("" for all or cluster-scoped)
-// that start with toComplete, through the metadata API (no object bodies).
-func listNames(ctx context.Context, configFlags *genericclioptions.ConfigFlags, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions, toComplete string, skip map[string]bool) []cobra.Completion {
-	restConfig, err := configFlags.ToRESTConfig()
-	if err != nil {
-		return nil
-	}
-	client, err := metadata.NewForConfig(restConfig)
-	if err != nil {
-		return nil
-	}
-	var list *metav1.PartialObjectMetadataList
-	if namespace == "" {
-		list, err = client.Resource(gvr).List(ctx, opts)
-	} else {
-		list, err = client.Resource(gvr).Namespace(namespace).List(ctx, opts)
-	}
-	if err != nil {
-		return nil
-	}
-	var names []cobra.Completion
-	for _, item := range list.Items {
-		if strings.HasPrefix(item.Name, toComplete) && !skip[item.Name] {
-			names = append(names, item.Name)
-		}
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Descriptions shown next to flag values; a value without one is offered bare.
-var (
-	formatDescriptions = map[string]string{
-		string(render.FormatPretty): "one aligned line per event, with what changed",
-		string(render.FormatWide):   "pretty with kubectl's -o wide columns",
-		"custom-columns=":           "kubectl's custom columns, after an EVENT column: HEADER:.path,...",
-		"custom-columns-file=":      "custom columns from a file: a line of headers, a line of paths",
-		"jsonpath=":                 "kubectl's JSONPath template per event, after the event type",
-		"jsonpath-file=":            "a JSONPath template from a file",
-		"go-template=":              "a Go template per event, after the event type",
-		"go-template-file=":         "a Go template from a file",
-		string(render.FormatJSON):   "JSON Lines: one object per event",
-		string(render.FormatYAML):   "one YAML document per event",
-		string(render.FormatName):   "TYPE kind/name, as kubectl get -o name",
-	}
-	policyDescriptions = map[string]string{
-		listener.Block.String():      "wait for room: lossless, may hold up this sink's informer handler",
-		listener.DropOldest.String(): "drop the oldest queued event: the sink stays current",
-		listener.DropNewest.String(): "drop the incoming event: keep what is queued",
-		listener.Coalesce.String():   "merge events for the same object: every final state arrives",
-	}
-	colorValues       = []string{"auto", "always", "never"}
-	colorDescriptions = map[string]string{
-		"auto":   "only when stdout is a terminal and NO_COLOR is unset",
-		"always": "always colour",
-		"never":  "never colour",
-	}
-)
-
-// withDescriptions offers the values starting with toComplete (after prefix), each with
-// its description.
-func withDescriptions(prefix string, values []string, descriptions map[string]string, toComplete string) []cobra.Completion {
-	var comps []cobra.Completion
-	for _, v := range values {
-		if strings.HasPrefix(prefix+v, toComplete) {
-			comps = append(comps, cobra.CompletionWithDesc(prefix+v, descriptions[v]))
-		}
-	}
-	return comps
-}
-
-func completeFormats(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if render.IsTemplateFormat(toComplete) {
-		return nil, noFiles // the template itself: nothing to offer
-	}
-	formats := append(render.Formats(), render.TemplateFormats()...)
-	out := withDescriptions("", formats, formatDescriptions, toComplete)
-	for _, c := range out {
-		if !strings.Contains(string(c), "=") {
-			return out, noFiles
-		}
-	}
-	// Only templates left: the shell must not end the word after their "=".
-	return out, noFiles | cobra.ShellCompDirectiveNoSpace
-}
-
-func completeOnFull(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return withDescriptions("", listener.Policies(), policyDescriptions, toComplete), noFiles
-}
-
-func completeColor(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return withDescriptions("", colorValues, colorDescriptions, toComplete), noFiles
-}
-
-// completeSink completes a --sink value, KIND[(OPTIONS)][=TARGET], step by step: the
-// kind, then the option keys of that kind and the values of format, on-full, raw and
-// compress, then a terminal's format.
-func completeSink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	partial := cobra.ShellCompDirectiveNoSpace | noFiles
-	i := strings.IndexAny(toComplete, "(=")
-	if i < 0 {
-		var comps []cobra.Completion
-		for _, name := range config.Kinds() {
-			kind, _ := config.LookupKind(name)
-			desc := kind.Description
-			forms := []cobra.Completion{
-				cobra.CompletionWithDesc(name+"=", desc+kind.TargetHint),
-				cobra.CompletionWithDesc(name+"(", desc+", with options"),
-			}
-			if kind.OptionalTarget() {
-				forms = append([]cobra.Completion{cobra.CompletionWithDesc(name, desc+", in the -o format")}, forms...)
-			}
-			for _, f := range forms {
-				if strings.HasPrefix(f, toComplete) {
-					comps = append(comps, f)
-				}
-			}
-		}
-		return comps, partial
-	}
-	kindName := toComplete[:i]
-	kind, ok := config.LookupKind(kindName)
-	if !ok {
-		return nil, noFiles
-	}
-	if toComplete[i] == '=' {
-		switch {
-		case kind.TargetIsFormat():
-			return withDescriptions(toComplete[:i+1], kind.Formats(), formatDescriptions, toComplete), noFiles
-		case kind.TargetIsPath():
-			return pathCompletions(toComplete[:i+1], toComplete[i+1:])
-		}
-		return nil, noFiles // a jq expression
-	}
-	// Inside or after the option list.
-	rest := toComplete[i+1:]
-	closeAt, segStart := optionListEnd(rest)
-	if closeAt >= 0 {
-		if closeAt == len(rest)-1 && kind.AfterOptions != "" {
-			return []cobra.Completion{cobra.CompletionWithDesc(toComplete+"=", kind.AfterOptions)}, partial
-		}
-		if target := i + 1 + closeAt + 1; kind.TargetIsPath() && target < len(toComplete) && toComplete[target] == '=' {
-			return pathCompletions(toComplete[:target+1], toComplete[target+1:])
-		}
-		return nil, noFiles // complete, or a jq expression
-	}
-	base := toComplete[:i+1+segStart]
-	seg := rest[segStart:]
-	if eq := strings.IndexByte(seg, '='); eq >= 0 {
-		key := seg[:eq]
-		base += key + "="
-		values, isPath := config.OptionValues(kindName, key)
-		if isPath && !strings.Contains(seg[eq+1:], `"`) {
-			comps, directive := pathCompletions(base, seg[eq+1:])
-			return comps, directive | cobra.ShellCompDirectiveNoSpace // the option list goes on
-		}
-		// Formats and policies are described; true and false need no words.
-		descriptions := map[string]string{}
-		maps.Copy(descriptions, formatDescriptions)
-		maps.Copy(descriptions, policyDescriptions)
-		return withDescriptions(base, values, descriptions, toComplete), partial
-	}
-	used := map[string]bool{}
-	for _, opt := range strings.Split(rest[:segStart], ",") {
-		used[strings.TrimSpace(strings.SplitN(opt, "=", 2)[0])] = true
-	}
-	var comps []cobra.Completion
-	for _, key := range config.OptionKeys(kindName) {
-		if used[key] {
-			continue
-		}
-		form := key + "="
-		if config.BareOption(key) {
-			form = key
-		}
-		if strings.HasPrefix(base+form, toComplete) {
-			comps = append(comps, cobra.CompletionWithDesc(base+form, config.OptionHelp(key)))
-		}
-	}
-	return comps, partial
-}
-
-// pathCompletions offers the files and directories whose path starts with partial, each
-// after prefix ("file=", "jq(output="): the shell cannot complete these paths itself,
-// since the word starts with the sink's kind. A directory ends in "/" and keeps the
-// cursor after it; dot files only once a "." is typed, as in the shells.
-func pathCompletions(prefix, partial string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	dir, base := filepath.Split(partial)
-	readDir := dir
-	if readDir == "" {
-		readDir = "."
-	}
-	entries, err := os.ReadDir(readDir)
-	if err != nil {
-		return nil, noFiles
-	}
-	var comps []cobra.Completion
-	directive := noFiles
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasPrefix(name, base) || (strings.HasPrefix(name, ".") && !strings.HasPrefix(base, ".")) {
-			continue
-		}
-		comp := prefix + dir + name
-		if info, err := os.Stat(filepath.Join(readDir, name)); err == nil && info.IsDir() {
-			comp += "/"
-			directive |= cobra.ShellCompDirectiveNoSpace
-		}
-		comps = append(comps, comp)
-	}
-	return comps, directive
-}
-
-// optionListEnd scans an option list (what follows '(') the way the --sink parser does:
-// closeAt is the index of its closing ')' (-1 if still open), segStart where the option
-// being typed starts.
-func optionListEnd(s string) (closeAt, segStart int) {
-	inQuote := false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case inQuote && c == '\\':
-			i++
-		case c == '"':
-			inQuote = !inQuote
-		case inQuote:
-		case c == ',':
-			segStart = i + 1
-		case c == ')':
-			return i, segStart
-		}
-	}
-	return -1, segStart
 }

@@ -15,11 +15,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
@@ -43,8 +41,8 @@ type completion struct {
 	took      time.Duration
 }
 
-// complete runs cobra's completion entry point, as the shell scripts do.
-func complete(t *testing.T, args ...string) completion {
+// tabComplete runs cobra's completion entry point, as the shell scripts do.
+func tabComplete(t *testing.T, args ...string) completion {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	root := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
@@ -100,7 +98,7 @@ func TestCompleteFlagValues(t *testing.T) {
 	}{
 		{[]string{"watch", "-o", ""}, append(render.Formats(), render.TemplateFormats()...)},
 		{[]string{"watch", "--output", "j"}, []string{"json", "jsonpath=", "jsonpath-file="}},
-		{[]string{"watch", "--event-types", ""}, []string{"ADDED", "MODIFIED", "DELETED"}},
+		{[]string{"watch", "--event-types", ""}, []string{"ADDED", "MODIFIED", "DELETED", "SYNC"}},
 		{[]string{"watch", "--on-full", ""}, listener.Policies()},
 		{[]string{"watch", "--on-full", "drop-"}, []string{"drop-oldest", "drop-newest"}},
 		{[]string{"watch", "--color", ""}, []string{"auto", "always", "never"}},
@@ -112,7 +110,7 @@ func TestCompleteFlagValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			c := complete(t, tt.args...)
+			c := tabComplete(t, tt.args...)
 			wantValues(t, c, tt.want...)
 			if c.directive != ":4" && !slices.Contains(tt.args, "--event-types") {
 				t.Errorf("directive = %s, want :4 (no file completion)", c.directive)
@@ -122,7 +120,7 @@ func TestCompleteFlagValues(t *testing.T) {
 	}
 	// Every value has a description.
 	for _, args := range [][]string{{"watch", "-o", ""}, {"watch", "--on-full", ""}, {"watch", "--color", ""}} {
-		for _, line := range complete(t, args...).lines {
+		for _, line := range tabComplete(t, args...).lines {
 			if !strings.Contains(line, "\t") {
 				t.Errorf("%q: %q has no description", args, line)
 			}
@@ -136,7 +134,7 @@ func TestCompleteSink(t *testing.T) {
 	for _, k := range config.Kinds() {
 		kinds = append(kinds, k+"=")
 	}
-	c := complete(t, "watch", "--sink", "")
+	c := tabComplete(t, "watch", "--sink", "")
 	wantContains(t, c, append(kinds, "terminal", "file(", "jq(")...)
 	if c.directive != ":6" {
 		t.Errorf("kinds: directive = %s, want :6 (no space, no files)", c.directive)
@@ -163,7 +161,7 @@ func TestCompleteSink(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.toComplete, func(t *testing.T) {
-			c := complete(t, "watch", "--sink", tt.toComplete)
+			c := tabComplete(t, "watch", "--sink", tt.toComplete)
 			want := tt.want
 			if tt.toComplete == "file(format=" {
 				want = nil
@@ -182,14 +180,14 @@ func TestCompleteSink(t *testing.T) {
 		})
 	}
 	// Options already given are not offered again.
-	c = complete(t, "watch", "--sink", "file(compress,max-size=5,")
+	c = tabComplete(t, "watch", "--sink", "file(compress,max-size=5,")
 	if slices.Contains(c.values, "file(compress,max-size=5,compress") || slices.Contains(c.values, "file(compress,max-size=5,max-size=") {
 		t.Errorf("options given are offered again: %q", c.values)
 	}
 	wantContains(t, c, "file(compress,max-size=5,max-backups=")
 	// Whatever completion offers for a file sink, the parser takes (filled in).
 	fill := map[string]string{"name": "x", "format": "json", "event-types": "DELETED", "buffer": "1", "on-full": "block", "resync": "1m", "max-size": "1", "max-backups": "1", "max-age": "1"}
-	for _, v := range complete(t, "watch", "--sink", "file(").values {
+	for _, v := range tabComplete(t, "watch", "--sink", "file(").values {
 		key := strings.TrimSuffix(strings.TrimPrefix(v, "file("), "=")
 		spec := v + fill[key]
 		if key == "max-backups" || key == "max-age" || key == "compress" {
@@ -232,7 +230,7 @@ func TestCompleteSinkPaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.toComplete, func(t *testing.T) {
-			c := complete(t, "watch", "--sink", tt.toComplete)
+			c := tabComplete(t, "watch", "--sink", tt.toComplete)
 			wantValues(t, c, tt.want...)
 			if c.directive != tt.directive {
 				t.Errorf("directive = %s, want %s", c.directive, tt.directive)
@@ -294,7 +292,7 @@ func TestCompleteKubeconfigNames(t *testing.T) {
 	isolate(t)
 	// The server does not exist: contexts, clusters and users come from the file alone.
 	kc := writeKubeconfig(t, "https://127.0.0.1:1")
-	c := complete(t, "watch", "--kubeconfig", kc, "--context", "")
+	c := tabComplete(t, "watch", "--kubeconfig", kc, "--context", "")
 	wantValues(t, c, "alpha", "beta")
 	if !strings.Contains(c.lines[0], "(current)") || !strings.Contains(c.lines[0], "namespace apps") {
 		t.Errorf("context alpha: description %q lacks (current) or its namespace", c.lines[0])
@@ -303,17 +301,17 @@ func TestCompleteKubeconfigNames(t *testing.T) {
 		t.Errorf("directive = %s, want :4", c.directive)
 	}
 	c.quiet(t)
-	wantValues(t, complete(t, "watch", "--kubeconfig", kc, "--context", "b"), "beta")
+	wantValues(t, tabComplete(t, "watch", "--kubeconfig", kc, "--context", "b"), "beta")
 	// A comma list (several clusters): the last context is completed, the ones given
 	// are not offered again.
-	wantValues(t, complete(t, "watch", "--kubeconfig", kc, "--context", "alpha,"), "alpha,beta")
-	wantValues(t, complete(t, "watch", "--kubeconfig", kc, "--context", "beta,a"), "beta,alpha")
-	wantValues(t, complete(t, "watch", "--kubeconfig", kc, "--context", "alpha,beta,"))
-	wantValues(t, complete(t, "--kubeconfig", kc, "watch", "--cluster", ""), "one", "two")
-	wantValues(t, complete(t, "watch", "--kubeconfig", kc, "--user", ""), "ann", "bob")
+	wantValues(t, tabComplete(t, "watch", "--kubeconfig", kc, "--context", "alpha,"), "alpha,beta")
+	wantValues(t, tabComplete(t, "watch", "--kubeconfig", kc, "--context", "beta,a"), "beta,alpha")
+	wantValues(t, tabComplete(t, "watch", "--kubeconfig", kc, "--context", "alpha,beta,"))
+	wantValues(t, tabComplete(t, "--kubeconfig", kc, "watch", "--cluster", ""), "one", "two")
+	wantValues(t, tabComplete(t, "watch", "--kubeconfig", kc, "--user", ""), "ann", "bob")
 	// KUBECONFIG works too, as in kubectl.
 	t.Setenv("KUBECONFIG", kc)
-	wantValues(t, complete(t, "watch", "--context", ""), "alpha", "beta")
+	wantValues(t, tabComplete(t, "watch", "--context", ""), "alpha", "beta")
 }
 
 // Completion must never hang the shell or print errors into it: with the server down,
@@ -362,128 +360,16 @@ func TestCompleteUnreachableServer(t *testing.T) {
 		for _, args := range cases {
 			t.Run(server.name+"/"+strings.Join(args, " "), func(t *testing.T) {
 				args := append([]string{"--kubeconfig", server.kubeconfig}, args...)
-				c := complete(t, args...)
+				c := tabComplete(t, args...)
 				wantValues(t, c)
 				if c.directive != ":4" {
 					t.Errorf("directive = %s, want :4 (no file completion)", c.directive)
 				}
-				if c.took > completionTimeout+time.Second {
-					t.Errorf("took %s; completion must give up after %s", c.took.Round(time.Millisecond), completionTimeout)
+				if c.took > complete.Timeout+time.Second {
+					t.Errorf("took %s; completion must give up after %s", c.took.Round(time.Millisecond), complete.Timeout)
 				}
 				c.quiet(t)
 			})
-		}
-	}
-}
-
-func TestLimitRequestTimeout(t *testing.T) {
-	isolate(t)
-	kc := writeKubeconfig(t, "https://127.0.0.1:1")
-	for _, tt := range []struct {
-		flag string
-		want time.Duration
-	}{
-		{"0", completionTimeout},
-		{"1m", completionTimeout},
-		{"500ms", 500 * time.Millisecond},
-	} {
-		flags := genericclioptions.NewConfigFlags(true)
-		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-		flags.AddFlags(fs)
-		if err := fs.Parse([]string{"--kubeconfig", kc, "--request-timeout", tt.flag}); err != nil {
-			t.Fatal(err)
-		}
-		limitRequestTimeout(flags)
-		cfg, err := flags.ToRESTConfig()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cfg.Timeout != tt.want {
-			t.Errorf("--request-timeout %s: completion timeout = %s, want %s", tt.flag, cfg.Timeout, tt.want)
-		}
-	}
-}
-
-func TestTypeCandidates(t *testing.T) {
-	lw := []string{"get", "list", "watch"}
-	lists := []*metav1.APIResourceList{
-		{GroupVersion: "v1", APIResources: []metav1.APIResource{
-			{Name: "pods", Kind: "Pod", ShortNames: []string{"po"}, Verbs: lw},
-			{Name: "pods/log", Kind: "Pod", Verbs: []string{"get"}},
-			{Name: "events", Kind: "Event", ShortNames: []string{"ev"}, Verbs: lw},
-			{Name: "bindings", Kind: "Binding", Verbs: []string{"create"}},
-			{Name: "componentstatuses", Kind: "ComponentStatus", ShortNames: []string{"cs"}, Verbs: []string{"get", "list"}},
-		}},
-		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{
-			{Name: "deployments", Kind: "Deployment", ShortNames: []string{"deploy"}, Verbs: lw},
-		}},
-		{GroupVersion: "events.k8s.io/v1", APIResources: []metav1.APIResource{
-			{Name: "events", Kind: "Event", ShortNames: []string{"ev"}, Verbs: lw},
-		}},
-		{GroupVersion: "completion.kubeevents.dev/v1", APIResources: []metav1.APIResource{
-			{Name: "gadgets", Kind: "Gadget", ShortNames: []string{"gdg"}, Verbs: lw},
-		}},
-		nil,
-	}
-	values := func(comps []cobra.Completion) []string {
-		var v []string
-		for _, c := range comps {
-			v = append(v, strings.SplitN(c, "\t", 2)[0])
-		}
-		return v
-	}
-	tests := []struct {
-		toComplete string
-		want       []string
-	}{
-		{"", []string{"deploy", "deployments", "ev", "events", "events.events.k8s.io", "gadgets", "gdg", "po", "pods"}},
-		{"p", []string{"po", "pods"}},
-		{"g", []string{"gadgets", "gdg"}},
-		{"pods,de", []string{"pods,deploy", "pods,deployments"}},
-		{"pods,po", []string{"pods,po"}}, // pods is given already; po is another name for it, still offered
-		{"deployments.", []string{"deployments.apps"}},
-		{"gadgets.c", []string{"gadgets.completion.kubeevents.dev"}},
-		{"cs", nil},
-		{"bindings", nil},
-	}
-	for _, tt := range tests {
-		prefix, last := "", tt.toComplete
-		if i := strings.LastIndex(tt.toComplete, ","); i >= 0 {
-			prefix, last = tt.toComplete[:i+1], tt.toComplete[i+1:]
-		}
-		typed := map[string]bool{}
-		for _, p := range strings.Split(prefix, ",") {
-			typed[p] = true
-		}
-		got := values(typeCandidates(lists, prefix, last, typed))
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("%q: got %q, want %q", tt.toComplete, got, tt.want)
-		}
-	}
-	// Descriptions name the kind and group/version, and what a short name stands for.
-	for _, c := range typeCandidates(lists, "", "d", nil) {
-		if c != "deploy\tDeployment (apps/v1), short for deployments.apps" && c != "deployments\tDeployment (apps/v1)" {
-			t.Errorf("unexpected completion %q", c)
-		}
-	}
-}
-
-func TestOptionListEnd(t *testing.T) {
-	for _, tt := range []struct {
-		in             string
-		closeAt, segAt int
-	}{
-		{"", -1, 0},
-		{"raw", -1, 0},
-		{"raw,out", -1, 4},
-		{"raw)", 3, 0},
-		{`output="a,b)",r`, -1, 14},
-		{`output="a\"),b",r`, -1, 16},
-		{`output="x")=`, 10, 0},
-	} {
-		closeAt, segAt := optionListEnd(tt.in)
-		if closeAt != tt.closeAt || segAt != tt.segAt {
-			t.Errorf("optionListEnd(%q) = %d, %d; want %d, %d", tt.in, closeAt, segAt, tt.closeAt, tt.segAt)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
 
@@ -42,7 +43,7 @@ func NewConfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 					return usageErrorf("%s: sink %q: %v", s.Origin, s.Name, err)
 				}
 			}
-			fmt.Fprintf(streams.Out, "%s: OK, %d sink%s\n", path, len(sinks), plural(len(sinks)))
+			fmt.Fprintf(streams.Out, "%s: OK, %d sink%s\n", path, len(sinks), diag.Plural(len(sinks)))
 			return nil
 		},
 	})

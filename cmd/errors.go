@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/engine"
 )
 
@@ -14,32 +15,15 @@ const (
 	ExitOK         = 0 // a condition was met, the stream was interrupted, or --timeout ended a plain watch
 	ExitError      = 1 // the watch could not start or failed, or the rollout --until-rollout waited for failed
 	ExitUsage      = 2 // bad flags, arguments or configuration
-	ExitTimeout    = 3 // --timeout expired, or --max-events was reached, before --until / --until-deleted / --until-rollout was met
+	ExitTimeout    = 3 // --timeout, --max-events or an interruption (Ctrl-C, SIGTERM) ended the run before --until / --until-deleted / --until-rollout was met
 	ExitSinkFailed = 4 // a sink (or the --resume checkpoint) could not be opened or written, or a sink failed to write while the others ran to the end
 )
 
-// UsageError is bad input from the command line or the config file: exit code 2.
-type UsageError struct{ Err error }
+// UsageError is bad input from the command line or the config file: exit code 2. The
+// engine and the plan report bad usage they find while connecting with the same type.
+type UsageError = diag.UsageError
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usageErrorf(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
-
-// The engine's errors (engine.TimeoutError, engine.NotMetError, engine.SinkFailedError)
-// are mapped to exit codes in ExitCode, with the command line's own.
-
-// SinkOpenError says a sink could not be opened at start-up (a file in a directory that
-// cannot be written): the run ends before it starts, exit code 4, with this one line.
-type SinkOpenError struct {
-	Name string
-	Err  error
-}
-
-func (e *SinkOpenError) Error() string { return fmt.Sprintf("sink %q: %v", e.Name, e.Err) }
-func (e *SinkOpenError) Unwrap() error { return e.Err }
+func usageErrorf(format string, args ...any) error { return diag.Usagef(format, args...) }
 
 // ExitCode reports err on errOut, one "kubeevents: " line (a jq syntax error adds its
 // caret lines), and returns the exit code for it. This is the one place errors become
@@ -52,15 +36,16 @@ func ExitCode(err error, errOut io.Writer) int {
 	var usage *UsageError
 	var timeout *engine.TimeoutError
 	var notMet *engine.NotMetError
+	var interrupted *engine.InterruptedError
 	var sinkFailed *engine.SinkFailedError
-	var sinkOpen *SinkOpenError
+	var sinkOpen *engine.SinkOpenError
 	var corrupt *checkpoint.CorruptError
 	var mismatch *checkpoint.MismatchError
 	var checkpointWrite *checkpoint.WriteError
 	switch {
 	case errors.As(err, &usage), errors.As(err, &corrupt), errors.As(err, &mismatch):
 		return ExitUsage
-	case errors.As(err, &timeout), errors.As(err, &notMet):
+	case errors.As(err, &timeout), errors.As(err, &notMet), errors.As(err, &interrupted):
 		return ExitTimeout
 	case errors.As(err, &sinkFailed), errors.As(err, &sinkOpen), errors.As(err, &checkpointWrite):
 		return ExitSinkFailed

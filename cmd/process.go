@@ -8,10 +8,16 @@ import (
 	"runtime/debug"
 	"strconv"
 
+	"github.com/mattn/go-isatty"
+	"golang.org/x/term"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
+	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/gcheadroom"
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/plan"
 )
 
 // Process-wide settings: client-go's logging and the garbage collector. They are set
@@ -58,19 +64,54 @@ func setHTTP2HealthChecks(lookupEnv func(string) (string, bool)) {
 	}
 }
 
-// capVerbosityForSecrets keeps Secret values out of client-go's logs: from -v=8 it logs
-// response bodies, which hold them in clear, before any redaction can happen.
-func (o *WatchOptions) capVerbosityForSecrets() {
-	if o.ShowSecrets || o.Verbosity == nil || *o.Verbosity < 8 {
-		return
+// system is what the engine's run is given by this process: its streams and terminals,
+// the kubeconfig (kubectl's flags, and any context by name), the environment, and the
+// process-wide settings only the command changes.
+func system(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, verbosity int) engine.System {
+	return engine.System{
+		Out: streams.Out, ErrOut: streams.ErrOut, Terminals: osTerminals{}, LookupEnv: os.LookupEnv, Verbosity: verbosity,
+		Kubeconfig: plan.Kubeconfig{Default: configFlags, Context: func(name string) genericclioptions.RESTClientGetter {
+			return contextFlags(configFlags, name)
+		}},
+		NewClients:     informer.NewClients,
+		Synced:         tuneRuntimeForWatching,
+		SecretsWatched: func() int { return capVerbosityForSecrets(verbosity) },
+		Starting:       releaseStartupPages,
 	}
-	for _, res := range o.resources {
-		if informer.IsSecret(res) {
-			var level klog.Level
-			_ = level.Set("7")
-			o.warnf("-v=%d would log Secret values (in API response bodies); logging as with -v=7 (--show-secrets allows more)", *o.Verbosity)
-			return
+}
+
+// capVerbosityForSecrets keeps Secret values out of client-go's logs: from -v=8 it logs
+// response bodies, which hold them in clear, before any redaction can happen. It returns
+// the -v it capped, or 0.
+func capVerbosityForSecrets(verbosity int) int {
+	if verbosity < 8 {
+		return 0
+	}
+	var level klog.Level
+	_ = level.Set("7")
+	return verbosity
+}
+
+// osTerminals says which streams are terminals, asking the operating system.
+type osTerminals struct{}
+
+func (osTerminals) IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+func (t osTerminals) Width(w io.Writer) func() int {
+	f, ok := w.(*os.File)
+	if !ok || !t.IsTerminal(w) {
+		return nil
+	}
+	fd := int(f.Fd())
+	return func() int {
+		width, _, err := term.GetSize(fd)
+		if err != nil {
+			return 0
 		}
+		return width
 	}
 }
 

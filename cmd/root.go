@@ -5,9 +5,7 @@ package cmd
 import (
 	"context"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -39,23 +37,6 @@ func isCobraUsageError(err error) bool {
 		}
 	}
 	return false
-}
-
-// checkRequestTimeout refuses a --request-timeout that client-go would refuse later
-// (and report as a connection error, exit 1): a number of seconds or a duration with a
-// unit, as kubectl takes it, and not negative.
-func checkRequestTimeout(configFlags *genericclioptions.ConfigFlags) error {
-	if configFlags.Timeout == nil || *configFlags.Timeout == "" {
-		return nil
-	}
-	value := *configFlags.Timeout
-	if seconds, err := strconv.ParseInt(value, 10, 64); err == nil && seconds >= 0 {
-		return nil
-	}
-	if d, err := time.ParseDuration(value); err == nil && d >= 0 {
-		return nil
-	}
-	return usageErrorf("--request-timeout %q: give a duration with a unit, e.g. 30s or 2m, or a number of seconds (0: no timeout)", value)
 }
 
 // NewRootCommand builds the command tree. Tests run it with fake streams.

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
@@ -173,7 +174,7 @@ func shortVersion(v VersionInfo) string {
 func serverVersion(configFlags *genericclioptions.ConfigFlags) (*k8sversion.Info, error) {
 	restConfig, err := configFlags.ToRESTConfig()
 	if err != nil {
-		return nil, kubeconfigError(err)
+		return nil, plan.KubeconfigError(err)
 	}
 	restConfig.WarningHandler = rest.NoWarnings{}
 	if restConfig.Timeout == 0 {
@@ -181,7 +182,7 @@ func serverVersion(configFlags *genericclioptions.ConfigFlags) (*k8sversion.Info
 	}
 	client, err := discovery.NewDiscoveryClientForConfig(restConfig)
 	if err != nil {
-		return nil, kubeconfigError(err)
+		return nil, plan.KubeconfigError(err)
 	}
 	info, err := client.ServerVersion()
 	if err != nil {

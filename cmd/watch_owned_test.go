@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -32,17 +31,6 @@ func TestOwnedUsageErrors(t *testing.T) {
 		if code != ExitUsage || !strings.HasPrefix(stderr, "kubeevents: ") || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("watch %s: exit %d, stderr %q; want exit 2 and one line with %q", strings.Join(c.args, " "), code, stderr, c.want)
 		}
-	}
-}
-
-// TYPE/NAME is read as TYPE NAME, with or without --owned, as kubectl reads it.
-func TestTypeSlashName(t *testing.T) {
-	o := &WatchOptions{}
-	if err := o.parseArgs([]string{"deployments.apps/web"}); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(o.TypeArgs, []string{"deployments.apps"}) || !slices.Equal(o.Names, []string{"web"}) {
-		t.Errorf("types %q, names %q", o.TypeArgs, o.Names)
 	}
 }
 

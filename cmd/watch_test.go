@@ -1,20 +1,18 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/engine"
-	"github.com/kubeevents/kubeevents/internal/resource"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"github.com/kubeevents/kubeevents/internal/event"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -68,6 +66,8 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"negative request timeout", []string{"watch", "pods", "--request-timeout", "-5s"}, `kubeevents: --request-timeout "-5s": give a duration with a unit`},
 		{"negative timeout", []string{"watch", "pods", "--timeout", "-5s"}, `kubeevents: --timeout -5s: give a positive duration`},
 		{"negative grace", []string{"watch", "pods", "--grace", "-1s"}, `kubeevents: --grace -1s: give a positive duration`},
+		{"resync with event types without SYNC", []string{"watch", "pods", "--resync", "1m", "--event-types", "ADDED"}, `kubeevents: --resync re-delivers objects as SYNC events, which --event-types leaves out`},
+		{"not an event type", []string{"watch", "pods", "--event-types", "ADDED,REMOVED"}, `kubeevents: --event-types "REMOVED": not an event type; use ADDED, MODIFIED, DELETED or SYNC`},
 		{"resume-reset without resume", []string{"watch", "pods", "--resume-reset"}, `kubeevents: --resume-reset applies to --resume only; add --resume FILE`},
 		{"resume with watch-only", []string{"watch", "pods", "--resume", "x.ckpt", "--watch-only"}, `kubeevents: --resume and --watch-only do not go together`},
 		{"jq and a stdout sink", []string{"watch", "pods", "--jq", ".", "--sink", "terminal=json"}, `kubeevents: --jq filters the standard output stream, but a sink already writes to stdout`},
@@ -139,7 +139,7 @@ func TestExitCodes(t *testing.T) {
 		{&engine.TimeoutError{Err: os.ErrDeadlineExceeded}, ExitTimeout},
 		{&engine.NotMetError{Err: errors.New("--max-events 1 reached before --until was met")}, ExitTimeout},
 		{&engine.SinkFailedError{Names: []string{"archive"}}, ExitSinkFailed},
-		{&SinkOpenError{Name: "archive", Err: os.ErrPermission}, ExitSinkFailed},
+		{&engine.SinkOpenError{Name: "archive", Err: os.ErrPermission}, ExitSinkFailed},
 		{&checkpoint.CorruptError{Path: "x.ckpt", What: "truncated"}, ExitUsage},
 		{&checkpoint.MismatchError{Path: "x.ckpt", Differences: []string{"namespace"}}, ExitUsage},
 		{&checkpoint.WriteError{Path: "x.ckpt", Err: os.ErrPermission}, ExitSinkFailed},
@@ -155,190 +155,76 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-// The command line decides what goes to stdout: the config file's stdout sinks give way
-// to -o, --jq, --no-screen and --sink flags that write to stdout; its other sinks stay.
-func TestConfigFileStdoutGivesWayToFlags(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	content := `sinks:
-  - {name: screen, type: terminal, format: pretty, resync: 30s}
-  - {name: types, type: jq, expr: .type}
-  - {name: archive, type: file, path: events.jsonl}
-`
-	if err := os.WriteFile(cfg, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
+// configOf is the engine Config that `kubeevents ARGS...` hands to the engine.
+func configOf(t *testing.T, args ...string) engine.Config {
+	t.Helper()
+	var got engine.Config
+	runEngine = func(_ context.Context, _ engine.System, cfg engine.Config) (engine.Result, error) {
+		got = cfg
+		return engine.Result{}, nil
 	}
-	for _, c := range []struct {
-		name  string
-		set   map[string]bool // flags given
-		o     WatchOptions
-		sinks string // name:type:format-or-expr, in order
-	}{
-		{"no flags", nil, WatchOptions{}, "screen:terminal:pretty types:jq:.type archive:file:json"},
-		{"-o json", map[string]bool{"output": true}, WatchOptions{Output: "json"}, "screen:terminal:json archive:file:json"},
-		{"--jq", map[string]bool{"jq": true}, WatchOptions{JQ: ".object"}, "screen:jq:.object archive:file:json"},
-		{"--no-screen", map[string]bool{"no-screen": true}, WatchOptions{NoScreen: true}, "archive:file:json"},
-		{"--sink to stdout", map[string]bool{"sink": true}, WatchOptions{SinkSpecs: []string{"file=-"}}, "archive:file:json stdout:file:json"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			streams, _, _, _ := genericiooptions.NewTestIOStreams()
-			o := c.o
-			o.Streams, o.ConfigFile, o.Buffer, o.OnFull = streams, cfg, 1024, "block"
-			if o.Output == "" {
-				o.Output = "pretty"
-			}
-			o.flagsSet = func(name string) bool { return c.set[name] }
-			if err := o.completeSinks(); err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, s := range o.sinks {
-				what := s.Format
-				if s.Type == "jq" {
-					what = s.Expr
-				}
-				got = append(got, s.Name+":"+s.Type+":"+what)
-			}
-			if strings.Join(got, " ") != c.sinks {
-				t.Errorf("sinks %q, want %q", strings.Join(got, " "), c.sinks)
-			}
-			if c.name == "-o json" && o.sinks[0].Resync != 30*time.Second {
-				t.Errorf("-o json lost the file's settings of its screen sink: %+v", o.sinks[0])
-			}
-		})
+	defer func() { runEngine = engine.Run }()
+	if code, _, stderr := runCommand(t, args...); code != 0 {
+		t.Fatalf("kubeevents %s: exit %d, %s", strings.Join(args, " "), code, stderr)
 	}
+	return got
 }
 
-// What the command line says reaches the engine's Config as it was said: a table from
-// options to config, without a cluster.
-func TestEngineConfigFromOptions(t *testing.T) {
-	pods := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true}
-	base := func() *WatchOptions {
-		return &WatchOptions{Streams: genericiooptions.NewTestIOStreamsDiscard(), resources: []resource.Resource{pods}, namespace: "web"}
-	}
+// What the command line says reaches the engine's Config as it was said.
+func TestEngineConfigFromFlags(t *testing.T) {
 	cases := []struct {
 		name  string
-		set   func(*WatchOptions)
+		args  []string
 		check func(engine.Config) bool
 	}{
-		{"namespace and types", func(o *WatchOptions) {}, func(c engine.Config) bool {
-			return c.Namespace == "web" && len(c.Resources) == 1 && c.Resources[0].GVR.Resource == "pods"
+		{"types, names, namespaces", []string{"watch", "pods,deploy", "a", "b", "-n", "x,y"}, func(c engine.Config) bool {
+			return slices.Equal(c.Watch.Types, []string{"pods", "deploy"}) && slices.Equal(c.Watch.Names, []string{"a", "b"}) &&
+				c.Watch.Namespace == "x,y" && c.Watch.NamespaceGiven
 		}},
-		{"selectors and names", func(o *WatchOptions) {
-			o.LabelSelector, o.FieldSelector, o.Names = "app=web", "status.phase=Running", []string{"a", "b"}
-		}, func(c engine.Config) bool {
-			return c.LabelSelector == "app=web" && c.FieldSelector == "status.phase=Running" && len(c.Names) == 2
+		{"TYPE/NAME", []string{"watch", "deployments.apps/web", "--owned", "--owned-types", "cm"}, func(c engine.Config) bool {
+			return slices.Equal(c.Watch.Types, []string{"deployments.apps"}) && slices.Equal(c.Watch.Names, []string{"web"}) &&
+				c.Watch.Owned && slices.Equal(c.Watch.OwnedTypes, []string{"cm"})
 		}},
-		{"exit conditions", func(o *WatchOptions) {
-			o.MaxEvents, o.Timeout, o.Grace, o.UntilDeleted = 7, time.Minute, 3*time.Second, true
-		}, func(c engine.Config) bool {
-			return c.MaxEvents == 7 && c.Timeout == time.Minute && c.Grace == 3*time.Second && c.UntilDeleted && c.Until == nil
+		{"selectors", []string{"watch", "pods", "-l", "app=web", "--field-selector", "status.phase=Running", "-A", "--exclude-namespace", "kube-*"}, func(c engine.Config) bool {
+			return c.Watch.LabelSelector == "app=web" && c.Watch.FieldSelector == "status.phase=Running" && c.Watch.AllNamespaces &&
+				slices.Equal(c.Watch.ExcludeNamespaces, []string{"kube-*"})
 		}},
-		{"what is watched and how", func(o *WatchOptions) {
-			o.WatchOnly, o.MetadataOnly, o.ShowSecrets, o.WithEvents, o.ChangesOnly, o.ShowOld = true, true, true, true, true, true
-		}, func(c engine.Config) bool {
-			return c.WatchOnly && c.MetadataOnly && c.ShowSecrets && c.WithEvents && c.ChangesOnly && c.ShowOld
+		{"contexts", []string{"watch", "pods", "--context", "prod-*", "--server", "https://x"}, func(c engine.Config) bool {
+			return c.Watch.Context == "prod-*" && slices.Equal(c.Watch.ClusterFlags, []string{"server"})
 		}},
-		{"the process is tuned once synced, not before", func(o *WatchOptions) {}, func(c engine.Config) bool {
-			return c.Synced != nil && c.Started != nil && c.Warn != nil
+		{"exit conditions", []string{"watch", "pods", "a", "--max-events", "7", "--timeout", "1m", "--grace", "3s", "--until-deleted"}, func(c engine.Config) bool {
+			return c.MaxEvents == 7 && c.Timeout == time.Minute && c.Grace == 3*time.Second && c.Watch.UntilDeleted && c.Until == ""
+		}},
+		{"what is watched and how", []string{"watch", "pods", "--watch-only", "--metadata-only", "--show-secrets", "--with-events", "--changes-only", "--show-old", "--event-types", "added,Deleted"}, func(c engine.Config) bool {
+			return c.WatchOnly && c.Watch.MetadataOnly && c.Watch.ShowSecrets && c.WithEvents && c.ChangesOnly && c.ShowOld &&
+				slices.Equal(c.EventTypes, []event.EventType{event.Added, event.Deleted})
+		}},
+		{"sinks", []string{"watch", "pods", "-o", "wide", "--sink", "file=x.jsonl", "--buffer", "7"}, func(c engine.Config) bool {
+			return len(c.Sinks) == 2 && c.Sinks[0].Format == "wide" && c.Sinks[1].Path == "x.jsonl" && c.Sinks[1].Buffer == 7
+		}},
+		{"resume and metrics", []string{"watch", "pods", "--resume", "c.ckpt", "--metrics-addr", "127.0.0.1:0"}, func(c engine.Config) bool {
+			return c.Resume == "c.ckpt" && c.MetricsAddr == "127.0.0.1:0"
 		}},
 	}
 	for _, tc := range cases {
-		o := base()
-		tc.set(o)
-		if cfg := o.engineConfig(nil); !tc.check(cfg) {
+		if cfg := configOf(t, tc.args...); !tc.check(cfg) {
 			t.Errorf("%s: config %+v", tc.name, cfg)
 		}
 	}
 }
 
-// When the objects that exist at start-up are kept from every sink (--watch-only, or
-// --event-types without ADDED), stderr says when they are listed: from then on a change is
-// an event. When they are shown, their ADDED events say it.
-func TestSyncedSaysWhenTheHiddenListIsIn(t *testing.T) {
-	pods := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true}
-	cases := []struct {
-		name       string
-		watchOnly  bool
-		eventTypes []string
-		want       string // "" for no line
-	}{
-		{"list shown", false, nil, ""},
-		{"watch-only", true, nil, "kubeevents: pods in web listed (not shown: --watch-only); changes from here on are shown\n"},
-		{"no ADDED", false, []string{"deleted", " Modified"}, "kubeevents: pods in web listed (not shown: --event-types DELETED,MODIFIED); changes from here on are shown\n"},
-		{"ADDED among the types", false, []string{"modified", "added"}, ""},
+// The config file's resume and metricsAddr apply unless the flags say otherwise.
+func TestConfigFileSettingsGiveWayToFlags(t *testing.T) {
+	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfgFile, []byte("resume: r.ckpt\nmetricsAddr: 127.0.0.1:9999\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range cases {
-		var errOut bytes.Buffer
-		verbosity := 1
-		o := &WatchOptions{Streams: genericiooptions.IOStreams{Out: io.Discard, ErrOut: &errOut}, resources: []resource.Resource{pods},
-			namespace: "web", WatchOnly: tc.watchOnly, EventTypes: tc.eventTypes, Verbosity: &verbosity}
-		o.engineConfig(nil).Synced()()
-		if errOut.String() != tc.want {
-			t.Errorf("%s: stderr %q, want %q", tc.name, errOut.String(), tc.want)
-		}
+	c := configOf(t, "watch", "pods", "--config", cfgFile)
+	if !strings.HasSuffix(c.Resume, "/r.ckpt") || c.MetricsAddr != "127.0.0.1:9999" {
+		t.Errorf("from the file: resume %q, metrics %q", c.Resume, c.MetricsAddr)
 	}
-}
-
-// fakeTerminals says every stream in tty is a terminal of the given width.
-type fakeTerminals struct {
-	tty   map[io.Writer]bool
-	width int
-}
-
-func (f fakeTerminals) IsTerminal(w io.Writer) bool { return f.tty[w] }
-func (f fakeTerminals) Width(w io.Writer) func() int {
-	if !f.tty[w] {
-		return nil
-	}
-	return func() int { return f.width }
-}
-
-// Colour follows --color, NO_COLOR, TERM=dumb and whether the stream is a terminal, for
-// each stream on its own; the start line and summary show on a terminal or with -v.
-func TestColorAndDiagnosticsFollowTheStreams(t *testing.T) {
-	var out, errOut bytes.Buffer
-	env := func(kv ...string) func(string) (string, bool) {
-		return func(key string) (string, bool) {
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i] == key {
-					return kv[i+1], true
-				}
-			}
-			return "", false
-		}
-	}
-	cases := []struct {
-		color     string
-		stdoutTTY bool
-		env       func(string) (string, bool)
-		wantColor bool
-	}{
-		{"auto", true, env(), true},
-		{"auto", false, env(), false},
-		{"auto", true, env("NO_COLOR", ""), false},
-		{"auto", true, env("TERM", "dumb"), false},
-		{"always", false, env("NO_COLOR", "1"), true},
-		{"never", true, env(), false},
-	}
-	for _, tc := range cases {
-		o := &WatchOptions{Color: tc.color, lookupEnv: tc.env,
-			terminals: fakeTerminals{tty: map[io.Writer]bool{&out: tc.stdoutTTY}}}
-		if got := o.colorFor(&out); got != tc.wantColor {
-			t.Errorf("--color %s, stdout a terminal %v: colour %v, want %v", tc.color, tc.stdoutTTY, got, tc.wantColor)
-		}
-	}
-	for _, tc := range []struct {
-		stderrTTY bool
-		verbosity int
-		want      bool
-	}{{false, 0, false}, {true, 0, true}, {false, 1, true}} {
-		errOut.Reset()
-		v := tc.verbosity
-		o := &WatchOptions{Streams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, Verbosity: &v,
-			terminals: fakeTerminals{tty: map[io.Writer]bool{&errOut: tc.stderrTTY}}}
-		o.infof("watching pods")
-		if shown := errOut.Len() > 0; shown != tc.want {
-			t.Errorf("stderr a terminal %v, -v=%d: start line shown %v, want %v", tc.stderrTTY, tc.verbosity, shown, tc.want)
-		}
+	c = configOf(t, "watch", "pods", "--config", cfgFile, "--resume", "flag.ckpt", "--metrics-addr", "127.0.0.1:1")
+	if c.Resume != "flag.ckpt" || c.MetricsAddr != "127.0.0.1:1" {
+		t.Errorf("flags: resume %q, metrics %q", c.Resume, c.MetricsAddr)
 	}
 }

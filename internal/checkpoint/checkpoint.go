@@ -90,14 +90,19 @@ type Watch struct {
 	// Cluster is the UID of the cluster's kube-system namespace: the same URL may lead
 	// to another cluster (a re-created one, a tunnel). Empty if it could not be read
 	// (no right to get namespaces): then only the URL is compared.
-	Cluster       string   `json:"cluster"`
-	Resources     []string `json:"resources"` // as resource.Resource.GVR prints them
-	Namespace     string   `json:"namespace"`
-	LabelSelector string   `json:"labelSelector"`
-	FieldSelector string   `json:"fieldSelector"`
-	Names         []string `json:"names"`
-	MetadataOnly  bool     `json:"metadataOnly"`
-	ShowSecrets   bool     `json:"showSecrets"`
+	Cluster   string   `json:"cluster"`
+	Resources []string `json:"resources"` // as resource.Resource.GVR prints them
+	// Namespace is the one namespace watched ("" for all); Namespaces the namespaces of
+	// a watch of several (-n a,b), and ExcludeNamespaces those left out of all (-A
+	// --exclude-namespace): each changes which objects are watched.
+	Namespace         string   `json:"namespace"`
+	Namespaces        []string `json:"namespaces,omitempty"`
+	ExcludeNamespaces []string `json:"excludeNamespaces,omitempty"`
+	LabelSelector     string   `json:"labelSelector"`
+	FieldSelector     string   `json:"fieldSelector"`
+	Names             []string `json:"names"`
+	MetadataOnly      bool     `json:"metadataOnly"`
+	ShowSecrets       bool     `json:"showSecrets"`
 }
 
 // sameCluster reports whether w and now lead to the same cluster: the same server and,
@@ -309,6 +314,12 @@ func (f *File) For(name string, now Watch) (*Saved, error) {
 		contexts := make([]string, len(f.Sections))
 		for i, s := range f.Sections {
 			contexts[i] = s.Context
+			if s.Watch.Server == now.Server {
+				// The server is the same, so its cluster UID differs: re-created.
+				return nil, &MismatchError{Path: f.Path, Context: s.Context, Differences: []string{fmt.Sprintf(
+					"the cluster at server %s was re-created: kube-system namespace UID %s in the checkpoint, %s now",
+					show(now.Server), show(s.Watch.Cluster), show(now.Cluster))}}
+			}
 		}
 		return nil, &MismatchError{Path: f.Path, Differences: []string{fmt.Sprintf(
 			"it keeps clusters %s, none of them server %s", strings.Join(contexts, ", "), show(now.Server))}}
@@ -341,6 +352,8 @@ func (s *Saved) Check(now Watch) error {
 	}
 	d.compareSets("resources", was.Resources, now.Resources)
 	d.compare("namespace", was.Namespace, now.Namespace)
+	d.compareLists("namespaces", was.Namespaces, now.Namespaces)
+	d.compareSets("excluded namespaces", was.ExcludeNamespaces, now.ExcludeNamespaces)
 	d.compare("label selector", was.LabelSelector, now.LabelSelector)
 	d.compare("field selector", was.FieldSelector, now.FieldSelector)
 	d.compareSets("names", was.Names, now.Names)
@@ -358,6 +371,13 @@ type differences []string
 // compare notes then and now if they differ: two strings, or two bools.
 func (d *differences) compare(what string, then, now any) {
 	if then != now {
+		d.note(what, then, now)
+	}
+}
+
+// compareLists notes then and now if they differ, order included.
+func (d *differences) compareLists(what string, then, now []string) {
+	if !slices.Equal(then, now) {
 		d.note(what, then, now)
 	}
 }

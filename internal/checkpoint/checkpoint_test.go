@@ -289,3 +289,34 @@ func TestTrackerAdoptsUnchangedCachedObjects(t *testing.T) {
 		}
 	}
 }
+
+// Namespaces of a watch of several, and the namespaces excluded from all, are part of
+// what a checkpoint belongs to.
+func TestCheckNamespacesAndExclusions(t *testing.T) {
+	saved := &Saved{Path: "/x/ckpt", Watch: testWatch()}
+	saved.Watch.Namespace, saved.Watch.Namespaces = "", []string{"a", "b"}
+	now := saved.Watch
+	now.Namespaces = []string{"a"}
+	if err := saved.Check(now); err == nil || !strings.Contains(err.Error(), "namespaces a,b in the checkpoint, a now") {
+		t.Errorf("other namespaces: %v", err)
+	}
+	now = saved.Watch
+	now.ExcludeNamespaces = []string{"r1"}
+	if err := saved.Check(now); err == nil || !strings.Contains(err.Error(), "excluded namespaces (none) in the checkpoint, r1 now") {
+		t.Errorf("an excluded namespace: %v", err)
+	}
+}
+
+// A run of one cluster with a file of several, whose section of this server has another
+// cluster UID, says the cluster was re-created rather than that no section is of this
+// server.
+func TestForSaysTheClusterWasRecreated(t *testing.T) {
+	w := testWatch()
+	f := &File{Path: "/x/ckpt", Sections: []*Saved{{Path: "/x/ckpt", Context: "one", Watch: w}, {Path: "/x/ckpt", Context: "two", Watch: Watch{Server: "https://elsewhere"}}}}
+	now := w
+	now.Cluster = "new-uid"
+	_, err := f.For("", now)
+	if err == nil || !strings.Contains(err.Error(), "was re-created: kube-system namespace UID") || strings.Contains(err.Error(), "none of them server") {
+		t.Errorf("For = %v; want it to say the cluster was re-created", err)
+	}
+}

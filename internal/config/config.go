@@ -3,8 +3,12 @@
 //
 // Each sink kind is one registration in kinds (kinds.go): the settings it takes, its
 // target, formats and default name, whether it writes to stdout, its completion and how
-// it is built. Both --sink and the config file read options through one table,
-// settings (validate.go).
+// it is built. Every setting is one row of the settings table (validate.go): its --sink
+// key, its config file key, the kinds that take it, its value, default and meaning.
+// Both --sink and the config file read options through that table, and it writes the
+// --sink help (SinkSyntaxHelp) and the settings reference in docs/sinks.md
+// (SettingsMarkdown; go generate ./internal/config), so the keys are listed nowhere
+// else.
 //
 // # The --sink flag
 //
@@ -12,55 +16,21 @@
 //
 //	KIND[(OPTIONS)][=TARGET]
 //
-// KIND is terminal, file, jq, exec or http.
-//
 // TARGET is everything after the '=' that follows KIND or the closing ')', taken
-// verbatim: a jq expression may contain commas, '=', parentheses and quotes. It is the
-// path for file ("-" for stdout), the expression for jq, the format for terminal
-// (terminal=wide), the command for exec and the URL for http. All but terminal need a
-// target.
+// verbatim: a jq expression may contain commas, '=', parentheses and quotes. Which
+// setting it is depends on the kind (Kind.target); all kinds but terminal need one.
 //
-// OPTIONS is a comma-separated list of key=value, or a bare key for the booleans raw and
-// compress (key=true and key=false work too). Spaces around keys and values are
-// ignored. A value may be double-quoted to hold a comma or ')', with \" and \\ as the
-// only escapes inside the quotes: output="a,b.txt". The keys are:
+// OPTIONS is a comma-separated list of key=value, or a bare key for a boolean (key=true
+// and key=false work too). Spaces around keys and values are ignored. A value may be
+// double-quoted to hold a comma or ')', with \" and \\ as the only escapes inside the
+// quotes: output="a,b.txt". For example:
 //
-//	name=NAME        every kind  the sink's name (default: screen for terminal, the file's
-//	                             base name for file, jq for jq; repeats get -2, -3, ...)
-//	format=FORMAT    terminal    pretty, wide, json, yaml or name (default: the -o flag)
-//	                 file        json (default), pretty or yaml
-//	buffer=N         every kind  events queued for the sink at most
-//	on-full=POLICY   every kind  block, drop-oldest, drop-newest or coalesce
-//	resync=DURATION  every kind  resync period, at least 1s (30s, 5m, 1h)
-//	raw              jq          print string results without quotes
-//	output=PATH      jq          write results to PATH instead of stdout ("-": stdout)
-//	max-size=MB      file        rotate the file when it reaches MB megabytes
-//	max-backups=N    file        rotated files kept at most (needs max-size)
-//	max-age=DAYS     file        days rotated files are kept at most (needs max-size)
-//	compress         file        gzip rotated files (needs max-size)
-//	jq=EXPR          exec, http  send what EXPR yields instead of each event's JSON line
-//	batch=N          exec, http  events per run or request at most (exec 1, http 100)
-//	batch-bytes=N    http        bytes per request at most (1 MiB)
-//	batch-interval=D exec, http  send a batch that is not full after D (1s)
-//	single           http        one JSON document per request, not JSON Lines
-//	timeout=D        exec, http  time limit per run (30s) or request (10s)
-//	retries=N        exec, http  attempts after a failed one (exec 2, http 5)
-//	concurrency=N    exec        runs at once; each object's events stay in order
-//	header=H         http        "NAME=env:VAR; NAME=file:PATH; NAME=TEXT"
-//	ca-file=PATH     http        CA certificates (PEM) instead of the system's
-//	cert-file=PATH   http        client certificate (PEM), with key-file=PATH
-//
-// The exec sink's TARGET is its command line, split into words without a shell (see
-// SplitCommand); the http sink's is its URL, http:// or https://.
-//
-// Examples:
-//
-//	file=events.jsonl
 //	file(format=pretty,max-size=100,max-backups=5,compress)=events.log
-//	jq=select(.type=="DELETED")
 //	jq(raw,output=deletions.txt,on-full=drop-oldest,buffer=4096)=select(.type=="DELETED") | .object.metadata.name
 //	terminal(format=json,resync=30s)
-//	terminal=wide
+//
+// The exec sink's TARGET is its command line, split into words without a shell (see
+// SplitCommand).
 //
 // # The config file
 //
@@ -88,10 +58,10 @@
 //	    raw: true
 //	    output: deletions.txt
 //
-// Relative paths in it (path, output) are relative to the config file's directory (see
-// Load). It is decoded strictly: unknown and duplicate keys, values of the wrong type and
-// settings that do not fit the sink's type are errors, each reported as
-// "PATH:LINE:COLUMN: what is wrong".
+// Relative paths in it (path, output, caFile, certFile, keyFile) are relative to the
+// config file's directory (see Load). It is decoded strictly: unknown and duplicate
+// keys, values of the wrong type and settings that do not fit the sink's type are
+// errors, each reported as "PATH:LINE:COLUMN: what is wrong".
 //
 // # Putting sinks together
 //
@@ -113,12 +83,6 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/listener"
 )
-
-// SinkSyntaxHelp describes the --sink flag, for its help text.
-const SinkSyntaxHelp = `output sink, repeatable: KIND[(OPTIONS)][=TARGET]
-KIND is terminal, file, jq, exec or http; TARGET (taken verbatim) is the path for file ("-": stdout), the jq expression for jq, the format for terminal, the command for exec (no shell), the URL for http.
-OPTIONS: comma-separated key=value: name, format, buffer, on-full, resync, event-types (ADDED|DELETED) (all kinds); raw, output (jq); max-size (MB), max-backups, max-age (days), compress (file); jq, batch, batch-interval, timeout, retries (exec, http); concurrency (exec); batch-bytes, single, header, ca-file, cert-file, key-file (http). Quote values holding ',' or ')': output="a,b.txt".
-Examples: file=events.jsonl  file(format=pretty,max-size=100,compress)=events.log  jq(raw,output=names.txt)=select(.type=="DELETED") | .object.metadata.name  terminal(format=json,resync=30s)  exec(retries=3)=./on-change.sh  http(header="Authorization=env:HOOK_TOKEN")=https://hooks.example.com/k8s`
 
 // Stdout is the path, for a file sink, and the output, for a jq sink, that stands for
 // the standard output.
@@ -207,6 +171,8 @@ type File struct {
 	// Resume is the checkpoint file of --resume, which the flag overrides; made relative
 	// to the config file's directory by Load.
 	Resume string
+	// MetricsAddr is --metrics-addr's HOST:PORT, which the flag overrides.
+	MetricsAddr string
 }
 
 // Defaults are the settings a sink gets when it leaves them unset (zero).

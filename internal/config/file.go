@@ -5,17 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
@@ -27,7 +24,7 @@ import (
 func Load(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		var pathErr *fs.PathError
+		var pathErr *os.PathError
 		if errors.As(err, &pathErr) {
 			err = pathErr.Err
 		}
@@ -142,8 +139,15 @@ func (d *decoder) parse(data []byte) (*File, error) {
 	if isNull(root) {
 		return f, nil
 	}
-	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume"}, func(key string, k, v *yaml.Node) error {
+	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume", "metricsAddr"}, func(key string, k, v *yaml.Node) error {
 		switch key {
+		case "metricsAddr":
+			var err error
+			f.MetricsAddr, err = d.str(v, "metricsAddr")
+			if err == nil && f.MetricsAddr == "" {
+				err = d.errorf(v, "metricsAddr: want HOST:PORT, e.g. 127.0.0.1:9090, got nothing")
+			}
+			return err
 		case "resume":
 			var err error
 			f.Resume, err = d.str(v, "resume")
@@ -248,20 +252,18 @@ func (d *decoder) defaults(n *yaml.Node, def *Defaults) error {
 	if isNull(n) {
 		return nil
 	}
-	keys := []string{"buffer", "onFull", "resync"}
-	return d.mapping(n, "in defaults", "defaults.", keys, func(key string, k, v *yaml.Node) error {
-		path := "defaults." + key
-		var err error
-		switch key {
-		case "buffer":
-			def.Buffer, err = d.buffer(v, path)
-		case "onFull":
-			def.OnFull, err = d.onFull(v, path)
-		case "resync":
-			def.Resync, err = d.resync(v, path)
+	// The defaults are sink settings, read as a sink's are.
+	var s Sink
+	err := d.mapping(n, "in defaults", "defaults.", []string{"buffer", "onFull", "resync"}, func(key string, k, v *yaml.Node) error {
+		set, _ := yamlSetting(key)
+		val, err := d.value(&s, set, v, "defaults."+key)
+		if err == nil {
+			set.set(&s, val)
 		}
 		return err
 	})
+	*def = Defaults{Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
+	return err
 }
 
 func (d *decoder) sinks(n *yaml.Node, f *File) error {
@@ -392,56 +394,26 @@ func (d *decoder) group(s *Sink, n *yaml.Node, path, prefix string) error {
 	})
 }
 
-// value reads a config file value as its setting says.
+// value reads a config file value as its setting says: booleans and numbers from YAML's
+// own types, the rest from a string, as --sink reads them (parseText).
 func (d *decoder) value(s *Sink, set *setting, n *yaml.Node, field string) (value, error) {
 	var v value
 	var err error
 	switch set.value {
-	case textValue, pathValue, exprValue:
-		v.text, err = d.str(n, field)
-	case formatValue:
-		v.text, err = d.str(n, field)
-		if err == nil && v.text != "" && s.Type != "" {
-			if err := checkFormat(s.Type, v.text); err != nil {
-				return value{}, d.errorf(n, "%s: %v", field, err)
-			}
-		}
 	case boolValue:
 		v.on, err = d.bool(n, field)
 	case countValue:
 		v.n, err = d.count(n, field)
-	case durationValue:
-		var text string
-		if text, err = d.str(n, field); err == nil && text != "" {
-			if v.period, err = parseDuration(text); err != nil {
-				return value{}, d.errorf(n, "%s: %v", field, err)
-			}
-		}
-	case urlValue, commandValue:
-		if v.text, err = d.str(n, field); err == nil && v.text != "" {
-			check := checkURL
-			if set.value == commandValue {
-				check = func(c string) error { _, err := SplitCommand(c); return err }
-			}
-			if err := check(v.text); err != nil {
-				return value{}, d.errorf(n, "%s: %v", field, err)
-			}
-		}
 	case bufferValue:
 		v.n, err = d.buffer(n, field)
-	case policyValue:
-		v.policy, err = d.onFull(n, field)
-	case periodValue:
-		v.period, err = d.resync(n, field)
-	case eventTypesValue:
-		var text string
-		if text, err = d.str(n, field); err == nil {
-			if v.types, err = parseEventTypes(text); err != nil {
-				return value{}, d.errorf(n, "%s: %v", field, err)
-			}
-		}
 	default:
-		err = d.errorf(n, "%s: cannot be given here", field)
+		var text string
+		if text, err = d.str(n, field); err != nil {
+			return value{}, err
+		}
+		if v, err = parseText(s.Type, set.value, text); err != nil {
+			return value{}, d.errorf(n, "%s: %v", field, err)
+		}
 	}
 	return v, err
 }
@@ -505,28 +477,4 @@ func (d *decoder) buffer(n *yaml.Node, field string) (int, error) {
 		return 0, d.errorf(n, "%s: %v", field, err)
 	}
 	return i, nil
-}
-
-func (d *decoder) onFull(n *yaml.Node, field string) (listener.Policy, error) {
-	s, err := d.str(n, field)
-	if err != nil || s == "" {
-		return listener.Policy{}, err
-	}
-	p, err := listener.ParsePolicy(s)
-	if err != nil {
-		return listener.Policy{}, d.errorf(n, "%s: %v", field, err)
-	}
-	return p, nil
-}
-
-func (d *decoder) resync(n *yaml.Node, field string) (time.Duration, error) {
-	s, err := d.str(n, field)
-	if err != nil || s == "" {
-		return 0, err
-	}
-	r, err := parseResync(s)
-	if err != nil {
-		return 0, d.errorf(n, "%s: %v", field, err)
-	}
-	return r, nil
 }

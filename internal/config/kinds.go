@@ -40,6 +40,8 @@ type Kind struct {
 	optionalTarget bool
 	targetNoun     string
 	targetMeta     string // its placeholder in the syntax: PATH, EXPR, FORMAT
+	targetDoc      string // what it is, for the --sink help and the docs
+	nameDoc        string // what defaultName gives, for the docs
 
 	// settings are the ids of the settings this kind takes beyond the common ones.
 	settings []string
@@ -65,6 +67,7 @@ var kinds = []*Kind{
 	{
 		Name: KindTerminal, Description: "the standard output", TargetHint: " in FORMAT",
 		target: "format", optionalTarget: true, targetNoun: "a format", targetMeta: "FORMAT",
+		targetDoc: "the format", nameDoc: "screen",
 		settings:    []string{"format"},
 		formats:     allFormats(),
 		defaultName: func(*Sink) string { return "screen" },
@@ -73,6 +76,7 @@ var kinds = []*Kind{
 	{
 		Name: KindFile, Description: "a file", TargetHint: ": file=PATH", AfterOptions: "then the file's PATH",
 		target: "path", targetNoun: "a path", targetMeta: "PATH",
+		targetDoc: `the path ("-": stdout)`, nameDoc: `the file's base name ("stdout" for "-")`,
 		settings:      []string{"format", "path", "rotate", "max-size", "max-backups", "max-age", "compress"},
 		formats:       []render.Format{render.FormatJSON, render.FormatPretty, render.FormatYAML},
 		defaultFormat: render.FormatJSON,
@@ -88,6 +92,7 @@ var kinds = []*Kind{
 	{
 		Name: KindJQ, Description: "a jq filter", TargetHint: ": jq=EXPRESSION", AfterOptions: "then the jq EXPRESSION",
 		target: "expr", targetNoun: "an expression", targetMeta: "EXPR",
+		targetDoc: "the jq expression", nameDoc: KindJQ,
 		settings:    []string{"expr", "raw", "output"},
 		defaultName: func(*Sink) string { return KindJQ },
 		writesTo:    "output",
@@ -96,6 +101,7 @@ var kinds = []*Kind{
 	{
 		Name: KindExec, Description: "a command run per event or batch", TargetHint: ": exec=COMMAND ARGS...", AfterOptions: "then the COMMAND",
 		target: "command", targetNoun: "a command", targetMeta: "COMMAND",
+		targetDoc: "the command and its arguments (no shell)", nameDoc: KindExec,
 		settings:    []string{"command", "jq", "batch", "batch-interval", "timeout", "retries", "concurrency"},
 		defaultName: func(*Sink) string { return KindExec },
 		elsewhere:   true,
@@ -104,6 +110,7 @@ var kinds = []*Kind{
 	{
 		Name: KindHTTP, Description: "an HTTP endpoint (POSTed JSON Lines)", TargetHint: ": http=URL", AfterOptions: "then the URL",
 		target: "url", targetNoun: "a URL", targetMeta: "URL",
+		targetDoc: "the URL", nameDoc: KindHTTP,
 		settings: []string{"url", "jq", "batch", "batch-bytes", "batch-interval", "single", "timeout", "retries",
 			"header", "ca-file", "cert-file", "key-file"},
 		defaultName: func(*Sink) string { return KindHTTP },
@@ -177,6 +184,10 @@ func (k *Kind) TargetIsPath() bool {
 	return set.value == pathValue
 }
 
+// takesTemplates reports whether the kind takes kubectl's templates as its format
+// (custom-columns=, jsonpath=, go-template=): kinds that print lines for people do.
+func (k *Kind) takesTemplates() bool { return slices.Contains(k.formats, render.FormatPretty) }
+
 // checkFormat checks a sink's format against the formats its kind takes; "" is not
 // checked.
 func (k *Kind) checkFormat(format string) error {
@@ -184,8 +195,7 @@ func (k *Kind) checkFormat(format string) error {
 		return fmt.Errorf("%s sinks take no format", k.Name)
 	}
 	names := k.Formats()
-	if render.IsTemplateFormat(format) && k.formats != nil && slices.Contains(k.formats, render.FormatPretty) {
-		// Kinds that print lines for people print kubectl's templates too.
+	if render.IsTemplateFormat(format) && k.takesTemplates() {
 		_, err := render.ParseFormat(format)
 		return err
 	}
@@ -405,7 +415,7 @@ func buildHTTP(s Sink, env BuildEnv) (listener.Sink, error) {
 	if err := checkSingle(s); err != nil {
 		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
 	}
-	header, err := sink.ParseHeaders(s.Headers)
+	headers, err := sink.ParseHeaders(s.Headers)
 	if err != nil {
 		return nil, err
 	}
@@ -418,8 +428,19 @@ func buildHTTP(s Sink, env BuildEnv) (listener.Sink, error) {
 		return nil, err
 	}
 	return sink.NewHTTP(sink.HTTPOptions{Name: s.Name, URL: s.URL, Batching: batching(s, DefaultHTTPBatch, DefaultHTTPBytes),
-		Single: s.Single, Timeout: cmp.Or(s.Timeout, DefaultHTTPTimeout), Retries: retries(s, DefaultHTTPRetries),
-		Header: header, TLS: tlsConfig, Encoder: enc, Warn: env.Warn}), nil
+		Single: s.Single, Timeout: cmp.Or(s.Timeout, DefaultHTTPTimeout), Retries: httpRetries(s),
+		Headers: headers, TLS: tlsConfig, Encoder: enc, Warn: env.Warn}), nil
+}
+
+// httpRetries is an http sink's retries: those it gives, else, under a policy that
+// loses nothing (block, the default, and coalesce), no limit, so that a receiver that is
+// down for any length of time gets every event once it is back, while the buffer fills
+// and the policy applies; else DefaultHTTPRetries.
+func httpRetries(s Sink) int {
+	if s.Retries == nil && s.OnFull.Lossless() {
+		return sink.RetryForever
+	}
+	return retries(s, DefaultHTTPRetries)
 }
 
 // checkSingle refuses batch settings on an http sink that sends one event per request,

@@ -296,3 +296,26 @@ func TestBuildEveryKind(t *testing.T) {
 		t.Errorf("Build of an unknown kind: %v", err)
 	}
 }
+
+// An http sink under a policy that loses nothing retries until its receiver answers,
+// unless it sets retries; under the others it gives up after DefaultHTTPRetries.
+func TestHTTPRetriesFollowThePolicy(t *testing.T) {
+	three := 3
+	for _, tc := range []struct {
+		policy  listener.Policy
+		retries *int
+		want    int
+	}{
+		{listener.Policy{}, nil, sink.RetryForever},
+		{listener.Block, nil, sink.RetryForever},
+		{listener.Coalesce, nil, sink.RetryForever},
+		{listener.DropOldest, nil, DefaultHTTPRetries},
+		{listener.DropNewest, nil, DefaultHTTPRetries},
+		{listener.Block, &three, 3},
+		{listener.DropOldest, &three, 3},
+	} {
+		if got := httpRetries(Sink{Type: KindHTTP, OnFull: tc.policy, Retries: tc.retries}); got != tc.want {
+			t.Errorf("on-full=%q, retries %v: %d retries, want %d", tc.policy, tc.retries, got, tc.want)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
@@ -245,7 +244,7 @@ func applyOptions(s *Sink, opts []option) error {
 	return nil
 }
 
-// flagValue reads a --sink option's value as its setting says.
+// flagValue reads a --sink option's value, or the target's, as its setting says.
 func flagValue(s *Sink, set *setting, o option) (value, error) {
 	if set.value == boolValue {
 		if !o.hasValue {
@@ -262,45 +261,23 @@ func flagValue(s *Sink, set *setting, o option) (value, error) {
 	if o.value == "" {
 		return value{}, fmt.Errorf("option %q needs a value: %s=VALUE", o.key, o.key)
 	}
-	var v value
-	var err error
 	switch set.value {
-	case textValue, pathValue, exprValue:
-		v.text = o.value
-	case formatValue:
-		v.text, err = o.value, checkFormat(s.Type, o.value)
-	case policyValue:
-		v.policy, err = listener.ParsePolicy(o.value)
-	case periodValue:
-		v.period, err = parseResync(o.value)
-		if err != nil {
-			err = fmt.Errorf("option %q: %w", o.key, err)
-		}
-	case bufferValue:
-		v.n, err = atoi(o)
-		if err == nil {
-			if err = checkBuffer(v.n); err != nil {
+	case countValue, bufferValue:
+		n, err := atoi(o)
+		if err == nil && set.value == bufferValue {
+			if err = checkBuffer(n); err != nil {
 				err = fmt.Errorf("option %q: %w", o.key, err)
 			}
 		}
-	case countValue:
-		v.n, err = atoi(o)
-	case durationValue:
-		v.period, err = parseDuration(o.value)
-		if err != nil {
-			err = fmt.Errorf("option %q: %w", o.key, err)
-		}
-	case urlValue:
-		v.text, err = o.value, checkURL(o.value)
-	case commandValue:
-		v.text = o.value
-		_, err = SplitCommand(o.value)
-	case eventTypesValue:
-		if v.types, err = parseEventTypes(o.value); err != nil {
-			err = fmt.Errorf("option %q: %w", o.key, err)
-		}
-	default:
-		err = fmt.Errorf("option %q cannot be given in --sink", o.key)
+		return value{n: n}, err
+	}
+	v, err := parseText(s.Type, set.value, o.value)
+	switch {
+	case err == nil:
+	case set.value == periodValue, set.value == durationValue, set.value == eventTypesValue:
+		// The others' messages say what the value is (a format, a policy, a URL, a
+		// command); these would not.
+		err = fmt.Errorf("option %q: %w", o.key, err)
 	}
 	return v, err
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -172,16 +173,35 @@ func TestParseSinkSpecReusesLists(t *testing.T) {
 	}
 }
 
-// TestSinkSyntaxHelp checks that the flag help mentions every option.
+// TestSinkSyntaxHelp: the flag help names every kind with its target and every option
+// with its value, among the kinds that take it, and its examples parse.
 func TestSinkSyntaxHelp(t *testing.T) {
 	for _, s := range settings {
-		if s.flag != "" && !strings.Contains(SinkSyntaxHelp, s.flag) {
-			t.Errorf("SinkSyntaxHelp does not mention option %q", s.flag)
+		if s.flag == "" {
+			continue
+		}
+		group := regexp.MustCompile(`(?:^|[:;] )([^;:]*\b` + regexp.QuoteMeta(s.syntax()) + `(?:,|\s)[^;]*)`).FindStringSubmatch(SinkSyntaxHelp)
+		if group == nil {
+			t.Errorf("SinkSyntaxHelp does not give option %q as %s", s.flag, s.syntax())
+			continue
+		}
+		for _, k := range kinds {
+			if k.takes(s) && !s.common && !strings.Contains(group[1], "("+k.Name) && !strings.Contains(group[1], " "+k.Name) {
+				t.Errorf("SinkSyntaxHelp gives option %q in %q, without kind %s, which takes it", s.flag, group[1], k.Name)
+			}
 		}
 	}
 	for _, k := range kinds {
-		if !strings.Contains(SinkSyntaxHelp, k.Name) {
-			t.Errorf("SinkSyntaxHelp does not mention kind %q", k.Name)
+		if !strings.Contains(SinkSyntaxHelp, k.targetDoc+" for "+k.Name) {
+			t.Errorf("SinkSyntaxHelp does not say what %s's target is", k.Name)
+		}
+	}
+	for _, ex := range sinkExamples {
+		if !strings.Contains(SinkSyntaxHelp, ex) {
+			t.Errorf("SinkSyntaxHelp lacks the example %s", ex)
+		}
+		if _, err := ParseSinkSpec(ex); err != nil {
+			t.Errorf("the help's example does not parse: %v", err)
 		}
 	}
 }

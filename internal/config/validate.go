@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,18 +48,32 @@ type value struct {
 }
 
 // setting is one sink setting: its names in flags and in the config file, which kinds
-// take it, what its value is and where it goes in a Sink. Both --sink and the config
-// file parse through this table.
+// take it, what its value is, its default, what it means and where it goes in a Sink.
+// This table is the one description of the sink settings: --sink and the config file
+// parse through it, completion offers it, and it writes the --sink flag's help
+// (SinkSyntaxHelp) and the settings table of docs/sinks.md (SettingsMarkdown).
 type setting struct {
 	flag   string // key in --sink OPTIONS; "" when only the TARGET sets it
 	yaml   string // key in a config file sink, "rotate.KEY" under rotate; "" for --sink only
 	common bool   // every kind takes it; otherwise the kinds list it in their settings
 	value  valueType
-	help   string // what it is, for completion
+	meta   string // the value's placeholder in the syntax: NAME, N, DURATION; "" for a boolean
+	help   string // what it is, in one line: completion and the docs
+	// def is the default for a sink of kind k, for the docs; "" when unset means off or
+	// empty. It reads the same constants as Build.
+	def func(k *Kind) string
 	// text is the field a string setting (text, path, expr, format) is stored in;
 	// assign stores the others.
 	text   func(s *Sink) *string
 	assign func(s *Sink, v value)
+}
+
+// always is a default that is the same for every kind.
+func always(text string) func(*Kind) string { return func(*Kind) string { return text } }
+
+// perKind is a default that depends on the kind: text[kind], "" for the others.
+func perKind(text map[string]string) func(*Kind) string {
+	return func(k *Kind) string { return text[k.Name] }
 }
 
 // set stores v in s.
@@ -78,65 +93,89 @@ func (s *setting) id() string {
 	return s.yaml
 }
 
-// settings are the sink settings, in the order messages list them.
+// settings are the sink settings, in the order messages, the --sink help and the docs
+// list them.
 var settings = []*setting{
-	{flag: "name", yaml: "name", common: true, value: textValue, help: "the sink's name",
+	{flag: "name", yaml: "name", common: true, value: textValue, meta: "NAME", help: "the sink's name, unique among the sinks (a default name given twice gets -2, -3, ...)",
+		def:  func(k *Kind) string { return k.nameDoc },
 		text: func(s *Sink) *string { return &s.Name }},
-	{yaml: "type", common: true, value: kindValue},
-	{flag: "format", yaml: "format", value: formatValue, help: "output format",
+	{yaml: "type", common: true, value: kindValue, meta: "KIND", help: "what the sink writes to", def: always("required")},
+	{flag: "format", yaml: "format", value: formatValue, meta: "FORMAT", help: "output format",
+		def: func(k *Kind) string {
+			if k.defaultFormat == "" {
+				return "-o's format"
+			}
+			return string(k.defaultFormat)
+		},
 		text: func(s *Sink) *string { return &s.Format }},
-	{yaml: "path", value: pathValue,
+	{yaml: "path", value: pathValue, meta: "PATH", help: `the file written ("-": stdout)`, def: always("required"),
 		text: func(s *Sink) *string { return &s.Path }},
-	{yaml: "expr", value: exprValue,
+	{yaml: "expr", value: exprValue, meta: "EXPR", help: "the jq expression whose results are written", def: always("required"),
 		text: func(s *Sink) *string { return &s.Expr }},
-	{flag: "buffer", yaml: "buffer", common: true, value: bufferValue, help: "events queued for the sink at most",
+	{flag: "buffer", yaml: "buffer", common: true, value: bufferValue, meta: "N", help: "events queued for the sink at most",
+		def:    always(fmt.Sprintf("--buffer (%d)", listener.DefaultBuffer)),
 		assign: func(s *Sink, v value) { s.Buffer = v.n }},
-	{flag: "on-full", yaml: "onFull", common: true, value: policyValue, help: "what the sink does when its buffer is full",
+	{flag: "on-full", yaml: "onFull", common: true, value: policyValue, meta: "POLICY", help: "what the sink does when its buffer is full",
+		def:    always("--on-full (" + listener.Block.String() + ")"),
 		assign: func(s *Sink, v value) { s.OnFull = v.policy }},
-	{flag: "resync", yaml: "resync", common: true, value: periodValue, help: "re-deliver cached objects this often (30s, 5m, 1h)",
+	{flag: "resync", yaml: "resync", common: true, value: periodValue, meta: "DURATION", help: "re-deliver every cached object to this sink this often",
+		def:    always("--resync (none)"),
 		assign: func(s *Sink, v value) { s.Resync = v.period }},
-	{flag: "raw", yaml: "raw", value: boolValue, help: "print string results without quotes",
+	{flag: "raw", yaml: "raw", value: boolValue, help: "print string results without quotes", def: always("false"),
 		assign: func(s *Sink, v value) { s.Raw = v.on }},
-	{flag: "output", yaml: "output", value: pathValue, help: "write results to PATH instead of stdout",
+	{flag: "output", yaml: "output", value: pathValue, meta: "PATH", help: "write results to PATH instead of stdout",
+		def:  always("stdout"),
 		text: func(s *Sink) *string { return &s.Output }},
-	{flag: "event-types", yaml: "eventTypes", common: true, value: eventTypesValue, help: "only these event types, e.g. ADDED|DELETED",
+	{flag: "event-types", yaml: "eventTypes", common: true, value: eventTypesValue, meta: "TYPES", help: "only these event types; the others count as filtered",
+		def:    always("all"),
 		assign: func(s *Sink, v value) { s.EventTypes = strings.Join(v.types, "|") }},
 	{yaml: "rotate", value: groupValue},
-	{yaml: "command", value: commandValue,
+	{yaml: "command", value: commandValue, meta: "COMMAND", help: "the command run with the events on its stdin", def: always("required"),
 		text: func(s *Sink) *string { return &s.Command }},
-	{yaml: "url", value: urlValue,
+	{yaml: "url", value: urlValue, meta: "URL", help: "where the events are POSTed", def: always("required"),
 		text: func(s *Sink) *string { return &s.URL }},
-	{flag: "jq", yaml: "jq", value: exprValue, help: "send what this jq expression yields instead of each event's JSON",
+	{flag: "jq", yaml: "jq", value: exprValue, meta: "EXPR", help: "send what this jq expression yields instead of each event's JSON line", def: always("none"),
 		text: func(s *Sink) *string { return &s.Expr }},
-	{flag: "batch", yaml: "batch", value: countValue, help: "events per run or request at most",
+	{flag: "batch", yaml: "batch", value: countValue, meta: "N", help: "events per run or request at most",
+		def:    perKind(map[string]string{KindExec: "1", KindHTTP: strconv.Itoa(DefaultHTTPBatch)}),
 		assign: func(s *Sink, v value) { s.Batch = v.n }},
-	{flag: "batch-bytes", yaml: "batchBytes", value: countValue, help: "bytes per request at most",
+	{flag: "batch-bytes", yaml: "batchBytes", value: countValue, meta: "N", help: "bytes per request at most (a larger event goes alone)",
+		def:    always(strconv.Itoa(DefaultHTTPBytes)),
 		assign: func(s *Sink, v value) { s.BatchBytes = v.n }},
-	{flag: "batch-interval", yaml: "batchInterval", value: durationValue, help: "send a batch that is not full after this long (1s)",
+	{flag: "batch-interval", yaml: "batchInterval", value: durationValue, meta: "DURATION", help: "send a batch that is not full this long after its first event",
+		def:    always(DefaultBatchInterval.String()),
 		assign: func(s *Sink, v value) { s.BatchInterval = v.period }},
-	{flag: "single", yaml: "single", value: boolValue, help: "one JSON object per request, not JSON Lines",
+	{flag: "single", yaml: "single", value: boolValue, help: "one JSON document per request (application/json), not JSON Lines", def: always("false"),
 		assign: func(s *Sink, v value) { s.Single = v.on }},
-	{flag: "timeout", yaml: "timeout", value: durationValue, help: "time limit per run (exec: 30s) or request (http: 10s)",
+	{flag: "timeout", yaml: "timeout", value: durationValue, meta: "DURATION", help: "time limit per run (then killed) or request",
+		def:    perKind(map[string]string{KindExec: DefaultExecTimeout.String(), KindHTTP: DefaultHTTPTimeout.String()}),
 		assign: func(s *Sink, v value) { s.Timeout = v.period }},
-	{flag: "retries", yaml: "retries", value: countValue, help: "retries of a failed run or request",
+	{flag: "retries", yaml: "retries", value: countValue, meta: "N", help: "retries of a failed run or request before its events count as failed",
+		def: perKind(map[string]string{KindExec: strconv.Itoa(DefaultExecRetries),
+			KindHTTP: fmt.Sprintf("no limit under on-full block or coalesce (retried until the receiver answers), else %d", DefaultHTTPRetries)}),
 		assign: func(s *Sink, v value) { n := v.n; s.Retries = &n }},
-	{flag: "concurrency", yaml: "concurrency", value: countValue, help: "runs at once at most (each object's events stay in order)",
+	{flag: "concurrency", yaml: "concurrency", value: countValue, meta: "N", help: "runs at once at most; each object's events stay in order",
+		def:    always("1"),
 		assign: func(s *Sink, v value) { s.Concurrency = v.n }},
-	{flag: "header", yaml: "headers", value: textValue, help: "request headers: NAME=env:VAR, NAME=file:PATH or NAME=TEXT, separated by ';'",
+	{flag: "header", yaml: "headers", value: textValue, meta: "HEADERS", help: "request headers, NAME=REF separated by ';', REF being env:VAR, file:PATH (read again when it changes) or the text itself", def: always("none"),
 		text: func(s *Sink) *string { return &s.Headers }},
-	{flag: "ca-file", yaml: "caFile", value: pathValue, help: "CA certificates to verify the server with (PEM)",
+	{flag: "ca-file", yaml: "caFile", value: pathValue, meta: "PATH", help: "CA certificates (PEM) that verify the server",
+		def:  always("the system's"),
 		text: func(s *Sink) *string { return &s.CAFile }},
-	{flag: "cert-file", yaml: "certFile", value: pathValue, help: "client certificate (PEM)",
+	{flag: "cert-file", yaml: "certFile", value: pathValue, meta: "PATH", help: "client certificate (PEM), with key-file", def: always("none"),
 		text: func(s *Sink) *string { return &s.CertFile }},
-	{flag: "key-file", yaml: "keyFile", value: pathValue, help: "client certificate's key (PEM)",
+	{flag: "key-file", yaml: "keyFile", value: pathValue, meta: "PATH", help: "client certificate's key (PEM), with cert-file", def: always("none"),
 		text: func(s *Sink) *string { return &s.KeyFile }},
-	{flag: "max-size", yaml: "rotate.maxSizeMB", value: countValue, help: "rotate the file at this many megabytes",
+	{flag: "max-size", yaml: "rotate.maxSizeMB", value: countValue, meta: "MB", help: "rotate the file at this many megabytes",
+		def:    always("no rotation"),
 		assign: func(s *Sink, v value) { s.Rotate.MaxSizeMB = v.n }},
-	{flag: "max-backups", yaml: "rotate.maxBackups", value: countValue, help: "rotated files kept at most",
+	{flag: "max-backups", yaml: "rotate.maxBackups", value: countValue, meta: "N", help: "rotated files kept at most (needs max-size)",
+		def:    always("all"),
 		assign: func(s *Sink, v value) { s.Rotate.MaxBackups = v.n }},
-	{flag: "max-age", yaml: "rotate.maxAgeDays", value: countValue, help: "days rotated files are kept at most",
+	{flag: "max-age", yaml: "rotate.maxAgeDays", value: countValue, meta: "DAYS", help: "days a rotated file is kept at most (needs max-size)",
+		def:    always("no limit"),
 		assign: func(s *Sink, v value) { s.Rotate.MaxAgeDays = v.n }},
-	{flag: "compress", yaml: "rotate.compress", value: boolValue, help: "gzip rotated files",
+	{flag: "compress", yaml: "rotate.compress", value: boolValue, help: "gzip rotated files (needs max-size)", def: always("false"),
 		assign: func(s *Sink, v value) { s.Rotate.Compress = v.on }},
 }
 
@@ -215,6 +254,43 @@ func orList(names []string) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// parseText reads a value given as text, as --sink options and targets and the config
+// file's strings give it; "" leaves the setting unset (a missing target is reported by
+// the caller), except for event types, which need one. Its errors say what is wrong
+// with the value; the callers add which setting it was and where.
+func parseText(kind string, vt valueType, text string) (value, error) {
+	v := value{text: text}
+	if text == "" && vt != eventTypesValue {
+		return v, nil
+	}
+	var err error
+	switch vt {
+	case textValue, pathValue, exprValue:
+	case formatValue:
+		if kind != "" { // else the missing type is reported
+			err = checkFormat(kind, text)
+		}
+	case urlValue:
+		err = checkURL(text)
+	case commandValue:
+		_, err = SplitCommand(text)
+	case policyValue:
+		v.policy, err = listener.ParsePolicy(text)
+	case periodValue:
+		v.period, err = parseResync(text)
+	case durationValue:
+		v.period, err = parseDuration(text)
+	case eventTypesValue:
+		v.types, err = parseEventTypes(text)
+	default:
+		err = errors.New("cannot be given here")
+	}
+	if err != nil {
+		return value{}, err
+	}
+	return v, nil
 }
 
 // checkFormat checks a sink's format against its kind; "" is not checked.

@@ -13,9 +13,12 @@ var english = message.NewPrinter(language.English)
 func Count[N ~int | ~uint64](n N) string { return english.Sprint(n) }
 
 // Events is "1 event" or "1,024 events".
-func Events(n uint64) string {
+func Events(n uint64) string { return Noun(n, "event", "events") }
+
+// Noun is n and the noun that goes with it: "1 retry", "3 retries", "1,024 retries".
+func Noun[N ~int | ~uint64](n N, one, many string) string {
 	if n == 1 {
-		return "1 event"
+		return "1 " + one
 	}
-	return Count(n) + " events"
+	return Count(n) + " " + many
 }

@@ -17,3 +17,11 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestNoun(t *testing.T) {
+	for n, want := range map[int]string{0: "0 retries", 1: "1 retry", 2: "2 retries", 1500: "1,500 retries"} {
+		if got := Noun(n, "retry", "retries"); got != want {
+			t.Errorf("Noun(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

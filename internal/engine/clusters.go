@@ -2,26 +2,27 @@ package engine
 
 import (
 	"context"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
-// Cluster is one of several clusters watched at once (--context a,b): its name (the
-// kubeconfig context), its clients, and what it watches there, resolved against its own
-// discovery (a custom resource may be served by only some of the clusters).
+// Cluster is one cluster of a run: its name (the kubeconfig context, "" for the one
+// cluster of a plain watch), its clients, and what it watches there (plan.Cluster).
 type Cluster struct {
 	Name      string
 	Clients   informer.Clients
 	Resources []resource.Resource
-	Namespace string // "" for all namespaces; the context's own unless -n was given
-	// NamespaceMissing says the command found Namespace missing in this cluster (and
-	// said so); see Config.NamespaceMissing.
-	NamespaceMissing bool
+	// Namespaces are watched with one informer each per namespaced type; nil for all.
+	Namespaces []string
+	// Missing are the Namespaces found missing before the run (and said so): their
+	// creation is then said even if it comes before the run looks.
+	Missing []string
 }
 
 // ClusterResult is what one of several clusters gave: Made its events (in Result.Made
@@ -33,30 +34,18 @@ type ClusterResult struct {
 	Left error
 }
 
-// NoClusterError says that none of several clusters could be watched: Reasons says
-// why, per cluster ("cluster b: unauthorized: ..."); Err is the first one's error.
-type NoClusterError struct {
-	Err     error
-	Reasons []string
-}
-
-func (e *NoClusterError) Error() string {
-	return "no cluster can be watched: " + strings.Join(e.Reasons, "; ")
-}
-func (e *NoClusterError) Unwrap() error { return e.Err }
-
-// clusterRun is one cluster's part of a run: its Config (Config with the cluster's
-// resources and namespace, and a Warn that names it), its informers and what it made.
+// clusterRun is one cluster's part of a run: its informers, what it made, and a warn
+// that names it when there are several.
 type clusterRun struct {
 	Cluster
-	cfg       Config
+	warn      func(format string, args ...any)
 	informers []*informer.Informer // all of them, in start order
 	watched   []*informer.Informer // the watched types' (not the children's or Events')
-	events    *informer.Informer   // the core Events' (WithEvents), nil without
+	events    []*informer.Informer // the core Events' (WithEvents)
 	made      atomic.Uint64
 
-	// resume and checkpoint are its part of the checkpoint (Config.Resume); zero and nil
-	// without one.
+	// resume and checkpoint are its part of the checkpoint (runConfig.Resume); zero and
+	// nil without one.
 	resume     ClusterResume
 	checkpoint *checkpoint.Section
 
@@ -95,37 +84,28 @@ func (c *clusterRun) isGone() bool {
 	}
 }
 
-// clusterRuns makes the run's clusters: Config.Clusters, each with a Warn that starts
-// with "cluster NAME: ", or the one cluster of clients with Config as it is.
-func (r *run) clusterRuns(clients informer.Clients) []*clusterRun {
-	cfg := r.cfg
-	if len(cfg.Clusters) == 0 {
-		return []*clusterRun{{Cluster: Cluster{Clients: clients, Resources: cfg.Resources, Namespace: cfg.Namespace,
-			NamespaceMissing: cfg.NamespaceMissing}, cfg: cfg, gone: make(chan struct{})}}
-	}
-	runs := make([]*clusterRun, 0, len(cfg.Clusters))
-	for _, cl := range cfg.Clusters {
-		c := &clusterRun{Cluster: cl, cfg: cfg, gone: make(chan struct{})}
-		c.cfg.Resources, c.cfg.Namespace, c.cfg.NamespaceMissing = cl.Resources, cl.Namespace, cl.NamespaceMissing
-		c.cfg.Clusters = nil
-		name, warn := cl.Name, cfg.Warn
-		c.cfg.Warn = func(format string, args ...any) {
-			warn(ClusterNotice+format, append([]any{name}, args...)...)
+// clusterRuns makes the run's clusters, each with a warn that starts with
+// "cluster NAME: " when there are several.
+func (r *run) clusterRuns() []*clusterRun {
+	runs := make([]*clusterRun, 0, len(r.cfg.Clusters))
+	for _, cl := range r.cfg.Clusters {
+		c := &clusterRun{Cluster: cl, warn: r.cfg.Warn, gone: make(chan struct{})}
+		if r.cfg.Several {
+			name, warn := cl.Name, r.cfg.Warn
+			c.warn = func(format string, args ...any) {
+				warn(plan.ClusterNotice+format, append([]any{name}, args...)...)
+			}
 		}
 		runs = append(runs, c)
 	}
 	return runs
 }
 
-// ClusterNotice starts every diagnostic line about one of several clusters (its
-// argument is the cluster's name), as in "cluster prod: watch of pods lost (...)".
-const ClusterNotice = "cluster %s: "
-
 // checkAccess checks every informer's rights; the core Events' error says so.
 func (c *clusterRun) checkAccess(ctx context.Context) error {
 	for _, inf := range c.informers {
 		if err := inf.CheckAccess(ctx); err != nil {
-			if inf == c.events {
+			if slices.Contains(c.events, inf) {
 				return &withEventsError{err}
 			}
 			return err
@@ -152,7 +132,7 @@ func (c *clusterRun) fatal(r *run) func(error) {
 				r.reportFatal(err)
 				return
 			}
-			c.cfg.Warn("%v; watching the other clusters without it", err)
+			c.warn("%v; watching the other clusters without it", err)
 			// Not from this goroutine: an informer stops once its goroutines return,
 			// this one among them.
 			go func() {
@@ -166,7 +146,7 @@ func (c *clusterRun) fatal(r *run) func(error) {
 
 // clusterResults says what each of several clusters gave; nil with one.
 func (r *run) clusterResults(all []*clusterRun) []ClusterResult {
-	if len(r.cfg.Clusters) == 0 {
+	if !r.cfg.Several {
 		return nil
 	}
 	out := make([]ClusterResult, 0, len(all))

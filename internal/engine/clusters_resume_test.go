@@ -31,21 +31,22 @@ func forbidden(t *testing.T) informer.Clients {
 func TestRunResumesSeveralClusters(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ckpt")
 	watchOf := func(server string) checkpoint.Watch {
-		return checkpoint.Watch{Server: server, Resources: []string{"configmaps.v1"}, Namespace: "ns"}
+		return checkpoint.Watch{Server: server, Resources: []string{"configmaps.v1"}, Namespaces: []string{"ns"}}
 	}
 	east, west := watchOf("https://east"), watchOf("https://west")
 	cluster := func(name string, clients informer.Clients) Cluster {
-		return Cluster{Name: name, Clients: clients, Resources: []resource.Resource{configMaps}, Namespace: "ns"}
+		return Cluster{Name: name, Clients: clients, Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}}
 	}
 	sink := &recording{}
 	cfg := newConfig(sink)
 	cfg.Timeout = 300 * time.Millisecond
+	cfg.Several = true
 	cfg.Clusters = []Cluster{
 		cluster("east", fakeClientsAt(t, map[string]string{"e1": "1", "e2": "1"})),
 		cluster("west", fakeClientsAt(t, map[string]string{"w1": "1"})),
 	}
 	cfg.Resume = &Resume{Path: path, Clusters: map[string]ClusterResume{"east": {Watch: east}, "west": {Watch: west}}}
-	if _, err := Run(context.Background(), fakeClients(t), cfg); err != nil {
+	if _, err := runOn(context.Background(), fakeClients(t), cfg); err != nil {
 		t.Fatal(err)
 	}
 	file, err := checkpoint.Load(path)
@@ -66,13 +67,14 @@ func TestRunResumesSeveralClusters(t *testing.T) {
 	sink = &recording{}
 	cfg = newConfig(sink)
 	cfg.Timeout = 300 * time.Millisecond
+	cfg.Several = true
 	cfg.Clusters = []Cluster{
 		cluster("east", fakeClientsAt(t, map[string]string{"e1": "2", "e3": "1"})),
 		cluster("west", forbidden(t)),
 	}
 	cfg.Resume = &Resume{Path: path, Kept: []*checkpoint.Saved{other}, Clusters: map[string]ClusterResume{
 		"east": {Watch: east, Saved: saved["east"]}, "west": {Watch: west, Saved: saved["west"]}}}
-	if _, err := Run(context.Background(), fakeClients(t), cfg); err != nil {
+	if _, err := runOn(context.Background(), fakeClients(t), cfg); err != nil {
 		t.Fatal(err)
 	}
 	got := slices.Sorted(slices.Values(sink.got()))

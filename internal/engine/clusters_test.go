@@ -36,7 +36,7 @@ func TestRunSeveralClusters(t *testing.T) {
 	sinks := []*clusterRecording{{}, {}}
 	var warnings []string
 	var mu sync.Mutex
-	cfg := Config{Resources: []resource.Resource{configMaps}, Namespace: "ns", Grace: 1e9, MaxEvents: 5,
+	cfg := runConfig{Config: Config{Grace: 1e9, MaxEvents: 5}, Several: true,
 		Warn: func(format string, args ...any) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -46,10 +46,10 @@ func TestRunSeveralClusters(t *testing.T) {
 		cfg.Listeners = append(cfg.Listeners, listener.New(listener.Config{Name: fmt.Sprintf("sink-%d", i)}, s, cfg.Warn))
 	}
 	cfg.Clusters = []Cluster{
-		{Name: "east", Clients: fakeClients(t, "e1", "e2", "e3"), Resources: []resource.Resource{configMaps}, Namespace: "ns"},
-		{Name: "west", Clients: fakeClients(t, "w1", "w2"), Resources: []resource.Resource{configMaps}, Namespace: "ns"},
+		{Name: "east", Clients: fakeClients(t, "e1", "e2", "e3"), Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}},
+		{Name: "west", Clients: fakeClients(t, "w1", "w2"), Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}},
 	}
-	res, err := Run(context.Background(), fakeClients(t), cfg)
+	res, err := runOn(context.Background(), fakeClients(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,13 +70,13 @@ func TestRunSeveralClusters(t *testing.T) {
 	}
 
 	// A cluster's notices start with its name.
-	c := (&run{cfg: cfg}).clusterRuns(fakeClients(t))
-	c[1].cfg.Warn("watch of %s lost", "configmaps")
+	c := (&run{cfg: cfg}).clusterRuns()
+	c[1].warn("watch of %s lost", "configmaps")
 	if last := warnings[len(warnings)-1]; last != "cluster west: watch of configmaps lost" {
 		t.Errorf("notice %q, want it to name the cluster", last)
 	}
-	if c[0].cfg.Namespace != "ns" || len(c[0].cfg.Clusters) != 0 {
-		t.Errorf("a cluster's config is not its own: %+v", c[0].cfg)
+	if !slices.Equal(c[0].Namespaces, []string{"ns"}) {
+		t.Errorf("a cluster's namespaces are not its own: %+v", c[0].Cluster)
 	}
 }
 
@@ -84,10 +84,10 @@ func TestRunSeveralClusters(t *testing.T) {
 // only with the last one.
 func TestClusterFatalLeavesItOut(t *testing.T) {
 	var warned []string
-	r := newRun(Config{Clusters: []Cluster{{Name: "a"}, {Name: "b"}}, Warn: func(f string, args ...any) {
+	r := newRun(runConfig{Clusters: []Cluster{{Name: "a"}, {Name: "b"}}, Several: true, Warn: func(f string, args ...any) {
 		warned = append(warned, fmt.Sprintf(f, args...))
 	}})
-	runs := r.clusterRuns(fakeClients(t))
+	runs := r.clusterRuns()
 	r.live.Store(2)
 	runs[0].fatal(r)(fmt.Errorf("forbidden"))
 	runs[0].fatal(r)(fmt.Errorf("again")) // said once

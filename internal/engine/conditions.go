@@ -16,7 +16,7 @@ import (
 // they number it (event.Until), before any sink has it: no event is made after the one
 // that met a condition, even in the middle of the initial list.
 type exitConditions struct {
-	cfg       Config
+	cfg       runConfig
 	informers []*informer.Informer // the watched types' informers, not the Events'
 	until     *event.Until
 	met       chan struct{} // closed once a condition is met
@@ -25,7 +25,7 @@ type exitConditions struct {
 	failedRollout atomic.Pointer[event.Rollout]
 }
 
-func newConditions(cfg Config) *exitConditions {
+func newConditions(cfg runConfig) *exitConditions {
 	c := &exitConditions{cfg: cfg, met: make(chan struct{})}
 	c.until = &event.Until{Met: c.metBy, Done: func() { close(c.met) }}
 	return c
@@ -33,7 +33,7 @@ func newConditions(cfg Config) *exitConditions {
 
 // awaited names the condition for messages, as the user wrote it.
 func (c *exitConditions) awaited() string {
-	if c.cfg.UntilDeleted {
+	if c.cfg.Watch.UntilDeleted {
 		return "--until-deleted"
 	}
 	if c.cfg.Owned != nil && c.cfg.Owned.UntilRollout {
@@ -47,13 +47,13 @@ func (c *exitConditions) awaited() string {
 // asked.
 func (c *exitConditions) metBy(ev *event.Event) bool {
 	if c.cfg.Owned != nil && c.cfg.Owned.rolloutEnded(ev) {
-		if ev.Rollout.State == event.RolloutFailed {
+		if ev.Rollout.State != event.RolloutComplete {
 			c.failedRollout.Store(ev.Rollout)
 		}
 		return true
 	}
-	return c.cfg.Until != nil && c.untilTrue(ev) ||
-		c.cfg.UntilDeleted && ev.Type == event.Deleted && c.isSynced.Load() && c.allDeleted()
+	return c.cfg.UntilQuery != nil && c.untilTrue(ev) ||
+		c.cfg.Watch.UntilDeleted && ev.Type == event.Deleted && c.isSynced.Load() && c.allDeleted()
 }
 
 // rolloutFailed is the failed rollout that ended the run (--until-rollout), nil if none
@@ -66,14 +66,14 @@ func (c *exitConditions) rolloutFailed() *event.Rollout {
 }
 
 func (c *exitConditions) untilTrue(ev *event.Event) bool {
-	if !c.cfg.Until.Selects(string(ev.Type)) {
+	if !c.cfg.UntilQuery.Selects(string(ev.Type)) {
 		return false // it would give nothing (render/jqtypes.go)
 	}
-	input, err := c.cfg.Until.Input(ev, c.cfg.Differ, c.cfg.ShowOld)
+	input, err := c.cfg.UntilQuery.Input(ev, c.cfg.Differ, c.cfg.ShowOld)
 	if err != nil {
 		return false
 	}
-	outs, err := c.cfg.Until.Run(context.Background(), input)
+	outs, err := c.cfg.UntilQuery.Run(context.Background(), input)
 	if err != nil {
 		return false // reported by no one: --until errors are the user's expression failing on some events
 	}
@@ -94,16 +94,15 @@ func (c *exitConditions) synced() {
 	}
 }
 
-// allDeleted reports whether no informer's cache holds any of the named objects.
+// allDeleted reports whether no informer's cache holds any of the named objects. Each
+// informer of a namespaced type watches one namespace (or all, where names are not
+// taken), so a name is looked up in the namespace of each: with -n a,b, the objects
+// named in every namespace given must be gone.
 func (c *exitConditions) allDeleted() bool {
 	for _, inf := range c.informers {
 		store := inf.Store()
-		for _, name := range c.cfg.Names {
-			ns := ""
-			if inf.Resource.Namespaced {
-				ns = c.cfg.Namespace
-			}
-			if _, exists, _ := store.GetByKey(cache.NewObjectName(ns, name).String()); exists {
+		for _, name := range c.cfg.Watch.Names {
+			if _, exists, _ := store.GetByKey(cache.NewObjectName(inf.Namespace(), name).String()); exists {
 				return false
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,50 +26,26 @@ import (
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/render"
-	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
-// Config is one watch, resolved and checked: what to watch, where, until when, and the
-// listeners (one per sink) that get the events.
-type Config struct {
-	Resources []resource.Resource // the watched types, resolved against the cluster
-	Namespace string              // "" for all namespaces
-	// Namespaces, when there are several (-n a,b,c), are watched with one informer each
-	// per namespaced type (Namespace is then ""); ExcludeNamespaces leaves namespaces out
-	// of an all-namespaces watch (see namespaceFilter).
-	Namespaces        []string
-	ExcludeNamespaces []string
-	// NamespaceMissing says the command found Namespace missing before the run (and said
-	// so): its creation is then said even if it comes before the run looks.
-	NamespaceMissing bool
-	LabelSelector    string
-	FieldSelector    string
-	Names            []string // only these objects (NAME arguments)
-	WatchOnly        bool     // leave out the objects that exist at start-up
-	MetadataOnly     bool
-	ShowSecrets      bool
-	WithEvents       bool // also core Events about the watched objects
+// runConfig is one watch resolved and built: the plain Config, the clusters with their
+// clients, the listeners (one per sink) and what was compiled from the Config.
+type runConfig struct {
+	Config
+	// Clusters are watched with informers of their own, every one numbering its events
+	// from the run's one sequence and handing them to the same Listeners. With several
+	// (Several), each one's diagnostics start with plan.ClusterNotice and each event
+	// names its cluster.
+	Clusters []Cluster
+	Several  bool
 	// Owned, when not nil, follows the one named object of the one type and everything
 	// it owns (watch TYPE/NAME --owned).
-	Owned *Owned
-	// ChangesOnly leaves out MODIFIED events whose diff is empty after Differ's ignored
-	// paths, before they are numbered: no gap in seq, not counted against MaxEvents.
-	ChangesOnly bool
-	// EventTypes, when not empty, are the only event types made (ADDED, MODIFIED,
-	// DELETED): the others are left out like ChangesOnly's, before they are numbered.
-	EventTypes []event.EventType
-	Differ     *render.Differ
-	ShowOld    bool // whether the Until expression sees the previous object as .old
-	// NoFastPaths decodes and encodes every object whole (wire.FastPathsEnv=off); the
-	// Differ is told on its own (render.Differ.WithoutFastPaths).
-	NoFastPaths bool
-
-	MaxEvents    uint64        // stop after this many events (0: no limit)
-	Until        *render.JQ    // stop after the event that makes it true
-	UntilDeleted bool          // stop once every named object is gone
-	Timeout      time.Duration // stop after this long (0: never)
-	Grace        time.Duration // how long the sinks have to write what they hold at the end
+	Owned  *Owned
+	Differ *render.Differ // nil with NoDiff
+	// UntilQuery is Config.Until compiled.
+	UntilQuery *render.JQ
 
 	Listeners []*listener.Listener // one per sink, not yet running
 	// OutputGone, when not nil, ends the run once it is closed: every sink writes to a
@@ -78,20 +55,12 @@ type Config struct {
 	// before the first event can be delivered.
 	Started func()
 	// Synced, when not nil, is called once every informer has its initial list, and what
-	// it returns when the run ends. It is where the command tunes the process for the
-	// watch (the heap); the engine itself changes nothing process-wide.
+	// it returns when the run ends.
 	Synced func() (undo func())
 	Warn   func(format string, args ...any) // one diagnostic line
 	// Observer, when not nil, is told of every event made and every watch outage (the
 	// metrics endpoint).
 	Observer informer.Observer
-
-	// Clusters, when there are several (--context a,b), are each watched with informers
-	// of their own, every one numbering its events from the run's one sequence and
-	// handing them to the same Listeners; each cluster's Resources, Namespace and
-	// NamespaceMissing then replace Config's, and its diagnostics start with
-	// ClusterNotice. Empty: the one cluster of Run's clients.
-	Clusters []Cluster
 
 	// Resume, when not nil, keeps a checkpoint of what the sinks were delivered
 	// (--resume) and, if it holds one from an earlier run, starts from it.
@@ -103,7 +72,7 @@ type Config struct {
 type Resume struct {
 	Path string
 	// Clusters has every watched cluster's part, by its name (Cluster.Name; "" for the
-	// one cluster of a run without Config.Clusters).
+	// one cluster of a plain watch).
 	Clusters map[string]ClusterResume
 	// Kept are the file's sections of clusters not asked for this time: written back as
 	// they were read, so that watching fewer clusters once loses no checkpoint.
@@ -139,17 +108,31 @@ type Result struct {
 	Reason    StopReason
 	Made      uint64 // events made, each handed to every listener (at most MaxEvents)
 	Unchanged uint64 // updates that ChangesOnly left out before they were numbered
-	// Late are the listeners that did not finish writing within Grace; what they still
-	// held counts as dropped in their stats.
-	Late []*listener.Listener
-	// Clusters says what each of several clusters (Config.Clusters) gave; nil with one.
+	// Late are the sinks that did not finish writing within Grace; what they still held
+	// counts as dropped in their stats.
+	Late []Late
+	// Clusters says what each of several clusters gave; nil with one.
 	Clusters []ClusterResult
+}
+
+// Late is a sink that did not finish writing within Grace, and how many events it still
+// held then (dropped).
+type Late struct {
+	Name    string
+	Dropped uint64
 }
 
 // TimeoutError says Timeout expired before the awaited condition was met.
 type TimeoutError struct{ Err error }
 
 func (e *TimeoutError) Error() string { return e.Err.Error() }
+
+// InterruptedError says the run was interrupted (Ctrl-C, SIGTERM) while it waited for a
+// condition that was not met: a script's `kubeevents ... --until-rollout && promote` must
+// not go on.
+type InterruptedError struct{ Err error }
+
+func (e *InterruptedError) Error() string { return e.Err.Error() }
 
 // NotMetError says MaxEvents ended the run before the awaited condition was met: like a
 // timeout, a cap on a wait that did not end as awaited.
@@ -169,16 +152,21 @@ func (e *SinkFailedError) Error() string {
 	return fmt.Sprintf("sink %s failed (see above)", strings.Join(quoted, ", "))
 }
 
-// Run streams the watch cfg describes until a stop reason comes, then shuts it down. The
-// error is the informers' fatal error, a condition not met (TimeoutError, NotMetError) or
-// failed sinks (SinkFailedError); an interrupted run is no error.
-func Run(ctx context.Context, clients informer.Clients, cfg Config) (Result, error) {
+// stream streams the watch cfg describes until a stop reason comes, then shuts it down.
+// The error is the informers' fatal error, a condition not met (TimeoutError,
+// NotMetError) or failed sinks (SinkFailedError); an interrupted run is no error.
+func stream(ctx context.Context, cfg runConfig) (Result, error) {
 	r := newRun(cfg)
-	if started, err := r.start(ctx, clients); !started {
+	if started, err := r.start(ctx); !started {
 		return Result{Reason: StopInterrupted}, err
 	}
 	defer r.undoSynced()
 	reason, err := r.wait(ctx)
+	if reason == StopInterrupted && r.conditions != nil {
+		if _, met := r.conditions.until.MetAt(); !met {
+			err = &InterruptedError{Err: fmt.Errorf("interrupted before %s was met", r.conditions.awaited())}
+		}
+	}
 	res := r.shutdown(reason)
 	res.Started = true
 	if err != nil {
@@ -204,7 +192,7 @@ func Run(ctx context.Context, clients informer.Clients, cfg Config) (Result, err
 
 // run is one Run's state between its start, its wait and its shutdown.
 type run struct {
-	cfg        Config
+	cfg        runConfig
 	seq        atomic.Uint64
 	unchanged  atomic.Uint64
 	fatal      chan error
@@ -212,7 +200,7 @@ type run struct {
 	limitOnce  sync.Once
 	conditions *exitConditions      // nil without Until and UntilDeleted
 	informers  []*informer.Informer // every cluster's
-	// clusters are the clusters being watched (one without Config.Clusters);
+	// clusters are the clusters being watched;
 	// allClusters those asked for, with those left out at start; live counts those not
 	// left out since.
 	clusters    []*clusterRun
@@ -240,9 +228,9 @@ type run struct {
 	}
 }
 
-func newRun(cfg Config) *run {
+func newRun(cfg runConfig) *run {
 	r := &run{cfg: cfg, fatal: make(chan error, 1), limit: make(chan struct{})}
-	if cfg.Until != nil || cfg.UntilDeleted || cfg.Owned != nil && cfg.Owned.UntilRollout {
+	if cfg.UntilQuery != nil || cfg.Watch.UntilDeleted || cfg.Owned != nil && cfg.Owned.UntilRollout {
 		r.conditions = newConditions(cfg)
 	}
 	return r
@@ -262,9 +250,9 @@ func (r *run) limitReached() { r.limitOnce.Do(func() { close(r.limit) }) }
 // any goroutine runs and anything is printed (started is false). With several clusters,
 // one whose rights are missing is said in one line and left out; only when none is left
 // is it an error.
-func (r *run) start(ctx context.Context, clients informer.Clients) (started bool, _ error) {
+func (r *run) start(ctx context.Context) (started bool, _ error) {
 	cfg := r.cfg
-	r.clusters = r.clusterRuns(clients)
+	r.clusters = r.clusterRuns()
 	r.allClusters = r.clusters
 	if cfg.Resume != nil {
 		r.checkpoint = &checkpoint.Writer{Path: cfg.Resume.Path, Warn: cfg.Warn}
@@ -309,16 +297,16 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 			watched = append(watched, c)
 			continue
 		}
-		if len(r.cfg.Clusters) == 0 {
+		if !r.cfg.Several {
 			return false, err // one cluster: its error, as it is
 		}
 		firstErr = cmp.Or(firstErr, err)
 		c.left = err
 	}
 	if len(watched) == 0 {
-		noCluster := &NoClusterError{Err: firstErr}
+		noCluster := &plan.NoClusterError{Err: firstErr}
 		for _, c := range r.clusters {
-			noCluster.Reasons = append(noCluster.Reasons, fmt.Sprintf(ClusterNotice+"%v", c.Name, c.left))
+			noCluster.Reasons = append(noCluster.Reasons, fmt.Sprintf(plan.ClusterNotice+"%v", c.Name, c.left))
 		}
 		return false, noCluster
 	}
@@ -363,8 +351,11 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 	nsCtx, stop := context.WithCancel(ctx)
 	r.stopNamespaceWatch = stop
 	for _, c := range watched {
-		if c.cfg.Namespace != "" && c.Clients.Dynamic != nil && namespaced(c.cfg.Resources) {
-			go watchNamespace(nsCtx, c.Clients.Dynamic, c.cfg.Namespace, c.cfg.NamespaceMissing, c.cfg.Warn)
+		if c.Clients.Dynamic == nil || !namespaced(c.Resources) {
+			continue
+		}
+		for _, ns := range c.Namespaces {
+			go watchNamespace(nsCtx, c.Clients.Dynamic, ns, slices.Contains(c.Missing, ns), c.warn)
 		}
 	}
 	return true, nil
@@ -374,7 +365,7 @@ func (r *run) start(ctx context.Context, clients informer.Clients) (started bool
 // owned object's children's, and the core Events' (WithEvents), every one numbering its
 // events from the run's one sequence and handing them to every listener.
 func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKey []byte) error {
-	cfg := c.cfg
+	cfg := r.cfg
 	var until *event.Until
 	if r.conditions != nil {
 		until = r.conditions.until
@@ -383,7 +374,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 	// With several clusters each counts its events (for the summary); the core Events'
 	// informer is not the checkpoint's.
 	var counted func(*event.Event)
-	if c.Name != "" {
+	if cfg.Several {
 		counted = func(*event.Event) { c.made.Add(1) }
 		if checkpointed := made; checkpointed != nil {
 			made = func(ev *event.Event) { counted(ev); checkpointed(ev) }
@@ -392,29 +383,28 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 		}
 	}
 	fatal := r.reportFatal
-	if len(r.cfg.Clusters) > 0 {
+	if cfg.Several {
 		fatal = c.fatal(r)
 	}
 	var rootOptions informer.Options
-	for _, ri := range r.resourceInformers(cfg) {
-		res := ri.res
+	for _, ri := range r.resourceInformers(c) {
 		opts := informer.Options{
 			Cluster:       c.Name,
 			Namespace:     ri.namespace,
-			LabelSelector: cfg.LabelSelector,
+			LabelSelector: cfg.Watch.LabelSelector,
 			FieldSelector: ri.fieldSelector,
-			Names:         cfg.Names,
+			Names:         cfg.Watch.Names,
 			Seq:           &r.seq,
 			WatchOnly:     cfg.WatchOnly,
-			MetadataOnly:  cfg.MetadataOnly,
-			ShowSecrets:   cfg.ShowSecrets,
+			MetadataOnly:  cfg.Watch.MetadataOnly,
+			ShowSecrets:   cfg.Watch.ShowSecrets,
 			RedactionKey:  redactionKey,
 			NoFastPaths:   cfg.NoFastPaths,
 			MaxEvents:     cfg.MaxEvents,
 			Limit:         r.limitReached,
 			Skip:          skip,
 			Until:         until,
-			Warn:          cfg.Warn,
+			Warn:          c.warn,
 			Fatal:         fatal,
 			Observer:      cfg.Observer,
 			Made:          made,
@@ -423,7 +413,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 			cfg.Owned.ownedRoot(&opts)
 			rootOptions = opts
 		}
-		inf, err := informer.New(res, c.Clients, opts, registrations(cfg.Listeners, true))
+		inf, err := informer.New(ri.res, c.Clients, opts, registrations(cfg.Listeners, cfg.resyncs()))
 		if err != nil {
 			return err
 		}
@@ -435,21 +425,29 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 	c.watched = c.informers[:len(c.informers):len(c.informers)]
 	if cfg.Owned != nil {
 		for _, child := range cfg.Owned.Children {
-			inf, err := informer.New(child.Resource, c.Clients, cfg.Owned.childOptions(rootOptions, child), registrations(cfg.Listeners, true))
+			inf, err := informer.New(child.Resource, c.Clients, cfg.Owned.childOptions(rootOptions, child), registrations(cfg.Listeners, cfg.resyncs()))
 			if err != nil {
 				return err
 			}
 			c.informers = append(c.informers, inf)
 		}
 	}
-	if cfg.WithEvents {
-		accept, annotate := involvesWatched(c.informers), func(*event.Event) {}
-		if cfg.Owned != nil {
-			accept, annotate = cfg.Owned.Tree.AcceptEvent, cfg.Owned.Tree.Annotate
-		}
+	if !cfg.WithEvents {
+		return nil
+	}
+	accept, annotate := involvesWatched(c.informers), func(*event.Event) {}
+	if cfg.Owned != nil {
+		accept, annotate = cfg.Owned.Tree.AcceptEvent, cfg.Owned.Tree.Annotate
+	}
+	// The core Events of the namespaces watched, one informer each, as the watched types'.
+	eventNamespaces := c.Namespaces
+	if len(eventNamespaces) == 0 {
+		eventNamespaces = []string{""}
+	}
+	for _, ns := range eventNamespaces {
 		inf, err := informer.New(coreEvents, c.Clients, informer.Options{
 			Cluster:     c.Name,
-			Namespace:   cfg.Namespace,
+			Namespace:   ns,
 			Seq:         &r.seq,
 			WatchOnly:   true, // only what happens from now on, like the changes they explain
 			NoFastPaths: cfg.NoFastPaths,
@@ -460,7 +458,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 			Related:     true,
 			Accept:      accept,
 			Annotate:    annotate,
-			Warn:        cfg.Warn,
+			Warn:        c.warn,
 			Fatal:       fatal,
 			Observer:    cfg.Observer,
 			Made:        counted,
@@ -468,7 +466,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 		if err != nil {
 			return err
 		}
-		c.events = inf
+		c.events = append(c.events, inf)
 		c.informers = append(c.informers, inf)
 	}
 	return nil
@@ -536,7 +534,7 @@ func (r *run) sayResumed(c *clusterRun) {
 			}
 		}
 		deleted := len(seeded) - (len(keys) - created)
-		c.cfg.Warn("resumed %s from %s (written %s): %s now, %d changed, %d created, %d deleted since",
+		c.warn("resumed %s from %s (written %s): %s now, %d changed, %d created, %d deleted since",
 			inf.Resource, saved.Path, saved.Written.Local().Format(time.RFC3339), diag.Count(len(keys)), changed, created, deleted)
 	}
 }
@@ -594,7 +592,7 @@ func (r *run) afterSync(ctx context.Context) {
 		}
 		r.synced.Unlock()
 	}
-	if r.conditions != nil && r.cfg.UntilDeleted {
+	if r.conditions != nil && r.cfg.Watch.UntilDeleted {
 		r.conditions.synced()
 	}
 }
@@ -697,9 +695,16 @@ func (r *run) shutdown(reason StopReason) Result {
 	for _, l := range cfg.Listeners {
 		l.Missed(made)
 	}
+	dropped := make(map[*listener.Listener]uint64, len(cfg.Listeners))
+	for _, l := range cfg.Listeners {
+		dropped[l] = l.Stats().Dropped
+	}
 	// At least a moment, for sinks that are only finishing: a deadline spent waiting for
 	// a blocked handler (stopInformers) is no reason to cut them short.
-	late := listener.Drain(cfg.Listeners, max(time.Until(deadline), time.Second))
+	var late []Late
+	for _, l := range listener.Drain(cfg.Listeners, max(time.Until(deadline), time.Second)) {
+		late = append(late, Late{Name: l.Name(), Dropped: l.Stats().Dropped - dropped[l]})
+	}
 	if r.checkpoint != nil {
 		close(r.stopCheckpoint)
 		<-r.checkpointDone
@@ -755,6 +760,12 @@ func isDone(l *listener.Listener) bool {
 	default:
 		return false
 	}
+}
+
+// resyncs reports whether the listeners' resync periods apply: --event-types without
+// SYNC leaves out the SYNC events they would make.
+func (cfg runConfig) resyncs() bool {
+	return len(cfg.EventTypes) == 0 || slices.Contains(cfg.EventTypes, event.Sync)
 }
 
 // registrations registers every listener with an informer, each with its own resync

@@ -68,9 +68,8 @@ func (r *recording) got() []string {
 	return append([]string(nil), r.names...)
 }
 
-func newConfig(sinks ...*recording) Config {
-	cfg := Config{Resources: []resource.Resource{configMaps}, Namespace: "ns", Grace: time.Second,
-		Warn: func(string, ...any) {}}
+func newConfig(sinks ...*recording) runConfig {
+	cfg := runConfig{Config: Config{Grace: time.Second}, Warn: func(string, ...any) {}}
 	for i, s := range sinks {
 		cfg.Listeners = append(cfg.Listeners, listener.New(listener.Config{Name: fmt.Sprintf("sink-%d", i)}, s, cfg.Warn))
 	}
@@ -83,7 +82,7 @@ func TestRunStopsAfterMaxEvents(t *testing.T) {
 	cfg.MaxEvents = 2
 	var started bool
 	cfg.Started = func() { started = true }
-	res, err := Run(context.Background(), fakeClients(t, "c1", "c2", "c3"), cfg)
+	res, err := runOn(context.Background(), fakeClients(t, "c1", "c2", "c3"), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +103,8 @@ func TestRunUntilMetInTheInitialList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Until = until
-	res, err := Run(context.Background(), fakeClients(t, "c1", "c2", "c3"), cfg)
+	cfg.UntilQuery = until
+	res, err := runOn(context.Background(), fakeClients(t, "c1", "c2", "c3"), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,8 +117,8 @@ func TestRunUntilMetInTheInitialList(t *testing.T) {
 func TestRunMaxEventsBeforeCondition(t *testing.T) {
 	cfg := newConfig(&recording{})
 	until, _ := render.CompileJQ(`false`)
-	cfg.Until, cfg.MaxEvents = until, 1
-	res, err := Run(context.Background(), fakeClients(t, "c1", "c2"), cfg)
+	cfg.UntilQuery, cfg.MaxEvents = until, 1
+	res, err := runOn(context.Background(), fakeClients(t, "c1", "c2"), cfg)
 	var notMet *NotMetError
 	if !errors.As(err, &notMet) || res.Reason != StopLimit {
 		t.Fatalf("result %+v, error %v; want StopLimit and a NotMetError", res, err)
@@ -129,8 +128,8 @@ func TestRunMaxEventsBeforeCondition(t *testing.T) {
 func TestRunTimeoutBeforeCondition(t *testing.T) {
 	cfg := newConfig(&recording{})
 	until, _ := render.CompileJQ(`false`)
-	cfg.Until, cfg.Timeout = until, 50*time.Millisecond
-	res, err := Run(context.Background(), fakeClients(t, "c1"), cfg)
+	cfg.UntilQuery, cfg.Timeout = until, 50*time.Millisecond
+	res, err := runOn(context.Background(), fakeClients(t, "c1"), cfg)
 	var timeout *TimeoutError
 	if !errors.As(err, &timeout) || res.Reason != StopTimeout {
 		t.Fatalf("result %+v, error %v; want StopTimeout and a TimeoutError", res, err)
@@ -142,7 +141,7 @@ func TestRunInterrupted(t *testing.T) {
 	cfg := newConfig(a)
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg.Started = func() { time.AfterFunc(100*time.Millisecond, cancel) }
-	res, err := Run(ctx, fakeClients(t, "c1"), cfg)
+	res, err := runOn(ctx, fakeClients(t, "c1"), cfg)
 	if err != nil || !res.Started || res.Reason != StopInterrupted || res.Made != 1 {
 		t.Fatalf("result %+v, error %v; want a clean StopInterrupted after the one listed object", res, err)
 	}
@@ -156,7 +155,7 @@ func TestRunInterruptedBeforeStart(t *testing.T) {
 	cancel()
 	cfg := newConfig(&recording{})
 	cfg.Started = func() { t.Error("Started called for a run interrupted before it started") }
-	res, err := Run(ctx, fakeClients(t, "c1"), cfg)
+	res, err := runOn(ctx, fakeClients(t, "c1"), cfg)
 	if err != nil || res.Started {
 		t.Fatalf("result %+v, error %v; want a run that never started, and no error", res, err)
 	}
@@ -175,7 +174,7 @@ func TestRunSyncedHookUndoneAtTheEnd(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-synced; cancel() }()
-	res, err := Run(ctx, fakeClients(t, "c1", "c2"), cfg)
+	res, err := runOn(ctx, fakeClients(t, "c1", "c2"), cfg)
 	if err != nil || res.Reason != StopInterrupted {
 		t.Fatalf("result %+v, error %v", res, err)
 	}
@@ -201,12 +200,12 @@ func fakeClientsAt(t *testing.T, versions map[string]string) informer.Clients {
 // differs from it, to every sink.
 func TestRunResumesFromCheckpoint(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ckpt")
-	watch := checkpoint.Watch{Server: "https://fake", Resources: []string{"configmaps.v1"}, Namespace: "ns"}
+	watch := checkpoint.Watch{Server: "https://fake", Resources: []string{"configmaps.v1"}, Namespaces: []string{"ns"}}
 	a, b := &recording{}, &recording{}
 	cfg := newConfig(a, b)
 	cfg.Timeout = 300 * time.Millisecond
 	cfg.Resume = &Resume{Path: path, Clusters: map[string]ClusterResume{"": {Watch: watch}}}
-	if _, err := Run(context.Background(), fakeClientsAt(t, map[string]string{"same": "1", "changed": "1", "gone": "1"}), cfg); err != nil {
+	if _, err := runOn(context.Background(), fakeClientsAt(t, map[string]string{"same": "1", "changed": "1", "gone": "1"}), cfg); err != nil {
 		t.Fatal(err)
 	}
 	file, err := checkpoint.Load(path)
@@ -219,7 +218,7 @@ func TestRunResumesFromCheckpoint(t *testing.T) {
 	cfg = newConfig(a, b)
 	cfg.Timeout = 300 * time.Millisecond
 	cfg.Resume = &Resume{Path: path, Clusters: map[string]ClusterResume{"": {Watch: watch, Saved: saved}}}
-	if _, err := Run(context.Background(), fakeClientsAt(t, map[string]string{"same": "1", "changed": "2", "new": "1"}), cfg); err != nil {
+	if _, err := runOn(context.Background(), fakeClientsAt(t, map[string]string{"same": "1", "changed": "2", "new": "1"}), cfg); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"ADDED ns/new", "DELETED ns/gone", "MODIFIED ns/changed"}
@@ -234,4 +233,13 @@ func TestRunResumesFromCheckpoint(t *testing.T) {
 	if err != nil || file.Sections[0].Count() != 3 {
 		t.Fatalf("checkpoint after the resumed run: %v, %v; want 3 objects (same, changed, new)", file, err)
 	}
+}
+
+// runOn streams cfg on one cluster of clients, watching configmaps in ns, unless cfg
+// names its clusters.
+func runOn(ctx context.Context, clients informer.Clients, cfg runConfig) (Result, error) {
+	if len(cfg.Clusters) == 0 {
+		cfg.Clusters = []Cluster{{Clients: clients, Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}}}
+	}
+	return stream(ctx, cfg)
 }

@@ -8,14 +8,14 @@ import "github.com/kubeevents/kubeevents/internal/event"
 // --max-events ever sees them and seq has no gap for them. Nil when none is set.
 func (r *run) skip() func(*event.Event) bool {
 	var skips []func(*event.Event) bool
-	if len(r.cfg.EventTypes) > 0 {
+	if len(r.cfg.EventTypes) > 0 { // SYNC is made by the listeners' resync, or not (resyncs)
 		wanted := map[event.EventType]bool{}
 		for _, t := range r.cfg.EventTypes {
 			wanted[t] = true
 		}
 		skips = append(skips, func(ev *event.Event) bool { return !wanted[ev.Type] })
 	}
-	if f := namespaceFilter(r.cfg.ExcludeNamespaces); f != nil {
+	if f := namespaceFilter(r.cfg.Watch.ExcludeNamespaces); f != nil {
 		skips = append(skips, f)
 	}
 	// Last: it counts what it leaves out, which must be updates the others kept.

@@ -18,26 +18,26 @@ type resourceInformer struct {
 	fieldSelector string
 }
 
-// resourceInformers says which informers the watch of one cluster (cfg) needs: one per type, or, with several
-// namespaces (-n a,b,c), one per namespace for each namespaced type. The server filters
-// each informer's namespace, so a namespace not asked for costs nothing, whatever the
-// size of the cluster; each informer costs a list and a watch connection. Excluded
-// namespaces given by name are left out by the server too (a field selector
+// resourceInformers says which informers the watch of cluster c needs: one per type, or,
+// with namespaces named (-n a,b,c), one per namespace for each namespaced type. The
+// server filters each informer's namespace, so a namespace not asked for costs nothing,
+// whatever the size of the cluster; each informer costs a list and a watch connection.
+// Excluded namespaces given by name are left out by the server too (a field selector
 // metadata.namespace!=NAME, which every namespaced type supports); patterns are left out
 // by namespaceFilter.
-func (r *run) resourceInformers(cfg Config) []resourceInformer {
+func (r *run) resourceInformers(c *clusterRun) []resourceInformer {
 	var out []resourceInformer
-	for _, res := range cfg.Resources {
+	for _, res := range c.Resources {
 		if !res.Namespaced {
-			out = append(out, resourceInformer{res: res, fieldSelector: cfg.FieldSelector})
+			out = append(out, resourceInformer{res: res, fieldSelector: r.cfg.Watch.FieldSelector})
 			continue
 		}
-		selector := withExcludedNamespaces(cfg.FieldSelector, cfg.ExcludeNamespaces)
-		if len(cfg.Namespaces) == 0 {
-			out = append(out, resourceInformer{res: res, namespace: cfg.Namespace, fieldSelector: selector})
+		selector := withExcludedNamespaces(r.cfg.Watch.FieldSelector, r.cfg.Watch.ExcludeNamespaces)
+		if len(c.Namespaces) == 0 {
+			out = append(out, resourceInformer{res: res, fieldSelector: selector})
 			continue
 		}
-		for _, ns := range cfg.Namespaces {
+		for _, ns := range c.Namespaces {
 			out = append(out, resourceInformer{res: res, namespace: ns, fieldSelector: selector})
 		}
 	}

@@ -8,14 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 func TestResourceInformersPerNamespace(t *testing.T) {
 	pods := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespaced: true}
 	nodes := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}}
-	r := newRun(Config{Resources: []resource.Resource{pods, nodes}, Namespaces: []string{"a", "b"}, FieldSelector: "status.phase=Running"})
-	got := r.resourceInformers(r.cfg)
+	r := newRun(runConfig{Config: Config{Watch: plan.Request{FieldSelector: "status.phase=Running"}}})
+	got := r.resourceInformers(&clusterRun{Cluster: Cluster{Resources: []resource.Resource{pods, nodes}, Namespaces: []string{"a", "b"}}})
 	want := []resourceInformer{
 		{res: pods, namespace: "a", fieldSelector: "status.phase=Running"},
 		{res: pods, namespace: "b", fieldSelector: "status.phase=Running"},
@@ -31,8 +32,8 @@ func TestResourceInformersPerNamespace(t *testing.T) {
 	}
 
 	// Excluded names go to the server; patterns do not, and nodes get neither.
-	r = newRun(Config{Resources: []resource.Resource{pods, nodes}, ExcludeNamespaces: []string{"kube-system", "team-*"}})
-	got = r.resourceInformers(r.cfg)
+	r = newRun(runConfig{Config: Config{Watch: plan.Request{ExcludeNamespaces: []string{"kube-system", "team-*"}}}})
+	got = r.resourceInformers(&clusterRun{Cluster: Cluster{Resources: []resource.Resource{pods, nodes}}})
 	if got[0].fieldSelector != "metadata.namespace!=kube-system" || got[0].namespace != "" || got[1].fieldSelector != "" {
 		t.Errorf("informers with exclusions = %+v", got)
 	}
@@ -52,7 +53,7 @@ func TestNamespaceFilterMatchesGlobs(t *testing.T) {
 }
 
 func TestSkipKeepsOnlyEventTypes(t *testing.T) {
-	r := newRun(Config{EventTypes: []event.EventType{event.Added, event.Deleted}})
+	r := newRun(runConfig{Config: Config{EventTypes: []event.EventType{event.Added, event.Deleted}}})
 	skip := r.skip()
 	for typ, want := range map[event.EventType]bool{event.Added: false, event.Modified: true, event.Deleted: false} {
 		ev := &event.Event{Type: typ, Object: &corev1.Pod{}}
@@ -60,7 +61,19 @@ func TestSkipKeepsOnlyEventTypes(t *testing.T) {
 			t.Errorf("%s skipped = %v, want %v", typ, got, want)
 		}
 	}
-	if newRun(Config{}).skip() != nil {
+	if newRun(runConfig{}).skip() != nil {
 		t.Error("no filter set: Skip should be nil")
+	}
+}
+
+// --event-types without SYNC turns the listeners' resync off: SYNC is a type of its own.
+func TestEventTypesWithoutSyncNoResync(t *testing.T) {
+	for _, c := range []struct {
+		types []event.EventType
+		want  bool
+	}{{nil, true}, {[]event.EventType{event.Added}, false}, {[]event.EventType{event.Added, event.Sync}, true}} {
+		if got := (runConfig{Config: Config{EventTypes: c.types}}).resyncs(); got != c.want {
+			t.Errorf("--event-types %v: resyncs %v, want %v", c.types, got, c.want)
+		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/owners"
-	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/plan"
 )
 
 // chains is a sink that keeps each event's object and owner chain.
@@ -72,8 +72,8 @@ func TestRunOwned(t *testing.T) {
 		ownedConfigMap("strangers-child", "sc", stranger))}
 
 	sink := &chains{}
-	cfg := Config{Resources: []resource.Resource{configMaps}, Names: []string{"root"}, Namespace: "ns", Grace: time.Second,
-		Warn: func(string, ...any) {}, MaxEvents: 3}
+	cfg := runConfig{Config: Config{Watch: plan.Request{Names: []string{"root"}}, Grace: time.Second, MaxEvents: 3},
+		Warn: func(string, ...any) {}}
 	cfg.Listeners = []*listener.Listener{listener.New(listener.Config{Name: "chains"}, sink, cfg.Warn)}
 	lookup := func(_ context.Context, _ schema.GroupKind, _, name string) (metav1.Object, error) {
 		return clients.Dynamic.Resource(configMaps.GVR).Namespace("ns").Get(context.Background(), name, metav1.GetOptions{})
@@ -85,7 +85,7 @@ func TestRunOwned(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := Run(ctx, clients, cfg)
+	res, err := runOn(ctx, clients, cfg)
 	if err != nil || res.Reason != StopLimit {
 		t.Fatalf("Run = %+v, %v; want the 3 events of the tree", res, err)
 	}

@@ -14,6 +14,9 @@ const (
 	RolloutProgressing RolloutState = "progressing"
 	RolloutComplete    RolloutState = "complete"
 	RolloutFailed      RolloutState = "failed"
+	// RolloutDeleted is the state an owner's DELETED event gives: its rollout can no
+	// longer complete.
+	RolloutDeleted RolloutState = "deleted"
 )
 
 // Rollout is the state of an owner's rollout at one event, with kubectl's message
@@ -25,5 +28,5 @@ type Rollout struct {
 
 // Done reports whether the rollout ended, one way or the other.
 func (r *Rollout) Done() bool {
-	return r != nil && (r.State == RolloutComplete || r.State == RolloutFailed)
+	return r != nil && (r.State == RolloutComplete || r.State == RolloutFailed || r.State == RolloutDeleted)
 }

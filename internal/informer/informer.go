@@ -104,8 +104,9 @@ type Options struct {
 // Informer is ONE shared informer for one resource, with one client-go event handler per
 // registered receiver, so each receiver gets its own resync period.
 type Informer struct {
-	Resource resource.Resource
-	Typed    bool // typed (client-go scheme) or dynamic (unstructured) objects
+	Resource  resource.Resource
+	Typed     bool   // typed (client-go scheme) or dynamic (unstructured) objects
+	namespace string // the namespace watched; "" for all, or a cluster-scoped resource
 	// run, hasSynced and store are those of client-go's shared informer, or, for a single
 	// receiver, of its plain informer (see New).
 	run       func(context.Context)
@@ -143,7 +144,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		lo.LabelSelector = opts.LabelSelector
 		lo.FieldSelector = fieldSelector
 	}
-	inf := &Informer{Resource: res, done: make(chan struct{})}
+	inf := &Informer{Resource: res, namespace: ns, done: make(chan struct{})}
 	inf.ctx, inf.cancel = context.WithCancel(context.Background())
 	isSecret := IsSecret(res)
 	if isSecret && !opts.ShowSecrets {
@@ -341,6 +342,9 @@ func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, error) {
 		if err := json.Unmarshal(raw, obj); err != nil {
 			return nil, err
 		}
+		if m, err := meta.Accessor(obj); err == nil && i.namespace != "" && m.GetNamespace() != i.namespace {
+			continue // another informer's (-n a,b: one per namespace)
+		}
 		// Not transformed again: it was when it entered the earlier run's cache (and
 		// redacting a placeholder would make another one).
 		if obj.GetObjectKind().GroupVersionKind().Empty() {
@@ -382,6 +386,9 @@ func (i *Informer) Stop() {
 	i.cancel()
 	<-i.done
 }
+
+// Namespace is the namespace i watches: "" for all namespaces, or a cluster-scoped type.
+func (i *Informer) Namespace() string { return i.namespace }
 
 // Store is the informer's cache (used for --until-deleted and for tests).
 func (i *Informer) Store() cache.Store { return i.store }

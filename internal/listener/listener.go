@@ -270,12 +270,7 @@ func (l *Listener) dropNoticeLocked() string {
 		return fmt.Sprintf("sink %q is full (buffer %d, on-full=%s); dropping events",
 			l.cfg.Name, l.cfg.Buffer, l.cfg.OnFull)
 	}
-	dropped := l.dropped.Load()
-	what := "events"
-	if dropped == 1 {
-		what = "event"
-	}
-	return fmt.Sprintf("sink %q is still full; %s %s dropped so far", l.cfg.Name, diag.Count(dropped), what)
+	return fmt.Sprintf("sink %q is still full; %s dropped so far", l.cfg.Name, diag.Events(l.dropped.Load()))
 }
 
 // Run is the delivery goroutine: it writes queued events to the sink in order until the

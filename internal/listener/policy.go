@@ -35,6 +35,11 @@ func (p Policy) String() string { return p.name }
 // IsZero reports whether p is the zero Policy, which means "not set".
 func (p Policy) IsZero() bool { return p == Policy{} }
 
+// Lossless reports whether the policy never drops an event: Block, Coalesce (which
+// merges events but keeps every object's final state), and the zero Policy, which
+// stands for Block.
+func (p Policy) Lossless() bool { return p.IsZero() || p == Block || p == Coalesce }
+
 // Policies lists the valid policy names, for flag help and completion.
 func Policies() []string {
 	names := make([]string, len(policies))

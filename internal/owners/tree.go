@@ -7,6 +7,8 @@ package owners
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -220,6 +222,12 @@ func (t *Tree) Annotate(ev *event.Event) {
 		ev.Owners = append([]event.Owner{}, chain(n.parent)...)
 	}
 	ev.Rollout = Rollout(ev.Object)
+	if ev.Rollout != nil && ev.Type == event.Deleted {
+		// The last state before the deletion still says how far the rollout got; what
+		// matters now is that it is gone.
+		ev.Rollout = &event.Rollout{State: event.RolloutDeleted,
+			Message: fmt.Sprintf("%s %q was deleted", strings.ToLower(ev.Kind), m.GetName())}
+	}
 }
 
 // IsRoot reports whether ev is about the followed object itself.

@@ -6,11 +6,13 @@ import (
 	"sync"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubeevents/kubeevents/internal/event"
 )
@@ -196,5 +198,26 @@ func TestTreeEvents(t *testing.T) {
 	tree.Annotate(ev)
 	if len(ev.Owners) != 2 || ev.Owners[1] != (event.Owner{Kind: "ReplicaSet", Name: "web-1"}) {
 		t.Errorf("Event's owners = %v", ev.Owners)
+	}
+}
+
+// The followed Deployment's DELETED event says it was deleted, not where its rollout
+// stood before (which read "Waiting for deployment rollout…" to the end).
+func TestTreeDeletedRootSaysDeleted(t *testing.T) {
+	tree, _ := newTestTree(&server{}, nil)
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "d", Generation: 2},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)}}
+	for _, c := range []struct {
+		typ  event.EventType
+		want event.RolloutState
+	}{{event.Modified, event.RolloutProgressing}, {event.Deleted, event.RolloutDeleted}} {
+		ev := &event.Event{Type: c.typ, Object: d, Kind: "Deployment"}
+		tree.Annotate(ev)
+		if ev.Rollout == nil || ev.Rollout.State != c.want {
+			t.Errorf("%s: rollout %+v, want %s", c.typ, ev.Rollout, c.want)
+		}
+		if c.typ == event.Deleted && (ev.Rollout.Message != `deployment "web" was deleted` || !ev.Rollout.Done()) {
+			t.Errorf("DELETED: %+v, want a done rollout that says the deployment was deleted", ev.Rollout)
+		}
 	}
 }

@@ -115,7 +115,7 @@ func appendRollout(dst []byte, r *event.Rollout) []byte {
 	switch r.State {
 	case event.RolloutComplete:
 		dst = append(dst, "✓ "...)
-	case event.RolloutFailed:
+	case event.RolloutFailed, event.RolloutDeleted:
 		dst = append(dst, "✗ "...)
 	default:
 		dst = append(dst, "… "...)

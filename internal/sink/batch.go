@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"hash/maphash"
-	"math/rand/v2"
+	"math"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
@@ -156,37 +158,17 @@ func (p *pool) run(in <-chan item) {
 	}
 }
 
-// Backoff is how long to wait between attempts: Base doubled after each failure up to
-// Max, with up to half of it added at random (jitter), so that many senders that failed
-// together do not come back together.
-type Backoff struct {
-	Base, Max time.Duration
+// NewBackoff is the exec and http sinks' wait between attempts: 0.5 s, doubled after
+// each failure up to 30 s, with up to half of it added at random (jitter), so that
+// senders that failed together do not come back together.
+func NewBackoff() wait.Backoff {
+	return wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: math.MaxInt32, Cap: 30 * time.Second}
 }
 
-// DefaultBackoff is the exec and http sinks' backoff.
-var DefaultBackoff = Backoff{Base: 500 * time.Millisecond, Max: 30 * time.Second}
-
-// Delay is the wait before retry number n (1 for the first retry).
-func (b Backoff) Delay(n int) time.Duration {
-	d := b.Base
-	for i := 1; i < n && d < b.Max; i++ {
-		d *= 2
-	}
-	d = min(d, b.Max)
-	return d + rand.N(d/2+1)
-}
-
-// sleep waits for d or until ctx ends, and reports whether the wait was whole.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+// RetryForever, as an exec or http sink's Retries, retries a failed attempt until it
+// succeeds, fails for good (a 4xx) or the sink is aborted: an outage of any length then
+// loses nothing, and the sink's buffer and on-full policy see it.
+const RetryForever = -1
 
 // attemptError is a failed attempt: retry says whether another may succeed, after says
 // how long the receiver asked to be left alone (Retry-After), 0 when it did not say.
@@ -199,37 +181,41 @@ type attemptError struct {
 func (e *attemptError) Error() string { return e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
-// withRetries runs attempt until it succeeds, fails for good, retries are used up or ctx
-// ends. Between attempts it waits as backoff says, or as long as the receiver asked if
-// that is longer. retrying is told of each retry before its wait.
-func withRetries(ctx context.Context, retries int, backoff Backoff, attempt func(ctx context.Context) error,
+// withRetries runs attempt until it succeeds, fails for good, retries (RetryForever: no
+// limit) are used up or ctx ends. Between attempts it waits as backoff says, or as long
+// as the receiver asked if that is longer. retrying is told of each retry before its
+// wait.
+func withRetries(ctx context.Context, retries int, backoff wait.Backoff, attempt func(ctx context.Context) error,
 	retrying func(err error, n int, wait time.Duration)) error {
-	for n := 0; ; n++ {
-		err := attempt(ctx)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
+	delay := backoff.DelayFunc()
+	var err error
+	var next time.Duration // the wait before the next attempt, once the last one failed
+	n := 0
+	waitErr := wait.DelayFunc(func() time.Duration { return next }).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
+		if err = attempt(ctx); err == nil || ctx.Err() != nil {
+			return true, nil
 		}
 		var ae *attemptError
-		if errors.As(err, &ae) && !ae.retry {
-			return err
+		if errors.As(err, &ae) && !ae.retry || retries != RetryForever && n >= retries {
+			return true, nil
 		}
-		if n >= retries {
-			return err
-		}
-		wait := backoff.Delay(n + 1)
-		if ae != nil && ae.after > wait {
-			wait = ae.after
+		n++
+		next = delay()
+		if ae != nil && ae.after > next {
+			next = ae.after
 		}
 		if retrying != nil {
-			retrying(err, n+1, wait)
+			retrying(err, n, next)
 		}
-		if !sleep(ctx, wait) {
-			return ctx.Err()
-		}
+		return false, nil
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
+	if waitErr != nil {
+		return waitErr
+	}
+	return err
 }
 
 // Encoder turns an event into what an exec or http sink sends for it: its JSON line as

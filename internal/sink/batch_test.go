@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubeevents/kubeevents/internal/event"
 )
@@ -151,7 +154,7 @@ func TestWithRetriesWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		var at []time.Duration
-		b := Backoff{Base: time.Second, Max: 4 * time.Second}
+		b := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.5, Steps: math.MaxInt32, Cap: 4 * time.Second}
 		fail := func(after time.Duration) func(context.Context) error {
 			return func(context.Context) error {
 				at = append(at, time.Since(start))
@@ -189,9 +192,42 @@ func TestWithRetriesWaits(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(1500*time.Millisecond, cancel)
 		start = time.Now()
-		err = withRetries(ctx, 10, Backoff{Base: time.Hour, Max: time.Hour}, fail(0), nil)
+		err = withRetries(ctx, 10, wait.Backoff{Duration: time.Hour}, fail(0), nil)
 		if !errors.Is(err, context.Canceled) || time.Since(start) != 1500*time.Millisecond {
 			t.Errorf("cancelled after %s: %v", time.Since(start), err)
+		}
+	})
+}
+
+// With RetryForever, a failure worth retrying is retried for as long as it lasts, each
+// wait at most the backoff's cap (plus jitter); one that is not worth it ends at once.
+func TestWithRetriesForever(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		attempts := 0
+		var longest time.Duration
+		last := start
+		err := withRetries(context.Background(), RetryForever, NewBackoff(), func(context.Context) error {
+			attempts++
+			longest, last = max(longest, time.Since(last)), time.Now()
+			if time.Since(start) < 2*time.Hour {
+				return &attemptError{err: errors.New("connection refused"), retry: true}
+			}
+			return nil
+		}, nil)
+		if err != nil {
+			t.Fatalf("gave up after %d attempts, %s: %v", attempts, time.Since(start), err)
+		}
+		if attempts < int(2*time.Hour/(45*time.Second)) || longest > 45*time.Second {
+			t.Errorf("%d attempts in 2h, the longest wait %s; want one at least every 45s", attempts, longest)
+		}
+		attempts = 0
+		err = withRetries(context.Background(), RetryForever, NewBackoff(), func(context.Context) error {
+			attempts++
+			return &attemptError{err: errors.New("400 Bad Request")}
+		}, nil)
+		if err == nil || attempts != 1 {
+			t.Errorf("a 4xx under RetryForever: %d attempts, %v", attempts, err)
 		}
 	})
 }
@@ -219,10 +255,11 @@ func TestParseHeaders(t *testing.T) {
 	if err := os.WriteFile(file, []byte("s3cret-file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h, err := ParseHeaders("Authorization=env:HOOK_TOKEN; X-Key = file:" + file + ";X-Source=kubeevents")
+	headers, err := ParseHeaders("Authorization=env:HOOK_TOKEN; X-Key = file:" + file + ";X-Source=kubeevents")
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, _, _ := headers.Current(false)
 	if h.Get("Authorization") != "Bearer s3cret-env" || h.Get("X-Key") != "s3cret-file" || h.Get("X-Source") != "kubeevents" {
 		t.Errorf("headers %v", h)
 	}

@@ -12,7 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // ExecOptions configure an exec sink.
@@ -22,17 +26,22 @@ type ExecOptions struct {
 	Batching    Batching
 	Concurrency int           // runs at once at most (1 if 0)
 	Timeout     time.Duration // time limit per run
-	Retries     int           // runs again after a failed run, at most
-	Backoff     Backoff
+	Retries     int           // runs again after a failed run, at most; RetryForever for no limit
+	Backoff     wait.Backoff  // between attempts; zero means NewBackoff()
 	Encoder     *Encoder
-	// Warn prints one diagnostic line: the child's output, prefixed with the sink's
-	// name, and the sink's failures.
+	// Warn prints one diagnostic line: the child's output (escaped), prefixed with the
+	// sink's name, and the sink's failures.
 	Warn func(format string, args ...any)
 }
 
 // Exec runs a command per event, or per batch of events, with their JSON lines on its
 // standard input. It implements listener.Holder: an event is settled once the run that
 // got it exits 0 (delivered), or its last retry failed or timed out (failed).
+//
+// Each run is a process group of its own, and a run that times out or is aborted is
+// killed with its whole group: a script's own children (a sleep, a curl) go with it
+// rather than living on under init. Being a group of its own, a run is not sent the
+// terminal's Ctrl-C either: kubeevents gives it --grace to finish, then kills it.
 type Exec struct {
 	*pool
 	opts   ExecOptions
@@ -41,6 +50,12 @@ type Exec struct {
 		sync.Mutex
 		listener.Throttle
 		failed int
+	}
+	// running are the runs' processes, for Abort, which kills them at once: the
+	// process may exit right after it.
+	running struct {
+		sync.Mutex
+		procs map[*os.Process]bool
 	}
 }
 
@@ -51,10 +66,11 @@ func NewExec(o ExecOptions) (*Exec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("command %q: %w", o.Argv[0], unwrapExecError(err))
 	}
-	if o.Backoff == (Backoff{}) {
-		o.Backoff = DefaultBackoff
+	if o.Backoff == (wait.Backoff{}) {
+		o.Backoff = NewBackoff()
 	}
 	s := &Exec{opts: o, path: path}
+	s.running.procs = map[*os.Process]bool{}
 	s.notice.Period = listener.NoticeEvery
 	s.pool = newPool(o.Concurrency, o.Batching, o.Encoder.Encode, s.send)
 	return s, nil
@@ -101,13 +117,9 @@ func (s *Exec) failed(n int, err error) {
 	}
 	what := "event"
 	if n > 1 {
-		what = strconv.Itoa(n) + " events"
+		what = diag.Events(uint64(n))
 	}
-	tries := ""
-	if s.opts.Retries > 0 {
-		tries = fmt.Sprintf(" after %d retries", s.opts.Retries)
-	}
-	s.opts.Warn("exec sink %q: %s failed%s: %v (%d failed so far)", s.opts.Name, what, tries, err, s.notice.failed)
+	s.opts.Warn("exec sink %q: %s failed%s: %v (%s failed so far)", s.opts.Name, what, afterRetries(s.opts.Retries), err, diag.Count(s.notice.failed))
 }
 
 // run runs the command once. Its stdout and stderr lines go to Warn with the sink's name.
@@ -123,9 +135,19 @@ func (s *Exec) run(ctx context.Context, batch []item, stdin []byte, attempt int)
 	cmd.Env = append(os.Environ(), s.env(batch, attempt)...)
 	// A child that leaves a grandchild holding its output open must not hold up the sink.
 	cmd.WaitDelay = time.Second
-	out := &lineWriter{emit: func(line string) { s.opts.Warn("[%s] %s", s.opts.Name, line) }}
+	ownGroup(cmd)
+	// What a child prints is escaped as object names are: it may echo an object's
+	// fields, and control characters from them must not reach the terminal.
+	out := &lineWriter{emit: func(line string) {
+		s.opts.Warn("[%s] %s", s.opts.Name, render.AppendTerminalText(nil, line))
+	}}
 	cmd.Stdout, cmd.Stderr = out, out
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		s.track(cmd.Process, true)
+		err = cmd.Wait()
+		s.track(cmd.Process, false)
+	}
 	out.flush()
 	switch {
 	case err == nil:
@@ -138,6 +160,37 @@ func (s *Exec) run(ctx context.Context, batch []item, stdin []byte, attempt int)
 		return fmt.Errorf("%s", exit.ProcessState) // "exit status 3", "signal: killed"
 	}
 	return unwrapExecError(err)
+}
+
+// track notes a run's process as running, or as ended.
+func (s *Exec) track(p *os.Process, running bool) {
+	s.running.Lock()
+	defer s.running.Unlock()
+	if running {
+		s.running.procs[p] = true
+	} else {
+		delete(s.running.procs, p)
+	}
+}
+
+// Abort ends the runs in flight, with their process groups, and gives up on what the
+// sink holds (counted as dropped). The runs are killed here, not only through their
+// contexts, so that none outlives a kubeevents that exits right after.
+func (s *Exec) Abort() {
+	s.pool.Abort()
+	s.running.Lock()
+	defer s.running.Unlock()
+	for p := range s.running.procs {
+		_ = killGroup(p)
+	}
+}
+
+// afterRetries is " after 1 retry", " after 3 retries", or "" without retries.
+func afterRetries(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return " after " + diag.Noun(n, "retry", "retries")
 }
 
 // env is what the child gets on top of kubeevents' own environment.

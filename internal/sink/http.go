@@ -17,8 +17,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // HTTPOptions configure an http sink.
@@ -30,35 +35,40 @@ type HTTPOptions struct {
 	// rather than JSON Lines (application/x-ndjson); Batching.Size is then 1.
 	Single  bool
 	Timeout time.Duration // time limit per request
-	Retries int           // requests again after a failed one, at most
-	Backoff Backoff
-	Header  http.Header // values resolved; never printed
-	TLS     *tls.Config // nil: Go's defaults
+	// Retries is how many times a failed request is made again at most; RetryForever
+	// retries until the receiver answers (or answers 4xx), so that an outage of any
+	// length loses nothing.
+	Retries int
+	Backoff wait.Backoff // between attempts; zero means NewBackoff()
+	Headers *Headers     // nil for none; never printed
+	TLS     *tls.Config  // nil: Go's defaults
 	Encoder *Encoder
 	Warn    func(format string, args ...any)
 }
 
 // HTTP POSTs events to a URL, in batches of JSON Lines or one JSON document per request.
-// Connection errors, 5xx and 429 are retried with exponential backoff and jitter, and
-// Retry-After is honoured; another 4xx fails the batch at once. It implements
-// listener.Holder: each event is settled when its batch was accepted (2xx) or failed.
+// Connection errors, time-outs, 5xx, 408 and 429 are retried with exponential backoff
+// and jitter, and Retry-After is honoured; another 4xx fails the batch at once (after a
+// 401, once more if a header file changed). It implements listener.Holder: each event is
+// settled when its batch was accepted (2xx) or failed.
 type HTTP struct {
 	*pool
 	opts   HTTPOptions
 	client *http.Client
 	target string // the URL without its password, for messages
 
-	mu          sync.Mutex
-	retryNotice listener.Throttle
-	failNotice  listener.Throttle
-	failed      int
-	statusSaid  map[int]bool // 4xx statuses already reported
+	mu           sync.Mutex
+	retryNotice  listener.Throttle
+	failNotice   listener.Throttle
+	headerNotice listener.Throttle
+	failed       int
+	statusSaid   map[int]bool // 4xx statuses already reported
 }
 
 // NewHTTP makes the sink.
 func NewHTTP(o HTTPOptions) *HTTP {
-	if o.Backoff == (Backoff{}) {
-		o.Backoff = DefaultBackoff
+	if o.Backoff == (wait.Backoff{}) {
+		o.Backoff = NewBackoff()
 	}
 	if o.Single {
 		o.Batching = Batching{Size: 1}
@@ -67,9 +77,10 @@ func NewHTTP(o HTTPOptions) *HTTP {
 	transport.TLSClientConfig = o.TLS
 	// The proxy is taken from the environment, as by curl and kubectl.
 	s := &HTTP{opts: o, client: &http.Client{Transport: transport, Timeout: o.Timeout},
-		retryNotice: listener.Throttle{Period: listener.NoticeEvery},
-		failNotice:  listener.Throttle{Period: listener.NoticeEvery},
-		statusSaid:  map[int]bool{}}
+		retryNotice:  listener.Throttle{Period: listener.NoticeEvery},
+		failNotice:   listener.Throttle{Period: listener.NoticeEvery},
+		headerNotice: listener.Throttle{Period: listener.NoticeEvery},
+		statusSaid:   map[int]bool{}}
 	s.target = o.URL
 	if u, err := url.Parse(o.URL); err == nil {
 		s.target = u.Redacted()
@@ -90,16 +101,30 @@ func (s *HTTP) send(ctx context.Context, batch []item) error {
 		data = bytes.TrimSuffix(data, []byte("\n"))
 		contentType = "application/json"
 	}
+	var firstFailure time.Time
+	said := false // a retry of this batch was said: its end will be too
 	err := withRetries(ctx, s.opts.Retries, s.opts.Backoff, func(ctx context.Context) error {
 		return s.post(ctx, data, contentType)
 	}, func(err error, n int, wait time.Duration) {
+		if n == 1 {
+			firstFailure = time.Now()
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.retryNotice.Allow(time.Now()) {
-			s.opts.Warn("http sink %q: POST %s: %v; retry %d of %d in %s", s.opts.Name, s.target, err, n, s.opts.Retries, wait.Round(time.Millisecond))
+		if !s.retryNotice.Allow(time.Now()) {
+			return
 		}
+		said = true
+		if s.opts.Retries == RetryForever {
+			s.opts.Warn("http sink %q: POST %s: %v; retry %d in %s (retrying until the receiver answers)", s.opts.Name, s.target, err, n, wait.Round(time.Millisecond))
+			return
+		}
+		s.opts.Warn("http sink %q: POST %s: %v; retry %d of %d in %s", s.opts.Name, s.target, err, n, s.opts.Retries, wait.Round(time.Millisecond))
 	})
-	if err != nil && ctx.Err() == nil {
+	switch {
+	case err == nil && said:
+		s.opts.Warn("http sink %q: POST %s: accepted again after %s", s.opts.Name, s.target, time.Since(firstFailure).Round(100*time.Millisecond))
+	case err != nil && ctx.Err() == nil:
 		s.report(len(batch), err)
 	}
 	return err
@@ -112,28 +137,17 @@ func (s *HTTP) report(n int, err error) {
 	defer s.mu.Unlock()
 	s.failed += n
 	var se *statusError
-	if errors.As(err, &se) && se.code < 500 && se.code != http.StatusTooManyRequests {
+	if errors.As(err, &se) && !se.retry() {
 		if s.statusSaid[se.code] {
 			return
 		}
 		s.statusSaid[se.code] = true
-		s.opts.Warn("http sink %q: POST %s: %v; the receiver refused %s (%d failed so far)", s.opts.Name, s.target, err, events(n), s.failed)
+		s.opts.Warn("http sink %q: POST %s: %v; the receiver refused %s (%s failed so far)", s.opts.Name, s.target, err, diag.Events(uint64(n)), diag.Count(s.failed))
 		return
 	}
 	if s.failNotice.Allow(time.Now()) {
-		tries := ""
-		if s.opts.Retries > 0 {
-			tries = fmt.Sprintf(" after %d retries", s.opts.Retries)
-		}
-		s.opts.Warn("http sink %q: POST %s: %v; gave up on %s%s (%d failed so far)", s.opts.Name, s.target, err, events(n), tries, s.failed)
+		s.opts.Warn("http sink %q: POST %s: %v; gave up on %s%s (%s failed so far)", s.opts.Name, s.target, err, diag.Events(uint64(n)), afterRetries(s.opts.Retries), diag.Count(s.failed))
 	}
-}
-
-func events(n int) string {
-	if n == 1 {
-		return "1 event"
-	}
-	return strconv.Itoa(n) + " events"
 }
 
 // statusError is a response that was not 2xx: its status and the first line of its body.
@@ -143,6 +157,13 @@ type statusError struct {
 	line string
 }
 
+// retry reports whether the answer is worth asking again: the receiver is in trouble
+// (5xx), or asks to be left alone for a while (429, 408), rather than refusing the
+// request itself.
+func (e *statusError) retry() bool {
+	return e.code >= 500 || e.code == http.StatusTooManyRequests || e.code == http.StatusRequestTimeout
+}
+
 func (e *statusError) Error() string {
 	if e.line == "" {
 		return e.text
@@ -150,13 +171,46 @@ func (e *statusError) Error() string {
 	return e.text + ": " + e.line
 }
 
-// post makes one request.
+// post makes one request. After a 401 it reads the header files again at once, and
+// asks once more if that changed them: the token was rotated.
 func (s *HTTP) post(ctx context.Context, data []byte, contentType string) error {
+	header, _ := s.header(false)
+	err := s.request(ctx, data, contentType, header)
+	var se *statusError
+	if errors.As(err, &se) && se.code == http.StatusUnauthorized {
+		if header, changed := s.header(true); changed {
+			err = s.request(ctx, data, contentType, header)
+		}
+	}
+	return err
+}
+
+// header returns the headers to send, with the files read again if they changed, or,
+// with force, whatever they look like; changed reports a value that differs from the
+// last one sent. A file that cannot be read again keeps its last value, which is said
+// at most once per NoticeEvery.
+func (s *HTTP) header(force bool) (h http.Header, changed bool) {
+	if s.opts.Headers == nil {
+		return nil, false
+	}
+	h, changed, err := s.opts.Headers.Current(force)
+	if err != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.headerNotice.Allow(time.Now()) {
+			s.opts.Warn("http sink %q: %v; sending the value read before", s.opts.Name, err)
+		}
+	}
+	return h, changed
+}
+
+// request makes one request with these headers.
+func (s *HTTP) request(ctx context.Context, data []byte, contentType string, header http.Header) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.opts.URL, bytes.NewReader(data))
 	if err != nil {
 		return &attemptError{err: err}
 	}
-	for k, vs := range s.opts.Header {
+	for k, vs := range header {
 		req.Header[k] = vs
 	}
 	req.Header.Set("Content-Type", contentType)
@@ -177,13 +231,12 @@ func (s *HTTP) post(ctx context.Context, data []byte, contentType string) error 
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
 		return nil
 	}
-	se := &statusError{code: resp.StatusCode, text: resp.Status}
+	se := &statusError{code: resp.StatusCode, text: string(render.AppendTerminalText(nil, resp.Status))}
 	sc := bufio.NewScanner(io.LimitReader(resp.Body, 4<<10))
 	if sc.Scan() {
-		se.line = strings.TrimSpace(sanitize(sc.Text()))
+		se.line = firstLine(sc.Text())
 	}
-	retry := resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
-	return &attemptError{err: se, retry: retry, after: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	return &attemptError{err: se, retry: se.retry(), after: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
 }
 
 // requestError says what went wrong with a request in a few words: the timeout, or the
@@ -223,83 +276,19 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return min(max(d, 0), 10*time.Minute)
 }
 
-// sanitize keeps a receiver's text printable on one line.
-func sanitize(s string) string {
+// firstLine is the start of a receiver's answer, for a message: at most 200 bytes,
+// escaped as object names are, since the receiver chose them.
+func firstLine(s string) string {
 	const limit = 200
-	var b strings.Builder
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			r = '?'
+	s = strings.TrimSpace(s)
+	if len(s) > limit {
+		i := limit
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
 		}
-		b.WriteRune(r)
-		if b.Len() >= limit {
-			b.WriteString("...")
-			break
-		}
+		s = s[:i] + "..."
 	}
-	return b.String()
-}
-
-// ParseHeaders reads an http sink's headers: "NAME=REF; NAME=REF", where REF is
-// env:VAR (the variable's value, which must be set), file:PATH (the file's contents
-// without a final newline) or the text itself. Secrets thus stay out of the command line
-// and the config file, and are never printed: errors name the header and the
-// reference, never a value.
-func ParseHeaders(spec string) (http.Header, error) {
-	h := http.Header{}
-	for part := range strings.SplitSeq(spec, ";") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		name, ref, ok := strings.Cut(part, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(name, " \t:") {
-			return nil, fmt.Errorf("header %q: want NAME=env:VAR, NAME=file:PATH or NAME=TEXT", clipName(part))
-		}
-		ref = strings.TrimSpace(ref)
-		var value string
-		switch {
-		case strings.HasPrefix(ref, "env:"):
-			v, ok := os.LookupEnv(ref[len("env:"):])
-			if !ok {
-				return nil, fmt.Errorf("header %s: environment variable %s is not set", name, ref[len("env:"):])
-			}
-			value = v
-		case strings.HasPrefix(ref, "file:"):
-			data, err := os.ReadFile(ref[len("file:"):])
-			if err != nil {
-				return nil, fmt.Errorf("header %s: cannot read %s: %w", name, ref[len("file:"):], unwrapPathError(err))
-			}
-			value = strings.TrimRight(string(data), "\r\n")
-		default:
-			value = ref
-		}
-		if strings.ContainsAny(value, "\r\n") {
-			return nil, fmt.Errorf("header %s: the value from %s holds a line break", name, refName(ref))
-		}
-		h.Add(name, value)
-	}
-	return h, nil
-}
-
-// refName names a header's reference in messages without its text, which may be a secret.
-func refName(ref string) string {
-	if strings.HasPrefix(ref, "env:") || strings.HasPrefix(ref, "file:") {
-		return ref
-	}
-	return "its text"
-}
-
-// clipName shows a malformed header by its name alone: what follows may be a secret.
-func clipName(s string) string {
-	if i := strings.IndexAny(s, "=: \t"); i >= 0 {
-		return s[:i] + "..."
-	}
-	if len(s) > 20 {
-		return s[:20] + "..."
-	}
-	return s
+	return string(render.AppendTerminalText(nil, s))
 }
 
 // TLSConfig builds an http sink's TLS settings: the CA file's certificates replace the

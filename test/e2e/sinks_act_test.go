@@ -33,6 +33,7 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // receiver is a real HTTP server on 127.0.0.1 that an http sink posts to. It records
@@ -194,10 +195,16 @@ func (r *receiver) waitDelivered(t *testing.T, p interface{ Stderr() string }, n
 // kube-root-ca.crt is left out.
 func createLabelled(t *testing.T, ns string, names ...string) {
 	t.Helper()
+	createLabelledIn(t, client, ns, names...)
+}
+
+// createLabelledIn is createLabelled in the cluster of c.
+func createLabelledIn(t *testing.T, c kubernetes.Interface, ns string, names ...string) {
+	t.Helper()
 	for _, name := range names {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"sinks-act": "yes"}},
 			Data: map[string]string{"n": "0"}}
-		if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		if _, err := c.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("creating configmap %s/%s: %v", ns, name, err)
 		}
 	}
@@ -288,6 +295,109 @@ func TestHTTPSinkBlockLosesNothingAcrossAnOutage(t *testing.T) {
 	}
 	if !strings.Contains(p.Stderr(), `http sink "hook": POST `+r.url()+`: connection refused; retry 1 of 1000 in `) {
 		t.Errorf("the outage was not said; stderr:\n%s", p.Stderr())
+	}
+}
+
+// TestFaultHTTPSinkBlockLosesNothingAcrossATwoMinuteOutage (issue 34, 6): under
+// on-full=block, with the default retries, an http sink whose receiver is down for two
+// minutes, far longer than any count of retries, holds its events, counts none as
+// failed, and delivers each once when the receiver is back. It takes about three
+// minutes, so it is among the fault tests (make test-faults), though it harms no cluster.
+func TestFaultHTTPSinkBlockLosesNothingAcrossATwoMinuteOutage(t *testing.T) {
+	fc := faultsCluster(t)
+	ns := fc.newNamespace(t)
+	r := startReceiver(t)
+	metricsAddr := freeAddr(t)
+	p := startProc(t, io.Discard, nil, "watch", "configmaps", "-n", ns, "-l", "sinks-act=yes", "--watch-only",
+		"--no-screen", "-v=1", "--kubeconfig", fc.kubeconfig, "--metrics-addr", metricsAddr,
+		"--sink", "http(name=hook,batch=3)="+r.url())
+	waitWatching(t, p)
+	r.down()
+	downAt := time.Now()
+	createLabelledIn(t, fc.client, ns, names("o", 0, 6)...)
+	p.waitStderr(30*time.Second, regexp.MustCompile(`http sink "hook": POST \S+: connection refused; retry 1 in \S+ \(retrying until the receiver answers\)`))
+	// Two minutes down, looking every few seconds: the sink holds the six events and
+	// counts none of them as failed or dropped.
+	for time.Since(downAt) < 2*time.Minute {
+		mf := scrape(t, metricsAddr)
+		for _, what := range []string{"failed", "dropped", "delivered"} {
+			if v := value(mf, "kubeevents_sink_"+what+"_total", "sink", "hook"); v != 0 {
+				t.Fatalf("after %s down: kubeevents_sink_%s_total = %v; stderr:\n%s", time.Since(downAt).Round(time.Second), what, v, p.Stderr())
+			}
+		}
+		time.Sleep(5 * time.Second)
+	}
+	if v := value(scrape(t, metricsAddr), "kubeevents_sink_received_total", "sink", "hook"); v != 6 {
+		t.Fatalf("kubeevents_sink_received_total = %v, want 6", v)
+	}
+	r.up()
+	upAt := time.Now()
+	createLabelledIn(t, fc.client, ns, names("o", 6, 8)...)
+	// The first retry after it is back comes within the backoff's cap (30 s, plus up to
+	// half of it).
+	r.waitDelivered(t, p, 8, 90*time.Second)
+	t.Logf("receiver down for %s; all 8 events delivered %s after it was back", upAt.Sub(downAt).Round(time.Second), time.Since(upAt).Round(100*time.Millisecond))
+	p.waitStderr(30*time.Second, regexp.MustCompile(`http sink "hook": POST \S+: accepted again after `))
+
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+	got := r.delivered(t)
+	if sorted := slices.Sorted(slices.Values(got)); !slices.Equal(sorted, names("o", 0, 8)) {
+		t.Errorf("the receiver got %v, want each of the 8 once", sorted)
+	}
+	if s := summaryOf(t, p.Stderr(), "hook"); s["delivered"] != 8 || len(s) != 1 {
+		t.Errorf("summary %v, want 8 delivered and nothing else", s)
+	}
+}
+
+// An http sink's header from a file follows the file: a token rotated as the kubelet
+// rotates a projected ServiceAccount token (a symbolic link swapped to a new directory)
+// is sent from the next request on.
+func TestHTTPSinkRereadsARotatedTokenFile(t *testing.T) {
+	ns := newNamespace(t)
+	r := startReceiver(t)
+	dir := t.TempDir()
+	rotate := func(token string) {
+		data := filepath.Join(dir, fmt.Sprintf("..%d", time.Now().UnixNano()))
+		if err := os.Mkdir(data, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(data, "token"), []byte(token+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Remove(filepath.Join(dir, "..data_tmp"))
+		if err := os.Symlink(filepath.Base(data), filepath.Join(dir, "..data_tmp")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rotate("Bearer first-e2e-token")
+	if err := os.Symlink("..data/token", filepath.Join(dir, "token")); err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, io.Discard, nil, watchArgs(ns, "--sink",
+		`http(name=hook,batch=1,header="Authorization=file:`+dir+`/token")=`+r.url())...)
+	waitWatching(t, p)
+	createLabelled(t, ns, "r-0")
+	r.waitDelivered(t, p, 1, 30*time.Second)
+	rotate("Bearer second-e2e-token")
+	createLabelled(t, ns, "r-1")
+	r.waitDelivered(t, p, 2, 30*time.Second)
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
+	}
+	var tokens []string
+	for _, req := range r.got() {
+		tokens = append(tokens, req.header.Get("Authorization"))
+	}
+	if !slices.Equal(tokens, []string{"Bearer first-e2e-token", "Bearer second-e2e-token"}) {
+		t.Errorf("the receiver was sent %q, want the first token, then the rotated one", tokens)
+	}
+	if strings.Contains(p.Stderr(), "e2e-token") {
+		t.Errorf("a token is on stderr:\n%s", p.Stderr())
 	}
 }
 
@@ -661,7 +771,7 @@ func TestHTTPSinkGraceBoundsTheLastFlush(t *testing.T) {
 	if s := summaryOf(t, p.Stderr(), "hook"); s["delivered"] != 0 || s["dropped"] != 3 {
 		t.Errorf("summary %v, want 0 delivered, 3 dropped", s)
 	}
-	if !strings.Contains(p.Stderr(), `sink "hook" did not finish writing within --grace 1s; 3 events it still held were dropped`) {
+	if !strings.Contains(p.Stderr(), `sink "hook" did not finish writing within --grace 1s; dropped the 3 events it still held`) {
 		t.Errorf("stderr:\n%s", p.Stderr())
 	}
 }

@@ -1,13 +1,15 @@
-package cmd
+package plan
 
 import (
+	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kubeevents/kubeevents/internal/diag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery/cached/memory"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -40,40 +42,57 @@ func fakeCluster() genericclioptions.RESTClientGetter {
 		WithDiscoveryClient(memory.NewMemCacheClient(disco))
 }
 
-func connectOptions(types string, names ...string) *WatchOptions {
-	o := &WatchOptions{Streams: genericiooptions.NewTestIOStreamsDiscard(), clientGetter: fakeCluster(),
-		flagsSet: func(string) bool { return false }}
-	o.TypeArgs = strings.Split(types, ",")
-	o.Names = names
-	return o
-}
-
-// Connect resolves short names, groups and scope through discovery, takes the
+// Resolve resolves short names, groups and scope through discovery, takes the
 // namespace from the kubeconfig's context, and refuses what cannot be watched.
-func TestConnectResolvesTypesThroughDiscovery(t *testing.T) {
-	o := connectOptions("po,deploy,no,pods")
-	if err := o.Connect(); err != nil {
+func TestResolveTypesThroughDiscovery(t *testing.T) {
+	resolve := func(types string) (*Plan, error) {
+		return Resolve(context.Background(), Kubeconfig{Default: fakeCluster()}, Request{Types: strings.Split(types, ",")}, quiet)
+	}
+	p, err := resolve("po,deploy,no,pods")
+	if err != nil {
 		t.Fatal(err)
 	}
+	c := p.Clusters[0]
 	var got []string
-	for _, r := range o.resources {
+	for _, r := range c.Resources {
 		got = append(got, r.String())
 	}
-	if strings.Join(got, " ") != "pods deployments.apps nodes" || o.namespace != "web" {
-		t.Errorf("resources %v in namespace %q; want pods deployments.apps nodes (once each) in web", got, o.namespace)
+	if strings.Join(got, " ") != "pods deployments.apps nodes" || c.Namespace() != "web" || p.Several || c.Name != "" {
+		t.Errorf("resources %v in namespace %q; want pods deployments.apps nodes (once each) in web, one plain cluster", got, c.Namespace())
 	}
-	if !o.resources[0].Namespaced || o.resources[2].Namespaced {
-		t.Errorf("scopes: pods namespaced %v, nodes namespaced %v", o.resources[0].Namespaced, o.resources[2].Namespaced)
+	if !c.Resources[0].Namespaced || c.Resources[2].Namespaced {
+		t.Errorf("scopes: pods namespaced %v, nodes namespaced %v", c.Resources[0].Namespaced, c.Resources[2].Namespaced)
 	}
-
 	for _, tc := range []struct{ types, want string }{
 		{"podz", `did you mean "pods"`},
 		{"bindings", "watch"},
 	} {
-		err := connectOptions(tc.types).Connect()
-		var usage *UsageError
+		_, err := resolve(tc.types)
+		var usage *diag.UsageError
 		if !errors.As(err, &usage) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v; want a usage error mentioning %q", tc.types, err, tc.want)
 		}
 	}
 }
+
+// -n a,b is a cluster of two namespaces, in order, each once; --owned takes one.
+func TestResolveSeveralNamespaces(t *testing.T) {
+	kc := Kubeconfig{Default: fakeCluster()}
+	ns := "b,a,b"
+	getter := kc.Default.(*genericclioptions.TestConfigFlags)
+	getter.WithNamespace(ns)
+	p, err := Resolve(context.Background(), kc, Request{Types: []string{"pods"}, Namespace: ns, NamespaceGiven: true}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Clusters[0].Namespaces; !slices.Equal(got, []string{"b", "a"}) || p.Namespace() != "" {
+		t.Errorf("namespaces %q, want [b a]", got)
+	}
+	_, err = Resolve(context.Background(), kc, Request{Types: []string{"pods"}, Names: []string{"web"}, Namespace: ns, NamespaceGiven: true, Owned: true}, quiet)
+	var usage *diag.UsageError
+	if !errors.As(err, &usage) || !strings.Contains(err.Error(), "--owned follows one object in one namespace") {
+		t.Errorf("--owned with -n b,a: %v; want a usage error", err)
+	}
+}
+
+var quiet = Notices{Warn: func(string, ...any) {}, Info: func(string, ...any) {}, Debug: func(string, ...any) {}}

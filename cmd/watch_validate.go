@@ -1,0 +1,170 @@
+package cmd
+
+import (
+	"fmt"
+	"net"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/plan"
+	"github.com/kubeevents/kubeevents/internal/render"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+)
+
+// validate checks the flags against each other.
+func (f *watchFlags) validate(cfg engine.Config) error {
+	req := cfg.Watch
+	if _, err := render.ParseFormat(f.output); err != nil {
+		return usageErrorf("-o: %v", err)
+	}
+	// Flags that would change nothing are refused rather than ignored.
+	switch {
+	case f.rawOutput && f.jq == "":
+		return usageErrorf("-r/--raw-output applies to --jq only; add --jq EXPRESSION (for a jq sink: --sink 'jq(raw)=EXPRESSION')")
+	case f.jq != "" && f.changed("output") && f.output != string(render.FormatJSON):
+		return usageErrorf("-o %s does not apply with --jq, which prints the expression's results as JSON (strings raw with -r); drop -o", f.output)
+	case f.color != "auto" && f.color != "always" && f.color != "never":
+		return usageErrorf("--color %q: use auto, always or never", f.color)
+	case req.UntilDeleted && len(req.Names) == 0:
+		return usageErrorf("--until-deleted needs the names of the objects to wait for: kubeevents watch TYPE NAME... --until-deleted")
+	case f.maxEvents < 0:
+		return usageErrorf("--max-events %d: give a positive number, or 0 for no limit", f.maxEvents)
+	case f.timeout < 0:
+		return usageErrorf("--timeout %s: give a positive duration, e.g. 30s or 5m, or 0 for no limit", f.timeout)
+	case f.grace < 0:
+		return usageErrorf("--grace %s: give a positive duration, e.g. 5s, or 0 to drop what sinks still hold", f.grace)
+	case f.noDiff && (f.changesOnly || len(f.ignorePaths) > 0):
+		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")
+	case f.resumeReset && cfg.Resume == "":
+		return usageErrorf("--resume-reset applies to --resume only; add --resume FILE")
+	case cfg.Resume != "" && req.Owned:
+		return usageErrorf("--resume and --owned do not go together: a checkpoint keeps the objects of the types given, not of an owner's tree; drop one")
+	case f.resync > 0 && len(cfg.EventTypes) > 0 && !slices.Contains(cfg.EventTypes, event.Sync):
+		return usageErrorf("--resync re-delivers objects as SYNC events, which --event-types leaves out; add SYNC to --event-types, or drop --resync")
+	case cfg.Resume != "" && f.watchOnly:
+		return usageErrorf("--resume and --watch-only do not go together: a resumed start emits what changed while kubeevents was down, which --watch-only leaves out; drop one")
+	}
+	if req.LabelSelector != "" {
+		if _, err := labels.Parse(req.LabelSelector); err != nil {
+			return usageErrorf("-l/--selector %q: %v", req.LabelSelector, oneLine(err))
+		}
+	}
+	if req.FieldSelector != "" {
+		if _, err := fields.ParseSelector(req.FieldSelector); err != nil {
+			return usageErrorf("--field-selector %q: %v", req.FieldSelector, oneLine(err))
+		}
+	}
+	if req.NamespaceGiven && !req.AllNamespaces {
+		if err := plan.CheckNamespaceFlag(req.Namespace); err != nil {
+			return err
+		}
+	}
+	if err := checkExcludeNamespaces(req); err != nil {
+		return err
+	}
+	if err := checkMetricsAddr(cfg.MetricsAddr); err != nil {
+		return err
+	}
+	return checkOwned(req, f.until)
+}
+
+// checkExcludeNamespaces: --exclude-namespace takes names or globs, and applies to -A.
+func checkExcludeNamespaces(req plan.Request) error {
+	if len(req.ExcludeNamespaces) == 0 {
+		return nil
+	}
+	if !req.AllNamespaces {
+		return usageErrorf("--exclude-namespace leaves namespaces out of -A/--all-namespaces; add -A (or list the namespaces to watch: -n a,b,c)")
+	}
+	for _, p := range req.ExcludeNamespaces {
+		if _, err := path.Match(p, ""); err != nil || p == "" {
+			return usageErrorf("--exclude-namespace %q: not a namespace name or glob pattern (*, ?, [a-z])", p)
+		}
+	}
+	return nil
+}
+
+// checkOwned checks the flags of --owned against the others.
+func checkOwned(req plan.Request, until string) error {
+	if !req.Owned {
+		switch {
+		case len(req.OwnedTypes) > 0:
+			return usageErrorf("--owned-types applies to --owned only; add --owned")
+		case req.UntilRollout:
+			return usageErrorf("--until-rollout follows a rollout through what the object owns; add --owned (kubeevents watch deployment/web --owned --until-rollout)")
+		}
+		return nil
+	}
+	switch {
+	case len(req.Types) != 1 || len(req.Names) != 1:
+		return usageErrorf("--owned follows one object: give it as TYPE/NAME, e.g. kubeevents watch deployment/web --owned")
+	case req.AllNamespaces:
+		return usageErrorf("--owned follows one object in one namespace: drop -A/--all-namespaces (use -n NAMESPACE)")
+	case req.LabelSelector != "" || req.FieldSelector != "":
+		return usageErrorf("--owned selects the objects by their owner (and the server filters them by the owner's selector): drop -l/--selector and --field-selector")
+	case req.UntilRollout && (until != "" || req.UntilDeleted):
+		return usageErrorf("--until-rollout cannot be combined with --until or --until-deleted: give one condition")
+	case req.UntilRollout && req.MetadataOnly:
+		return usageErrorf("--until-rollout reads the object's status, which --metadata-only leaves out: drop one of them")
+	}
+	return nil
+}
+
+// parseEventTypes reads --event-types: ADDED, MODIFIED, DELETED and SYNC (a --resync
+// re-delivery), in any case; nil keeps every type.
+func parseEventTypes(values []string) ([]event.EventType, error) {
+	var types []event.EventType
+	for _, v := range values {
+		t := event.EventType(strings.ToUpper(strings.TrimSpace(v)))
+		switch t {
+		case event.Added, event.Modified, event.Deleted, event.Sync:
+			types = append(types, t)
+		default:
+			return nil, usageErrorf("--event-types %q: not an event type; use ADDED, MODIFIED, DELETED or SYNC, comma-separated", v)
+		}
+	}
+	return types, nil
+}
+
+// checkMetricsAddr checks --metrics-addr's form (HOST:PORT); "" is off.
+func checkMetricsAddr(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		var n int
+		n, err = strconv.Atoi(port)
+		if err == nil && (n < 0 || n > 65535) {
+			err = fmt.Errorf("port %d out of range", n)
+		}
+	}
+	if err != nil {
+		return usageErrorf("--metrics-addr %q: want HOST:PORT, e.g. 127.0.0.1:9090 (:9090 listens on every interface)", addr)
+	}
+	return nil
+}
+
+// checkRequestTimeout refuses a --request-timeout that client-go would refuse later
+// (and report as a connection error, exit 1): a number of seconds or a duration with a
+// unit, as kubectl takes it, and not negative.
+func checkRequestTimeout(configFlags *genericclioptions.ConfigFlags) error {
+	if configFlags.Timeout == nil || *configFlags.Timeout == "" {
+		return nil
+	}
+	value := *configFlags.Timeout
+	if seconds, err := strconv.ParseInt(value, 10, 64); err == nil && seconds >= 0 {
+		return nil
+	}
+	if d, err := time.ParseDuration(value); err == nil && d >= 0 {
+		return nil
+	}
+	return usageErrorf("--request-timeout %q: give a duration with a unit, e.g. 30s or 2m, or a number of seconds (0: no timeout)", value)
+}

@@ -1,0 +1,41 @@
+// Command gendocs writes the parts of the docs that the code describes: the sink kinds
+// and settings tables of docs/sinks.md, from internal/config's settings table. Run it
+// as go generate ./internal/config (or go run ./hack/gendocs docs/sinks.md from the
+// repository's root); internal/config's TestDocsMatchTheSettingsTable fails when the
+// file is not what it would write.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/kubeevents/kubeevents/internal/config"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: gendocs PATH/TO/docs/sinks.md")
+		os.Exit(2)
+	}
+	path := os.Args[1]
+	if err := update(path); err != nil {
+		fmt.Fprintf(os.Stderr, "gendocs: %s: %v\n", path, err)
+		os.Exit(1)
+	}
+}
+
+func update(path string) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out, err := config.UpdateDoc(doc)
+	if err != nil {
+		return err
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, info.Mode().Perm())
+}

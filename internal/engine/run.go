@@ -1,0 +1,481 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/diag"
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/metrics"
+	"github.com/kubeevents/kubeevents/internal/plan"
+	"github.com/kubeevents/kubeevents/internal/quietio"
+	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/sink"
+)
+
+// Run runs one watch from start to end: it compiles what cfg holds (jq expressions,
+// ignored paths), resolves what to watch against the clusters (plan.Resolve), opens the
+// sinks, streams until a stop reason comes, and says how it ended. Bad usage is a
+// *diag.UsageError; the other errors are the engine's own (TimeoutError, NotMetError,
+// SinkFailedError, RolloutFailedError), the checkpoint's, or a failure to connect or
+// watch. An interrupted run is no error.
+func Run(ctx context.Context, sys System, cfg Config) (Result, error) {
+	w := &session{sys: sys, cfg: cfg, headers: &headerPrinters{}}
+	return w.run(ctx)
+}
+
+// session is one Run's set-up: what it compiled and resolved, and what it opened.
+type session struct {
+	sys System
+	cfg Config
+
+	differ  *render.Differ
+	until   *render.JQ
+	queries map[string]*render.JQ // each sink's compiled expression, by sink name
+	plan    *plan.Plan
+	stdout  io.Writer // what the sinks that write to stdout write through
+	metrics *metrics.Metrics
+	headers *headerPrinters
+	files   []*sink.File // every file a sink opened
+}
+
+func (w *session) run(ctx context.Context) (_ Result, runErr error) {
+	if err := w.compile(); err != nil {
+		return Result{}, err
+	}
+	var err error
+	w.plan, err = plan.Resolve(ctx, w.sys.Kubeconfig, w.request(), plan.Notices{Warn: w.warnf, Info: w.infof, Debug: w.debugf})
+	if ctx.Err() != nil {
+		return Result{}, nil // interrupted while connecting: the request was given up, not failed
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	w.keepSecretsOutOfLogs()
+	defer func() {
+		// A run that never got going (bad credentials, missing rights) leaves no empty
+		// output files behind; a run that streamed keeps its files, even empty ones.
+		if runErr != nil && !startedErr(runErr) {
+			for _, f := range w.files {
+				f.RemoveIfUnused()
+			}
+		}
+	}()
+	stopMetrics, err := w.startMetrics()
+	if err != nil {
+		return Result{}, err
+	}
+	defer stopMetrics()
+	listeners, err := w.buildListeners()
+	if err != nil {
+		return Result{}, err
+	}
+	rc, err := w.runConfig(ctx, listeners)
+	if err != nil {
+		return Result{}, err
+	}
+	stopWatchingOutput := w.watchOutput(ctx, &rc)
+	defer stopWatchingOutput()
+	if w.sys.Starting != nil {
+		w.sys.Starting()
+	}
+	res, err := stream(ctx, rc)
+	if !res.Started {
+		return res, err // the error says why; interrupted while connecting, quietly
+	}
+	for _, l := range res.Late {
+		w.warnf("sink %q did not finish writing within --grace %s; dropped the %s it still held", l.Name, w.cfg.Grace, diag.Events(l.Dropped))
+	}
+	w.summary(listeners, res)
+	return res, err
+}
+
+// startedErr reports whether err ends a run that streamed (its files are kept).
+func startedErr(err error) bool {
+	var sinkFailed *SinkFailedError
+	var timeout *TimeoutError
+	var notMet *NotMetError
+	var rolloutFailed *RolloutFailedError
+	var interrupted *InterruptedError
+	return errors.As(err, &sinkFailed) || errors.As(err, &timeout) || errors.As(err, &notMet) ||
+		errors.As(err, &rolloutFailed) || errors.As(err, &interrupted)
+}
+
+// request is what plan.Resolve resolves: the watch, plus what the sinks and the
+// checkpoint need of each cluster.
+func (w *session) request() plan.Request {
+	req := w.cfg.Watch
+	req.Resume = w.cfg.Resume != ""
+	for _, s := range w.cfg.Sinks {
+		req.Columns = req.Columns || s.Format == string(render.FormatPretty) || s.Format == string(render.FormatWide)
+	}
+	return req
+}
+
+// compile compiles the jq expressions and the ignored paths once, so that their errors
+// come before anything connects.
+func (w *session) compile() error {
+	if !w.cfg.NoDiff {
+		var ignores []render.IgnorePath
+		for _, p := range w.cfg.IgnorePaths {
+			ip, err := render.ParseIgnorePath(p)
+			if err != nil {
+				return diag.Usagef("--ignore-path %q: %v", p, err)
+			}
+			ignores = append(ignores, ip)
+		}
+		w.differ = render.NewDiffer(ignores)
+		if w.cfg.NoFastPaths {
+			w.differ = w.differ.WithoutFastPaths()
+		}
+	}
+	if w.cfg.Until != "" {
+		q, err := render.CompileJQ(w.cfg.Until)
+		if err != nil {
+			return diag.Usagef("--until: %v", err)
+		}
+		w.until = q
+	}
+	w.queries = map[string]*render.JQ{}
+	for _, s := range w.cfg.Sinks {
+		if s.Type != config.KindJQ && s.Expr == "" { // exec and http sinks may have one
+			continue
+		}
+		q, err := render.CompileJQ(s.Expr)
+		switch {
+		case err != nil && s.Origin == "--jq":
+			return diag.Usagef("--jq: %v", err)
+		case err != nil:
+			return diag.Usagef("sink %q: %v", s.Name, err)
+		}
+		w.queries[s.Name] = q
+	}
+	return nil
+}
+
+// keepSecretsOutOfLogs has the command cap client-go's logging when any watched type
+// (followed children too) is Secrets and their values are not to be shown: from -v=8
+// client-go logs response bodies, which hold them in clear.
+func (w *session) keepSecretsOutOfLogs() {
+	if w.cfg.Watch.ShowSecrets || w.sys.SecretsWatched == nil {
+		return
+	}
+	for _, c := range w.plan.Clusters {
+		if slices.ContainsFunc(c.Resources, informer.IsSecret) || slices.ContainsFunc(c.Children, informer.IsSecret) {
+			if from := w.sys.SecretsWatched(); from > 0 {
+				w.warnf("-v=%d would log Secret values (in API response bodies); logging as with -v=7 (--show-secrets allows more)", from)
+			}
+			return
+		}
+	}
+}
+
+// startMetrics serves the metrics when MetricsAddr is set, before any sink is built, so
+// that an address already in use ends the run before it starts. The function it returns
+// stops serving.
+func (w *session) startMetrics() (stop func(), err error) {
+	if w.cfg.MetricsAddr == "" {
+		return func() {}, nil
+	}
+	w.metrics = metrics.New(w.plan.Clusters[0].Config.Host)
+	srv, err := w.metrics.Serve(w.cfg.MetricsAddr)
+	if err != nil {
+		w.metrics = nil
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	w.infof("serving metrics on http://%s/metrics", srv.Addr())
+	return srv.Close, nil
+}
+
+// buildListeners opens every sink. A sink that cannot be opened (a file in a directory
+// that is not writable) ends the run before it starts, with one line and exit code 4:
+// better than a run without the archive the user asked for.
+func (w *session) buildListeners() (_ []*listener.Listener, err error) {
+	defer func() {
+		if err != nil {
+			for _, f := range w.files {
+				_ = f.Close()
+			}
+		}
+	}()
+	var ls []*listener.Listener
+	for _, s := range w.cfg.Sinks {
+		out, err := w.newSink(s)
+		if err != nil {
+			var invalid *config.InvalidSinkError
+			var notRegular *sink.NotRegularError
+			switch {
+			case errors.As(err, &invalid):
+				return nil, diag.Usage(err)
+			case errors.As(err, &notRegular):
+				return nil, diag.Usagef("sink %q: %v; %s", s.Name, err, config.DropRotation(s))
+			}
+			return nil, &SinkOpenError{Name: s.Name, Err: err}
+		}
+		out = sink.WithEventTypes(out, s.EventTypes)
+		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
+		if w.metrics != nil {
+			lc.Delivered = w.metrics.Lag(s.Name)
+		}
+		ls = append(ls, listener.New(lc, out, w.warnf))
+	}
+	if w.metrics != nil {
+		w.metrics.Sinks(ls)
+	}
+	return ls, nil
+}
+
+// SinkOpenError says a sink could not be opened at start-up (a file in a directory that
+// cannot be written): the run ends before it starts, exit code 4, with this one line.
+type SinkOpenError struct {
+	Name string
+	Err  error
+}
+
+func (e *SinkOpenError) Error() string { return fmt.Sprintf("sink %q: %v", e.Name, e.Err) }
+func (e *SinkOpenError) Unwrap() error { return e.Err }
+
+// newSink builds the sink's writer as its kind says, with what this run gives every sink.
+func (w *session) newSink(s config.Sink) (listener.Sink, error) {
+	out := w.sys.Out
+	tty := w.sys.Terminals.IsTerminal(out)
+	return config.Build(s, config.BuildEnv{
+		Stdout: w.stdoutWriter(), Color: w.colorFor(out), Terminal: tty,
+		TerminalWidth: w.sys.Terminals.Width(out), Timestamps: w.cfg.Timestamps,
+		ShowKind:  len(w.plan.Resources()) > 1 || w.cfg.WithEvents || w.cfg.Watch.Owned,
+		Namespace: w.plan.Namespace(),
+		Differ:    w.differ, ShowOld: w.cfg.ShowOld,
+		Query: w.queries[s.Name], Warn: w.warnf,
+		Headers: tty, PrinterColumns: w.plan.Columns(), TerminalPrinter: w.headers.add,
+		Clusters: w.plan.Names(),
+		Opened:   func(f *sink.File) { w.files = append(w.files, f) },
+	})
+}
+
+// stdoutWriter is what the sinks that write to the standard output write through:
+// quietio's writer (one for all of them) when it is a pipe, a socket or a device, unless
+// the user turned that off.
+func (w *session) stdoutWriter() io.Writer {
+	if w.stdout == nil {
+		w.stdout = w.sys.Out
+		if !w.cfg.PlainIO {
+			w.stdout = quietio.Writer(w.sys.Out)
+		}
+	}
+	return w.stdout
+}
+
+// colorFor decides colour for one output stream: never a global switch, since stdout
+// and stderr may differ (stdout piped, stderr a terminal).
+func (w *session) colorFor(out io.Writer) bool {
+	switch w.cfg.Color {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if _, ok := w.sys.LookupEnv("NO_COLOR"); ok {
+		return false
+	}
+	if term, _ := w.sys.LookupEnv("TERM"); term == "dumb" {
+		return false
+	}
+	return w.sys.Terminals.IsTerminal(out)
+}
+
+// clientConfig is a cluster's config for the informers' clients: their connection is
+// dialled by quietio, whose reads and writes do not wake the Go runtime's monitor thread
+// on every event, unless the user turned that off or the config has a dialer of its own.
+func (w *session) clientConfig(c *rest.Config) *rest.Config {
+	if w.cfg.PlainIO || c.Dial != nil {
+		return c
+	}
+	c = rest.CopyConfig(c)
+	c.Dial = quietio.Dial
+	return c
+}
+
+// runConfig builds every cluster's clients, the followed object's tree (--owned) and the
+// checkpoint (--resume): the watch, ready to stream.
+func (w *session) runConfig(ctx context.Context, listeners []*listener.Listener) (runConfig, error) {
+	rc := runConfig{Config: w.cfg, Several: w.plan.Several, Differ: w.differ, UntilQuery: w.until,
+		Listeners: listeners, Warn: w.warn, Started: w.started(listeners), Synced: w.synced}
+	if w.metrics != nil {
+		rc.Observer = w.metrics
+	}
+	for _, c := range w.plan.Clusters {
+		clients, err := w.sys.NewClients(w.clientConfig(c.Config))
+		if err != nil {
+			if w.plan.Several {
+				err = fmt.Errorf(plan.ClusterNotice+"%w", c.Name, err)
+			}
+			return rc, err
+		}
+		rc.Clusters = append(rc.Clusters, Cluster{Name: c.Name, Clients: clients, Resources: c.Resources,
+			Namespaces: c.Namespaces, Missing: c.Missing})
+	}
+	if w.cfg.Watch.Owned {
+		// Before the checkpoint: an object that is not there says it all.
+		var err error
+		if rc.Owned, err = w.ownedConfig(ctx, rc.Clusters[0].Clients); err != nil {
+			return rc, err
+		}
+	}
+	var err error
+	rc.Resume, err = w.resume()
+	return rc, err
+}
+
+// watchOutput ends the run once the standard output's reader is gone (`| head -1`),
+// whatever the other sinks: a stream the user piped into a reader that quit is done. It
+// says so unless every sink wrote only to stdout. It returns what stops its watching.
+func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) {
+	var stdoutSinks []*listener.Listener
+	for i, s := range w.cfg.Sinks {
+		if s.WritesStdout() {
+			stdoutSinks = append(stdoutSinks, rc.Listeners[i])
+		}
+	}
+	if len(stdoutSinks) == 0 {
+		return func() {}
+	}
+	gone := make(chan struct{})
+	watchCtx, cancel := context.WithCancel(ctx)
+	var once bool
+	closeGone := func() {
+		if once {
+			return
+		}
+		once = true
+		if len(stdoutSinks) < len(rc.Listeners) {
+			w.warnf("the standard output was closed (its reader is gone); stopping, the other sinks write what they hold")
+		}
+		close(gone)
+	}
+	signals := make(chan struct{}, len(stdoutSinks)+1)
+	watchReaderGone(watchCtx, w.sys.Out, func() { signals <- struct{}{} })
+	for _, l := range stdoutSinks {
+		go func() {
+			select {
+			case <-l.Done():
+				if errors.Is(l.Err(), listener.ErrOutputClosed) {
+					signals <- struct{}{}
+				}
+			case <-watchCtx.Done():
+			}
+		}()
+	}
+	go func() {
+		select {
+		case <-signals:
+			closeGone()
+		case <-watchCtx.Done():
+		}
+	}()
+	rc.OutputGone = gone
+	return cancel
+}
+
+// started is said once every informer's rights were checked.
+func (w *session) started(listeners []*listener.Listener) func() {
+	return func() {
+		informers := w.informerCount()
+		names := make([]string, len(listeners))
+		for i, l := range listeners {
+			names[i] = l.Name()
+		}
+		w.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
+			w.watched(), informers, diag.Plural(informers), len(listeners), diag.Plural(len(listeners)), strings.Join(names, ", "))
+	}
+}
+
+// synced is called once every informer has its initial list.
+func (w *session) synced() (undo func()) {
+	if flag := w.initialListHidden(); flag != "" {
+		// "watching" is said before the initial list; without this a script that waits
+		// for it and then makes a change cannot know whether the change falls in the
+		// list (not shown) or after it.
+		w.infof("%s listed (not shown: %s); changes from here on are shown", w.watched(), flag)
+	}
+	if w.sys.Synced == nil {
+		return func() {}
+	}
+	return w.sys.Synced()
+}
+
+// initialListHidden names the flag that keeps the initial list (ADDED events of the
+// objects that exist at start-up) from every sink: --watch-only, or --event-types without
+// ADDED; "" when the list is shown.
+func (w *session) initialListHidden() string {
+	if w.cfg.WatchOnly {
+		return "--watch-only"
+	}
+	types := w.cfg.EventTypes
+	if len(types) == 0 || slices.Contains(types, event.Added) {
+		return ""
+	}
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = string(t)
+	}
+	return "--event-types " + strings.Join(names, ",")
+}
+
+// informerCount is how many informers the watch takes, in every cluster.
+func (w *session) informerCount() int {
+	n := 0
+	for _, c := range w.plan.Clusters {
+		perNamespace := max(len(c.Namespaces), 1)
+		for _, r := range c.Resources {
+			if r.Namespaced {
+				n += perNamespace
+			} else {
+				n++
+			}
+		}
+		n += len(c.Children)
+		if w.cfg.WithEvents {
+			n += perNamespace
+		}
+	}
+	return n
+}
+
+// warnf prints one diagnostic line on stderr; safe from any goroutine.
+func (w *session) warnf(format string, args ...any) {
+	fmt.Fprintf(w.sys.ErrOut, "kubeevents: "+format+"\n", args...)
+}
+
+// warn is warnf for the stream: a re-sync notice also has the terminal's header lines
+// printed again (the notice scrolled the last one away).
+func (w *session) warn(format string, args ...any) {
+	w.warnf(format, args...)
+	w.headers.warned(format)
+}
+
+// infof prints a diagnostic that only a person at a terminal (or -v) wants.
+func (w *session) infof(format string, args ...any) {
+	if w.summaryShown() {
+		w.warnf(format, args...)
+	}
+}
+
+// debugf prints a diagnostic only with -v=2 and up.
+func (w *session) debugf(format string, args ...any) {
+	if w.sys.Verbosity >= 2 {
+		w.warnf(format, args...)
+	}
+}
+
+func (w *session) summaryShown() bool {
+	return w.sys.Verbosity >= 1 || w.sys.Terminals.IsTerminal(w.sys.ErrOut)
+}

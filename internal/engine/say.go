@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/kubeevents/kubeevents/internal/diag"
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/plan"
+	"github.com/kubeevents/kubeevents/internal/render"
+)
+
+// summary prints the exit line: how many events were made, what became of them per sink,
+// and how many updates --changes-only left out before they became events.
+func (w *session) summary(listeners []*listener.Listener, res Result) {
+	parts := make([]string, 0, len(listeners))
+	for _, l := range listeners {
+		parts = append(parts, l.Stats().Summary(l.Name()))
+	}
+	leftOut := ""
+	if res.Unchanged > 0 {
+		leftOut = fmt.Sprintf(" (%s unchanged update%s left out by --changes-only)", diag.Count(res.Unchanged), diag.Plural(res.Unchanged))
+	}
+	w.infof("stopped after %s%s%s — %s", diag.Events(res.Made), clustersSummary(res.Clusters), leftOut, strings.Join(parts, "; "))
+	// Losses are worth saying even when nobody asked for the summary.
+	for _, l := range listeners {
+		if st := l.Stats(); st.Dropped > 0 && !w.summaryShown() {
+			w.warnf("sink %q dropped %s (buffer %d, on-full=%s)", l.Name(), diag.Events(st.Dropped), l.Config().Buffer, l.Config().OnFull)
+		}
+	}
+}
+
+// clustersSummary is the per-cluster part of the exit line: " (a: 10, b: 12)".
+func clustersSummary(results []ClusterResult) string {
+	if len(results) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(results))
+	for _, r := range results {
+		part := fmt.Sprintf("%s: %s", r.Name, diag.Count(r.Made))
+		if r.Left != nil {
+			part += " (left out)"
+		}
+		parts = append(parts, part)
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// watched says what is watched where: the namespaces only for namespaced types ("pods,
+// configmaps in default; nodes (cluster-scoped)"), and in which clusters.
+func (w *session) watched() string {
+	if w.cfg.Watch.Owned {
+		return w.followed()
+	}
+	var namespaced, cluster []string
+	for _, r := range w.plan.Resources() {
+		if r.Namespaced {
+			namespaced = append(namespaced, r.String())
+		} else {
+			cluster = append(cluster, r.String())
+		}
+	}
+	var parts []string
+	if len(namespaced) > 0 {
+		parts = append(parts, strings.Join(namespaced, ", ")+" "+w.where())
+	}
+	if len(cluster) > 0 {
+		parts = append(parts, strings.Join(cluster, ", ")+" (cluster-scoped)")
+	}
+	watched := strings.Join(parts, "; ")
+	if w.plan.Several {
+		watched += ", in clusters " + strings.Join(w.plan.Names(), ", ")
+	}
+	return watched
+}
+
+// where says which namespaces are watched: "in all namespaces", "in a, b", or "in each
+// context's namespace" when several clusters watch different ones.
+func (w *session) where() string {
+	first := w.plan.Clusters[0].Namespaces
+	for _, c := range w.plan.Clusters[1:] {
+		if strings.Join(c.Namespaces, ",") != strings.Join(first, ",") {
+			return "in each context's namespace"
+		}
+	}
+	if len(first) == 0 {
+		return "in all namespaces"
+	}
+	return "in " + strings.Join(first, ", ")
+}
+
+// headerPrinters are the terminal's printers, whose header lines are printed again after
+// a re-sync notice on stderr (which scrolls the last header away).
+type headerPrinters struct {
+	mu       sync.Mutex
+	printers []*render.Printer
+}
+
+func (h *headerPrinters) add(p *render.Printer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.printers = append(h.printers, p)
+}
+
+// warned is told of every diagnostic line of the stream.
+func (h *headerPrinters) warned(format string) {
+	// One of several clusters' notices starts with plan.ClusterNotice.
+	if !strings.HasPrefix(strings.TrimPrefix(format, plan.ClusterNotice), "re-synced ") {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, p := range h.printers {
+		p.HeadersAgain()
+	}
+}
