@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -29,23 +28,22 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubeevents/kubeevents/bench/internal/clientflags"
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster")
-	ns := flag.String("n", "default", "namespace")
+	flags := clientflags.Register(flag.CommandLine, "pods, or GROUP/VERSION/RESOURCE (dynamic only)")
 	mode := flag.String("client", "typed", "typed (clientset, protobuf) or dynamic (unstructured, JSON)")
-	resource := flag.String("resource", "pods", "pods, or GROUP/VERSION/RESOURCE (dynamic only)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *kubeconfig, *ns, *mode, *resource); err != nil && ctx.Err() == nil {
+	if err := run(ctx, flags, *mode); err != nil && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "floor:", err)
 		os.Exit(1)
 	}
@@ -57,8 +55,9 @@ type watcher struct {
 	watch func(ctx context.Context, rv string) (watch.Interface, error)
 }
 
-func run(ctx context.Context, kubeconfig, ns, mode, resource string) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+func run(ctx context.Context, flags *clientflags.Flags, mode string) error {
+	ns := flags.Namespace
+	cfg, err := clientcmd.BuildConfigFromFlags("", flags.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -66,7 +65,7 @@ func run(ctx context.Context, kubeconfig, ns, mode, resource string) error {
 	var w watcher
 	switch mode {
 	case "typed":
-		if resource != "pods" {
+		if flags.Resource != "pods" {
 			return fmt.Errorf("-client typed supports -resource pods only")
 		}
 		cfg.ContentType = runtime.ContentTypeProtobuf
@@ -87,13 +86,9 @@ func run(ctx context.Context, kubeconfig, ns, mode, resource string) error {
 			return pods.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
 		}
 	case "dynamic":
-		gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-		if resource != "pods" {
-			parts := strings.Split(resource, "/")
-			if len(parts) != 3 {
-				return fmt.Errorf("-resource %q: give pods or GROUP/VERSION/RESOURCE", resource)
-			}
-			gvr = schema.GroupVersionResource{Group: parts[0], Version: parts[1], Resource: parts[2]}
+		gvr, err := flags.GVR()
+		if err != nil {
+			return err
 		}
 		dyn, err := dynamic.NewForConfig(cfg)
 		if err != nil {

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -410,25 +409,18 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 	// Start every client side by side, after the objects exist.
 	env := cleanEnv()
 	var procs []*proc
-	stopAll := func() {
-		var wg sync.WaitGroup
-		for _, p := range procs {
-			wg.Go(func() { p.stop(15 * time.Second) })
-		}
-		wg.Wait()
-	}
 	for _, name := range ps.clients {
 		spec := o.clientSpec(name, ns, ps, dir)
 		p, err := startProc(spec, dir, sentinelName, env)
 		if err != nil {
-			stopAll()
+			stopAll(procs)
 			return nil, err
 		}
 		res.Clients[name] = &clientResult{Command: strings.Join(spec.argv, " ")}
 		res.order = append(res.order, name)
 		procs = append(procs, p)
 	}
-	defer stopAll()
+	defer stopAll(procs)
 
 	// Poke the sentinel until every client has printed one of its events: then every
 	// watch is open, and the initial lists are behind them.
@@ -548,7 +540,7 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 	for _, p := range procs {
 		c := res.Clients[p.name]
 		if !p.alive() {
-			c.ExitedEarly = fmt.Sprintf("exited before the end of the run (%v); its CPU and peak RSS are its totals at exit", p.waitErr)
+			c.ExitedEarly = fmt.Sprintf("exited before the end of the run (%v); its CPU and peak RSS are its totals at exit", p.exitErr())
 			logf("%s: %s %s", ps.label, p.name, c.ExitedEarly)
 		}
 		cpu1, err := p.cpu()
@@ -562,7 +554,7 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 		c.CPUS, c.CPUTotalS = round(cpu1-cpu0[p.name], 3), round(cpu1, 3)
 		c.RSSMB, c.RSSEndMB = round(hwm, 1), round(rss, 1)
 	}
-	stopAll()
+	stopAll(procs)
 	if m1, err := o.terminatedWatchers(); err == nil && m0 != nil {
 		for k, v := range m1 {
 			if d := v - m0[k]; d > 0 {
@@ -646,7 +638,7 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 func exitedEarly(procs []*proc) error {
 	for _, p := range procs {
 		if !p.alive() {
-			return fmt.Errorf("%s exited early (%v):\n%s", p.name, p.waitErr, p.stderrTail())
+			return fmt.Errorf("%s exited early (%v):\n%s", p.name, p.exitErr(), p.stderrTail())
 		}
 	}
 	return nil

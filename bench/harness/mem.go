@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -204,14 +203,7 @@ const sequentialFrom = 50000
 func (o *memOpts) measure(specs []procSpec, res map[string]*memClient) error {
 	var procs []*proc
 	env := cleanEnv()
-	stopAll := func() {
-		var wg sync.WaitGroup
-		for _, p := range procs {
-			wg.Go(func() { p.stop(15 * time.Second) })
-		}
-		wg.Wait()
-	}
-	defer stopAll()
+	defer func() { stopAll(procs) }() // those started by then
 	for _, spec := range specs {
 		p, err := startProc(spec, o.outdir, "", env)
 		if err != nil {
@@ -245,7 +237,7 @@ func (o *memOpts) measure(specs []procSpec, res map[string]*memClient) error {
 				continue
 			}
 			if !p.alive() {
-				return fmt.Errorf("%s exited early (%v):\n%s", p.name, p.waitErr, p.stderrTail())
+				return fmt.Errorf("%s exited early (%v):\n%s", p.name, p.exitErr(), p.stderrTail())
 			}
 			pending++
 		}
@@ -272,7 +264,7 @@ func (o *memOpts) measure(specs []procSpec, res map[string]*memClient) error {
 		c.RSSMB, c.HWMMB = round(rss, 1), round(hwm, 1)
 		c.RSSAnonMB, c.RSSFileMB = round(anon, 1), round(file, 1)
 	}
-	stopAll()
+	stopAll(procs)
 	for _, p := range procs {
 		c := res[p.name]
 		counts, _, err := p.sources[0].snapshot()

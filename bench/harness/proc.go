@@ -13,19 +13,18 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kubeevents/kubeevents/internal/proctest"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat (100 on Linux).
 const clockTicks = 100
 
-// proc is one client process under measurement.
+// proc is one client process under measurement, run by internal/proctest.
 type proc struct {
 	name    string
-	cmd     *exec.Cmd
+	run     *proctest.Process
 	started time.Time
-	exited  chan struct{}
-	waitErr error
-	stderr  string // path of its stderr file
 	sources []*source
 }
 
@@ -67,43 +66,46 @@ func evictFromPageCache(path string) error {
 // startProc starts a client with its stdout on a pipe the harness reads (or /dev/null),
 // its stderr in a file, and its file outputs tailed. Raw outputs go to outdir.
 func startProc(spec procSpec, outdir, sentinel string, env []string) (*proc, error) {
-	p := &proc{name: spec.name, exited: make(chan struct{}), stderr: filepath.Join(outdir, spec.name+".stderr")}
-	cmd := exec.Command(spec.argv[0], spec.argv[1:]...)
-	cmd.Env = env
-	errf, err := os.Create(p.stderr)
+	path, err := exec.LookPath(spec.argv[0])
 	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = errf
-	var pr, pw *os.File
-	if spec.stdoutFormat != "" {
-		if pr, pw, err = os.Pipe(); err != nil {
-			return nil, err
-		}
-		cmd.Stdout = pw
-	} else {
-		devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		if err != nil {
-			return nil, err
-		}
-		cmd.Stdout = devnull
+		return nil, fmt.Errorf("starting %s: %w", spec.name, err)
 	}
 	for _, f := range spec.files {
 		_ = os.Remove(f.path) // sinks append
 	}
-	if err := evictFromPageCache(cmd.Path); err != nil {
+	if err := evictFromPageCache(path); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", spec.name, err)
 	}
-	if err := cmd.Start(); err != nil {
+	// stdout reaches the harness straight from the client's pipe, read in chunks as they
+	// come (source.readFrom).
+	var stdout, pr *os.File
+	if spec.stdoutFormat != "" {
+		pr, stdout, err = os.Pipe()
+	} else {
+		stdout, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer stdout.Close() // the client's once it started
+	errf, err := os.Create(filepath.Join(outdir, spec.name+".stderr"))
+	if err != nil {
+		return nil, err
+	}
+	run, err := proctest.Start(proctest.Spec{Path: path, Args: spec.argv[1:], Env: env, Stdout: stdout, Stderr: errf})
+	if err != nil {
+		errf.Close()
 		return nil, fmt.Errorf("starting %s: %w", spec.name, err)
 	}
-	p.cmd, p.started = cmd, time.Now()
+	go func() {
+		<-run.Exited() // proctest copies stderr into errf until then
+		errf.Close()
+	}()
+	p := &proc{name: spec.name, run: run, started: run.Started()}
 	running.Lock()
 	running.procs = append(running.procs, p)
 	running.Unlock()
-	errf.Close()
-	if pw != nil {
-		pw.Close()
+	if pr != nil {
 		s := newSource(spec.name, spec.stdoutFormat, sentinel)
 		tee, err := os.Create(filepath.Join(outdir, spec.name+".out"))
 		if err != nil {
@@ -117,21 +119,16 @@ func startProc(spec procSpec, outdir, sentinel string, env []string) (*proc, err
 		s.tail(f.path, nil)
 		p.sources = append(p.sources, s)
 	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
 	return p, nil
 }
 
 // cpu is the process's CPU time so far (user + system), in seconds; for a process that
 // has ended, its total.
 func (p *proc) cpu() (float64, error) {
-	if !p.alive() {
-		st := p.cmd.ProcessState
+	if st := p.run.State(); st != nil {
 		return (st.UserTime() + st.SystemTime()).Seconds(), nil
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.run.Pid()))
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", p.name, err)
 	}
@@ -165,8 +162,8 @@ func (p *proc) rssSplit() (anon, file float64, err error) {
 // memory is VmRSS and VmHWM (peak) in MiB; for a process that has ended, 0 and its
 // peak (ru_maxrss).
 func (p *proc) memory() (rss, hwm float64, err error) {
-	if !p.alive() {
-		if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+	if st := p.run.State(); st != nil {
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
 			return 0, float64(ru.Maxrss) / 1024, nil
 		}
 		return 0, 0, nil
@@ -175,47 +172,28 @@ func (p *proc) memory() (rss, hwm float64, err error) {
 	return m["VmRSS"], m["VmHWM"], err
 }
 
-// statusMiB reads the process's /proc/PID/status: every "Key: N kB" line, in MiB.
+// statusMiB is the process's /proc/PID/status figures in MiB.
 func (p *proc) statusMiB() (map[string]float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	kib, err := p.run.Status()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.name, err)
 	}
-	m := map[string]float64{}
-	for line := range strings.Lines(string(b)) {
-		k, v, ok := strings.Cut(line, ":")
-		fields := strings.Fields(v)
-		if !ok || len(fields) != 2 || fields[1] != "kB" {
-			continue
-		}
-		if kb, err := strconv.ParseFloat(fields[0], 64); err == nil {
-			m[k] = kb / 1024
-		}
+	m := make(map[string]float64, len(kib))
+	for k, v := range kib {
+		m[k] = float64(v) / 1024
 	}
 	return m, nil
 }
 
-func (p *proc) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (p *proc) alive() bool { return p.run.Alive() }
+
+// exitErr is how the process ended ("exit status 1", "signal: killed"), for messages.
+func (p *proc) exitErr() error { return p.run.Err() }
 
 // stop interrupts the process (as Ctrl-C), kills it after timeout, then lets its tailed
 // outputs reach their end and waits until every output is decoded.
 func (p *proc) stop(timeout time.Duration) {
-	if p.alive() {
-		_ = p.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-p.exited:
-		case <-time.After(timeout):
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-	}
+	p.run.Stop(timeout)
 	for _, s := range p.sources {
 		s.stopTail()
 	}
@@ -228,10 +206,18 @@ func (p *proc) stop(timeout time.Duration) {
 	}
 }
 
+// stopAll stops every process of procs side by side.
+func stopAll(procs []*proc) {
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Go(func() { p.stop(15 * time.Second) })
+	}
+	wg.Wait()
+}
+
 // stderrTail is the last lines of the process's stderr, for error messages.
 func (p *proc) stderrTail() string {
-	b, _ := os.ReadFile(p.stderr)
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines := strings.Split(strings.TrimSpace(p.run.Stderr()), "\n")
 	if len(lines) > 10 {
 		lines = lines[len(lines)-10:]
 	}
@@ -249,8 +235,6 @@ func killAll() {
 	running.Lock()
 	defer running.Unlock()
 	for _, p := range running.procs {
-		if p.alive() {
-			_ = p.cmd.Process.Kill()
-		}
+		p.run.Kill()
 	}
 }

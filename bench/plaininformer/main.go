@@ -13,34 +13,27 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubeevents/kubeevents/bench/internal/clientflags"
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster")
-	ns := flag.String("n", "default", "namespace")
-	resource := flag.String("resource", "pods", "pods, or GROUP/VERSION/RESOURCE")
+	flags := clientflags.Register(flag.CommandLine, "pods, or GROUP/VERSION/RESOURCE")
 	flag.Parse()
-
-	gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	if *resource != "pods" {
-		parts := strings.Split(*resource, "/")
-		if len(parts) != 3 {
-			fmt.Fprintln(os.Stderr, "plaininformer: -resource: give pods or GROUP/VERSION/RESOURCE")
-			os.Exit(2)
-		}
-		gvr = schema.GroupVersionResource{Group: parts[0], Version: parts[1], Resource: parts[2]}
+	gvr, err := flags.GVR()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "plaininformer:", err)
+		os.Exit(2)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", flags.Kubeconfig)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "plaininformer:", err)
 		os.Exit(1)
@@ -53,7 +46,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, *ns, nil)
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, flags.Namespace, nil)
 	inf := factory.ForResource(gvr).Informer()
 	var mu sync.Mutex
 	print := func(typ string, obj any) {

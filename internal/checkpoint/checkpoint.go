@@ -344,48 +344,53 @@ func (f *File) Others(used []*Saved) []*Saved {
 
 // Check compares the checkpoint's watch with now's, and says every difference.
 func (s *Saved) Check(now Watch) error {
-	var diffs []string
-	differ := func(what string, then, now any) {
-		diffs = append(diffs, fmt.Sprintf("%s %s in the checkpoint, %s now", what, show(then), show(now)))
-	}
 	was := s.Watch
-	if was.Server != now.Server {
-		differ("server", was.Server, now.Server)
+	var d differences
+	d.compare("server", was.Server, now.Server)
+	if was.Cluster != "" && now.Cluster != "" { // empty: it could not be read
+		d.compare("cluster (kube-system namespace UID)", was.Cluster, now.Cluster)
 	}
-	if was.Cluster != "" && now.Cluster != "" && was.Cluster != now.Cluster {
-		differ("cluster (kube-system namespace UID)", was.Cluster, now.Cluster)
-	}
-	if !slices.Equal(sorted(was.Resources), sorted(now.Resources)) {
-		differ("resources", was.Resources, now.Resources)
-	}
-	if was.Namespace != now.Namespace {
-		differ("namespace", was.Namespace, now.Namespace)
-	}
-	if !slices.Equal(was.Namespaces, now.Namespaces) {
-		differ("namespaces", was.Namespaces, now.Namespaces)
-	}
-	if !slices.Equal(sorted(was.ExcludeNamespaces), sorted(now.ExcludeNamespaces)) {
-		differ("excluded namespaces", was.ExcludeNamespaces, now.ExcludeNamespaces)
-	}
-	if was.LabelSelector != now.LabelSelector {
-		differ("label selector", was.LabelSelector, now.LabelSelector)
-	}
-	if was.FieldSelector != now.FieldSelector {
-		differ("field selector", was.FieldSelector, now.FieldSelector)
-	}
-	if !slices.Equal(sorted(was.Names), sorted(now.Names)) {
-		differ("names", was.Names, now.Names)
-	}
-	if was.MetadataOnly != now.MetadataOnly {
-		differ("--metadata-only", was.MetadataOnly, now.MetadataOnly)
-	}
-	if was.ShowSecrets != now.ShowSecrets {
-		differ("--show-secrets", was.ShowSecrets, now.ShowSecrets)
-	}
-	if len(diffs) > 0 {
-		return &MismatchError{Path: s.Path, Context: s.Context, Differences: diffs}
+	d.compareSets("resources", was.Resources, now.Resources)
+	d.compare("namespace", was.Namespace, now.Namespace)
+	d.compareLists("namespaces", was.Namespaces, now.Namespaces)
+	d.compareSets("excluded namespaces", was.ExcludeNamespaces, now.ExcludeNamespaces)
+	d.compare("label selector", was.LabelSelector, now.LabelSelector)
+	d.compare("field selector", was.FieldSelector, now.FieldSelector)
+	d.compareSets("names", was.Names, now.Names)
+	d.compare("--metadata-only", was.MetadataOnly, now.MetadataOnly)
+	d.compare("--show-secrets", was.ShowSecrets, now.ShowSecrets)
+	if len(d) > 0 {
+		return &MismatchError{Path: s.Path, Context: s.Context, Differences: d}
 	}
 	return nil
+}
+
+// differences are what Check says: "WHAT THEN in the checkpoint, NOW now", one each.
+type differences []string
+
+// compare notes then and now if they differ: two strings, or two bools.
+func (d *differences) compare(what string, then, now any) {
+	if then != now {
+		d.note(what, then, now)
+	}
+}
+
+// compareLists notes then and now if they differ, order included.
+func (d *differences) compareLists(what string, then, now []string) {
+	if !slices.Equal(then, now) {
+		d.note(what, then, now)
+	}
+}
+
+// compareSets notes then and now if they differ as sets.
+func (d *differences) compareSets(what string, then, now []string) {
+	if !slices.Equal(sorted(then), sorted(now)) {
+		d.note(what, then, now)
+	}
+}
+
+func (d *differences) note(what string, then, now any) {
+	*d = append(*d, fmt.Sprintf("%s %s in the checkpoint, %s now", what, show(then), show(now)))
 }
 
 func show(v any) string {

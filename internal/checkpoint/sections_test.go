@@ -76,7 +76,9 @@ func TestSeveralSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := loadOne(t, old)
-	time.Sleep(10 * time.Millisecond) // the kept section's time must not be the new one's
+	for !time.Now().After(kept.Written) { // the kept section's time must not be the new one's
+		time.Sleep(time.Millisecond)
+	}
 
 	path := filepath.Join(dir, "ckpt")
 	w := &Writer{Path: path, Sections: []*Section{

@@ -1,10 +1,14 @@
 package listener
 
 import (
+	"slices"
+	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/event"
 )
@@ -245,5 +249,145 @@ func TestCoalesceChains(t *testing.T) {
 				t.Errorf("merged Old = %v, want %v", m.Old, wantOld)
 			}
 		})
+	}
+}
+
+// TestCoalesceBoundedByObjects: a million events about 10 objects into a buffer of 16
+// with a stalled sink never wait, and never queue more than one event per object.
+func TestCoalesceBoundedByObjects(t *testing.T) {
+	const objects, total = 10, 1_000_000
+	sink := &testSink{entered: make(chan *event.Event, 16), gate: make(chan struct{})}
+	l := New(Config{Name: "s", Buffer: 16, OnFull: Coalesce}, sink, nil)
+	go l.Run()
+	stopOnCleanup(t, l, sink)
+	name := func(k int) string { return "obj-" + strconv.Itoa(k) }
+
+	first := newEv(event.Added, name(0), 1)
+	l.Add(first)
+	waitEntered(t, sink) // stalled in Write from now on
+
+	firstOld := make([]*event.Event, objects)
+	lastEv := make([]*event.Event, objects)
+	bulk := make([]*event.Event, objects) // reused: coalesce never keeps or changes its inputs
+	for k := range objects {
+		firstOld[k] = newEv(event.Modified, name(k), uint64(10+k))
+		firstOld[k].Old = podObj(name(k), "first-old")
+		bulk[k] = newEv(event.Modified, name(k), uint64(100+k))
+		bulk[k].Old = podObj(name(k), "bulk-old")
+		lastEv[k] = newEv(event.Modified, name(k), uint64(2_000_000+k))
+		lastEv[k].Old = podObj(name(k), "last-old")
+	}
+	maxQueued := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i < total; i++ {
+			k := i % objects
+			switch {
+			case i <= objects:
+				l.Add(firstOld[k])
+			case i >= total-objects:
+				l.Add(lastEv[k])
+			default:
+				l.Add(bulk[k])
+			}
+			if i%1000 == 0 {
+				l.mu.Lock()
+				maxQueued = max(maxQueued, l.queue.len())
+				l.mu.Unlock()
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("coalescing Adds blocked behind a stalled sink; stats %+v", l.Stats())
+	}
+	l.mu.Lock()
+	queued, mapSize := l.queue.len(), len(l.queue.slotOf)
+	l.mu.Unlock()
+	if maxQueued > objects || queued != objects || mapSize != objects {
+		t.Fatalf("queue length max %d, now %d (index %d); want at most and now %d", maxQueued, queued, mapSize, objects)
+	}
+	st := l.Stats()
+	if want := (Stats{Received: total, Coalesced: total - 1 - objects}); st != want {
+		t.Fatalf("stats %+v, want %+v", st, want)
+	}
+
+	sink.open()
+	l.Close()
+	waitDone(t, l)
+	got := sink.written()
+	if len(got) != 1+objects || got[0] != first {
+		t.Fatalf("delivered %d events, want the in-flight one and then one per object", len(got))
+	}
+	for i, ev := range got[1:] {
+		k := (i + 1) % objects // queued in the order obj-1 .. obj-9, obj-0
+		if ev.Key() != "default/"+name(k) {
+			t.Fatalf("event %d is about %s, want %s", i+1, ev.Key(), name(k))
+		}
+		if ev.Type != event.Modified || ev.Old != firstOld[k].Old || ev.Object != lastEv[k].Object || ev.Seq != lastEv[k].Seq {
+			t.Errorf("%s: merged %s seq %d; want MODIFIED seq %d from the first Old to the last Object", name(k), ev.Type, ev.Seq, lastEv[k].Seq)
+		}
+	}
+	st = l.Stats()
+	if want := (Stats{Received: total, Delivered: 1 + objects, Coalesced: total - 1 - objects}); st != want {
+		t.Fatalf("final stats %+v, want %+v", st, want)
+	}
+	checkBalance(t, st)
+}
+
+// TestCoalesceFullOfDistinctObjectsWaits: when the buffer holds only other objects, Add
+// waits as under Block; an object already queued still merges at once.
+func TestCoalesceFullOfDistinctObjectsWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sink := &testSink{gate: make(chan struct{})}
+		l := New(Config{Name: "s", Buffer: 4, OnFull: Coalesce}, sink, nil)
+		_, blocked := waitingAdd(t, l, sink, 6) // a new object, the buffer full of others
+		// An update to a queued object merges without waiting.
+		update := newEv(event.Modified, "pod-3", 7)
+		l.Add(update)
+		if st := l.Stats(); st.Coalesced != 1 {
+			t.Fatalf("coalesced %d, want 1", st.Coalesced)
+		}
+
+		sink.gate <- struct{}{} // evs[0] written; evs[1] popped, making room
+		synctest.Wait()
+		if !returned(blocked) {
+			t.Fatal("Add still waiting after a slot was freed")
+		}
+		sink.open()
+		l.Close()
+		<-l.Done()
+		got := sink.written()
+		if want := []uint64{1, 2, 7, 4, 5, 6}; !slices.Equal(seqs(got), want) {
+			t.Fatalf("delivered %v, want %v", seqs(got), want)
+		}
+		if got[2].Type != event.Added || got[2].Object != update.Object {
+			t.Errorf("pod-3 merged into %s, want ADDED with the update's object", got[2].Type)
+		}
+		st := l.Stats()
+		if st != (Stats{Received: 7, Delivered: 6, Coalesced: 1}) {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// TestCoalesceObjectKeyUsesResource: a pod and a configmap with the same namespace/name
+// are different objects to the coalescing listener.
+func TestCoalesceObjectKeyUsesResource(t *testing.T) {
+	sink := &testSink{}
+	l := New(Config{Name: "s", Buffer: 4, OnFull: Coalesce}, sink, nil)
+	pod := newEv(event.Added, "x", 1)
+	cm := newEv(event.Added, "x", 2)
+	cm.Resource = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	l.Add(pod)
+	l.Add(cm)
+	go l.Run()
+	stopOnCleanup(t, l, sink)
+	l.Close()
+	waitDone(t, l)
+	if got := sink.written(); len(got) != 2 || got[0] != pod || got[1] != cm {
+		t.Fatalf("got %v", seqs(got))
 	}
 }

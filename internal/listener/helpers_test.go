@@ -1,11 +1,13 @@
 package listener
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/event"
 )
+
+var errBoom = errors.New("boom")
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
@@ -198,6 +202,43 @@ func addReturns(l *Listener, ev *event.Event) <-chan struct{} {
 	return done
 }
 
+// runQueued makes a listener named name (buffer 16) over sink, queues n distinct events
+// and runs it; it returns the listener and what it said.
+func runQueued(t *testing.T, name string, sink *testSink, n int) (*Listener, *warnings) {
+	t.Helper()
+	w := &warnings{}
+	l := New(Config{Name: name, Buffer: 16}, sink, w.warn)
+	for _, ev := range distinctEvents(n) {
+		l.Add(ev)
+	}
+	go l.Run()
+	stopOnCleanup(t, l, sink)
+	return l, w
+}
+
+// waitingAdd runs l, inside a synctest bubble, until an Add waits for room: the sink's
+// gated Write holds the first of n distinct events, the next Buffer ones fill the
+// buffer, and the Add of one more waits. It returns the n events and that Add's channel
+// (closed once it returns).
+func waitingAdd(t *testing.T, l *Listener, sink *testSink, n int) ([]*event.Event, <-chan struct{}) {
+	t.Helper()
+	go l.Run()
+	stopOnCleanup(t, l, sink)
+	evs := distinctEvents(n)
+	l.Add(evs[0])
+	synctest.Wait() // in Write, held at the gate
+	full := l.Config().Buffer + 1
+	for _, ev := range evs[1:full] {
+		l.Add(ev)
+	}
+	waiting := addReturns(l, evs[full])
+	synctest.Wait()
+	if returned(waiting) {
+		t.Fatalf("Add returned with the buffer full (on-full=%s)", l.Config().OnFull)
+	}
+	return evs, waiting
+}
+
 func returned(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
@@ -221,4 +262,42 @@ func stopOnCleanup(t *testing.T, l *Listener, s *testSink) {
 		case <-time.After(10 * time.Second):
 		}
 	})
+}
+
+// produce adds each events from each of producers goroutines: Modified events of the
+// objects pP-0 ... pP-(objects-1) in turn, with Seq P*1,000,000+I+1, which
+// checkProducerOrder reads back. The WaitGroup is done once every Add returned.
+func produce(l *Listener, producers, each, objects int) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := range each {
+				l.Add(newEv(event.Modified, fmt.Sprintf("p%d-%d", p, i%objects), uint64(p*1_000_000+i+1)))
+			}
+		})
+	}
+	return &wg
+}
+
+// checkProducerOrder checks that events from each producer (Seq p*1e6+i+1) arrive in
+// increasing order, and, if complete, that all of them arrive.
+func checkProducerOrder(t *testing.T, got []*event.Event, producers, each int, complete bool) {
+	t.Helper()
+	last := make([]uint64, producers)
+	count := make([]int, producers)
+	for _, ev := range got {
+		p := int(ev.Seq / 1_000_000)
+		if ev.Seq <= last[p] {
+			t.Fatalf("producer %d: seq %d delivered after %d", p, ev.Seq, last[p])
+		}
+		last[p] = ev.Seq
+		count[p]++
+	}
+	if complete {
+		for p, n := range count {
+			if n != each {
+				t.Errorf("producer %d: %d of %d events delivered", p, n, each)
+			}
+		}
+	}
 }

@@ -167,25 +167,22 @@ func TestBadInput(t *testing.T) {
 func TestBadInputUnknownNamespace(t *testing.T) {
 	ns := "not-yet-" + randomHex(4)
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json")
-	deadline := time.Now().Add(eventWait)
 	want := fmt.Sprintf("kubeevents: namespace %q does not exist (yet); watching anyway, its objects will show up if it is created\n", ns)
-	for s.Stderr() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("stderr = %q, want %q", s.Stderr(), want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s.waitStderr(eventWait, regexp.MustCompile(`\A`+regexp.QuoteMeta(want)+`\z`))
 	if _, err := client.CoreV1().Namespaces().Create(context.Background(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
 	createPod(t, ns, "late", nil)
 	s.waitJSON(eventWait, "ADDED late", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == "late" })
 	// The note comes from the namespace's own watch, which runs beside the pods' one: it
 	// may be said just before or just after the pod's event, so wait for it (CI once
 	// interrupted in between and lost it).
 	created := fmt.Sprintf("kubeevents: namespace %s was created; watching it\n", ns)
-	waitStderr(t, s, eventWait, regexp.MustCompile(regexp.QuoteMeta(created)))
+	s.waitStderr(eventWait, literal(created))
 	if _, code := s.interrupt(10 * time.Second); code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0", code)
 	}
@@ -208,28 +205,14 @@ func TestBadInputJQRuntimeError(t *testing.T) {
 	s.waitFor(eventWait, `"DB"`, func(l string) bool { return l == `"DB"` })
 	// stderr is copied apart from stdout: give it a moment to catch up with "DB".
 	first := regexp.MustCompile(`^kubeevents: jq sink "screen": ascii_upcase cannot be applied to: null on ADDED Pod ` + regexp.QuoteMeta(ns) + `/untiered-0; skipping it\n$`)
-	waitStderrMatch(t, s, first)
+	s.waitStderr(5*time.Second, first)
 	time.Sleep(5 * time.Second)
 	createPod(t, ns, "untiered-late", nil)
 	createPod(t, ns, "cache", map[string]string{"tier": "cache"})
 	s.waitFor(eventWait, `"CACHE"`, func(l string) bool { return l == `"CACHE"` })
-	waitStderrMatch(t, s, regexp.MustCompile(`^kubeevents: jq sink "screen": [^\n]*/untiered-0; skipping it\n`+
+	s.waitStderr(5*time.Second, regexp.MustCompile(`^kubeevents: jq sink "screen": [^\n]*/untiered-0; skipping it\n`+
 		`kubeevents: jq sink "screen": ascii_upcase cannot be applied to: null on ADDED Pod .*/untiered-late; skipping it \(6 events failed so far\)\n$`))
 	if _, code := s.interrupt(10 * time.Second); code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0", code)
-	}
-}
-
-// waitStderrMatch waits a little for the stream's stderr to match re: it is copied by a
-// goroutine of its own, so it may lag behind stdout.
-func waitStderrMatch(t *testing.T, s *stream, re *regexp.Regexp) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !re.MatchString(s.Stderr()) {
-		if time.Now().After(deadline) {
-			t.Errorf("stderr = %q, want it to match %s", s.Stderr(), re)
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

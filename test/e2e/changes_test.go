@@ -120,7 +120,7 @@ func TestWatchOnlySkipsExisting(t *testing.T) {
 	createPod(t, ns, "old-2", nil)
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "name", "--watch-only", "-v=1")
 	// Said once the initial list is in: a pod created after it is an event.
-	waitStderr(t, s, 30*time.Second, regexp.MustCompile(`kubeevents: pods in `+ns+` listed \(not shown: --watch-only\); changes from here on are shown`))
+	s.waitStderr(30*time.Second, regexp.MustCompile(`kubeevents: pods in `+ns+` listed \(not shown: --watch-only\); changes from here on are shown`))
 	createPod(t, ns, "new-1", nil)
 	first := s.waitFor(eventWait, "an event", func(string) bool { return true })
 	if first != "ADDED pod/new-1" {
@@ -138,7 +138,7 @@ func TestUntilDeletedAndUntil(t *testing.T) {
 	until.waitFor(eventWait, "ADDED doomed", func(l string) bool { return l == "ADDED pod/doomed" })
 	untilDeleted.waitFor(eventWait, "ADDED doomed", func(l string) bool { return l == "ADDED pod/doomed" })
 	deletePod(t, ns, "doomed")
-	for name, s := range map[string]*stream{"--until": until, "--until-deleted": untilDeleted} {
+	for name, s := range map[string]*proc{"--until": until, "--until-deleted": untilDeleted} {
 		rest, code := s.wait(eventWait)
 		if code != 0 {
 			t.Errorf("%s: exit %d, want 0; stderr %s", name, code, s.Stderr())
@@ -248,7 +248,7 @@ func TestSecretsRedacted(t *testing.T) {
 		t.Errorf("the changed value must still show as a change: diff %+v", mod.Diff)
 	}
 	s.interrupt(10 * time.Second)
-	all := strings.Join(s.all, "\n") + strings.Join(readLines(t, file, false), "\n") + s.Stderr()
+	all := strings.Join(s.Seen(), "\n") + strings.Join(readLines(t, file, false), "\n") + s.Stderr()
 	for _, secret := range []string{value, changed, "aHVudGVyMi", "aHVudGVyMy"} {
 		if strings.Contains(all, secret) {
 			t.Errorf("secret %q leaked into the output", secret)
@@ -284,7 +284,7 @@ func TestWithEvents(t *testing.T) {
 	var line string
 	for i := 0; line == ""; i++ {
 		if i == 10 {
-			t.Fatalf("no WARNING line for 10 Events recorded 2 s apart; output:\n%s\nstderr:\n%s", strings.Join(s.all, "\n"), s.Stderr())
+			t.Fatalf("no WARNING line for 10 Events recorded 2 s apart; output:\n%s\nstderr:\n%s", strings.Join(s.Seen(), "\n"), s.Stderr())
 		}
 		recordEvent(t, ns, fmt.Sprintf("about-db-%d", i), "db-1", corev1.EventTypeWarning, "Unwatched", "not about a watched pod")
 		recordEvent(t, ns, fmt.Sprintf("about-web-%d", i), "web-1", corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container")
@@ -296,7 +296,7 @@ func TestWithEvents(t *testing.T) {
 	labelPod(t, ns, "web-1", "x", "1")
 	s.waitFor(eventWait, "MODIFIED web-1", func(l string) bool { return strings.Contains(l, "MODIFIED") })
 	rest, _ := s.interrupt(10 * time.Second)
-	for _, l := range append(s.all, rest...) {
+	for _, l := range append(s.Seen(), rest...) {
 		if strings.Contains(l, "Unwatched") {
 			t.Errorf("an event about an unwatched pod was shown: %q", l)
 		}

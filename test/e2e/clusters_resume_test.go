@@ -45,12 +45,12 @@ func resumeCM(t *testing.T, c kubernetes.Interface, ns, name, value string, crea
 }
 
 // collectClusters reads JSON events for d: "CLUSTER TYPE name" each, sorted.
-func (s *stream) collectClusters(d time.Duration) []string {
+func (s *proc) collectClusters(d time.Duration) []string {
 	s.t.Helper()
-	from := len(s.all)
+	from := len(s.Seen())
 	s.collect(d)
 	var out []string
-	for _, ev := range parseClusterEvents(s.t, s.all[from:]) {
+	for _, ev := range parseClusterEvents(s.t, s.Seen()[from:]) {
 		out = append(out, clusterOf(ev)+" "+ev.Type+" "+ev.name())
 	}
 	sort.Strings(out)
@@ -100,7 +100,7 @@ func TestClustersResume(t *testing.T) {
 		return append([]string{"watch", "configmaps", "-n", ns, "-l", resumeLabel, "-o", "json",
 			"--kubeconfig", kc, "--context", contexts, "--resume", ckpt}, more...)
 	}
-	stop := func(s *stream, what string) {
+	stop := func(s *proc, what string) {
 		t.Helper()
 		if _, code := s.interrupt(15 * time.Second); code != 0 {
 			t.Fatalf("%s: exit %d after Ctrl-C; stderr:\n%s", what, code, s.Stderr())
@@ -123,8 +123,8 @@ func TestClustersResume(t *testing.T) {
 	if want := []string{"two ADDED change", "two ADDED keep", "two ADDED remove"}; !slices.Equal(got, want) {
 		t.Fatalf("--context one,two on a checkpoint of one: %v, want exactly %v; stderr:\n%s", got, want, run.Stderr())
 	}
-	run.waitForStderr(t, 5*time.Second, "cluster two: --resume "+ckpt+" has no checkpoint of this cluster yet; starting afresh for it")
-	run.waitForStderr(t, 5*time.Second, "cluster one: resumed configmaps from "+ckpt)
+	run.waitStderr(5*time.Second, literal("cluster two: --resume "+ckpt+" has no checkpoint of this cluster yet; starting afresh for it"))
+	run.waitStderr(5*time.Second, literal("cluster one: resumed configmaps from "+ckpt))
 	stop(run, "--context one,two")
 	info, err := os.Stat(ckpt)
 	if err != nil || info.Mode().Perm() != 0o600 {
@@ -149,8 +149,8 @@ func TestClustersResume(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("resumed run: %v, want exactly %v; stderr:\n%s", got, want, run.Stderr())
 	}
-	run.waitForStderr(t, 5*time.Second, "cluster one: resumed configmaps from "+ckpt)
-	run.waitForStderr(t, 5*time.Second, "cluster two: resumed configmaps from "+ckpt)
+	run.waitStderr(5*time.Second, literal("cluster one: resumed configmaps from "+ckpt))
+	run.waitStderr(5*time.Second, literal("cluster two: resumed configmaps from "+ckpt))
 	for _, m := range resumedLine.FindAllStringSubmatch(run.Stderr(), -1) {
 		t.Logf("resume counts of cluster %s: %s", m[1], m[2])
 		if m[2] != "3 now, 1 changed, 1 created, 1 deleted since" {

@@ -106,7 +106,7 @@ type clusterEnvelope struct {
 
 // waitAll reads JSON lines until objects of all these names were seen, in any order:
 // the two clusters' events interleave as they come.
-func waitAll(s *stream, names ...string) {
+func waitAll(s *proc, names ...string) {
 	s.t.Helper()
 	left := map[string]bool{}
 	for _, n := range names {
@@ -158,7 +158,7 @@ func TestClustersEventsTagged(t *testing.T) {
 	if _, code := s.interrupt(10 * time.Second); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, s.Stderr())
 	}
-	evs := parseClusterEvents(t, s.all)
+	evs := parseClusterEvents(t, s.Seen())
 	seen := map[string]string{}
 	for i, ev := range evs {
 		if ev.Seq != uint64(i+1) {
@@ -247,7 +247,7 @@ func TestClustersOneDownOtherStreams(t *testing.T) {
 		}
 		restarted <- err
 	}()
-	waitStderr(t, s, 20*time.Second, regexp.MustCompile(`kubeevents: cluster two: watch of configmaps lost\b`))
+	s.waitStderr(20*time.Second, regexp.MustCompile(`kubeevents: cluster two: watch of configmaps lost\b`))
 
 	// While two is down, one's changes come as they happen.
 	var lags []time.Duration
@@ -275,9 +275,9 @@ func TestClustersOneDownOtherStreams(t *testing.T) {
 	}
 	createConfigMapIn(t, second.client, ns, "two-after")
 	s.waitJSON(30*time.Second, "ADDED two-after", func(ev envelope) bool { return ev.name() == "two-after" })
-	waitStderr(t, s, 15*time.Second, regexp.MustCompile(`kubeevents: cluster two: (watch of configmaps resumed|re-synced)`))
+	s.waitStderr(15*time.Second, regexp.MustCompile(`kubeevents: cluster two: (watch of configmaps resumed|re-synced)`))
 	s.interrupt(10 * time.Second)
-	evs := parseClusterEvents(t, s.all)
+	evs := parseClusterEvents(t, s.Seen())
 	for i, ev := range evs {
 		if ev.Seq != uint64(i+1) {
 			t.Errorf("event %d has seq %d: a gap", i, ev.Seq)

@@ -273,7 +273,7 @@ func TestTemplatesEventTypesAndAll(t *testing.T) {
 
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "name", "--event-types", "deleted", "-v=1")
 	// Listed now, its ADDED of web-1 left out: the label and the deletion come after it.
-	waitStderr(t, s, 30*time.Second, regexp.MustCompile(`kubeevents: pods in `+ns+` listed \(not shown: --event-types DELETED\); changes from here on are shown`))
+	s.waitStderr(30*time.Second, regexp.MustCompile(`kubeevents: pods in `+ns+` listed \(not shown: --event-types DELETED\); changes from here on are shown`))
 	labelPod(t, ns, "web-1", "tier", "web")
 	deletePod(t, ns, "web-1")
 	s.waitFor(eventWait, "DELETED web-1", func(l string) bool { return l == "DELETED pod/web-1" })

@@ -131,7 +131,7 @@ func TestSelectorLeaveIsMarked(t *testing.T) {
 	}
 	jsonOut := startKubeevents(t, "watch", "pods", "-n", ns, "-l", "app=web", "-o", "json")
 	pretty := startKubeevents(t, "watch", "pods", "-n", ns, "-l", "app=web")
-	for _, s := range []*stream{jsonOut, pretty} {
+	for _, s := range []*proc{jsonOut, pretty} {
 		s.waitFor(eventWait, "both pods listed", func(l string) bool { return strings.Contains(l, "relabelled") })
 	}
 	labelPod(t, ns, "relabelled", "app", "db")

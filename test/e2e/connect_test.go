@@ -115,7 +115,7 @@ func TestInterruptWhileConnecting(t *testing.T) {
 					"--cache-dir", filepath.Join(dir, "cache"), "--sink", "file="+filepath.Join(dir, "events.jsonl"))
 				deadline := time.Now().Add(10 * time.Second)
 				for reached.Load() == 0 {
-					if time.Now().After(deadline) || !p.alive() {
+					if time.Now().After(deadline) || !p.Alive() {
 						t.Fatalf("kubeevents never reached the phase; stderr:\n%s", p.Stderr())
 					}
 					time.Sleep(20 * time.Millisecond)
@@ -123,7 +123,7 @@ func TestInterruptWhileConnecting(t *testing.T) {
 				time.Sleep(300 * time.Millisecond) // well inside the phase, not at its start
 				start := time.Now()
 				p.signal(sig)
-				code := p.wait(30 * time.Second)
+				_, code := p.wait(30 * time.Second)
 				if took := time.Since(start); took > 2*time.Second {
 					t.Errorf("took %s after %v to exit, want at once", took.Round(time.Millisecond), sig)
 				}

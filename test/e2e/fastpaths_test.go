@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubeevents/kubeevents/internal/proctest"
 )
 
 // jsonTime is the envelope's time, the one field two runs cannot share.
@@ -36,7 +35,7 @@ func TestDiffSameWithFastPathsOff(t *testing.T) {
 	args := []string{"watch", "pods", "-n", ns, "-o", "json"}
 	fast := startKubeeventsEnv(t, []string{"KUBEEVENTS_FAST_PATHS=on", "KUBEEVENTS_QUIET_IO=on"}, args...)
 	slow := startKubeeventsEnv(t, []string{"KUBEEVENTS_FAST_PATHS=off", "KUBEEVENTS_QUIET_IO=off"}, args...)
-	for _, s := range []*stream{fast, slow} {
+	for _, s := range []*proc{fast, slow} {
 		added := 0
 		s.waitJSON(eventWait, "ADDED web and other", func(ev envelope) bool {
 			if ev.Type == "ADDED" {
@@ -66,12 +65,12 @@ func TestDiffSameWithFastPathsOff(t *testing.T) {
 	deletePod(t, ns, "web")
 
 	var outputs [2][]string
-	for i, s := range []*stream{fast, slow} {
+	for i, s := range []*proc{fast, slow} {
 		s.waitJSON(eventWait, "DELETED web", func(ev envelope) bool { return ev.Type == "DELETED" && ev.name() == "web" })
 		if _, code := s.interrupt(10 * time.Second); code != 0 {
 			t.Fatalf("exit code %d; stderr:\n%s", code, s.Stderr())
 		}
-		for _, line := range s.all {
+		for _, line := range s.Seen() {
 			outputs[i] = append(outputs[i], jsonTime.ReplaceAllString(line, ""))
 		}
 	}
@@ -100,24 +99,8 @@ func TestStdoutSocketGetsEveryLineWhole(t *testing.T) {
 	}
 	journal, stdout := os.NewFile(uintptr(fds[0]), "journal"), os.NewFile(uintptr(fds[1]), "stdout")
 	defer journal.Close()
-	cmd := exec.Command(binary, withKubeconfig([]string{"watch", "configmaps", "-n", ns, "-l", "socket-test=yes", "-o", "json"})...)
-	cmd.Env = cleanEnv()
-	cmd.Stdout = stdout
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p := launch(t, proctest.Spec{Stdout: stdout, Lines: journal}, []string{"watch", "configmaps", "-n", ns, "-l", "socket-test=yes", "-o", "json"})
 	stdout.Close() // the child's now
-	lines := make(chan string, 1000)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(journal)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
 	const n = 30
 	big := strings.Repeat("x", 50<<10) // several lines larger than a page
 	for i, name := range names("cm", 0, n) {
@@ -128,30 +111,21 @@ func TestStdoutSocketGetsEveryLineWhole(t *testing.T) {
 		}
 	}
 	var got []string
-	timeout := time.After(eventWait)
 	for len(got) < n {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("stdout ended after %d lines; stderr:\n%s", len(got), stderr.String())
-			}
-			var ev envelope
-			if err := json.Unmarshal([]byte(line), &ev); err != nil {
-				t.Fatalf("line %d is not a whole JSON event (%d bytes): %v", len(got)+1, len(line), err)
-			}
-			if ev.Type != "ADDED" {
-				t.Fatalf("line %d: %s %s, want ADDED", len(got)+1, ev.Type, ev.name())
-			}
-			got = append(got, ev.name())
-		case <-timeout:
-			t.Fatalf("%d of %d events within %s; stderr:\n%s", len(got), n, eventWait, stderr.String())
+		line := p.waitFor(eventWait, fmt.Sprintf("event %d of %d", len(got)+1, n), func(string) bool { return true })
+		var ev envelope
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %d is not a whole JSON event (%d bytes): %v", len(got)+1, len(line), err)
 		}
+		if ev.Type != "ADDED" {
+			t.Fatalf("line %d: %s %s, want ADDED", len(got)+1, ev.Type, ev.name())
+		}
+		got = append(got, ev.name())
 	}
 	if want := names("cm", 0, n); !slices.Equal(got, want) {
 		t.Errorf("events in the order %v, want %v", got, want)
 	}
-	_ = cmd.Process.Signal(os.Interrupt)
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("after Ctrl-C: %v; stderr:\n%s", err, stderr.String())
+	if _, code := p.interrupt(10 * time.Second); code != 0 {
+		t.Errorf("after Ctrl-C: exit %d; stderr:\n%s", code, p.Stderr())
 	}
 }

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,6 +14,8 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubeevents/kubeevents/internal/proctest"
 )
 
 // setContainerState writes the pod's status as a kubelet would: its phase and the one
@@ -98,62 +97,21 @@ func TestEventCountShown(t *testing.T) {
 	core.waitFor(eventWait, "the count bump with (x5)", func(l string) bool { return strings.Contains(l, "MODIFIED") && want.MatchString(l) })
 }
 
-// terminalRun is kubeevents running with stdout on a pseudo-terminal of a given size.
-type terminalRun struct {
-	cmd    *exec.Cmd
-	lines  chan string
-	stderr bytes.Buffer
-}
-
-func startInTerminal(t *testing.T, cols uint16, args ...string) *terminalRun {
+// startInTerminal starts kubeevents with its stdin and stdout on a pseudo-terminal of
+// cols columns, whose lines the test reads.
+func startInTerminal(t *testing.T, cols uint16, args ...string) *proc {
 	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Fatalf("opening a pseudo-terminal: %v", err)
 	}
+	t.Cleanup(func() { ptmx.Close() })
 	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 50, Cols: cols}); err != nil {
 		t.Fatal(err)
 	}
-	r := &terminalRun{cmd: exec.Command(binary, withKubeconfig(args)...), lines: make(chan string, 10000)}
-	r.cmd.Env = append(cleanEnv(), "TERM=xterm")
-	r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr = tty, tty, &r.stderr
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tty.Close()
-	go func() {
-		sc := bufio.NewScanner(ptmx)
-		for sc.Scan() {
-			r.lines <- strings.TrimSuffix(sc.Text(), "\r")
-		}
-		close(r.lines)
-	}()
-	t.Cleanup(func() {
-		_ = r.cmd.Process.Kill()
-		_ = r.cmd.Wait()
-		ptmx.Close()
-	})
-	return r
-}
-
-// waitFor reads lines until match, keeping every line read in *seen.
-func (r *terminalRun) waitFor(t *testing.T, seen *[]string, what string, match func(string) bool) string {
-	t.Helper()
-	deadline := time.After(eventWait)
-	for {
-		select {
-		case line, ok := <-r.lines:
-			if !ok {
-				t.Fatalf("kubeevents ended before %s; output:\n%s", what, strings.Join(*seen, "\n"))
-			}
-			*seen = append(*seen, line)
-			if match(line) {
-				return line
-			}
-		case <-deadline:
-			t.Fatalf("no %s within %s; output:\n%s", what, eventWait, strings.Join(*seen, "\n"))
-		}
-	}
+	p := launch(t, proctest.Spec{Stdin: tty, Stdout: tty, Lines: ptmx, Env: []string{"TERM=xterm"}}, args)
+	tty.Close() // kubeevents' now
+	return p
 }
 
 // On an 80-column terminal, with -n: names leave the namespace out, the name column is
@@ -166,13 +124,12 @@ func TestLayoutFitsTerminal(t *testing.T) {
 	createPod(t, ns, "db-0", nil)
 	createPod(t, ns, long, nil)
 	r := startInTerminal(t, cols, "watch", "pods", "-n", ns, "--color", "never")
-	var seen []string
 	isAdded := func(name string) func(string) bool {
 		return func(l string) bool { return strings.Contains(l, "ADDED") && strings.Contains(l, " "+name+" ") }
 	}
 	listed := map[string]bool{}
 	for len(listed) < 2 {
-		r.waitFor(t, &seen, "ADDED db-0 and "+long, func(l string) bool {
+		r.waitFor(eventWait, "ADDED db-0 and "+long, func(l string) bool {
 			for _, name := range []string{"db-0", long} {
 				if isAdded(name)(l) {
 					listed[name] = true
@@ -191,13 +148,13 @@ func TestLayoutFitsTerminal(t *testing.T) {
 		}
 	}
 	annotate(value)
-	modified := r.waitFor(t, &seen, "MODIFIED db-0", func(l string) bool { return strings.Contains(l, "MODIFIED") && strings.Contains(l, " db-0 ") })
-	added := r.waitFor(t, &seen, "the diff line", func(l string) bool { return strings.Contains(l, "+ metadata.annotations: ") })
+	modified := r.waitFor(eventWait, "MODIFIED db-0", func(l string) bool { return strings.Contains(l, "MODIFIED") && strings.Contains(l, " db-0 ") })
+	added := r.waitFor(eventWait, "the diff line", func(l string) bool { return strings.Contains(l, "+ metadata.annotations: ") })
 	annotate(strings.ToUpper(value) + "x")
-	r.waitFor(t, &seen, "the second MODIFIED db-0", func(l string) bool { return strings.Contains(l, "MODIFIED") && strings.Contains(l, " db-0 ") })
-	replaced := r.waitFor(t, &seen, "the changed value", func(l string) bool { return strings.Contains(l, "~ metadata.annotations.note: ") })
+	r.waitFor(eventWait, "the second MODIFIED db-0", func(l string) bool { return strings.Contains(l, "MODIFIED") && strings.Contains(l, " db-0 ") })
+	replaced := r.waitFor(eventWait, "the changed value", func(l string) bool { return strings.Contains(l, "~ metadata.annotations.note: ") })
 
-	for _, line := range seen {
+	for _, line := range r.Seen() {
 		if strings.Contains(line, ns) {
 			t.Errorf("-n %s, yet the namespace is printed: %q", ns, line)
 		}
@@ -209,7 +166,7 @@ func TestLayoutFitsTerminal(t *testing.T) {
 	// the same column.
 	statusColumn := func(line string) int { return strings.Index(line, " 0/1 ") + 1 }
 	var longLine string
-	for _, line := range seen {
+	for _, line := range r.Seen() {
 		if isAdded(long)(line) {
 			longLine = line
 		}

@@ -47,7 +47,7 @@ func TestLifecycleCRDDeletedAndCreatedAgain(t *testing.T) {
 	s.waitJSON(eventWait, "DELETED first", func(ev envelope) bool { return ev.Type == "DELETED" && ev.name() == "first" })
 	gone := regexp.MustCompile(`kubeevents: watch of ` + regexp.QuoteMeta(crdName) + ` lost: customresourcedefinition ` +
 		regexp.QuoteMeta(crdName) + ` was deleted; waiting for it to come back\n`)
-	waitStderr(t, s, 30*time.Second, gone)
+	s.waitStderr(30*time.Second, gone)
 
 	applyJSON(t, "", crd)
 	waitForResource(t, crdName)
@@ -55,7 +55,7 @@ func TestLifecycleCRDDeletedAndCreatedAgain(t *testing.T) {
 	applyJSON(t, ns, lamp("second"))
 	s.waitJSON(30*time.Second, "ADDED second", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == "second" })
 	t.Logf("a Lamp of the re-created definition was printed %s after kubectl began creating it", time.Since(created).Round(time.Millisecond))
-	waitStderr(t, s, 15*time.Second, regexp.MustCompile(`watch of `+regexp.QuoteMeta(crdName)+` (resumed|re-synced)|re-synced [\d,]+ `+regexp.QuoteMeta(crdName)))
+	s.waitStderr(15*time.Second, regexp.MustCompile(`watch of `+regexp.QuoteMeta(crdName)+` (resumed|re-synced)|re-synced [\d,]+ `+regexp.QuoteMeta(crdName)))
 	if n := len(gone.FindAllString(s.Stderr(), -1)); n != 1 {
 		t.Errorf("the deletion was said %d times, want once; stderr:\n%s", n, s.Stderr())
 	}
@@ -75,30 +75,18 @@ func TestLifecycleNamespaceDeletedAndCreatedAgain(t *testing.T) {
 	}
 	s.waitJSON(60*time.Second, "DELETED before", func(ev envelope) bool { return ev.Type == "DELETED" && ev.name() == "before" })
 	deleted := "kubeevents: namespace " + ns + " was deleted; waiting for it to be created again\n"
-	waitStderr(t, s, 60*time.Second, regexp.MustCompile(regexp.QuoteMeta(deleted)))
+	s.waitStderr(60*time.Second, literal(deleted))
 
 	if _, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	created := "kubeevents: namespace " + ns + " was created; watching it\n"
-	waitStderr(t, s, 30*time.Second, regexp.MustCompile(regexp.QuoteMeta(created)))
+	s.waitStderr(30*time.Second, literal(created))
 	createPod(t, ns, "after", nil)
 	s.waitJSON(eventWait, "ADDED after", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == "after" })
 	stderr := s.Stderr()
 	if strings.Count(stderr, deleted) != 1 || strings.Count(stderr, created) != 1 {
 		t.Errorf("want the deletion and the creation said once each; stderr:\n%s", stderr)
-	}
-}
-
-// waitStderr waits until the stream's stderr matches re.
-func waitStderr(t *testing.T, s *stream, timeout time.Duration, re *regexp.Regexp) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !re.MatchString(s.Stderr()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("stderr did not match %s within %s; stderr:\n%s", re, timeout, s.Stderr())
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -116,7 +116,7 @@ func createLivingDeployment(t *testing.T, ns, name, image string, replicas int32
 
 // waitPodsReady reads JSON pod events until n distinct pods (that pass keep) have been
 // seen Running and Ready on a simulated node; it returns their names.
-func waitPodsReady(t *testing.T, js *stream, n int, keep func(podState) bool) map[string]bool {
+func waitPodsReady(t *testing.T, js *proc, n int, keep func(podState) bool) map[string]bool {
 	t.Helper()
 	ready := map[string]bool{}
 	js.waitJSON(livingWait, fmt.Sprintf("%d pods Running and Ready", n), func(ev envelope) bool {
@@ -188,7 +188,7 @@ func TestLivingRollingUpdate(t *testing.T) {
 	pretty.waitFor(livingWait, "DELETED of both old pods", func(string) bool {
 		n := 0
 		for name := range old {
-			for _, l := range pretty.all {
+			for _, l := range pretty.Seen() {
 				if strings.Contains(l, "DELETED") && strings.Contains(l, name) {
 					n++
 					break
@@ -200,7 +200,7 @@ func TestLivingRollingUpdate(t *testing.T) {
 	// Each old pod is TERMINATING in the pretty stream before it is DELETED.
 	for name := range old {
 		var term, del int
-		for i, l := range pretty.all {
+		for i, l := range pretty.Seen() {
 			if strings.Contains(l, name) && strings.Contains(l, "TERMINATING") && term == 0 {
 				term = i + 1
 			}
@@ -209,7 +209,7 @@ func TestLivingRollingUpdate(t *testing.T) {
 			}
 		}
 		if term == 0 || term > del {
-			t.Errorf("old pod %s: TERMINATING at line %d, DELETED at line %d; want TERMINATING first\n%s", name, term, del, strings.Join(pretty.all, "\n"))
+			t.Errorf("old pod %s: TERMINATING at line %d, DELETED at line %d; want TERMINATING first\n%s", name, term, del, strings.Join(pretty.Seen(), "\n"))
 		}
 	}
 }

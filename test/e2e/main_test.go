@@ -7,7 +7,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -19,8 +18,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +28,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubeevents/kubeevents/internal/proctest"
 )
 
 var (
@@ -156,24 +157,22 @@ type result struct {
 // runKubeevents runs the binary to completion (it must end by itself within timeout).
 func runKubeevents(t *testing.T, timeout time.Duration, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, withKubeconfig(args)...)
-	cmd.Env = cleanEnv()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("kubeevents %s did not end within %s; stderr:\n%s", strings.Join(args, " "), timeout, stderr.String())
+	return runSpec(t, timeout, proctest.Spec{}, args...)
+}
+
+// runSpec runs the binary to completion within timeout, as spec says (its environment
+// added to the clean one; stdout, unless spec sends it elsewhere, captured).
+func runSpec(t *testing.T, timeout time.Duration, spec proctest.Spec, args ...string) result {
+	t.Helper()
+	var stdout bytes.Buffer
+	if spec.Stdout == nil {
+		spec.Stdout = &stdout
 	}
-	code := 0
-	var exitErr *exec.ExitError
-	if errors.As(err, &exitErr) {
-		code = exitErr.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running kubeevents: %v", err)
+	p := launch(t, spec, args)
+	if _, _, err := p.Wait(timeout); err != nil {
+		t.Fatalf("kubeevents %s did not end within %s; stderr:\n%s", strings.Join(args, " "), timeout, p.Stderr())
 	}
-	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
+	return result{stdout: stdout.String(), stderr: p.Stderr(), code: p.ExitCode()}
 }
 
 // withKubeconfig adds the local cluster's kubeconfig unless the test passes its own.
@@ -198,150 +197,172 @@ func cleanEnv() []string {
 	return append(env, "XDG_CONFIG_HOME="+os.TempDir()+"/kubeevents-e2e-noconfig")
 }
 
-// stream is a running kubeevents whose output lines are read as they come.
-type stream struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	lines  chan string
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	all    []string
-	done   chan struct{}
-	code   int
+// proc is a running kubeevents (internal/proctest): its stdout read as lines, unless it
+// goes elsewhere, and its stderr kept. Its waits fail the test, with what kubeevents
+// printed so far, where proctest's return an error; it is killed when the test ends.
+type proc struct {
+	*proctest.Process
+	t *testing.T
 }
 
-func startKubeevents(t *testing.T, args ...string) *stream {
+// startKubeevents starts kubeevents with args, its stdout read as lines.
+func startKubeevents(t *testing.T, args ...string) *proc {
 	t.Helper()
-	return startKubeeventsEnv(t, nil, args...)
+	return launch(t, proctest.Spec{}, args)
 }
 
 // startKubeeventsEnv is startKubeevents with env added to the clean environment.
-func startKubeeventsEnv(t *testing.T, env []string, args ...string) *stream {
+func startKubeeventsEnv(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary, withKubeconfig(args)...)
-	cmd.Env = append(cleanEnv(), env...)
-	stdout, err := cmd.StdoutPipe()
+	return launch(t, proctest.Spec{Env: env}, args)
+}
+
+// startProc starts kubeevents with its stdout going to stdout (a file, a pipe, a buffer
+// the test reads) and env added to the clean environment.
+func startProc(t *testing.T, stdout io.Writer, env []string, args ...string) *proc {
+	t.Helper()
+	return launch(t, proctest.Spec{Stdout: stdout, Env: env}, args)
+}
+
+// launch starts the binary under test as spec says, with args (and the local cluster's
+// kubeconfig unless they name one), spec.Env added to the clean environment.
+func launch(t *testing.T, spec proctest.Spec, args []string) *proc {
+	t.Helper()
+	spec.Path, spec.Args = binary, withKubeconfig(args)
+	spec.Env = append(cleanEnv(), spec.Env...)
+	p, err := proctest.Start(spec)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("starting kubeevents: %v", err)
 	}
-	s := &stream{t: t, cmd: cmd, lines: make(chan string, 100000), done: make(chan struct{})}
-	cmd.Stderr = &lockedWriter{mu: &s.mu, w: &s.stderr}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	t.Cleanup(p.Kill)
+	return &proc{Process: p, t: t}
+}
+
+// fail ends the test for err, a wait's for what, with the output so far.
+func (p *proc) fail(err error, what string, timeout time.Duration) {
+	p.t.Helper()
+	switch {
+	case errors.Is(err, proctest.ErrTimeout):
+		p.t.Fatalf("no %s within %s; output so far:\n%s\nstderr:\n%s", what, timeout, strings.Join(p.Lines(), "\n"), p.Stderr())
+	case errors.Is(err, proctest.ErrOutputEnded), errors.Is(err, proctest.ErrExited):
+		p.t.Fatalf("kubeevents ended (%v) before %s; output so far:\n%s\nstderr:\n%s", p.Err(), what, strings.Join(p.Lines(), "\n"), p.Stderr())
+	default:
+		p.t.Fatalf("waiting for %s: %v; stderr:\n%s", what, err, p.Stderr())
 	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			s.lines <- sc.Text()
-		}
-		close(s.lines)
-		err := cmd.Wait()
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
-			s.code = exitErr.ExitCode()
-		}
-		close(s.done)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-s.done
-	})
-	return s
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (s *stream) Stderr() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stderr.String()
 }
 
 // waitFor reads lines until match returns true, failing after timeout.
-func (s *stream) waitFor(timeout time.Duration, what string, match func(line string) bool) string {
-	s.t.Helper()
-	line, ok := s.tryFor(timeout, what, match)
-	if !ok {
-		s.t.Fatalf("no %s within %s; output so far:\n%s\nstderr:\n%s", what, timeout, strings.Join(s.all, "\n"), s.Stderr())
+func (p *proc) waitFor(timeout time.Duration, what string, match func(line string) bool) string {
+	p.t.Helper()
+	line, err := p.WaitLine(timeout, match)
+	if err != nil {
+		p.fail(err, what, timeout)
 	}
 	return line
 }
 
 // tryFor reads lines until match returns true (the line, true) or timeout passes ("",
 // false); it fails only if kubeevents ends.
-func (s *stream) tryFor(timeout time.Duration, what string, match func(line string) bool) (string, bool) {
-	s.t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case line, ok := <-s.lines:
-			if !ok {
-				s.t.Fatalf("kubeevents ended before %s; output so far:\n%s\nstderr:\n%s", what, strings.Join(s.all, "\n"), s.Stderr())
-			}
-			s.all = append(s.all, line)
-			if match(line) {
-				return line, true
-			}
-		case <-deadline:
-			return "", false
-		}
+func (p *proc) tryFor(timeout time.Duration, what string, match func(line string) bool) (string, bool) {
+	p.t.Helper()
+	line, err := p.WaitLine(timeout, match)
+	if errors.Is(err, proctest.ErrTimeout) {
+		return "", false
 	}
+	if err != nil {
+		p.fail(err, what, timeout)
+	}
+	return line, true
 }
 
 // waitJSON reads JSON lines until match returns true.
-func (s *stream) waitJSON(timeout time.Duration, what string, match func(ev envelope) bool) envelope {
-	s.t.Helper()
-	var found envelope
-	s.waitFor(timeout, what, func(line string) bool {
-		var ev envelope
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			s.t.Fatalf("not a JSON line: %q: %v", line, err)
+func (p *proc) waitJSON(timeout time.Duration, what string, match func(ev envelope) bool) envelope {
+	p.t.Helper()
+	ev, err := proctest.WaitJSON(p.Process, timeout, match)
+	if err != nil {
+		p.fail(err, what, timeout)
+	}
+	return ev
+}
+
+// collect reads JSON events for d and returns them: for a test that must see that
+// nothing more comes.
+func (p *proc) collect(d time.Duration) []envelope {
+	p.t.Helper()
+	var evs []envelope
+	end := time.Now().Add(d)
+	for {
+		ev, err := proctest.WaitJSON(p.Process, time.Until(end), func(envelope) bool { return true })
+		if errors.Is(err, proctest.ErrTimeout) || errors.Is(err, proctest.ErrOutputEnded) {
+			return evs
 		}
-		if match(ev) {
-			found = ev
-			return true
+		if err != nil {
+			p.t.Fatal(err)
 		}
-		return false
-	})
-	return found
+		evs = append(evs, ev)
+	}
+}
+
+// waitStderr waits until stderr matches re, failing after timeout or once kubeevents
+// has ended without it.
+func (p *proc) waitStderr(timeout time.Duration, re *regexp.Regexp) {
+	p.t.Helper()
+	if err := p.WaitStderr(timeout, re.MatchString); err != nil {
+		p.fail(err, "stderr matching "+re.String(), timeout)
+	}
+}
+
+// waitUntil polls cond until it holds, failing the test after timeout, or once p (when
+// not nil) has ended.
+func waitUntil(t *testing.T, p *proc, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if p != nil && !p.Alive() {
+			t.Fatalf("kubeevents ended (%v) before %s; stderr:\n%s", p.Err(), what, p.Stderr())
+		}
+		if time.Now().After(deadline) {
+			stderr := ""
+			if p != nil {
+				stderr = p.Stderr()
+			}
+			t.Fatalf("not %s within %s; stderr:\n%s", what, timeout, stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// literal is a pattern that matches s as it is.
+func literal(s string) *regexp.Regexp { return regexp.MustCompile(regexp.QuoteMeta(s)) }
+
+// signal sends sig to kubeevents.
+func (p *proc) signal(sig os.Signal) {
+	p.t.Helper()
+	if err := p.Signal(sig); err != nil {
+		p.t.Fatalf("signal %v: %v", sig, err)
+	}
 }
 
 // interrupt sends SIGINT and waits for the process to end, returning the remaining
 // output lines and the exit code.
-func (s *stream) interrupt(timeout time.Duration) ([]string, int) {
-	s.t.Helper()
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	return s.wait(timeout)
+func (p *proc) interrupt(timeout time.Duration) ([]string, int) {
+	p.t.Helper()
+	rest, code, err := p.Interrupt(timeout)
+	if err != nil {
+		p.t.Fatalf("kubeevents did not exit within %s of SIGINT (%v); stderr:\n%s", timeout, err, p.Stderr())
+	}
+	return rest, code
 }
 
-// wait waits for the process to end by itself.
-func (s *stream) wait(timeout time.Duration) ([]string, int) {
-	s.t.Helper()
-	var rest []string
-	deadline := time.After(timeout)
-	for {
-		select {
-		case line, ok := <-s.lines:
-			if !ok {
-				<-s.done
-				return rest, s.code
-			}
-			s.all = append(s.all, line)
-			rest = append(rest, line)
-		case <-deadline:
-			s.t.Fatalf("kubeevents did not exit within %s; stderr:\n%s", timeout, s.Stderr())
-		}
+// wait waits for the process to end by itself, returning the remaining output lines
+// and the exit code.
+func (p *proc) wait(timeout time.Duration) ([]string, int) {
+	p.t.Helper()
+	rest, code, err := p.Wait(timeout)
+	if err != nil {
+		p.t.Fatalf("kubeevents did not exit within %s; stderr:\n%s", timeout, p.Stderr())
 	}
+	return rest, code
 }
 
 // envelope is the JSON line kubeevents prints per event.
@@ -382,3 +403,28 @@ func (e envelope) meta() objectMeta {
 }
 
 func (e envelope) name() string { return e.meta().Metadata.Name }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func createFile(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// checkOneLine fails unless stderr is exactly one line matching re.
+func checkOneLine(t *testing.T, stderr string, re *regexp.Regexp) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if len(lines) != 1 || !re.MatchString(lines[0]) || !strings.HasSuffix(stderr, "\n") {
+		t.Errorf("stderr = %q, want one line matching %s", stderr, re)
+	}
+}

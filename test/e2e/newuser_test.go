@@ -101,7 +101,7 @@ func TestInterruptedWaitIsNotSuccess(t *testing.T) {
 	} {
 		s := startKubeevents(t, append(c.args, "-o", "name")...)
 		s.waitFor(30*time.Second, "web listed", func(line string) bool { return strings.Contains(line, "web") })
-		_ = s.cmd.Process.Signal(c.sig)
+		s.signal(c.sig)
 		if _, code := s.wait(30 * time.Second); code != 3 || !strings.Contains(s.Stderr(), "interrupted before "+c.flag+" was met") {
 			t.Errorf("%s on %s: exit %d, stderr %q; want 3 and the reason", c.sig, c.flag, code, s.Stderr())
 		}

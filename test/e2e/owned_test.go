@@ -105,7 +105,7 @@ func TestOwnedRollingUpdate(t *testing.T) {
 	// are gone (the Deployment may say it rolled out before the last old pod's deletion
 	// reaches the stream: they come through different watches).
 	full := startKubeevents(t, "watch", "deployment/web", "-n", ns, "--owned", "-o", "json")
-	for _, s := range []*stream{js, full} {
+	for _, s := range []*proc{js, full} {
 		s.waitFor(20*time.Second, "the Deployment's own ADDED event, waiting for the rollout", func(line string) bool {
 			ev := parseOwned(t, line)
 			return ev.kind() == "Deployment" && ev.hasOwners && len(ev.Owners) == 0 && ev.Rollout != nil && ev.Rollout.State == "progressing"
@@ -115,14 +115,14 @@ func TestOwnedRollingUpdate(t *testing.T) {
 	_, code := js.wait(livingWait)
 	took := time.Since(start)
 	if code != 0 {
-		t.Fatalf("--until-rollout: exit %d, want 0; stderr:\n%s\noutput:\n%s", code, js.Stderr(), strings.Join(js.all, "\n"))
+		t.Fatalf("--until-rollout: exit %d, want 0; stderr:\n%s\noutput:\n%s", code, js.Stderr(), strings.Join(js.Seen(), "\n"))
 	}
 
 	var newRS string
 	podChain := map[string]string{}
 	added, ready, terminating, deleted := map[string]bool{}, map[string]bool{}, map[string]int{}, map[string]int{}
 	var related int
-	for i, l := range js.all {
+	for i, l := range js.Seen() {
 		ev := parseOwned(t, l)
 		switch ev.kind() {
 		case "ReplicaSet":
@@ -153,7 +153,7 @@ func TestOwnedRollingUpdate(t *testing.T) {
 		}
 	}
 	if newRS == "" {
-		t.Fatalf("no new ReplicaSet ADDED; output:\n%s", strings.Join(js.all, "\n"))
+		t.Fatalf("no new ReplicaSet ADDED; output:\n%s", strings.Join(js.Seen(), "\n"))
 	}
 	for name, chain := range podChain {
 		if !strings.HasPrefix(chain, "Deployment/web>ReplicaSet/web-") {
@@ -172,17 +172,17 @@ func TestOwnedRollingUpdate(t *testing.T) {
 	}
 	// Every old pod: TERMINATING, then DELETED, under its old ReplicaSet.
 	terminating, deleted = map[string]int{}, map[string]int{}
-	full.waitJSON(livingWait, "both old pods DELETED", func(envelope) bool {
-		ev := parseOwned(t, full.all[len(full.all)-1])
+	full.waitFor(livingWait, "both old pods DELETED", func(line string) bool {
+		ev := parseOwned(t, line)
 		if ev.kind() == "Pod" && oldPods[ev.name()] {
 			if !strings.HasPrefix(ev.chain(), "Deployment/web>ReplicaSet/") || strings.HasSuffix(ev.chain(), "/"+newRS) {
 				t.Errorf("old pod %s: owners %q, want its old ReplicaSet", ev.name(), ev.chain())
 			}
 			switch {
 			case ev.Type == "DELETED":
-				deleted[ev.name()] = len(full.all)
+				deleted[ev.name()] = len(full.Seen())
 			case ev.pod(t).Metadata.DeletionTimestamp != nil && terminating[ev.name()] == 0:
-				terminating[ev.name()] = len(full.all)
+				terminating[ev.name()] = len(full.Seen())
 			}
 		}
 		return len(deleted) == len(oldPods)
@@ -195,12 +195,13 @@ func TestOwnedRollingUpdate(t *testing.T) {
 	if related == 0 {
 		t.Errorf("--with-events: no core Event about the rollout's objects")
 	}
-	last := parseOwned(t, js.all[len(js.all)-1])
+	seen := js.Seen()
+	last := parseOwned(t, seen[len(seen)-1])
 	if last.kind() != "Deployment" || last.Rollout == nil || last.Rollout.State != "complete" ||
 		!strings.Contains(last.Rollout.Message, `deployment "web" successfully rolled out`) {
-		t.Errorf("last event is not the Deployment's completed rollout: %s", js.all[len(js.all)-1])
+		t.Errorf("last event is not the Deployment's completed rollout: %s", seen[len(seen)-1])
 	}
-	t.Logf("rolling update of 2 pods followed in %s, %d events (%d core Events)", took.Round(100*time.Millisecond), len(js.all), related)
+	t.Logf("rolling update of 2 pods followed in %s, %d events (%d core Events)", took.Round(100*time.Millisecond), len(seen), related)
 }
 
 // ownsAny reports whether a ReplicaSet is the one of some of these pods (by the name
@@ -406,11 +407,11 @@ func TestOwnedCronJobChain(t *testing.T) {
 	if _, err := client.BatchV1().Jobs(ns).Create(context.Background(), run, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	js.waitJSON(livingWait, "the Job's pod Succeeded, under CronJob › Job", func(envelope) bool {
-		ev := parseOwned(t, js.all[len(js.all)-1])
+	js.waitFor(livingWait, "the Job's pod Succeeded, under CronJob › Job", func(line string) bool {
+		ev := parseOwned(t, line)
 		return ev.kind() == "Pod" && ev.chain() == "CronJob/nightly>Job/nightly-manual" && ev.pod(t).Status.Phase == "Succeeded"
 	})
-	for _, l := range js.all {
+	for _, l := range js.Seen() {
 		ev := parseOwned(t, l)
 		if ev.kind() == "Job" && ev.chain() != "CronJob/nightly" || ev.name() == "other" || strings.HasPrefix(ev.name(), "other-") {
 			t.Errorf("event not of the CronJob's tree, or with a wrong chain (%q): %s", ev.chain(), l)
@@ -444,12 +445,12 @@ func TestOwnedTypesCustomChain(t *testing.T) {
 		OwnerReferences: ref("Secret", "child", secret.UID)}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	js.waitJSON(20*time.Second, "the grandchild under ConfigMap › Secret", func(envelope) bool {
-		ev := parseOwned(t, js.all[len(js.all)-1])
+	js.waitFor(20*time.Second, "the grandchild under ConfigMap › Secret", func(line string) bool {
+		ev := parseOwned(t, line)
 		return ev.name() == "grandchild" && ev.chain() == "ConfigMap/parent>Secret/child"
 	})
 	js.interrupt(10 * time.Second)
-	for _, l := range js.all {
+	for _, l := range js.Seen() {
 		ev := parseOwned(t, l)
 		switch ev.name() {
 		case "parent":

@@ -50,24 +50,34 @@ func TestFaultSilentPartition(t *testing.T) {
 	// A stall detector, not a benchmark: the target is 1 s, the figures are logged.
 	const catchUpBound = 3 * time.Second
 	lost := regexp.MustCompile(`watch of configmaps lost`)
+	// heal brings the path back and returns how long after that the change made during
+	// the partition (marker) was printed.
+	heal := func(partition, marker string) time.Duration {
+		t.Helper()
+		healed := proxy.resume()
+		printed, ok := stdout.wait(30*time.Second, marker)
+		if !ok {
+			t.Fatalf("the change made during a %s was not printed within 30 s of the path coming back; stderr:\n%s", partition, p.Stderr())
+		}
+		latency := printed.Sub(healed)
+		t.Logf("%s: the change made during it printed %s after the path came back", partition, latency.Round(time.Millisecond))
+		if latency > catchUpBound {
+			t.Errorf("the change made during a %s was printed %s after the path came back, want within %s", partition, latency.Round(time.Millisecond), catchUpBound)
+		}
+		return latency
+	}
 
 	// A short partition, right after an event: healed long before a health check.
-	change("before-short-" + randomHex(4))
-	time.Sleep(time.Second)
+	before := "before-short-" + randomHex(4)
+	change(before)
+	if _, ok := stdout.wait(eventWait, before); !ok {
+		t.Fatalf("the change before the short partition was not printed within %s; stderr:\n%s", eventWait, p.Stderr())
+	}
 	proxy.pause()
 	marker := "short-" + randomHex(4)
 	change(marker)
 	time.Sleep(5 * time.Second)
-	healed := proxy.resume()
-	printed, ok := stdout.wait(30*time.Second, marker)
-	if !ok {
-		t.Fatalf("the change made during a 5 s partition was not printed within 30 s of the path coming back; stderr:\n%s", p.Stderr())
-	}
-	shortLatency := printed.Sub(healed)
-	t.Logf("5 s partition: the change made during it printed %s after the path came back", shortLatency.Round(time.Millisecond))
-	if shortLatency > catchUpBound {
-		t.Errorf("the change made during a 5 s partition was printed %s after the path came back, want within %s", shortLatency.Round(time.Millisecond), catchUpBound)
-	}
+	shortLatency := heal("5 s partition", marker)
 
 	// A long partition: noticed, said, and caught up once the path is back.
 	time.Sleep(2 * time.Second)
@@ -84,16 +94,7 @@ func TestFaultSilentPartition(t *testing.T) {
 		t.Fatalf("the change made during the partition was printed while the path carried nothing: the proxy does not partition")
 	}
 	time.Sleep(5 * time.Second) // the path is still down: the probes and the next watch hang
-	healed = proxy.resume()
-	printed, ok = stdout.wait(30*time.Second, marker)
-	if !ok {
-		t.Fatalf("the change made during a long partition was not printed within 30 s of the path coming back; stderr:\n%s", p.Stderr())
-	}
-	longLatency := printed.Sub(healed)
-	t.Logf("long partition: the change made during it printed %s after the path came back", longLatency.Round(time.Millisecond))
-	if longLatency > catchUpBound {
-		t.Errorf("the change made during a long partition was printed %s after the path came back, want within %s", longLatency.Round(time.Millisecond), catchUpBound)
-	}
+	longLatency := heal("long partition", marker)
 	p.waitStderr(15*time.Second, regexp.MustCompile(`watch of configmaps resumed; no events were missed|re-synced [\d,]+ configmaps`))
 	if n := len(lost.FindAllString(p.Stderr(), -1)); n != 1 {
 		t.Errorf("stderr says %d times that the watch was lost, want once:\n%s", n, p.Stderr())

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -82,9 +80,7 @@ func TestFaultOutageCauseChanges(t *testing.T) {
 	if _, err := fc.client.CoreV1().Pods(ns).Create(context.Background(), unscheduledPod("p1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "stdout.jsonl")
-	p := startProc(t, createFile(t, out), nil, "watch", "pods", "-n", ns, "-o", "json", "--kubeconfig", fc.kubeconfig, "--token", token)
-	waitLines(t, p, eventWait, 1, out)
+	p, _ := fc.watchToFile(t, "pods", ns, 1, "--token", token)
 
 	if err := fc.client.RbacV1().RoleBindings(ns).Delete(context.Background(), "watcher", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -105,15 +101,14 @@ func TestFaultOutageCauseChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitStderr(90*time.Second, regexp.MustCompile(`kubeevents: watch of pods still lost, now unauthorized: the API server rejected the credentials \(expired or wrong token or certificate\?\); check --kubeconfig, --context and --token; retrying…\n`))
-	if !p.alive() {
+	if !p.Alive() {
 		t.Fatalf("kubeevents exited during the outage; stderr:\n%s", p.Stderr())
 	}
 	stderr := p.Stderr()
 	if n := strings.Count(stderr, "now forbidden"); n != 1 {
 		t.Errorf("the change to forbidden was said %d times, want once:\n%s", n, stderr)
 	}
-	p.signal(os.Interrupt)
-	if code := p.wait(15 * time.Second); code != 0 {
+	if _, code := p.interrupt(15 * time.Second); code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0; stderr:\n%s", code, p.Stderr())
 	}
 	t.Logf("stderr:\n%s", p.Stderr())

@@ -147,8 +147,7 @@ func TestSecuritySecretsRedacted(t *testing.T) {
 		waitFileMatch(t, w.p, w.stdout, eventWait, regexp.MustCompile(`MODIFIED`))
 	}
 	for _, w := range all {
-		w.p.signal(os.Interrupt)
-		if code := w.p.wait(15 * time.Second); code != 0 {
+		if _, code := w.p.interrupt(15 * time.Second); code != 0 {
 			t.Errorf("%s: exit code %d; stderr:\n%s", w.name, code, w.p.Stderr())
 		}
 	}
@@ -211,7 +210,7 @@ func waitFileMatch(t *testing.T, p *proc, path string, timeout time.Duration, re
 		if re.Match(b) {
 			return
 		}
-		if time.Now().After(deadline) || !p.alive() {
+		if time.Now().After(deadline) || !p.Alive() {
 			t.Fatalf("%s does not match %s within %s:\n%s\nstderr:\n%s", path, re, timeout, b, tail([]byte(p.Stderr()), 1000))
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -240,7 +239,8 @@ func TestSecurityFileModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	rot, gz := filepath.Join(dir, "rot", "events.jsonl"), filepath.Join(dir, "gz", "events.jsonl")
-	p := startProc(t, io.Discard, nil, "watch", "pods", "-n", ns, "-o", "name", "--kubeconfig", kubeconfig,
+	metricsAddr := freeAddr(t)
+	p := startProc(t, io.Discard, nil, "watch", "pods", "-n", ns, "-o", "name", "--kubeconfig", kubeconfig, "--metrics-addr", metricsAddr,
 		"--sink", "file(name=fresh)="+fresh,
 		"--sink", "jq(name=jq,output="+jqOut+")=.object.metadata.name",
 		"--sink", "file(name=wide)="+wide,
@@ -251,9 +251,21 @@ func TestSecurityFileModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLines(t, p, 2*time.Minute, total, fresh)
-	time.Sleep(time.Second) // the other sinks, and lumberjack's compression, catch up
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	for _, sink := range []string{"jq", "wide", "rot", "gz"} {
+		waitMetric(t, p, metricsAddr, `kubeevents_sink_delivered_total{sink="`+sink+`"}`, total)
+	}
+	// lumberjack compresses a rotated file in the background, and removes it once its
+	// .gz is whole.
+	waitUntil(t, p, 30*time.Second, "every rotated file of the gz sink compressed", func() bool {
+		entries, err := os.ReadDir(filepath.Join(dir, "gz"))
+		for _, e := range entries {
+			if e.Name() != filepath.Base(gz) && !strings.HasSuffix(e.Name(), ".gz") {
+				return false
+			}
+		}
+		return err == nil
+	})
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	want := fmt.Sprintf("kubeevents: %s is readable or writable by others (mode 0644); events may hold sensitive data: chmod 600 %s\n", wide, wide)
@@ -339,7 +351,7 @@ func TestSecurityJQSandbox(t *testing.T) {
 	}
 	var stdout bytes.Buffer
 	p := startProc(t, &stdout, env, args...)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.wait(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	outs := map[string]string{"stdout": stdout.String(), "stderr": p.Stderr()}
@@ -419,8 +431,7 @@ func TestSecurityTerminalEscapes(t *testing.T) {
 		if name != "name" {
 			waitFileMatch(t, p, filepath.Join(dir, name), eventWait, regexp.MustCompile(`pwned`))
 		}
-		p.signal(os.Interrupt)
-		if code := p.wait(15 * time.Second); code != 0 {
+		if _, code := p.interrupt(15 * time.Second); code != 0 {
 			t.Errorf("%s: exit code %d", name, code)
 		}
 	}

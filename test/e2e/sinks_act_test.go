@@ -265,7 +265,8 @@ func summaryOf(t *testing.T, stderr, sink string) map[string]int {
 func TestHTTPSinkBlockLosesNothingAcrossAnOutage(t *testing.T) {
 	ns := newNamespace(t)
 	r := startReceiver(t)
-	p := startProc(t, io.Discard, nil, watchArgs(ns, "--sink",
+	metricsAddr := freeAddr(t)
+	p := startProc(t, io.Discard, nil, watchArgs(ns, "--metrics-addr", metricsAddr, "--sink",
 		"http(name=hook,on-full=block,buffer=8,batch=5,batch-interval=100ms,retries=1000)="+r.url())...)
 	waitWatching(t, p)
 
@@ -276,13 +277,12 @@ func TestHTTPSinkBlockLosesNothingAcrossAnOutage(t *testing.T) {
 	// The sink meets the outage, which then lasts a while longer: events pile up beyond
 	// its buffer, and the informer waits for room (on-full=block).
 	p.waitStderr(30*time.Second, regexp.MustCompile(`http sink "hook": POST \S+: connection refused; retry 1 of 1000 in `))
-	time.Sleep(2 * time.Second)
+	waitMetric(t, p, metricsAddr, `kubeevents_sink_queue_length{sink="hook"}`, 8)
 	r.up()
 	createLabelled(t, ns, names("a", 40, 50)...)
 	r.waitDelivered(t, p, 50, 60*time.Second)
 
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	got := r.delivered(t)
@@ -339,8 +339,7 @@ func TestFaultHTTPSinkBlockLosesNothingAcrossATwoMinuteOutage(t *testing.T) {
 	t.Logf("receiver down for %s; all 8 events delivered %s after it was back", upAt.Sub(downAt).Round(time.Second), time.Since(upAt).Round(100*time.Millisecond))
 	p.waitStderr(30*time.Second, regexp.MustCompile(`http sink "hook": POST \S+: accepted again after `))
 
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	got := r.delivered(t)
@@ -387,8 +386,7 @@ func TestHTTPSinkRereadsARotatedTokenFile(t *testing.T) {
 	rotate("Bearer second-e2e-token")
 	createLabelled(t, ns, "r-1")
 	r.waitDelivered(t, p, 2, 30*time.Second)
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	var tokens []string
@@ -418,20 +416,12 @@ func TestHTTPSinkDropOldestCountsDropsAndMetricsAgree(t *testing.T) {
 	// Every event was made, and the buffer is full: drops happened.
 	waitMetric(t, p, metricsAddr, `kubeevents_events_total{type="ADDED"}`, total)
 	r.up()
-	deadline := time.Now().Add(60 * time.Second)
 	var mf map[string]*dto.MetricFamily
-	for {
+	waitUntil(t, p, 60*time.Second, fmt.Sprintf("delivered + dropped reaching %d", total), func() bool {
 		mf = scrape(t, metricsAddr)
-		if value(mf, "kubeevents_sink_delivered_total", "sink", "hook")+value(mf, "kubeevents_sink_dropped_total", "sink", "hook") == total {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("delivered + dropped never reached %d; stderr:\n%s", total, p.Stderr())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+		return value(mf, "kubeevents_sink_delivered_total", "sink", "hook")+value(mf, "kubeevents_sink_dropped_total", "sink", "hook") == total
+	})
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	got := r.delivered(t)
@@ -511,8 +501,7 @@ func TestHTTPSinkBatchesRetriesAndKeepsItsToken(t *testing.T) {
 	createLabelled(t, ns, "b-after")
 	r.waitDelivered(t, p, 11, 30*time.Second)
 
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	if s := summaryOf(t, p.Stderr(), "hook"); s["delivered"] != 11 || s["failed"] != 1 {
@@ -565,15 +554,10 @@ printf '%s\n' "$line" >> "`+out+`"
 	}
 	createLabelled(t, ns, "poison")
 	want := len(objs) * 4
-	deadline := time.Now().Add(60 * time.Second)
-	for len(fileLines(out)) < want || !strings.Contains(p.Stderr(), `exec sink "script"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the script wrote %d of %d events; stderr:\n%s", len(fileLines(out)), want, p.Stderr())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	waitUntil(t, p, 60*time.Second, fmt.Sprintf("the script writing %d events, and the poison one failing", want), func() bool {
+		return len(fileLines(out)) >= want && strings.Contains(p.Stderr(), `exec sink "script"`)
+	})
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	evs := parseEvents(t, out, []byte(strings.Join(fileLines(out), "\n")+"\n"))
@@ -772,16 +756,11 @@ func TestHTTPSinkGraceBoundsTheLastFlush(t *testing.T) {
 		"http(name=hook,batch=10,batch-interval=100ms,timeout=1m)="+r.url(), "--sink", "file="+seen)...)
 	waitWatching(t, p)
 	createLabelled(t, ns, names("g", 0, 3)...)
-	deadline := time.Now().Add(30 * time.Second)
-	for len(r.got()) == 0 || len(fileLines(seen)) < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no request, or fewer than 3 events seen; stderr:\n%s", p.Stderr())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitUntil(t, p, 30*time.Second, "a request, and the 3 events seen", func() bool {
+		return len(r.got()) > 0 && len(fileLines(seen)) >= 3
+	})
 	start := time.Now()
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	took := time.Since(start)
@@ -830,21 +809,12 @@ func TestHTTPSinkTLSWithCAAndClientCertificate(t *testing.T) {
 		"--sink", fmt.Sprintf("http(name=untrusted,batch-interval=100ms,retries=0,cert-file=%s/client.crt,key-file=%s/client.key)=%s/hook", dir, dir, srv.URL))...)
 	waitWatching(t, p)
 	createLabelled(t, ns, names("t", 0, 4)...)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitUntil(t, p, 30*time.Second, "the 4 events at the receiver, and the untrusted sink's failure", func() bool {
 		mu.Lock()
-		n := lines
-		mu.Unlock()
-		if n >= 4 && strings.Contains(p.Stderr(), `http sink "untrusted"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the receiver got %d events; stderr:\n%s", n, p.Stderr())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+		defer mu.Unlock()
+		return lines >= 4 && strings.Contains(p.Stderr(), `http sink "untrusted"`)
+	})
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	if s := summaryOf(t, p.Stderr(), "trusted"); s["delivered"] != 4 {
@@ -960,8 +930,7 @@ func TestFaultMetricsCountOutages(t *testing.T) {
 	if hist.GetSampleCount() != 1 || hist.GetSampleSum() < down.Seconds() || hist.GetSampleSum() > 90 {
 		t.Errorf("reconnect histogram: %d samples, sum %.2fs; want 1 of at least %s", hist.GetSampleCount(), hist.GetSampleSum(), down)
 	}
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 }

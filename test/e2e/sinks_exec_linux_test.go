@@ -83,8 +83,7 @@ func TestExecSinkKillsWhatItsHookStarted(t *testing.T) {
 	createLabelled(t, ns, "k-0")
 	p.waitStderr(30*time.Second, regexp.MustCompile(`exec sink "hook": event failed after 1 retry: timed out after 1s \(1 failed so far\)`))
 	waitProcesses(t, p, marker, true, 5*time.Second)
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 
@@ -93,7 +92,7 @@ func TestExecSinkKillsWhatItsHookStarted(t *testing.T) {
 	createLabelled(t, ns, "k-1")
 	waitProcesses(t, p, marker, false, 30*time.Second)
 	p.signal(syscall.SIGTERM)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.wait(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	waitProcesses(t, p, marker, true, 5*time.Second)
@@ -123,8 +122,7 @@ printf 'note: %b\n' "$note"
 		t.Fatal(err)
 	}
 	p.waitStderr(30*time.Second, regexp.MustCompile(regexp.QuoteMeta(`kubeevents: [hook] note: \x1b]0;pwned\a\x1b[2J`)))
-	p.signal(os.Interrupt)
-	if code := p.wait(30 * time.Second); code != 0 {
+	if _, code := p.interrupt(30 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, p.Stderr())
 	}
 	if strings.ContainsAny(p.Stderr(), "\x1b\x07") {

@@ -2,13 +2,9 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubeevents/kubeevents/internal/proctest"
 )
 
 // readLines returns the lines of a file, failing the test if one is not valid JSON when
@@ -76,7 +74,7 @@ func TestThreeSinksConsistent(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", code, s.Stderr())
 	}
 
-	stdoutJSON := s.all
+	stdoutJSON := s.Seen()
 	fileLines := readLines(t, file, true)
 	if got, want := fmt.Sprint(seqsOf(t, fileLines)), fmt.Sprint(seqsOf(t, stdoutJSON)); got != want {
 		t.Errorf("file sink seqs %s, stdout seqs %s", got, want)
@@ -104,15 +102,7 @@ func TestStalledSinkDoesNotDelayOthers(t *testing.T) {
 	ns := newNamespace(t)
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "stalled.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Hold the read end open but never read: the writer fills the pipe and then blocks.
-	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	stalledFIFO(t, fifo) // never read: the writer fills the pipe and then blocks
 
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "-v", "1", "--grace", "1s",
 		"--sink", "jq(output="+fifo+",buffer=4,on-full=drop-newest,name=stalled)=.")
@@ -126,7 +116,7 @@ func TestStalledSinkDoesNotDelayOthers(t *testing.T) {
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("terminal sink took %s to show the events: the stalled sink held it up", d)
 	}
-	s.waitForStderr(t, 10*time.Second, `sink "stalled" is full (buffer 4, on-full=drop-newest); dropping events`)
+	s.waitStderr(10*time.Second, literal(`sink "stalled" is full (buffer 4, on-full=drop-newest); dropping events`))
 
 	_, code := s.interrupt(15 * time.Second)
 	stderr := s.Stderr()
@@ -194,18 +184,6 @@ func TestInterruptWithBlockedSink(t *testing.T) {
 	}
 }
 
-func (s *stream) waitForStderr(t *testing.T, timeout time.Duration, want string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if strings.Contains(s.Stderr(), want) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Errorf("stderr never said %q; stderr:\n%s", want, s.Stderr())
-}
-
 // A sink with resync: 2s receives SYNC events for unchanged objects; the others do not.
 func TestPerSinkResync(t *testing.T) {
 	ns := newNamespace(t)
@@ -214,26 +192,32 @@ func TestPerSinkResync(t *testing.T) {
 	syncing := filepath.Join(dir, "syncing.jsonl")
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "--sink", "file(resync=2s)="+syncing)
 	s.waitJSON(eventWait, "ADDED steady", func(ev envelope) bool { return ev.Type == "ADDED" })
-	time.Sleep(5500 * time.Millisecond)
+	listed := time.Now()
+	syncs := func(whole bool) []envelope { // whole: every line must be whole JSON
+		var out []envelope
+		for _, l := range readLines(t, syncing, whole) {
+			var ev envelope
+			if json.Unmarshal([]byte(l), &ev) == nil && ev.Type == "SYNC" {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	waitUntil(t, s, 10*time.Second, "two SYNC events in the resync=2s sink's file", func() bool { return len(syncs(false)) >= 2 })
+	took := time.Since(listed)
 	s.interrupt(10 * time.Second)
-	for _, l := range s.all {
+	for _, l := range s.Seen() {
 		if strings.Contains(l, `"type":"SYNC"`) {
 			t.Errorf("the terminal sink (no resync) got a SYNC event: %s", l)
 		}
 	}
-	syncs := 0
-	for _, l := range readLines(t, syncing, true) {
-		var ev envelope
-		_ = json.Unmarshal([]byte(l), &ev)
-		if ev.Type == "SYNC" {
-			syncs++
-			if ev.Seq != 0 || ev.name() != "steady" {
-				t.Errorf("SYNC event has seq %d and name %q; want no seq and steady", ev.Seq, ev.name())
-			}
+	for _, ev := range syncs(true) {
+		if ev.Seq != 0 || ev.name() != "steady" {
+			t.Errorf("SYNC event has seq %d and name %q; want no seq and steady", ev.Seq, ev.name())
 		}
 	}
-	if syncs < 2 || syncs > 3 {
-		t.Errorf("resync=2s sink got %d SYNC events in 5.5s, want 2 or 3", syncs)
+	if took < 3*time.Second || took > 6*time.Second {
+		t.Errorf("the resync=2s sink got its second SYNC event %s after the object was listed, want about 4s", took.Round(time.Millisecond))
 	}
 }
 
@@ -302,28 +286,11 @@ sinks:
 // environment and stdout going to stdout when it is not nil (else captured).
 func runIn(t *testing.T, dir string, env []string, stdout *os.File, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, withKubeconfig(args)...)
-	cmd.Env = append(cleanEnv(), env...)
-	cmd.Dir = dir
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	spec := proctest.Spec{Dir: dir, Env: env}
 	if stdout != nil {
-		cmd.Stdout = stdout
+		spec.Stdout = stdout
 	}
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("kubeevents %s did not end within 30s; stderr:\n%s", strings.Join(args, " "), errOut.String())
-	}
-	code := 0
-	var exitErr *exec.ExitError
-	if errors.As(err, &exitErr) {
-		code = exitErr.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running kubeevents: %v", err)
-	}
-	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+	return runSpec(t, 30*time.Second, spec, args...)
 }
 
 // TestSinkRotationOnlyRegularFiles: rotation renames the file and puts a new regular one

@@ -2,15 +2,12 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -146,8 +143,8 @@ func TestSoak(t *testing.T) {
 			break
 		}
 		time.Sleep(wait)
-		if !p.alive() {
-			t.Fatalf("kubeevents exited (code %d); stderr:\n%s", p.code, p.Stderr())
+		if !p.Alive() {
+			t.Fatalf("kubeevents exited (code %d); stderr:\n%s", p.ExitCode(), p.Stderr())
 		}
 		// The first fault kills kubeevents (the one kind with a deadline: the first half),
 		// the second and third are the other kinds not yet seen; then any, at random.
@@ -190,7 +187,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	// RSS: 5 minutes after the last start, and at the end.
-	var baseline, final int
+	var baseline, final int64
 	if wait := time.Until(started.Add(5 * time.Minute)); wait < time.Until(end) {
 		time.Sleep(max(wait, 0))
 		baseline = rssKiB(t, p)
@@ -209,7 +206,8 @@ func TestSoak(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	evs := soakConverge(t, fc, p, out, ns, 2*time.Minute)
+	evs := fc.converge(t, p, out, ns, "pods,configmaps", 2*time.Minute)
+	t.Log("soak: every final state equals kubectl get's")
 
 	// No change printed twice within a segment between kills.
 	bounds := append(append([]int{0}, segments...), len(evs))
@@ -284,72 +282,17 @@ func faultSummary(faults []faultRecord) string {
 
 // supportsResume tells whether the kubeevents under test has --resume.
 func supportsResume(t *testing.T) bool {
-	out, _ := exec.Command(binary, "watch", "--help").CombinedOutput()
-	return strings.Contains(string(out), "--resume")
+	t.Helper()
+	r := runKubeevents(t, 30*time.Second, "watch", "--help")
+	return strings.Contains(r.stdout, "--resume")
 }
 
 // rssKiB is the resident set size of a running kubeevents.
-func rssKiB(t *testing.T, p *proc) int {
+func rssKiB(t *testing.T, p *proc) int64 {
 	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		t.Fatalf("reading kubeevents' RSS: %v", err)
+	status, err := p.Status()
+	if err != nil || status["VmRSS"] == 0 {
+		t.Fatalf("reading kubeevents' RSS: %v (status %v)", err, status)
 	}
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kib, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			if err != nil {
-				t.Fatalf("VmRSS %q: %v", rest, err)
-			}
-			return kib
-		}
-	}
-	t.Fatal("no VmRSS in /proc/PID/status")
-	return 0
-}
-
-// soakConverge waits until the events in path leave every pod and ConfigMap of ns in the
-// state kubectl reports (kind/name → resourceVersion), and returns the events.
-func soakConverge(t *testing.T, fc *faultCluster, p *proc, path, ns string, timeout time.Duration) []envelope {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		data, _ := os.ReadFile(path)
-		if i := strings.LastIndexByte(string(data), '\n'); i >= 0 {
-			data = data[:i+1]
-		} else {
-			data = nil
-		}
-		evs := parseEvents(t, path, data)
-		got := map[string]string{}
-		for _, ev := range evs {
-			m := ev.meta()
-			key := m.Kind + "/" + m.Metadata.Name
-			switch ev.Type {
-			case "ADDED", "MODIFIED":
-				got[key] = m.Metadata.ResourceVersion
-			case "DELETED":
-				delete(got, key)
-			}
-		}
-		var list struct {
-			Items []objectMeta `json:"items"`
-		}
-		if err := json.Unmarshal([]byte(fc.kubectl(t, "get", "pods,configmaps", "-n", ns, "-o", "json")), &list); err != nil {
-			t.Fatal(err)
-		}
-		want := map[string]string{}
-		for _, item := range list.Items {
-			want[item.Kind+"/"+item.Metadata.Name] = item.Metadata.ResourceVersion
-		}
-		diff := stateDiff(got, want)
-		if diff == "" {
-			t.Logf("soak: the final states of %d objects equal kubectl get", len(want))
-			return evs
-		}
-		if time.Now().After(deadline) || !p.alive() {
-			t.Fatalf("kubeevents' final states do not match kubectl get after %s:\n%s\nstderr:\n%s", timeout, diff, p.Stderr())
-		}
-		time.Sleep(time.Second)
-	}
+	return status["VmRSS"]
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -186,7 +185,7 @@ func TestFaultThrottledByPriorityAndFairness(t *testing.T) {
 	if _, early := stdout.wait(0, marker); early {
 		t.Fatalf("the change made while throttled was printed before the server served kubeevents again; stderr:\n%s", p.Stderr())
 	}
-	if !p.alive() {
+	if !p.Alive() {
 		t.Fatalf("kubeevents exited while throttled; stderr:\n%s", p.Stderr())
 	}
 
@@ -211,8 +210,7 @@ func TestFaultThrottledByPriorityAndFairness(t *testing.T) {
 	}
 	t.Logf("throttled: said %s after the server began turning the ServiceAccount away; the change made meanwhile printed %s after it served it again",
 		said.Round(time.Millisecond), printed.Sub(served).Round(time.Millisecond))
-	p.signal(os.Interrupt)
-	if code := p.wait(15 * time.Second); code != 0 {
+	if _, code := p.interrupt(15 * time.Second); code != 0 {
 		t.Errorf("exit code after Ctrl-C = %d, want 0; stderr:\n%s", code, p.Stderr())
 	}
 	t.Logf("stderr:\n%s", p.Stderr())
