@@ -352,7 +352,7 @@ func (s *Saved) Check(now Watch) error {
 	}
 	d.compareSets("resources", was.Resources, now.Resources)
 	d.compare("namespace", was.Namespace, now.Namespace)
-	d.compareLists("namespaces", was.Namespaces, now.Namespaces)
+	d.compareSets("namespaces", was.Namespaces, now.Namespaces) // -n a,b and -n b,a watch the same
 	d.compareSets("excluded namespaces", was.ExcludeNamespaces, now.ExcludeNamespaces)
 	d.compare("label selector", was.LabelSelector, now.LabelSelector)
 	d.compare("field selector", was.FieldSelector, now.FieldSelector)
@@ -371,13 +371,6 @@ type differences []string
 // compare notes then and now if they differ: two strings, or two bools.
 func (d *differences) compare(what string, then, now any) {
 	if then != now {
-		d.note(what, then, now)
-	}
-}
-
-// compareLists notes then and now if they differ, order included.
-func (d *differences) compareLists(what string, then, now []string) {
-	if !slices.Equal(then, now) {
 		d.note(what, then, now)
 	}
 }
