@@ -20,7 +20,6 @@ const (
 	// probeTimeout bounds one probe of a server that accepts connections but does not
 	// answer; the next probe follows at once.
 	probeTimeout = 2 * time.Second
-
 	// typeGonePoll spaces the calls that find out whether a type the server stopped
 	// serving is back (a CustomResourceDefinition deleted and created again).
 	typeGonePoll = time.Second

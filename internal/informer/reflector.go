@@ -37,6 +37,10 @@ const clientGoVersion = "v0.37.1"
 //     server inside the call until the server answers, so that the reflector sees a slow
 //     call rather than a failure.
 //
+// The watchReporter (listwatch.go), which sees every call to say what an outage is and
+// when it is over, also ends a watch whose connection was lost as if the server had
+// closed it (connectionLost), sparing the reflector's re-list after its backoff.
+//
 // They rely on these behaviours of the reflector, each checked by a test of
 // reflector_test.go against the real one:
 //
@@ -56,9 +60,11 @@ const clientGoVersion = "v0.37.1"
 //     success; it starts again from 0.8 s only when two minutes have passed since it last
 //     started (wait.Backoff.DelayWithReset) (TestReflectorBackoff);
 //  7. after its first list, every List call the reflector makes is a re-list whose first
-//     page has no continue token (the watchReporter's re-sync count), and a reflector whose
-//     ListerWatcher says IsWatchListSemanticsUnSupported lists rather than streams
-//     (TestReflectorListsAfterTheFirstWatchOnlyToRelist).
+//     page has no continue token, and its cache holds the old state until the whole list
+//     is in (the watchReporter's re-sync count); a re-list comes in pages only if the
+//     first list did (mostRecentPages); a reflector whose ListerWatcher says
+//     IsWatchListSemanticsUnSupported lists rather than streams
+//     (TestReflectorListsAfterTheFirstWatchOnlyToRelist, TestReflectorStreamsUnlessToldNot).
 //
 // Watch-list (streaming lists) and watchtools.RetryWatcher were weighed and not taken:
 // watch-list waits out the same backoff before it streams again, and streams the state
