@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/diag"
-	"github.com/kubeevents/kubeevents/internal/pause"
 	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/wire"
 )
@@ -186,7 +185,7 @@ const emptyWatchPause = 500 * time.Millisecond
 // from rv at once: one the server serves, or answers with 410 Gone (re-listed in place).
 func (w *watchReporter) endedEarly(ctx context.Context, rv string, ranFor time.Duration) []watch.Event {
 	if w.recovery.NoEndedEarlyBookmark || !rules.TakesForFailure(ranFor) || rv == "" || rv == "0" || w.example == nil ||
-		!pause.For(ctx, emptyWatchPause) {
+		!sleepCtx(ctx, emptyWatchPause) {
 		return nil
 	}
 	events, err := rules.ContinueAt(w.example, rv)

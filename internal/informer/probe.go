@@ -9,8 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
-
-	"github.com/kubeevents/kubeevents/internal/pause"
 )
 
 const (
@@ -198,12 +196,12 @@ func untilReachable[T any](ctx context.Context, w *watchReporter, call func() (T
 		switch {
 		case apierrors.IsNotFound(err):
 			w.typeGone(ctx)
-			if !pause.For(ctx, typeGonePoll) {
+			if !sleepCtx(ctx, typeGonePoll) {
 				return v, err
 			}
 		case w.probe != nil && unreachable(err):
 			w.failed(err)
-			if seconds, ok := apierrors.SuggestsClientDelay(err); ok && !pause.For(ctx, min(time.Duration(seconds)*time.Second, maxRetryAfter)) {
+			if seconds, ok := apierrors.SuggestsClientDelay(err); ok && !sleepCtx(ctx, min(time.Duration(seconds)*time.Second, maxRetryAfter)) {
 				return v, err
 			}
 			if w.probe.wait(ctx) != nil {
@@ -212,6 +210,18 @@ func untilReachable[T any](ctx context.Context, w *watchReporter, call func() (T
 		default:
 			return v, err
 		}
+	}
+}
+
+// sleepCtx sleeps for d, or until ctx ends (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
