@@ -161,6 +161,17 @@ func newDelayedWatch(before, endAfter time.Duration, events ...watch.Event) *scr
 	return w
 }
 
+// firstWatch answers the first watch call with a watch that hands on events and ends
+// after endAfter, and every later one with a watch that runs until stopped.
+func firstWatch(endAfter time.Duration, events ...watch.Event) func(int, metav1.ListOptions) (watch.Interface, error) {
+	return func(n int, _ metav1.ListOptions) (watch.Interface, error) {
+		if n == 0 {
+			return newScriptedWatch(endAfter, events...), nil
+		}
+		return newScriptedWatch(-1), nil
+	}
+}
+
 func (w *scriptedWatch) ResultChan() <-chan watch.Event { return w.ch }
 func (w *scriptedWatch) Stop()                          { w.once.Do(func() { close(w.stop) }) }
 
@@ -255,12 +266,7 @@ func TestReflectorTakesAShortWatchForAFailure(t *testing.T) {
 	for _, ranFor := range []time.Duration{0, shortWatch - time.Millisecond, shortWatch, 5 * time.Minute} {
 		t.Run(ranFor.String(), func(t *testing.T) {
 			eachInformer(t, func(t *testing.T, run func(cache.ListerWatcher) (cache.Store, func())) {
-				lw := newScriptedLW(listAt("10"), func(n int, _ metav1.ListOptions) (watch.Interface, error) {
-					if n == 0 {
-						return newScriptedWatch(ranFor), nil
-					}
-					return newScriptedWatch(-1), nil
-				})
+				lw := newScriptedLW(listAt("10"), firstWatch(ranFor))
 				_, stop := run(lw)
 				defer stop()
 				calls := lw.waitCalls(t, 3)
@@ -280,12 +286,7 @@ func TestReflectorTakesAShortWatchForAFailure(t *testing.T) {
 	}
 	t.Run("after an event", func(t *testing.T) {
 		eachInformer(t, func(t *testing.T, run func(cache.ListerWatcher) (cache.Store, func())) {
-			lw := newScriptedLW(listAt("10"), func(n int, _ metav1.ListOptions) (watch.Interface, error) {
-				if n == 0 {
-					return newScriptedWatch(0, watch.Event{Type: watch.Modified, Object: configMap("a", "11")}), nil
-				}
-				return newScriptedWatch(-1), nil
-			})
+			lw := newScriptedLW(listAt("10"), firstWatch(0, watch.Event{Type: watch.Modified, Object: configMap("a", "11")}))
 			_, stop := run(lw)
 			defer stop()
 			calls := lw.waitCalls(t, 3)
@@ -306,12 +307,7 @@ func TestReflectorContinuesAtABookmark(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lw := newScriptedLW(listAt("10"), func(n int, _ metav1.ListOptions) (watch.Interface, error) {
-			if n == 0 {
-				return newScriptedWatch(0, continueAt...), nil
-			}
-			return newScriptedWatch(-1), nil
-		})
+		lw := newScriptedLW(listAt("10"), firstWatch(0, continueAt...))
 		_, stop := run(lw)
 		defer stop()
 		calls := lw.waitCalls(t, 3)
@@ -332,12 +328,7 @@ func TestReflectorRelistsAfterAnError(t *testing.T) {
 	for name, ev := range map[string]watch.Event{"410 Gone": goneEvent, "connection lost": lostEvent} {
 		t.Run(name, func(t *testing.T) {
 			eachInformer(t, func(t *testing.T, run func(cache.ListerWatcher) (cache.Store, func())) {
-				lw := newScriptedLW(listAt("10"), func(n int, _ metav1.ListOptions) (watch.Interface, error) {
-					if n == 0 {
-						return newScriptedWatch(0, ev), nil
-					}
-					return newScriptedWatch(-1), nil
-				})
+				lw := newScriptedLW(listAt("10"), firstWatch(0, ev))
 				_, stop := run(lw)
 				defer stop()
 				calls := lw.waitCalls(t, 3)
@@ -451,12 +442,7 @@ func TestReflectorListsAfterTheFirstWatchOnlyToRelist(t *testing.T) {
 			}
 			cachedDuringRelist = store.ListKeys()
 			return configMapList("20", *configMap("c", "20")), nil
-		}, func(n int, _ metav1.ListOptions) (watch.Interface, error) {
-			if n == 0 {
-				return newScriptedWatch(0, goneEvent), nil
-			}
-			return newScriptedWatch(-1), nil
-		})
+		}, firstWatch(0, goneEvent))
 		store, stop := run(lw)
 		defer stop()
 		calls := lw.waitCalls(t, 5)
