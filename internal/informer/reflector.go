@@ -3,12 +3,12 @@ package informer
 import (
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/envswitch"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubeevents/kubeevents/internal/envswitch"
 )
 
 // clientGoVersion is the client-go whose reflector (tools/cache: reflector.go, controller.go,
@@ -32,7 +32,7 @@ const clientGoVersion = "v0.37.1"
 //   - the re-list in place (relist.go) takes a watch's 410 Gone ERROR event and hands the
 //     reflector, instead, what changed as watch events and then ContinueAt's events;
 //   - the ended-early BOOKMARK (listwatch.go, endedEarly) hands a watch the server closed
-//     before any event, which the reflector would TakeForFailure, ContinueAt's events;
+//     before any event, which the reflector TakesForFailure, ContinueAt's events;
 //   - the readiness probes (probe.go) hold a failed list or watch call of an unreachable
 //     server inside the call until the server answers, so that the reflector sees a slow
 //     call rather than a failure.
@@ -45,11 +45,10 @@ const clientGoVersion = "v0.37.1"
 // reflector_test.go against the real one:
 //
 //  1. a watch that ends, its channel closed, after an event or after running for at
-//     least a second is opened again at once, from the resourceVersion of its last event
-//     (TestReflectorReopensAWatchThatRan);
+//     least a second is opened again at once, from the resourceVersion of its last event;
 //  2. a watch that ends before any event within a second is a failure (handleAnyWatch's
 //     VeryShortWatchError): the reflector waits its backoff and re-lists
-//     (TestReflectorTakesAShortWatchForAFailure);
+//     (both: TestReflectorTakesAShortWatchForAFailure);
 //  3. a BOOKMARK counts as an event and moves the reflector's resourceVersion: the next
 //     watch opens at it (TestReflectorContinuesAtABookmark);
 //  4. a watch that ends with an ERROR event (410 Gone, or a 500 for a lost connection)
