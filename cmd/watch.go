@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/quietio"
@@ -172,6 +173,9 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	}
 	quiet, err := quietio.FromEnv(os.Getenv)
 	if err != nil {
+		return cfg, usageErrorf("%v", err)
+	}
+	if _, err := informer.RecoveryFromEnv(os.Getenv); err != nil {
 		return cfg, usageErrorf("%v", err)
 	}
 	cfg.NoFastPaths, cfg.PlainIO = !fastPaths, !quiet

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"os"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,12 +29,19 @@ type Clients struct {
 	// probe tells when the server answers again after an outage, one for all the
 	// informers of the cluster; nil leaves retries to client-go's backoff.
 	probe *serverProbe
+	// recovery says which recovery pieces are off (reflector.go).
+	recovery Recovery
 }
 
 // NewClients builds the three clients from one REST config. They share one HTTP client,
 // so their requests and watches share one connection to the server (HTTP/2), whatever
 // the config's Dial: client-go caches a transport per config only where Dial is unset.
+// The recovery pieces' switches are read from the environment (RecoveryFromEnv).
 func NewClients(config *rest.Config) (Clients, error) {
+	recovery, err := RecoveryFromEnv(os.Getenv)
+	if err != nil {
+		return Clients{}, err
+	}
 	httpClient, err := rest.HTTPClientFor(config)
 	if err != nil {
 		return Clients{}, err
@@ -76,5 +84,9 @@ func NewClients(config *rest.Config) (Clients, error) {
 		typed[gv] = c
 		return c, nil
 	}
-	return Clients{TypedREST: typedREST, Dynamic: dyn, DynamicREST: dynREST, Metadata: meta, probe: newServerProbe(dynREST)}, nil
+	clients := Clients{TypedREST: typedREST, Dynamic: dyn, DynamicREST: dynREST, Metadata: meta, recovery: recovery}
+	if !recovery.NoReadinessProbe {
+		clients.probe = newServerProbe(dynREST)
+	}
+	return clients, nil
 }

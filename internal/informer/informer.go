@@ -212,7 +212,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	}
 	inf.lw, inf.example = lw, example
 	reporter := &watchReporter{inner: lw, resource: res, warn: warn, fatal: fatal, probe: clients.probe, example: example,
-		observer: opts.Observer}
+		observer: opts.Observer, recovery: clients.recovery}
 	if clients.Dynamic != nil && res.GVR.Group != "" && !scheme.Scheme.IsGroupRegistered(res.GVR.Group) {
 		reporter.crdDeleted = func(ctx context.Context) bool {
 			_, err := clients.Dynamic.Resource(crdResource).Get(ctx, crdName(res), metav1.GetOptions{})

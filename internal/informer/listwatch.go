@@ -46,6 +46,8 @@ type watchReporter struct {
 	// in-place re-list); vanished marks what such a re-list found deleted.
 	example  runtime.Object
 	vanished vanishedSet
+	// recovery says which of the recovery pieces are off (all on by default).
+	recovery Recovery
 	// crdDeleted, when set, tells whether the watched type's CustomResourceDefinition is
 	// gone (rather than the type no longer served for another reason).
 	crdDeleted func(ctx context.Context) bool
@@ -65,12 +67,6 @@ type relistCount struct {
 	seen             map[string]bool
 	changed, created int
 }
-
-// IsWatchListSemanticsUnSupported makes the reflector list and then watch, rather than
-// stream the initial state through a watch (WatchListClient): a LIST is a single call
-// whose result can be counted and compared with the cache, which is how a re-list after
-// an outage is reported ("re-synced 1,204 pods (3 changed, 1 deleted while disconnected)").
-func (w *watchReporter) IsWatchListSemanticsUnSupported() bool { return true }
 
 func (w *watchReporter) List(options metav1.ListOptions) (runtime.Object, error) {
 	return w.ListWithContext(context.Background(), options)
@@ -150,13 +146,13 @@ func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.Lis
 			// opens the next one where this one was, once the server answers again.
 			w.connectionLost()
 			return nil, true
-		case isGone(status) && w.store != nil && w.example != nil:
+		case isGone(status) && w.store != nil && w.example != nil && !w.recovery.NoRelistInPlace:
 			events := w.relistInPlace(ctx)
 			return events, events != nil
 		}
 		return nil, false
 	}
-	onEndedEarly := func() []watch.Event { return w.endedEarly(ctx, options.ResourceVersion) }
+	onEndedEarly := func(ranFor time.Duration) []watch.Event { return w.endedEarly(ctx, options.ResourceVersion, ranFor) }
 	hooks := wire.WithEndedEarlyHook(wire.WithErrorHook(ctx, onError), onEndedEarly)
 	wi, err := untilReachable(ctx, w, func() (watch.Interface, error) {
 		return w.inner.WatchWithContext(hooks, options)
@@ -182,21 +178,21 @@ func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.Lis
 const emptyWatchPause = 500 * time.Millisecond
 
 // endedEarly is what a watch opened at resourceVersion rv hands the reflector when the
-// server closed it within a second, before any event (a kube-apiserver that just started
-// may close watches while its watch cache is being built): a BOOKMARK at rv, after
-// emptyWatchPause. Without it the reflector takes the watch for a failure ("very short
-// watch") and re-lists after its backoff, which doubles with every re-list up to 30 s;
-// with it, it opens the next watch from rv, which the server serves, or answers with 410
-// Gone (re-listed in place).
-func (w *watchReporter) endedEarly(ctx context.Context, rv string) []watch.Event {
-	if rv == "" || rv == "0" || w.example == nil || !sleepCtx(ctx, emptyWatchPause) {
+// server closed it ranFor after it was opened, before any event (a kube-apiserver that is
+// shutting down, or just started, may close watches at once). If the reflector would take
+// that for a failure (re-list after its backoff, which grows with every failure up to
+// 30 s), it is handed a BOOKMARK at rv, after emptyWatchPause, and opens the next watch
+// from rv at once: one the server serves, or answers with 410 Gone (re-listed in place).
+func (w *watchReporter) endedEarly(ctx context.Context, rv string, ranFor time.Duration) []watch.Event {
+	if w.recovery.NoEndedEarlyBookmark || !rules.TakesForFailure(ranFor) || rv == "" || rv == "0" || w.example == nil ||
+		!sleepCtx(ctx, emptyWatchPause) {
 		return nil
 	}
-	bookmark, err := w.bookmarkAt(rv)
+	events, err := rules.ContinueAt(w.example, rv)
 	if err != nil {
 		return nil
 	}
-	return []watch.Event{{Type: watch.Bookmark, Object: bookmark}}
+	return events
 }
 
 // watchErrorLocked sees an ERROR event on an open watch, typically 410 Gone ("too old
@@ -228,10 +224,10 @@ func newErrorSpy(inner watch.Interface, onError wire.ErrorHook, onEndedEarly wir
 				return // the reflector stopped it: nothing ended early
 			default:
 			}
-			if handed || time.Since(opened) >= wire.ShortWatch {
+			if handed {
 				return
 			}
-			for _, ev := range onEndedEarly() {
+			for _, ev := range onEndedEarly(time.Since(opened)) {
 				select {
 				case s.result <- ev:
 				case <-s.stop:

@@ -18,19 +18,21 @@ const (
 	// probeTimeout bounds one probe of a server that accepts connections but does not
 	// answer; the next probe follows at once.
 	probeTimeout = 2 * time.Second
-	// maxRetryAfter caps a server's Retry-After: never wait longer than client-go's own
-	// backoff would have.
-	maxRetryAfter = 30 * time.Second
 	// typeGonePoll spaces the calls that find out whether a type the server stopped
 	// serving is back (a CustomResourceDefinition deleted and created again).
 	typeGonePoll = time.Second
 )
 
+// maxRetryAfter caps a server's Retry-After: never wait longer than client-go's own
+// backoff would have.
+var maxRetryAfter = reflectorBackoff.Cap
+
 // serverProbe finds out, for all the informers of one cluster, when its API server
-// answers again after an outage. client-go's reflector backs off exponentially (up to
-// 30 s) while the server cannot be reached, so a 10-second blip would cost half a minute
-// of blindness; instead, the informers' list and watch calls wait on this probe and are
-// retried as soon as it sees the server answer.
+// answers again after an outage. client-go's reflector waits its backoff after every
+// failed call (reflector.go, behaviours 5 and 6: up to 30 s, and more at random), so a
+// 10-second blip could cost half a minute of blindness; instead, the informers' list and
+// watch calls wait on this probe and are retried as soon as it sees the server answer.
+// KUBEEVENTS_READINESS_PROBE=off leaves the failed calls to the reflector.
 type serverProbe struct {
 	// check asks the server once whether it is ready; retryAfter is how long it asked
 	// to be left alone (429, 503).

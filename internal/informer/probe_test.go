@@ -520,3 +520,51 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// The readiness probes, on and off (KUBEEVENTS_READINESS_PROBE): NewClients gives the
+// informers a probe only when on; without one, a list that cannot reach the server fails
+// at once, and client-go's reflector waits its backoff before the next (reflector.go,
+// behaviour 5), where with one the list waits for the server (TestListRetriedUntilTheServerAnswers).
+func TestReadinessProbeSwitch(t *testing.T) {
+	for _, value := range []string{"", "off"} {
+		t.Setenv(ReadinessProbeEnv, value)
+		clients, err := NewClients(&rest.Config{Host: "http://127.0.0.1:1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hasProbe := clients.probe != nil; hasProbe != (value == "") {
+			t.Errorf("%s=%q: the informers have a readiness probe: %v", ReadinessProbeEnv, value, hasProbe)
+		}
+	}
+	t.Setenv(ReadinessProbeEnv, "no")
+	if _, err := NewClients(&rest.Config{Host: "http://127.0.0.1:1"}); err == nil || !strings.Contains(err.Error(), ReadinessProbeEnv+`="no": want on or off`) {
+		t.Errorf("%s=no: NewClients said %v, want an error naming the variable", ReadinessProbeEnv, err)
+	}
+
+	calls := 0
+	w := &watchReporter{
+		inner: &cache.ListWatch{ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			calls++
+			return nil, connectionRefused
+		}},
+		resource: resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
+		warn:     func(string, ...any) {},
+		fatal:    func(err error) { t.Errorf("fatal after the first watch: %v", err) },
+		watching: true,
+	}
+	if _, err := w.ListWithContext(context.Background(), metav1.ListOptions{}); !errors.Is(err, syscall.ECONNREFUSED) || calls != 1 {
+		t.Errorf("without a probe, a list refused a connection returned %v after %d calls, want the refusal after one", err, calls)
+	}
+}
+
+func TestRecoveryFromEnv(t *testing.T) {
+	env := map[string]string{RelistInPlaceEnv: "off", EndedEarlyBookmarkEnv: "On", ReadinessProbeEnv: "OFF"}
+	got, err := RecoveryFromEnv(func(name string) string { return env[name] })
+	if want := (Recovery{NoRelistInPlace: true, NoReadinessProbe: true}); err != nil || got != want {
+		t.Errorf("RecoveryFromEnv = %+v, %v; want %+v", got, err, want)
+	}
+	env[EndedEarlyBookmarkEnv] = "0"
+	if _, err := RecoveryFromEnv(func(name string) string { return env[name] }); err == nil || !strings.Contains(err.Error(), EndedEarlyBookmarkEnv) {
+		t.Errorf("RecoveryFromEnv with %s=0: %v, want an error naming it", EndedEarlyBookmarkEnv, err)
+	}
+}

@@ -20,16 +20,15 @@ const relistPageSize = 500
 
 // Why the informer re-lists inside the watch: when a watch ends with 410 Gone (the
 // server restarted, or etcd was compacted past the watch's resourceVersion), client-go's
-// reflector returns from ListAndWatch and waits before it lists again: 0.8 to 1.6 s,
-// doubled for every re-list within two minutes of the last, up to 30 s. The informer
-// cannot change that wait (SharedIndexInformer builds its reflector without
-// ReflectorOptions.Backoff), so a server restarting twice in a minute would leave the
-// stream blind for seconds after it is back. Instead, the watch's error hook re-lists at
-// once and hands the reflector, in place of the ERROR event, what changed while the
+// reflector waits its backoff before it lists again (reflector.go: behaviours 4 and 6),
+// which the informer cannot shorten, so a server restarting twice in a minute would leave
+// the stream blind for seconds after it is back. Instead, the watch's error hook re-lists
+// at once and hands the reflector, in place of the ERROR event, what changed while the
 // watch was down: ADDED for new objects, MODIFIED for changed ones, DELETED for those
-// that vanished (marked final-state-unknown, as client-go's own re-list would), then a
-// BOOKMARK at the list's resourceVersion. The watch ends after them and the reflector
-// opens the next one from that bookmark, at once, as after any watch that ran.
+// that vanished (marked final-state-unknown, as client-go's own re-list would), then the
+// events that have it continue at the list's resourceVersion (rules.ContinueAt). The
+// watch ends after them and the reflector opens the next one from there, at once.
+// KUBEEVENTS_RELIST_IN_PLACE=off leaves the 410 to the reflector.
 
 // relistInPlace lists the watched objects and returns, for the reflector, the events that
 // bring its store up to date, or nil when the list fails (the reflector then gets the
@@ -67,7 +66,7 @@ func (w *watchReporter) relistInPlace(ctx context.Context) []watch.Event {
 	if err != nil {
 		return nil
 	}
-	bookmark, err := w.bookmarkAt(rv)
+	continueAt, err := rules.ContinueAt(w.example, rv)
 	if err != nil {
 		return nil
 	}
@@ -88,7 +87,7 @@ func (w *watchReporter) relistInPlace(ctx context.Context) []watch.Event {
 		deleted++
 		events = append(events, watch.Event{Type: watch.Deleted, Object: gone})
 	}
-	events = append(events, watch.Event{Type: watch.Bookmark, Object: bookmark})
+	events = append(events, continueAt...)
 
 	w.mu.Lock()
 	w.warn("re-synced %s %s (%d changed, %d created, %d deleted while disconnected)",
@@ -130,18 +129,6 @@ func (w *watchReporter) eachListed(ctx context.Context, fn func(runtime.Object))
 		}
 		opts.Continue = lm.GetContinue()
 	}
-}
-
-// bookmarkAt is a BOOKMARK event's object at resourceVersion rv: an object of the type
-// the reflector expects, with only its resourceVersion set.
-func (w *watchReporter) bookmarkAt(rv string) (runtime.Object, error) {
-	obj := w.example.DeepCopyObject()
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, err
-	}
-	m.SetResourceVersion(rv)
-	return obj, nil
 }
 
 // isGone tells the ERROR event of a watch whose resourceVersion the server no longer

@@ -249,3 +249,68 @@ func TestThrottledCallsWaitForRetryAfter(t *testing.T) {
 		}
 	})
 }
+
+// The re-list in place, on and off (KUBEEVENTS_RELIST_IN_PLACE): on, a watch's 410 Gone
+// is answered by a list the watchReporter makes at once and the next watch opens at that
+// list's resourceVersion at the same instant; off, client-go's reflector waits its backoff
+// and re-lists itself, at the resourceVersion it had. Either way the re-sync is said.
+func TestRelistInPlaceSwitch(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("off=%v", off), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				lw := newScriptedLW(func(n int, _ metav1.ListOptions) (runtime.Object, error) {
+					if n == 0 {
+						return configMapList("5", *configMap("a", "5")), nil
+					}
+					return configMapList("10", *configMap("a", "7")), nil
+				}, func(n int, _ metav1.ListOptions) (watch.Interface, error) {
+					if n == 0 {
+						return newScriptedWatch(-1, goneEvent), nil
+					}
+					return newScriptedWatch(-1), nil
+				})
+				var said []string
+				var mu sync.Mutex
+				w := &watchReporter{
+					inner: &cache.ListWatch{
+						ListWithContextFunc:  func(_ context.Context, o metav1.ListOptions) (runtime.Object, error) { return lw.List(o) },
+						WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) { return lw.Watch(o) },
+					},
+					resource: resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true},
+					warn: func(format string, args ...any) {
+						mu.Lock()
+						defer mu.Unlock()
+						said = append(said, fmt.Sprintf(format, args...))
+					},
+					fatal:    func(err error) { t.Errorf("fatal: %v", err) },
+					example:  &corev1.ConfigMap{},
+					recovery: Recovery{NoRelistInPlace: off},
+				}
+				store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: w, ObjectType: &corev1.ConfigMap{}, Handler: cache.ResourceEventHandlerFuncs{}})
+				w.store = func() cache.Store { return store }
+				stop := started(ctrl.RunWithContext)
+				defer stop()
+				calls := lw.waitCalls(t, 4)
+				relist, rewatch := calls[2], calls[3]
+				if off {
+					if relist.opts.ResourceVersion != "5" {
+						t.Errorf("off: the re-list was at resourceVersion %q, want the reflector's, 5", relist.opts.ResourceVersion)
+					}
+					checkWaited(t, "off: before the re-list", relist.at-calls[1].at, 1)
+				} else if relist.at != calls[1].at || rewatch.at != calls[1].at {
+					t.Errorf("on: the re-list came %s and the next watch %s after the 410, want both at once", relist.at-calls[1].at, rewatch.at-calls[1].at)
+				}
+				if rewatch.op != "watch" || rewatch.opts.ResourceVersion != "10" {
+					t.Errorf("after the re-list came a %s at %q, want a watch at 10", rewatch.op, rewatch.opts.ResourceVersion)
+				}
+				synctest.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				want := []string{"watch of configmaps lost; re-listing…", "re-synced 1 configmaps (1 changed, 0 created, 0 deleted while disconnected)"}
+				if !slices.Equal(said, want) {
+					t.Errorf("said %q, want %q", said, want)
+				}
+			})
+		})
+	}
+}

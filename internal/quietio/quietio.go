@@ -36,10 +36,10 @@ package quietio
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"strings"
 	"time"
+
+	"github.com/kubeevents/kubeevents/internal/envswitch"
 )
 
 // Env is the environment variable that turns the raw reads and writes off ("off"); "on"
@@ -48,14 +48,7 @@ const Env = "KUBEEVENTS_QUIET_IO"
 
 // FromEnv reads Env through getenv: whether the raw reads and writes are on.
 func FromEnv(getenv func(string) string) (bool, error) {
-	switch value := getenv(Env); strings.ToLower(value) {
-	case "", "on":
-		return true, nil
-	case "off":
-		return false, nil
-	default:
-		return false, fmt.Errorf("%s=%q: want on or off (off reads and writes with Go's ordinary system calls)", Env, value)
-	}
+	return envswitch.On(getenv, Env, "reads and writes with Go's ordinary system calls")
 }
 
 // dialer is what client-go dials with by default (transport/cache.go).

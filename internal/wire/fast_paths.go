@@ -1,9 +1,6 @@
 package wire
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/kubeevents/kubeevents/internal/envswitch"
 
 // FastPathsEnv is the environment variable that turns the fast paths (see the package
 // comment) off: "off" decodes, encodes and diffs every object whole, for a user who
@@ -14,12 +11,5 @@ const FastPathsEnv = "KUBEEVENTS_FAST_PATHS"
 // FastPathsFromEnv reads FastPathsEnv through getenv (os.Getenv): whether the fast paths
 // are on. Any value but on and off (in any case) is an error, rather than a guess.
 func FastPathsFromEnv(getenv func(string) string) (bool, error) {
-	switch value := getenv(FastPathsEnv); strings.ToLower(value) {
-	case "", "on":
-		return true, nil
-	case "off":
-		return false, nil
-	default:
-		return false, fmt.Errorf("%s=%q: want on or off (off decodes, encodes and diffs every object whole)", FastPathsEnv, value)
-	}
+	return envswitch.On(getenv, FastPathsEnv, "decodes, encodes and diffs every object whole")
 }

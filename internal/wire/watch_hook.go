@@ -37,12 +37,12 @@ func errorHook(ctx context.Context) ErrorHook {
 	return f
 }
 
-// EndedEarlyHook is what a watch of this package calls when the server closed it within
-// a second, before any event (client-go's reflector takes such a "very short watch" for a
-// failure, and re-lists after its backoff of up to 30 s). The events it returns are
-// handed on before the watch ends: the informer hands on a BOOKMARK, after a pause, so
-// that the reflector opens its next watch from where it was.
-type EndedEarlyHook func() []watch.Event
+// EndedEarlyHook is what a watch of this package calls when the server closed it before
+// any event, ranFor after it was opened. The events it returns are handed on before the
+// watch ends: the informer, for a watch that client-go's reflector would take for a
+// failure (and re-list after its backoff), hands on a BOOKMARK, after a pause, so that the
+// reflector opens its next watch from where it was (package informer, reflector.go).
+type EndedEarlyHook func(ranFor time.Duration) []watch.Event
 
 type endedEarlyHookKey struct{}
 
@@ -51,11 +51,6 @@ type endedEarlyHookKey struct{}
 func WithEndedEarlyHook(ctx context.Context, onEndedEarly EndedEarlyHook) context.Context {
 	return context.WithValue(ctx, endedEarlyHookKey{}, onEndedEarly)
 }
-
-// ShortWatch is how short a watch client-go's reflector takes for a failure when it
-// ended before any event (handleAnyWatch's VeryShortWatchError): the EndedEarlyHook's
-// threshold, here and in the informer's spy on watches this package does not decode.
-const ShortWatch = time.Second
 
 // HookedWatch marks a watch that calls the context's error hook itself: it needs no
 // spy of its own between the decoder and the reflector.
@@ -105,8 +100,8 @@ func (d *hookedDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	}
 	if err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF || utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err) {
-			if !d.decoded && d.onEndedEarly != nil && time.Since(d.opened) < ShortWatch {
-				if replacement := d.onEndedEarly(); len(replacement) > 0 {
+			if !d.decoded && d.onEndedEarly != nil {
+				if replacement := d.onEndedEarly(time.Since(d.opened)); len(replacement) > 0 {
 					d.ended = true
 					d.queued = replacement[1:]
 					return replacement[0].Type, replacement[0].Object, nil

@@ -31,10 +31,9 @@ func (d *endingDecoder) Decode() (watch.EventType, runtime.Object, error) {
 
 func (d *endingDecoder) Close() {}
 
-// TestEndedEarlyHook: a watch the server closes within a second, before any event, hands
-// on what the hook returns (the informer's BOOKMARK) before it ends, so that client-go's
-// reflector does not take it for a failure and re-list after its backoff; a watch that
-// had events, or lasted a second, ends as it always did.
+// TestEndedEarlyHook: a watch the server closes before any event calls the hook with how
+// long it ran, and hands on what the hook returns (the informer's BOOKMARK) before it
+// ends; a watch whose hook returns nothing, or that had an event, ends as it always did.
 func TestEndedEarlyHook(t *testing.T) {
 	bookmark := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "42"}}
 	added := watch.Event{Type: watch.Added, Object: &corev1.ConfigMap{}}
@@ -46,7 +45,7 @@ func TestEndedEarlyHook(t *testing.T) {
 	}{
 		{"closed at once", &endingDecoder{}, []watch.EventType{watch.Bookmark}, true},
 		{"closed after 0.9 s", &endingDecoder{wait: 900 * time.Millisecond}, []watch.EventType{watch.Bookmark}, true},
-		{"closed after a second", &endingDecoder{wait: time.Second}, nil, false},
+		{"closed after a second, the hook handing on nothing", &endingDecoder{wait: time.Second}, nil, true},
 		{"closed after an event", &endingDecoder{events: []watch.Event{added}}, []watch.EventType{watch.Added}, false},
 	}
 	for _, c := range cases {
@@ -54,8 +53,14 @@ func TestEndedEarlyHook(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				called := false
 				ctx := WithErrorHook(context.Background(), func(runtime.Object) ([]watch.Event, bool) { return nil, false })
-				ctx = WithEndedEarlyHook(ctx, func() []watch.Event {
+				ctx = WithEndedEarlyHook(ctx, func(ranFor time.Duration) []watch.Event {
 					called = true
+					if ranFor != c.dec.wait {
+						t.Errorf("the hook was told the watch ran for %s, want %s", ranFor, c.dec.wait)
+					}
+					if ranFor >= time.Second {
+						return nil
+					}
 					return []watch.Event{{Type: watch.Bookmark, Object: bookmark}}
 				})
 				dec, hooked := withErrorHook(ctx, c.dec)

@@ -27,8 +27,8 @@ import (
 //
 // The order of the outages matters: each restart ends the watch with 410 Gone, and
 // client-go's reflector would wait before it re-lists (0.8 to 1.6 s, doubled for every
-// re-list within 2 minutes of the last, at most 30 s). Short outages in a row are what
-// made that wait longest (the fourth 2 s outage within 2 minutes was printed 4 s after
+// re-list up to 30 s, and back to 0.8 s only every two minutes: internal/informer's
+// reflector.go). Short outages in a row are what made that wait longest (the fourth 2 s outage within 2 minutes was printed 4 s after
 // /readyz, the fifth 9.6 s, before the informer re-listed in place of the reflector).
 func TestFaultCatchUpAfterOutage(t *testing.T) {
 	fc := faultsCluster(t)
