@@ -112,7 +112,7 @@ func (o *WatchOptions) watchConfig(config *rest.Config) *rest.Config {
 func (o *WatchOptions) stdout() io.Writer {
 	if o.stdoutWriter == nil {
 		o.stdoutWriter = o.Streams.Out
-		if !o.plainIO {
+		if !o.plainStdout {
 			o.stdoutWriter = quietio.Writer(o.Streams.Out)
 		}
 	}

@@ -30,10 +30,9 @@ import (
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
-	"github.com/kubeevents/kubeevents/internal/quietio"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/resource"
-	"github.com/kubeevents/kubeevents/internal/wire"
+	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
 const watchExample = `  # Coloured live stream of pods in the current namespace
@@ -110,11 +109,11 @@ type WatchOptions struct {
 	resources  []resource.Resource
 	sinks      []config.Sink
 	differ     *render.Differ
-	// noFastPaths decodes, encodes and diffs every object whole (wire.FastPathsEnv=off).
+	// noFastPaths decodes, encodes and diffs every object whole (switches.FastPaths off).
 	noFastPaths bool
-	// plainIO dials the watches' connection as client-go does and writes to stdout with
-	// its own Write (quietio.Env=off).
-	plainIO bool
+	// plainIO dials the watches' connection as client-go does (switches.QuietReads off);
+	// plainStdout writes stdout with its own Write (switches.QuietStdout off).
+	plainIO, plainStdout bool
 	// stdoutWriter is what sinks write the standard output through (stdout).
 	stdoutWriter io.Writer
 	until        *render.JQ
@@ -255,16 +254,12 @@ func (o *WatchOptions) Complete(args []string) error {
 	if err := o.completeSinks(); err != nil {
 		return err
 	}
-	fastPaths, err := wire.FastPathsFromEnv(os.Getenv)
-	if err != nil {
+	if err := switches.Check(os.Getenv); err != nil {
 		return usageErrorf("%v", err)
 	}
-	o.noFastPaths = !fastPaths
-	quiet, err := quietio.FromEnv(os.Getenv)
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	o.plainIO = !quiet
+	o.noFastPaths = !switches.FastPaths.Enabled()
+	o.plainIO = !switches.QuietReads.Enabled()
+	o.plainStdout = !switches.QuietStdout.Enabled()
 	return o.completeQueries()
 }
 

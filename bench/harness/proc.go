@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ type procSpec struct {
 	argv         []string
 	stdoutFormat string // "" sends stdout to /dev/null
 	files        []fileOutput
+	env          []string // added to the harness's environment for every client
 }
 
 // evictFromPageCache drops an executable's pages from the page cache (those no running
@@ -69,7 +71,7 @@ func evictFromPageCache(path string) error {
 func startProc(spec procSpec, outdir, sentinel string, env []string) (*proc, error) {
 	p := &proc{name: spec.name, exited: make(chan struct{}), stderr: filepath.Join(outdir, spec.name+".stderr")}
 	cmd := exec.Command(spec.argv[0], spec.argv[1:]...)
-	cmd.Env = env
+	cmd.Env = append(slices.Clip(env), spec.env...)
 	errf, err := os.Create(p.stderr)
 	if err != nil {
 		return nil, err

@@ -31,32 +31,15 @@
 //
 // TestDialedSocketIsNonBlocking fails if Go's dialer stops making sockets non-blocking;
 // TestFullOutputDoesNotHoldTheProcessor fails if a write to a full pipe or socket waits
-// in a raw call. KUBEEVENTS_QUIET_IO=off (Env) turns both off.
+// in a raw call. KUBEEVENTS_QUIET_READS=off and KUBEEVENTS_QUIET_STDOUT=off
+// (internal/switches) turn them off.
 package quietio
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"strings"
 	"time"
 )
-
-// Env is the environment variable that turns the raw reads and writes off ("off"); "on"
-// or unset leaves them on where the platform has them (Linux).
-const Env = "KUBEEVENTS_QUIET_IO"
-
-// FromEnv reads Env through getenv: whether the raw reads and writes are on.
-func FromEnv(getenv func(string) string) (bool, error) {
-	switch value := getenv(Env); strings.ToLower(value) {
-	case "", "on":
-		return true, nil
-	case "off":
-		return false, nil
-	default:
-		return false, fmt.Errorf("%s=%q: want on or off (off reads and writes with Go's ordinary system calls)", Env, value)
-	}
-}
 
 // dialer is what client-go dials with by default (transport/cache.go).
 var dialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubeevents/kubeevents/internal/jsonfield"
+	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
 // The compiled JSON encoder: json.Marshal's bytes, from per-type encoders built once from
@@ -71,9 +72,18 @@ func encoderOf(t reflect.Type, addressable bool) encodeFunc {
 
 // appendJSON appends json.Marshal of the value v points to (v is a pointer).
 func appendJSON(dst []byte, v reflect.Value) ([]byte, error) {
+	if !compiledEncoders {
+		encoded, err := json.Marshal(v.Interface())
+		return append(dst, encoded...), err
+	}
 	ptr := v.UnsafePointer()
 	return encoderOf(v.Type(), false)(dst, unsafe.Pointer(&ptr))
 }
+
+// compiledEncoders is switches.WireEncoder, read once: off, objects are encoded by
+// encoding/json, which the compiled encoders match byte for byte
+// (TestMarshalJSONSameAsEncodingJSON).
+var compiledEncoders = switches.WireEncoder.Enabled()
 
 // encoderCompiler holds the types of one compilation: those being built, which a
 // recursive type refers to through their slot, and those done, used again (a Container
