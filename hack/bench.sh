@@ -80,7 +80,8 @@ case "$cmd" in
     exec bin/bench/harness e2e "${common[@]}" "${args[@]}" "$@"
     ;;
   mem)
-    exec bin/bench/harness mem "${common[@]}" -n "${N:-10000}" -workers "${WORKERS:-32}" -settle "${SETTLE:-15s}" "$@"
+    exec bin/bench/harness mem "${common[@]}" -n "${N:-10000}" -workers "${WORKERS:-32}" -settle "${SETTLE:-15s}" \
+      ${VARIANTS:+-variants "$VARIANTS"} "$@"
     ;;
   short)
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/kubeevents-bench-short.XXXXXX")
