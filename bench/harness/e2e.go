@@ -263,6 +263,7 @@ func runE2E(args []string) error {
 			newTarget("p99_lag_3sinks_ms_"+mode, med["p99_lag_3sinks_ms"], 50),
 			newTarget("peak_rss_ratio_vs_kubectl_"+mode, med["peak_rss_ratio_vs_kubectl"], 1.0),
 		)
+		printVariants(mode, o.variants, med)
 		if _, ok := med["cpu_ratio_b_vs_a"]; ok {
 			logf("%s: kubeevents B / A: %s", mode, fmtNum(med["cpu_ratio_b_vs_a"]))
 		}

@@ -38,9 +38,11 @@ var pieceVariants = []variant{
 	{"pages", []string{"KUBEEVENTS_RELEASE_STARTUP_PAGES"}},
 }
 
-// parseVariants reads -variants: names of pieceVariants, "all" (every one of them, and
-// every piece off at once), "alloff" (every piece off at once) and NAME=VAR[+VAR...] for
-// a switch the harness does not know.
+// parseVariants reads -variants: names of pieceVariants, "all" (every one of them, every
+// piece off at once, and the control), "alloff" (every piece off at once), "control" (a
+// second all-on client: how far two copies of one binary differ in the same run, the
+// noise a piece's ratio must clear) and NAME=VAR[+VAR...] for a switch the harness does
+// not know.
 func parseVariants(arg string) ([]variant, error) {
 	if arg == "" {
 		return nil, nil
@@ -52,7 +54,7 @@ func parseVariants(arg string) ([]variant, error) {
 		}
 	}
 	var extra []string // the recovery pieces' variables, also in "alloff"
-	wantAll := false
+	wantAll, wantControl := false, false
 	for _, item := range strings.Split(arg, ",") {
 		item = strings.TrimSpace(item)
 		if name, vars, ok := strings.Cut(item, "="); ok {
@@ -69,9 +71,11 @@ func parseVariants(arg string) ([]variant, error) {
 			for _, v := range pieceVariants {
 				add(v)
 			}
-			wantAll = true
+			wantAll, wantControl = true, true
 		case "alloff":
 			wantAll = true
+		case "control":
+			wantControl = true
 		default:
 			i := slices.IndexFunc(pieceVariants, func(v variant) bool { return v.name == item })
 			if i < 0 {
@@ -86,6 +90,9 @@ func parseVariants(arg string) ([]variant, error) {
 			envs = append(envs, v.envs...)
 		}
 		add(variant{"alloff", append(envs, extra...)})
+	}
+	if wantControl {
+		add(variant{name: "control"})
 	}
 	return out, nil
 }
@@ -243,4 +250,17 @@ func (o *e2eOpts) heavyClientSpec(name string, nsArgs []string, ps phaseSpec, di
 	}
 	spec.argv = argv
 	return spec
+}
+
+// printVariants prints each variant's ratios to the all-on client (medians of the runs).
+func printVariants(mode string, variants []variant, med map[string]float64) {
+	if len(variants) == 0 {
+		return
+	}
+	fmt.Printf("\n%s: each piece switched off, over kubeevents -o json with every piece on (> 1: what the piece saves)\n", mode)
+	fmt.Printf("%-12s %9s %9s %10s\n", "off", "CPU/event", "peak RSS", "watch RSS")
+	for _, v := range variants {
+		fmt.Printf("%-12s %9s %9s %10s\n", v.name, fmtNum(med["off_cpu_ratio_"+v.name]),
+			fmtNum(med["off_peak_rss_ratio_"+v.name]), fmtNum(med["off_watch_rss_ratio_"+v.name]))
+	}
 }
