@@ -10,12 +10,11 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/kubeevents/kubeevents/internal/gcheadroom"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
-// Process-wide settings: client-go's logging and the garbage collector. They are set
+// Process-wide settings: client-go's logging, memory and processors. They are set
 // here and only here, by the commands, never from inside the engine or a sink.
 
 // setupKlog keeps client-go's logging off stderr unless asked for with -v=6 or more:
@@ -83,17 +82,7 @@ func tuneRuntimeForWatching() (undo func()) {
 	// rather than holding it as RSS for the life of the watch.
 	debug.FreeOSMemory()
 	releaseStartupPages()
-	// From now on the heap is the cache plus events in flight: keep some headroom
-	// between collections, so a small cache is not marked every few hundred events.
-	keepHeadroom := func() {}
-	if switches.GCHeadroom.Enabled() {
-		keepHeadroom = gcheadroom.Keep(gcheadroom.DefaultHeadroom)
-	}
-	restoreProcs := oneProcessorForWatching()
-	return func() {
-		restoreProcs()
-		keepHeadroom()
-	}
+	return oneProcessorForWatching()
 }
 
 // oneProcessorForWatching runs the watch on one processor (GOMAXPROCS=1) unless the user

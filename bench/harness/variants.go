@@ -34,7 +34,6 @@ var pieceVariants = []variant{
 	{"reads", []string{"KUBEEVENTS_QUIET_READS"}},
 	{"stdout", []string{"KUBEEVENTS_QUIET_STDOUT"}},
 	{"oneproc", []string{"KUBEEVENTS_ONE_PROCESSOR"}},
-	{"gc", []string{"KUBEEVENTS_GC_HEADROOM"}},
 	{"pages", []string{"KUBEEVENTS_RELEASE_STARTUP_PAGES"}},
 }
 

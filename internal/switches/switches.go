@@ -44,8 +44,6 @@ var (
 	WireEncoder = Switch{"KUBEEVENTS_WIRE_ENCODER", "encodes objects with encoding/json"}
 	// OneProcessor: GOMAXPROCS=1 once the initial list is in (cmd/process.go).
 	OneProcessor = Switch{"KUBEEVENTS_ONE_PROCESSOR", "leaves GOMAXPROCS to Go"}
-	// GCHeadroom: a minimum heap headroom between collections (internal/gcheadroom).
-	GCHeadroom = Switch{"KUBEEVENTS_GC_HEADROOM", "leaves GOGC to Go"}
 	// StartupPages: the executable's pages that start-up left resident taken out of RSS
 	// (cmd/startup_pages_linux.go).
 	StartupPages = Switch{"KUBEEVENTS_RELEASE_STARTUP_PAGES", "keeps the executable's start-up pages resident"}
@@ -53,7 +51,7 @@ var (
 
 // All are every switch, in the order of the ledger.
 func All() []Switch {
-	return []Switch{FastPaths, WireDecoders, WireEncoder, QuietReads, QuietStdout, OneProcessor, GCHeadroom, StartupPages}
+	return []Switch{FastPaths, WireDecoders, WireEncoder, QuietReads, QuietStdout, OneProcessor, StartupPages}
 }
 
 // On reports whether s's piece is on, reading its variable through getenv (os.Getenv):

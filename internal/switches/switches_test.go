@@ -18,7 +18,7 @@ func TestOnUnlessOff(t *testing.T) {
 }
 
 func TestCheckNamesTheBadSwitch(t *testing.T) {
-	if err := Check(env(map[string]string{FastPaths.Env: "on", GCHeadroom.Env: "OFF"})); err != nil {
+	if err := Check(env(map[string]string{FastPaths.Env: "on", StartupPages.Env: "OFF"})); err != nil {
 		t.Fatalf("on and off: %v", err)
 	}
 	for _, s := range All() {
