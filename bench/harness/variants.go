@@ -30,7 +30,6 @@ type variant struct {
 var pieceVariants = []variant{
 	{"fastpaths", []string{"KUBEEVENTS_FAST_PATHS"}},
 	{"decoders", []string{"KUBEEVENTS_WIRE_DECODERS"}},
-	{"encoder", []string{"KUBEEVENTS_WIRE_ENCODER"}},
 	{"reads", []string{"KUBEEVENTS_QUIET_READS"}},
 	{"stdout", []string{"KUBEEVENTS_QUIET_STDOUT"}},
 	{"oneproc", []string{"KUBEEVENTS_ONE_PROCESSOR"}},

@@ -60,7 +60,7 @@ type Config struct {
 	EventTypes []event.EventType
 	Differ     *render.Differ
 	ShowOld    bool // whether the Until expression sees the previous object as .old
-	// NoFastPaths decodes and encodes every object whole (wire.FastPathsEnv=off); the
+	// NoFastPaths decodes and encodes every object whole (KUBEEVENTS_FAST_PATHS=off); the
 	// Differ is told on its own (render.Differ.WithoutFastPaths).
 	NoFastPaths bool
 

@@ -67,7 +67,7 @@ type Options struct {
 	// redactor). --resume keeps it from one run to the next.
 	RedactionKey []byte
 	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
-	// parts (wire.FastPathsEnv=off).
+	// parts (KUBEEVENTS_FAST_PATHS=off).
 	NoFastPaths bool
 	// MaxEvents, if not zero, is the last Seq handed out: later changes are not turned
 	// into events, so no sink ever gets more than MaxEvents, and Limit is called once

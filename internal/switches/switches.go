@@ -39,9 +39,6 @@ var (
 	// watch decoder in place of client-go's (part reuse lives in the protobuf watch: off
 	// turns it off too).
 	WireDecoders = Switch{"KUBEEVENTS_WIRE_DECODERS", "reads lists and watches with client-go's decoders"}
-	// WireEncoder: objects' JSON through encoders compiled per type rather than
-	// encoding/json.
-	WireEncoder = Switch{"KUBEEVENTS_WIRE_ENCODER", "encodes objects with encoding/json"}
 	// OneProcessor: GOMAXPROCS=1 once the initial list is in (cmd/process.go).
 	OneProcessor = Switch{"KUBEEVENTS_ONE_PROCESSOR", "leaves GOMAXPROCS to Go"}
 	// StartupPages: the executable's pages that start-up left resident taken out of RSS
@@ -51,7 +48,7 @@ var (
 
 // All are every switch, in the order of the ledger.
 func All() []Switch {
-	return []Switch{FastPaths, WireDecoders, WireEncoder, QuietReads, QuietStdout, OneProcessor, StartupPages}
+	return []Switch{FastPaths, WireDecoders, QuietReads, QuietStdout, OneProcessor, StartupPages}
 }
 
 // On reports whether s's piece is on, reading its variable through getenv (os.Getenv):

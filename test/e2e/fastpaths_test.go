@@ -27,8 +27,7 @@ var jsonTime = regexp.MustCompile(`"time":"[^"]*",`)
 
 // Every speed piece switched off (internal/switches: KUBEEVENTS_FAST_PATHS=off decodes,
 // encodes and diffs every object whole, KUBEEVENTS_WIRE_DECODERS=off reads with
-// client-go's decoders, KUBEEVENTS_WIRE_ENCODER=off encodes with encoding/json,
-// KUBEEVENTS_QUIET_READS=off and KUBEEVENTS_QUIET_STDOUT=off use Go's ordinary system
+// client-go's decoders, KUBEEVENTS_QUIET_READS=off and KUBEEVENTS_QUIET_STDOUT=off use Go's ordinary system
 // calls, and the process settings are left to Go) prints the same bytes as every piece
 // on, on the same events: two runs side by side, one each way, see the changes of every
 // part of a pod (metadata, status, spec; each change leaves the other parts to be reused)
