@@ -258,7 +258,7 @@ func runE2E(args []string) error {
 		targets = append(targets,
 			newTarget("cpu_ratio_vs_kubectl_"+mode, med["cpu_ratio_vs_kubectl"], 0.5),
 			newTarget("cpu_ratio_vs_floor_"+mode, med["cpu_ratio_vs_floor"], 1.3),
-			newTarget("cpu_ratio_3sinks_"+mode, med["cpu_ratio_3sinks"], 1.2),
+			newTarget("cpu_ratio_3sinks_"+mode, med["cpu_ratio_3sinks"], 1.3),
 			newTarget("last_event_vs_kubectl_"+mode, med["last_event_vs_kubectl"], 1.0),
 			newTarget("p99_lag_3sinks_ms_"+mode, med["p99_lag_3sinks_ms"], 50),
 			newTarget("peak_rss_ratio_vs_kubectl_"+mode, med["peak_rss_ratio_vs_kubectl"], 1.0),
