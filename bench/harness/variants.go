@@ -23,10 +23,11 @@ type variant struct {
 }
 
 // pieceVariants are the pieces -variants all runs, one client each, and "all" with every
-// one of them off at once. The recovery pieces (internal/informer's re-list in place,
-// ended-early BOOKMARK and readiness probes) have their own switches; name them on the
-// command line as NAME=VAR (-variants all,relist=KUBEEVENTS_...): a churn without
-// faults does not exercise them, so their figures are the cost of having them on.
+// one of them off at once. The last three are internal/informer's recovery pieces
+// (re-list in place, the ended-early BOOKMARK, the readiness probes): a churn without
+// faults does not exercise them, so their figures are the cost of having them on, and a
+// binary that does not know their variables ignores them. NAME=VAR on the command line
+// adds any other switch.
 var pieceVariants = []variant{
 	{"fastpaths", []string{"KUBEEVENTS_FAST_PATHS"}},
 	{"decoders", []string{"KUBEEVENTS_WIRE_DECODERS"}},
@@ -34,6 +35,9 @@ var pieceVariants = []variant{
 	{"stdout", []string{"KUBEEVENTS_QUIET_STDOUT"}},
 	{"oneproc", []string{"KUBEEVENTS_ONE_PROCESSOR"}},
 	{"pages", []string{"KUBEEVENTS_RELEASE_STARTUP_PAGES"}},
+	{"relist", []string{"KUBEEVENTS_RELIST_IN_PLACE"}},
+	{"bookmark", []string{"KUBEEVENTS_ENDED_EARLY_BOOKMARK"}},
+	{"probe", []string{"KUBEEVENTS_READINESS_PROBE"}},
 }
 
 // parseVariants reads -variants: names of pieceVariants, "all" (every one of them, every

@@ -13,13 +13,13 @@ func TestParseVariants(t *testing.T) {
 		}
 		return out
 	}
-	all, err := parseVariants("all,relist=KUBEEVENTS_X+KUBEEVENTS_Y")
+	all, err := parseVariants("all,other=KUBEEVENTS_X+KUBEEVENTS_Y")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := append(names(pieceVariants), "relist", "alloff", "control")
+	want := append(names(pieceVariants), "other", "alloff", "control")
 	if got := names(all); !slices.Equal(got, want) {
-		t.Errorf("all,relist=...: %v, want %v", got, want)
+		t.Errorf("all,other=...: %v, want %v", got, want)
 	}
 	alloff := all[len(all)-2]
 	if !slices.Contains(alloff.envs, "KUBEEVENTS_Y") || !slices.Contains(alloff.envs, "KUBEEVENTS_FAST_PATHS") {
