@@ -15,12 +15,12 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubeevents/kubeevents/internal/engine"
-	"github.com/kubeevents/kubeevents/internal/gcheadroom"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/plan"
+	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
-// Process-wide settings: client-go's logging and the garbage collector. They are set
+// Process-wide settings: client-go's logging, memory and processors. They are set
 // here and only here, by the commands, never from inside the engine or a sink.
 
 // setupKlog keeps client-go's logging off stderr unless asked for with -v=6 or more:
@@ -123,18 +123,11 @@ func tuneRuntimeForWatching() (undo func()) {
 	// rather than holding it as RSS for the life of the watch.
 	debug.FreeOSMemory()
 	releaseStartupPages()
-	// From now on the heap is the cache plus events in flight: keep some headroom
-	// between collections, so a small cache is not marked every few hundred events.
-	keepHeadroom := gcheadroom.Keep(gcheadroom.DefaultHeadroom)
-	restoreProcs := oneProcessorForWatching()
-	return func() {
-		restoreProcs()
-		keepHeadroom()
-	}
+	return oneProcessorForWatching()
 }
 
 // oneProcessorForWatching runs the watch on one processor (GOMAXPROCS=1) unless the user
-// set GOMAXPROCS; it returns what restores Go's default. Why: every event passes
+// set GOMAXPROCS or turned it off (switches.OneProcessor); it returns what restores Go's default. Why: every event passes
 // through five goroutines in turn (the HTTP/2 reader, the watch decoder, client-go's
 // reflector and informer, the sink's listener), and with a second processor idle each
 // hand-off wakes it (a futex call, a thread spinning for work) only for it to find one
@@ -144,7 +137,7 @@ func tuneRuntimeForWatching() (undo func()) {
 // (bench/README.md). The initial list, decoded in bulk, keeps every processor: this is
 // called once it is in.
 func oneProcessorForWatching() (restore func()) {
-	if os.Getenv("GOMAXPROCS") != "" {
+	if os.Getenv("GOMAXPROCS") != "" || !switches.OneProcessor.Enabled() {
 		return func() {}
 	}
 	runtime.GOMAXPROCS(1)

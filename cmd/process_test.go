@@ -3,6 +3,8 @@ package cmd
 import (
 	"runtime"
 	"testing"
+
+	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
 // The watch runs on one processor once the initial list is in, unless the user set
@@ -27,6 +29,15 @@ func TestOneProcessorForWatching(t *testing.T) {
 	restore = oneProcessorForWatching()
 	if n := runtime.GOMAXPROCS(0); n != 3 {
 		t.Errorf("GOMAXPROCS %d while watching with GOMAXPROCS=3 set, want 3: the user's choice stands", n)
+	}
+	restore()
+
+	t.Setenv("GOMAXPROCS", "")
+	t.Setenv(switches.OneProcessor.Env, "off")
+	runtime.GOMAXPROCS(4)
+	restore = oneProcessorForWatching()
+	if n := runtime.GOMAXPROCS(0); n != 4 {
+		t.Errorf("GOMAXPROCS %d while watching with %s=off, want 4: left alone", n, switches.OneProcessor.Env)
 	}
 	restore()
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
 // releaseStartupPages takes out of this process's memory the pages of its executable
@@ -22,8 +24,11 @@ import (
 // page written since, copied out of the file) are released: dropping a written page of
 // a private mapping would lose what was written (the relocated RELRO page of a PIE
 // binary). A dirty page of the file itself (an executable just built, not yet written
-// back) is the page cache's and safe to unmap.
+// back) is the page cache's and safe to unmap. switches.StartupPages turns it off.
 func releaseStartupPages() {
+	if !switches.StartupPages.Enabled() {
+		return
+	}
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return

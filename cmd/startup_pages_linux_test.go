@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
 func TestCleanMappingsOf(t *testing.T) {
@@ -45,9 +47,16 @@ Private_Dirty:         0 kB
 }
 
 // TestReleaseStartupPages checks that the executable's resident pages leave this
-// process's RSS (the test binary's, as kubeevents' own).
+// process's RSS (the test binary's, as kubeevents' own), and stay with the switch off.
 func TestReleaseStartupPages(t *testing.T) {
+	t.Setenv(switches.StartupPages.Env, "off")
 	before := rssFileKB(t)
+	releaseStartupPages()
+	if after := rssFileKB(t); before-after >= 1024 {
+		t.Errorf("RssFile went from %d kB to %d kB with %s=off: released anyway", before, after, switches.StartupPages.Env)
+	}
+	t.Setenv(switches.StartupPages.Env, "")
+	before = rssFileKB(t)
 	releaseStartupPages()
 	after := rssFileKB(t)
 	t.Logf("RssFile %d kB → %d kB", before, after)

@@ -11,12 +11,10 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
-	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/plan"
-	"github.com/kubeevents/kubeevents/internal/quietio"
 	"github.com/kubeevents/kubeevents/internal/render"
-	"github.com/kubeevents/kubeevents/internal/wire"
+	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
 const watchExample = `  # Coloured live stream of pods in the current namespace
@@ -167,18 +165,12 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if err != nil {
 		return cfg, err
 	}
-	fastPaths, err := wire.FastPathsFromEnv(os.Getenv)
-	if err != nil {
+	if err := switches.Check(os.Getenv); err != nil {
 		return cfg, usageErrorf("%v", err)
 	}
-	quiet, err := quietio.FromEnv(os.Getenv)
-	if err != nil {
-		return cfg, usageErrorf("%v", err)
-	}
-	if _, err := informer.RecoveryFromEnv(os.Getenv); err != nil {
-		return cfg, usageErrorf("%v", err)
-	}
-	cfg.NoFastPaths, cfg.PlainIO = !fastPaths, !quiet
+	cfg.NoFastPaths = !switches.FastPaths.Enabled()
+	cfg.PlainIO = !switches.QuietReads.Enabled()
+	cfg.PlainStdout = !switches.QuietStdout.Enabled()
 	return cfg, f.validate(cfg)
 }
 

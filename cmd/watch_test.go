@@ -13,6 +13,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/switches"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -77,8 +78,9 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"rotating stdout", []string{"watch", "pods", "--sink", "file(max-size=1)=-"}, `kubeevents: sink "stdout": - is the standard output, which cannot be rotated (rotation renames the file); drop max-size`},
 		{"rotating /dev/stdout", []string{"watch", "pods", "--sink", "file(max-size=1,name=out)=/dev/stdout"}, `kubeevents: sink "out": /dev/stdout is the standard output, which cannot be rotated`},
 	}
-	// The environment's switches of the fast paths take on or off, and nothing else.
-	for _, env := range []string{"KUBEEVENTS_FAST_PATHS", "KUBEEVENTS_QUIET_IO"} {
+	// The environment's switches of the speed pieces take on or off, and nothing else.
+	for _, sw := range switches.All() {
+		env := sw.Env
 		t.Run(env, func(t *testing.T) {
 			t.Setenv(env, "yes")
 			code, _, stderr := runCommand(t, "--kubeconfig", filepath.Join(dir, "missing-kubeconfig"), "watch", "pods")

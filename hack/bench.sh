@@ -34,6 +34,10 @@ environment:
   JQ3                       e2e: the three-sink client's jq sink (default select(.type=="DELETED") |
                             .object.metadata.name; the worst case, run on every event:
                             if .type=="DELETED" then .object.metadata.name else empty end)
+  VARIANTS                  e2e: speed pieces measured A/B, one more kubeevents -o json client each
+                            with the piece switched off (all, alloff, or names: fastpaths, decoders,
+                            reads, stdout, oneproc, pages, relist, bookmark, probe; NAME=VAR for another switch)
+  HEAVY_JQ=1                e2e: a file sink alone and beside a CPU-heavy jq sink (issue 33 part 2)
   SETTLE                    mem: wait before reading RSS (default 15s)
   KUBEEVENTS_BIN            kubeevents binary to measure (default: build bin/kubeevents)
 USAGE
@@ -71,16 +75,19 @@ case "$cmd" in
       -deployments "${D:-100}" -replicas "${R:-10}" -rollouts "${ROLLOUTS:-2}" -runs "${RUNS:-1}")
     if [ "${CR:-0}" = 1 ]; then args+=(-cr); fi
     if [ -n "${JQ3:-}" ]; then args+=(-jq3 "$JQ3"); fi
+    if [ -n "${VARIANTS:-}" ]; then args+=(-variants "$VARIANTS"); fi
+    if [ "${HEAVY_JQ:-0}" = 1 ]; then args+=(-heavy-jq); fi
     exec bin/bench/harness e2e "${common[@]}" "${args[@]}" "$@"
     ;;
   mem)
-    exec bin/bench/harness mem "${common[@]}" -n "${N:-10000}" -workers "${WORKERS:-32}" -settle "${SETTLE:-15s}" "$@"
+    exec bin/bench/harness mem "${common[@]}" -n "${N:-10000}" -workers "${WORKERS:-32}" -settle "${SETTLE:-15s}" \
+      ${VARIANTS:+-variants "$VARIANTS"} "$@"
     ;;
   short)
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/kubeevents-bench-short.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
     bin/bench/harness e2e "${common[@]}" -mode all -n 50 -m 2 -workers 4 -deployments 3 -replicas 2 -rollouts 1 \
-      -cr -drain 30s -targets=false \
+      -cr -drain 30s -targets=false -variants all -heavy-jq \
       -out "$tmp/results.json" -outdir "$tmp/e2e" "$@"
     suffix=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
     bin/bench/harness mem "${common[@]}" -n 50 -workers 8 -settle 1s -cleanup -targets=false \

@@ -43,6 +43,14 @@ type e2eOpts struct {
 	// jq3 is the three-sink client's jq sink: it must print the name of every deleted
 	// object and nothing else.
 	jq3 string
+	// variants are the -o json clients with one piece off each (variants.go).
+	variants []variant
+	// heavy adds the clients of the heavy jq sink (variants.go), with heavyJQ as its
+	// expression.
+	heavy   bool
+	heavyJQ string
+	// own are the copies of the binary that the variants and heavy clients run, by client.
+	own map[string]string
 }
 
 // outputResult is what one output of one client showed.
@@ -73,6 +81,7 @@ type clientResult struct {
 	CPUPerEventUS float64                  `json:"cpu_per_event_us"` // cpu_s / events it printed
 	RSSMB         float64                  `json:"rss_mb"`           // peak (VmHWM)
 	RSSEndMB      float64                  `json:"rss_end_mb"`       // VmRSS when stopped
+	RSSWatchMB    float64                  `json:"rss_watch_mb"`     // VmRSS once watching (the initial list in), at the CPU baseline
 	Command       string                   `json:"command"`
 	ExitedEarly   string                   `json:"exited_early,omitempty"`
 	Outputs       map[string]*outputResult `json:"outputs,omitempty"` // per sink, when there are several
@@ -103,7 +112,9 @@ type phaseResult struct {
 	// apiserver_terminated_watchers_total during the run, by resource: watches the
 	// apiserver closed because their client did not keep up.
 	TerminatedWatchers map[string]float64 `json:"terminated_watchers,omitempty"`
-	order              []string
+	// Load is the machine's 1-minute load average while the phase ran (sampled every 2 s).
+	Load  loadFigures `json:"load_avg_1m"`
+	order []string
 }
 
 type phaseSpec struct {
@@ -139,8 +150,16 @@ func runE2E(args []string) error {
 	fs.StringVar(&o.jq3, "jq3", `select(.type=="DELETED") | .object.metadata.name`,
 		"the three-sink client's jq sink, which must print the name of every deleted object and nothing else; "+
 			`if .type=="DELETED" then .object.metadata.name else empty end is the worst case (run on every event)`)
+	variants := fs.String("variants", "", "speed pieces to measure A/B: one more kubeevents -o json client per piece, with it switched off "+
+		"(all, alloff, or names among "+variantNames()+"; NAME=VAR[+VAR] for another switch); reported as off_*_ratio_PIECE_MODE")
+	fs.BoolVar(&o.heavy, "heavy-jq", false, "also run a file sink alone and beside a CPU-heavy jq sink (with one processor, and with it off): heavy_jq_*_MODE")
+	fs.StringVar(&o.heavyJQ, "heavy-jq-expr", defaultHeavyJQ, "the heavy jq sink's expression (-heavy-jq)")
 	_ = fs.Parse(args)
 	if err := o.tools.check(); err != nil {
+		return err
+	}
+	var err error
+	if o.variants, err = parseVariants(*variants); err != nil {
 		return err
 	}
 	selected, err := parseModes(*modes)
@@ -166,6 +185,20 @@ func runE2E(args []string) error {
 	if o.compare != "" {
 		podClients = append(podClients, "kubeevents_json_b")
 	}
+	var extra []string
+	for _, v := range o.variants {
+		extra = append(extra, v.client())
+	}
+	if o.heavy {
+		extra = append(extra, heavyFileAlone, heavyFileJQ, heavyFileJQMP)
+	}
+	o.own = map[string]string{}
+	for _, name := range extra {
+		if o.own[name], err = o.ownCopy(o.kubeevents, name); err != nil {
+			return err
+		}
+	}
+	podClients = append(podClients, extra...)
 	if _, err := o.churn("ns", "-n", ns); err != nil {
 		return err
 	}
@@ -185,6 +218,10 @@ func runE2E(args []string) error {
 			"peak_rss_ratio_vs_kubectl": "VmHWM of kubeevents -o json / kubectl's",
 			"cpu_ratio_3sinks_MODE":     "kubeevents with three sinks (pretty to /dev/null, file, jq) / kubeevents -o json",
 			"p99_lag_3sinks_ms_MODE":    "p99 lag of the three-sink kubeevents' file sink",
+			"off_cpu_ratio_PIECE_MODE":  "-variants: CPU per event of kubeevents -o json with PIECE switched off / the all-on client's (> 1: what the piece saves); off_peak_rss_ratio_ and off_watch_rss_ratio_ (VmRSS once watching) the same for memory",
+			"heavy_jq_*_MODE":           "-heavy-jq: the file sink beside a CPU-heavy jq sink / the file sink alone: p99 lag (p99_ratio), last event printed after the churn started (last_ratio), CPU; heavy_jq_procs_*: the same with KUBEEVENTS_ONE_PROCESSOR=off",
+			"variants":                  fmt.Sprint(o.variants),
+			"heavy_jq_expr":             o.heavyJQ,
 		},
 	}
 	result := map[string]any{"runs": o.runs}
@@ -205,7 +242,10 @@ func runE2E(args []string) error {
 				return err
 			}
 			runs = append(runs, p)
-			figures = append(figures, modeFigures(p))
+			f := modeFigures(p)
+			variantFigures(p, o.variants, f)
+			heavyFigures(p, f)
+			figures = append(figures, f)
 			countsOK = countsOK && p.CountsOK
 		}
 		med := medians(figures)
@@ -217,11 +257,12 @@ func runE2E(args []string) error {
 		targets = append(targets,
 			newTarget("cpu_ratio_vs_kubectl_"+mode, med["cpu_ratio_vs_kubectl"], 0.5),
 			newTarget("cpu_ratio_vs_floor_"+mode, med["cpu_ratio_vs_floor"], 1.3),
-			newTarget("cpu_ratio_3sinks_"+mode, med["cpu_ratio_3sinks"], 1.2),
+			newTarget("cpu_ratio_3sinks_"+mode, med["cpu_ratio_3sinks"], 1.3),
 			newTarget("last_event_vs_kubectl_"+mode, med["last_event_vs_kubectl"], 1.0),
 			newTarget("p99_lag_3sinks_ms_"+mode, med["p99_lag_3sinks_ms"], 50),
 			newTarget("peak_rss_ratio_vs_kubectl_"+mode, med["peak_rss_ratio_vs_kubectl"], 1.0),
 		)
+		printVariants(mode, o.variants, med)
 		if _, ok := med["cpu_ratio_b_vs_a"]; ok {
 			logf("%s: kubeevents B / A: %s", mode, fmtNum(med["cpu_ratio_b_vs_a"]))
 		}
@@ -349,6 +390,8 @@ func (o *e2eOpts) clientSpec(name, ns string, ps phaseSpec, dir string) procSpec
 	case "floor_dynamic":
 		return procSpec{name: name, stdoutFormat: formatFloor,
 			argv: []string{o.floorDynamic, "-kubeconfig", k, "-n", floorNS, "-client", "dynamic", "-resource", ps.floorRes}}
+	case heavyFileAlone, heavyFileJQ, heavyFileJQMP:
+		return o.heavyClientSpec(name, nsArgs, ps, dir)
 	case "kubeevents_3sinks":
 		file, _ := filepath.Abs(filepath.Join(dir, name+".file.jsonl"))
 		jq, _ := filepath.Abs(filepath.Join(dir, name+".jq-deleted.txt"))
@@ -358,6 +401,12 @@ func (o *e2eOpts) clientSpec(name, ns string, ps phaseSpec, dir string) procSpec
 				"--sink", `jq(output=`+jq+`)=`+o.jq3,
 				"--kubeconfig", k),
 			files: []fileOutput{{"file", file, formatEnvelope}, {"jq", jq, formatJQName}}}
+	}
+	for _, v := range o.variants {
+		if name == v.client() {
+			return procSpec{name: name, stdoutFormat: formatEnvelope, env: v.env(),
+				argv: append(append([]string{o.own[name], "watch", ps.typeArg}, nsArgs...), "-o", "json", "--watch-only", "--kubeconfig", k)}
+		}
 	}
 	panic("unknown client " + name)
 }
@@ -407,6 +456,12 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 	}()
 
 	// Start every client side by side, after the objects exist.
+	load := startLoadSampler()
+	defer func() {
+		if res.Load == (loadFigures{}) {
+			load.finish()
+		}
+	}()
 	env := cleanEnv()
 	var procs []*proc
 	for _, name := range ps.clients {
@@ -458,6 +513,9 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 			return nil, err
 		}
 		cpu0[p.name] = c
+		if rss, _, err := p.memory(); err == nil {
+			res.Clients[p.name].RSSWatchMB = round(rss, 1)
+		}
 	}
 
 	// The churn.
@@ -554,6 +612,7 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 		c.CPUS, c.CPUTotalS = round(cpu1-cpu0[p.name], 3), round(cpu1, 3)
 		c.RSSMB, c.RSSEndMB = round(hwm, 1), round(rss, 1)
 	}
+	res.Load = load.finish()
 	stopAll(procs)
 	if m1, err := o.terminatedWatchers(); err == nil && m0 != nil {
 		for k, v := range m1 {
@@ -797,9 +856,10 @@ func printPhase(label string, r *phaseResult) {
 	if r.Terminating > 0 {
 		fmt.Printf("(MODIFIED includes %d deletionTimestamp updates: each pod delete is MODIFIED + DELETED; they are counted, not timed)\n", r.Terminating)
 	}
-	fmt.Printf("churn: %.1f s, %.0f events/s, %d workers, generator CPU %.2f s\n\n", r.Churn.WallS, r.Churn.EventsPerS, r.Churn.Workers, r.Churn.CPUS)
-	fmt.Printf("%-22s %-6s %7s %8s %7s %7s %7s %9s %9s %9s %8s\n",
-		"client", "counts", "cpu_s", "us/event", "p50 ms", "p99 ms", "max ms", "p50 +flr", "p99 +flr", "last s", "peak MB")
+	fmt.Printf("churn: %.1f s, %.0f events/s, %d workers, generator CPU %.2f s; load average (1 min) %.2f–%.2f, median %.2f\n\n",
+		r.Churn.WallS, r.Churn.EventsPerS, r.Churn.Workers, r.Churn.CPUS, r.Load.Min, r.Load.Max, r.Load.Median)
+	fmt.Printf("%-28s %-6s %7s %8s %7s %7s %7s %9s %9s %9s %8s %8s\n",
+		"client", "counts", "cpu_s", "us/event", "p50 ms", "p99 ms", "max ms", "p50 +flr", "p99 +flr", "last s", "peak MB", "watch MB")
 	row := func(name string, o *outputResult, c *clientResult) {
 		ok := "ok"
 		if !o.CountsOK {
@@ -808,12 +868,13 @@ func printPhase(label string, r *phaseResult) {
 		if c != nil && c.ExitedEarly != "" {
 			ok = "EXITED"
 		}
-		cpu, per, rss := "", "", ""
+		cpu, per, rss, watchRSS := "", "", "", ""
 		if c != nil {
 			cpu, per, rss = fmt.Sprintf("%.2f", c.CPUS), fmt.Sprintf("%.1f", c.CPUPerEventUS), fmt.Sprintf("%.1f", c.RSSMB)
+			watchRSS = fmt.Sprintf("%.1f", c.RSSWatchMB)
 		}
-		fmt.Printf("%-22s %-6s %7s %8s %7.1f %7.1f %7.1f %9.2f %9.2f %9.3f %8s\n",
-			name, ok, cpu, per, o.P50LagMS, o.P99LagMS, o.MaxLagMS, o.P50OverFloorMS, o.P99OverFloorMS, o.LastEventS, rss)
+		fmt.Printf("%-28s %-6s %7s %8s %7.1f %7.1f %7.1f %9.2f %9.2f %9.3f %8s %8s\n",
+			name, ok, cpu, per, o.P50LagMS, o.P99LagMS, o.MaxLagMS, o.P50OverFloorMS, o.P99OverFloorMS, o.LastEventS, rss, watchRSS)
 	}
 	for _, name := range r.order {
 		c := r.Clients[name]

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ type memOpts struct {
 	cleanup     bool
 	sequential  string
 	out         string
+	variants    []variant
 }
 
 type memClient struct {
@@ -49,8 +51,13 @@ func runMem(args []string) error {
 	fs.StringVar(&o.sequential, "sequential", "auto", "on: measure the clients one after the other rather than side by side; auto: from 50,000 pods")
 	fs.StringVar(&o.out, "out", "bench/results-mem.json", "results file")
 	fs.BoolVar(&showTargets, "targets", true, "print the targets and whether they were met (the short run of make test does not: it checks counts only)")
+	variants := fs.String("variants", "", "speed pieces to measure A/B, as in harness e2e: one more kubeevents -o json client per piece, switched off (rss_ratio_off_PIECE, ...)")
 	_ = fs.Parse(args)
 	if err := o.tools.check(); err != nil {
+		return err
+	}
+	var err error
+	if o.variants, err = parseVariants(*variants); err != nil {
 		return err
 	}
 	switch o.sequential {
@@ -93,10 +100,19 @@ func runMem(args []string) error {
 		{name: "kubectl", stdoutFormat: formatEnvelope,
 			argv: []string{o.kubectl, "--kubeconfig", k, "get", "pods", "-n", ns, "-w", "--output-watch-events", "-o", "json"}},
 	}
+	for _, v := range o.variants {
+		exe, err := o.ownCopy(o.kubeevents, v.client())
+		if err != nil {
+			return err
+		}
+		specs = append(specs, procSpec{name: v.client(), stdoutFormat: formatEnvelope, env: v.env(),
+			argv: []string{exe, "watch", "pods", "-n", ns, "-o", "json", "--kubeconfig", k}})
+	}
 	res := map[string]*memClient{}
 	for _, spec := range specs {
 		res[spec.name] = &memClient{Command: strings.Join(spec.argv, " ")}
 	}
+	load := startLoadSampler()
 	sequential := o.sequential == "on" || (o.sequential == "auto" && o.n >= sequentialFrom)
 	if sequential {
 		// One client at a time: side by side, 100,000 pods would need the sum of every
@@ -113,6 +129,7 @@ func runMem(args []string) error {
 			return err
 		}
 	}
+	loadAvg := load.finish()
 	countsOK := true
 	for _, c := range res {
 		countsOK = countsOK && c.CountsOK
@@ -131,6 +148,7 @@ func runMem(args []string) error {
 			"hwm_mb":        "VmHWM (peak RSS)",
 			"initial_cpu_s": "utime+stime from start until the client printed the last pod of the initial list",
 			"first_event_s": "from start until the harness read the client's first event",
+			"load_avg_1m":   loadAvg,
 		},
 		"clients":                     res,
 		"counts_ok":                   countsOK,
@@ -142,6 +160,17 @@ func runMem(args []string) error {
 		"sync_cpu_ratio_vs_kubectl":   ratio(ke.InitialCPUS, kc.InitialCPUS),
 		"sync_cpu_ratio_vs_plain":     ratio(ke.InitialCPUS, pl.InitialCPUS),
 		"first_event_vs_kubectl":      ratio(ke.FirstEventS, kc.FirstEventS),
+	}
+	resultKV := map[string]any{}
+	for _, v := range o.variants {
+		c := res[v.client()]
+		for k, val := range map[string]float64{
+			"off_rss_ratio_" + v.name:      ratio(c.RSSMB, ke.RSSMB),
+			"off_hwm_ratio_" + v.name:      ratio(c.HWMMB, ke.HWMMB),
+			"off_sync_cpu_ratio_" + v.name: ratio(c.InitialCPUS, ke.InitialCPUS),
+		} {
+			results[k], resultKV[k] = val, val
+		}
 	}
 	// Issue 15's targets. Those of scale (N=100,000) mean something only with a cache
 	// that outweighs a process's fixed memory (its executable, the runtime): from 10,000
@@ -163,7 +192,8 @@ func runMem(args []string) error {
 		return err
 	}
 
-	fmt.Printf("\nmem: %d pods with realistic metadata in %s, cached by each client (%s; settle %s)\n\n", o.n, ns, mode, o.settle)
+	fmt.Printf("\nmem: %d pods with realistic metadata in %s, cached by each client (%s; settle %s); load average (1 min) %.2f–%.2f, median %.2f\n\n",
+		o.n, ns, mode, o.settle, loadAvg.Min, loadAvg.Max, loadAvg.Median)
 	fmt.Printf("%-26s %-7s %8s %8s %14s %8s %8s %8s %8s %10s\n", "client", "counts", "first s", "sync s", "initial cpu s", "RSS MB", "anon MB", "file MB", "peak MB", "output MB")
 	for _, spec := range specs {
 		c := res[spec.name]
@@ -175,7 +205,7 @@ func runMem(args []string) error {
 	}
 	printTargets(targets)
 	fmt.Printf("\nresults: %s   raw outputs: %s\n", o.out, o.outdir)
-	fmt.Println(resultLine(map[string]any{
+	kv := map[string]any{
 		"pods":                        o.n,
 		"sync_cpu_ratio_vs_kubectl":   results["sync_cpu_ratio_vs_kubectl"],
 		"rss_ratio_vs_plain":          results["rss_ratio_vs_plain"],
@@ -184,7 +214,9 @@ func runMem(args []string) error {
 		"rss_ratio_vs_kubectl":        results["rss_ratio_vs_kubectl"],
 		"first_event_vs_kubectl":      results["first_event_vs_kubectl"],
 		"counts_ok":                   countsOK,
-	}))
+	}
+	maps.Copy(kv, resultKV)
+	fmt.Println(resultLine(kv))
 	if !countsOK {
 		return fmt.Errorf("some client did not print every pod exactly once")
 	}

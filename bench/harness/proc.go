@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +39,7 @@ type procSpec struct {
 	argv         []string
 	stdoutFormat string // "" sends stdout to /dev/null
 	files        []fileOutput
+	env          []string // added to the harness's environment for every client
 }
 
 // evictFromPageCache drops an executable's pages from the page cache (those no running
@@ -92,7 +94,7 @@ func startProc(spec procSpec, outdir, sentinel string, env []string) (*proc, err
 	if err != nil {
 		return nil, err
 	}
-	run, err := proctest.Start(proctest.Spec{Path: path, Args: spec.argv[1:], Env: env, Stdout: stdout, Stderr: errf})
+	run, err := proctest.Start(proctest.Spec{Path: path, Args: spec.argv[1:], Env: append(slices.Clip(env), spec.env...), Stdout: stdout, Stderr: errf})
 	if err != nil {
 		errf.Close()
 		return nil, fmt.Errorf("starting %s: %w", spec.name, err)

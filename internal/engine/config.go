@@ -48,10 +48,11 @@ type Config struct {
 	ResumeReset bool   // start afresh, replacing whatever the checkpoint file holds
 
 	// NoFastPaths decodes, encodes and diffs every object whole; PlainIO dials the
-	// watches' connection and writes stdout as Go's net and os do (the environment's
-	// switches, see wire and quietio).
+	// watches' connection as client-go does, PlainStdout writes stdout with the file's
+	// own Write (the environment's switches: package switches).
 	NoFastPaths bool
 	PlainIO     bool
+	PlainStdout bool
 }
 
 // System is what a run is given by the process: its streams, the kubeconfig, the

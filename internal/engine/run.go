@@ -267,7 +267,7 @@ func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 func (w *session) stdoutWriter() io.Writer {
 	if w.stdout == nil {
 		w.stdout = w.sys.Out
-		if !w.cfg.PlainIO {
+		if !w.cfg.PlainStdout {
 			w.stdout = quietio.Writer(w.sys.Out)
 		}
 	}

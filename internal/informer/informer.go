@@ -27,6 +27,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/switches"
 	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
@@ -66,7 +67,7 @@ type Options struct {
 	// redactor). --resume keeps it from one run to the next.
 	RedactionKey []byte
 	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
-	// parts (wire.FastPathsEnv=off).
+	// parts (KUBEEVENTS_FAST_PATHS=off).
 	NoFastPaths bool
 	// MaxEvents, if not zero, is the last Seq handed out: later changes are not turned
 	// into events, so no sink ever gets more than MaxEvents, and Limit is called once
@@ -163,6 +164,13 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 			return nil, err
 		}
 		lw = cache.NewFilteredListWatchFromClient(client, res.GVR.Resource, ns, tweak)
+		if example, err = scheme.Scheme.New(res.GVK); err != nil {
+			return nil, err
+		}
+		inf.Typed = true
+		if !switches.WireDecoders.Enabled() {
+			break // client-go's list and watch, decoded by the client's codec
+		}
 		lister := wire.NewTypedLister(client, res.GVR.Resource, ns)
 		//lint:ignore SA1019 clearing the deprecated field, so that client-go calls ListWithContextFunc
 		lw.ListFunc = nil
@@ -182,15 +190,11 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 			}
 			return clientGoWatch(ctx, o)
 		}
-		if example, err = scheme.Scheme.New(res.GVK); err != nil {
-			return nil, err
-		}
-		inf.Typed = true
 	default:
 		// Custom resources, and Secrets being redacted (whose values must become strings
 		// rather than typed []byte).
 		lw = listWatchOf(clients.Dynamic.Resource(res.GVR).Namespace(ns), tweak)
-		if clients.DynamicREST != nil {
+		if clients.DynamicREST != nil && switches.WireDecoders.Enabled() {
 			dynamicWatch := lw.WatchFuncWithContext
 			lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				tweak(&o)

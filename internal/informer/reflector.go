@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubeevents/kubeevents/internal/envswitch"
+	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
 // clientGoVersion is the client-go whose reflector (tools/cache: reflector.go, controller.go,
@@ -129,25 +129,25 @@ type Recovery struct {
 	NoReadinessProbe     bool // ReadinessProbeEnv=off: failed calls go to the reflector's backoff
 }
 
-// The recovery pieces' off switches, read as KUBEEVENTS_FAST_PATHS is.
-const (
-	RelistInPlaceEnv      = "KUBEEVENTS_RELIST_IN_PLACE"
-	EndedEarlyBookmarkEnv = "KUBEEVENTS_ENDED_EARLY_BOOKMARK"
-	ReadinessProbeEnv     = "KUBEEVENTS_READINESS_PROBE"
+// The recovery pieces' off switches (package switches).
+var (
+	RelistInPlaceEnv      = switches.RelistInPlace.Env
+	EndedEarlyBookmarkEnv = switches.EndedEarlyBookmark.Env
+	ReadinessProbeEnv     = switches.ReadinessProbe.Env
 )
 
 // RecoveryFromEnv reads the three switches through getenv (os.Getenv).
 func RecoveryFromEnv(getenv func(string) string) (Recovery, error) {
 	var r Recovery
 	for _, s := range []struct {
-		name, offDoes string
-		off           *bool
+		sw  switches.Switch
+		off *bool
 	}{
-		{RelistInPlaceEnv, "leaves a watch's 410 Gone to client-go's reflector, which re-lists after its backoff", &r.NoRelistInPlace},
-		{EndedEarlyBookmarkEnv, "leaves a watch the server closed at once to client-go's reflector, which re-lists after its backoff", &r.NoEndedEarlyBookmark},
-		{ReadinessProbeEnv, "leaves the calls to an unreachable server to client-go's backoff, up to 30 s", &r.NoReadinessProbe},
+		{switches.RelistInPlace, &r.NoRelistInPlace},
+		{switches.EndedEarlyBookmark, &r.NoEndedEarlyBookmark},
+		{switches.ReadinessProbe, &r.NoReadinessProbe},
 	} {
-		on, err := envswitch.On(getenv, s.name, s.offDoes)
+		on, err := s.sw.Read(getenv)
 		if err != nil {
 			return Recovery{}, err
 		}

@@ -42,8 +42,7 @@ func (f Field) Omitted(v reflect.Value) bool {
 	return f.OmitEmpty && IsEmpty(v) || f.OmitZero && IsZero(v)
 }
 
-// OmittedFunc is Omitted on the memory of a field of type t, for the compiled encoder
-// and the typed diff: directly for the kinds omitempty meets in API types, through
+// OmittedFunc is Omitted on the memory of a field of type t, for the typed diff: directly for the kinds omitempty meets in API types, through
 // reflect for the rest (floats, maps, omitzero's IsZero methods). Nil when the field is
 // always written.
 func (f Field) OmittedFunc(t reflect.Type) func(unsafe.Pointer) bool {

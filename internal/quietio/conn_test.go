@@ -134,15 +134,3 @@ func TestReadEndsAsNetDoes(t *testing.T) {
 		t.Fatalf("Write when closed = %v; want net.ErrClosed", err)
 	}
 }
-
-func TestFromEnv(t *testing.T) {
-	for value, want := range map[string]bool{"": true, "on": true, "OFF": false} {
-		got, err := FromEnv(func(string) string { return value })
-		if err != nil || got != want {
-			t.Errorf("FromEnv(%q) = %v, %v; want %v", value, got, err, want)
-		}
-	}
-	if _, err := FromEnv(func(string) string { return "yes" }); err == nil {
-		t.Error(`FromEnv("yes") = nil error; want one naming on and off`)
-	}
-}

@@ -31,25 +31,15 @@
 //
 // TestDialedSocketIsNonBlocking fails if Go's dialer stops making sockets non-blocking;
 // TestFullOutputDoesNotHoldTheProcessor fails if a write to a full pipe or socket waits
-// in a raw call. KUBEEVENTS_QUIET_IO=off (Env) turns both off.
+// in a raw call. KUBEEVENTS_QUIET_READS=off and KUBEEVENTS_QUIET_STDOUT=off
+// (internal/switches) turn them off.
 package quietio
 
 import (
 	"context"
 	"net"
 	"time"
-
-	"github.com/kubeevents/kubeevents/internal/envswitch"
 )
-
-// Env is the environment variable that turns the raw reads and writes off ("off"); "on"
-// or unset leaves them on where the platform has them (Linux).
-const Env = "KUBEEVENTS_QUIET_IO"
-
-// FromEnv reads Env through getenv: whether the raw reads and writes are on.
-func FromEnv(getenv func(string) string) (bool, error) {
-	return envswitch.On(getenv, Env, "reads and writes with Go's ordinary system calls")
-}
 
 // dialer is what client-go dials with by default (transport/cache.go).
 var dialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}

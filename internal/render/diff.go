@@ -95,7 +95,7 @@ func NewDiffer(ignores []IgnorePath) *Differ {
 // WithoutFastPaths is a Differ like d that compares every field of typed objects by
 // value, even one whose memory is the same on both sides, and hands jsondiff itself the
 // generic JSON of the parts that differ rather than walking the structs (typedPatch):
-// the reference a suspected wrong diff is checked against (wire.FastPathsEnv=off).
+// the reference a suspected wrong diff is checked against (KUBEEVENTS_FAST_PATHS=off).
 func (d *Differ) WithoutFastPaths() *Differ {
 	if d == nil {
 		return nil

@@ -1,8 +1,9 @@
 // Package wire reads watch streams and writes objects as JSON, as client-go and
 // encoding/json do, byte for byte, in less time: the protobuf watch decoder of typed
-// objects (WatchTyped), the one-pass JSON watch decoder of unstructured ones
-// (WatchUnstructured), json.Marshal through encoders compiled per type (Marshal,
-// json_encoder.go), and the encoder that copies the JSON of unchanged parts (PartEncoder).
+// objects (WatchTyped) and list reader (TypedLister), the one-pass JSON watch decoder of
+// unstructured ones (WatchUnstructured), and the encoder that copies the JSON of
+// unchanged parts (PartEncoder). KUBEEVENTS_WIRE_DECODERS=off (internal/switches) reads
+// with client-go's decoders instead.
 //
 // # The fast paths and their invariant
 //
@@ -30,7 +31,7 @@
 // JSON part would be stale. The informer's TestTransformLeavesReusedPartsAlone fails when
 // its transform changes anything but the metadata of an object whose parts are reused.
 //
-// A user who suspects a wrong diff turns the three off with FastPathsEnv=off, read once
-// (FastPathsFromEnv, from cmd): the output must be byte for byte the same, which
+// A user who suspects a wrong diff turns the three off with KUBEEVENTS_FAST_PATHS=off
+// (internal/switches, read once by cmd): the output must be byte for byte the same, which
 // TestFastPathsOffPrintsTheSame and the end-to-end TestDiffSameWithFastPathsOff check.
 package wire

@@ -25,7 +25,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
-// FastPathsEnv=off must print the same bytes as the fast paths: a sequence of random
+// KUBEEVENTS_FAST_PATHS=off must print the same bytes as the fast paths: a sequence of random
 // versions of a pod (each changing its labels, spec, status, or several at once) is
 // decoded by the protobuf watch with and without part reuse, encoded with and without
 // the part encoder, diffed with and without the same-memory shortcut, and printed as JSON

@@ -1,41 +1,21 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Marshal is json.Marshal of an object, byte for byte, in less time: the compiled
-// encoder of json_encoder.go (BenchmarkMarshalJSON measures how much).
+// Marshal is json.Marshal of an object. (Encoders compiled per type once wrote the same
+// bytes in about half encoding/json's time, but saved under 10% of kubeevents' CPU per
+// event on every mode of make bench: removed, see the ledger in bench/README.md.)
 func Marshal(obj runtime.Object) ([]byte, error) {
-	return marshalValue(reflect.ValueOf(obj))
+	return json.Marshal(obj)
 }
 
-// marshalValue is Marshal of what v holds (an object, or a pointer to one of its
-// fields, which is then encoded as encoding/json encodes it inside the object).
-func marshalValue(v reflect.Value) ([]byte, error) {
-	if !v.IsValid() {
-		return []byte("null"), nil // json.Marshal(nil)
-	}
-	if v.Kind() != reflect.Pointer {
-		return json.Marshal(v.Interface()) // not an object: encoding/json says what it makes of it
-	}
-	buf := scratchBuffers.Get().(*[]byte)
-	encoded, err := appendJSON((*buf)[:0], v)
-	if err == nil && cap(encoded) <= 1<<20 {
-		*buf = encoded
-	}
-	scratchBuffers.Put(buf)
-	if err != nil {
-		return nil, err
-	}
-	// Written into a scratch buffer, then copied once at its size: growing the result
-	// as it is written cost more than the copy.
-	return bytes.Clone(encoded), nil
+// appendJSON appends json.Marshal of what v holds (a pointer to a part of an object).
+func appendJSON(dst []byte, v reflect.Value) ([]byte, error) {
+	encoded, err := json.Marshal(v.Interface())
+	return append(dst, encoded...), err
 }
-
-var scratchBuffers = sync.Pool{New: func() any { return new(make([]byte, 0, 16<<10)) }}

@@ -78,7 +78,7 @@ type TypedDecoding struct {
 	// transform drops them anyway.
 	DropManagedFields bool
 	// NoPartReuse decodes every part of every object: one of the fast paths off
-	// (FastPathsEnv).
+	// (KUBEEVENTS_FAST_PATHS).
 	NoPartReuse bool
 }
 

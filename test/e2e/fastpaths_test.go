@@ -17,24 +17,30 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeevents/kubeevents/internal/proctest"
+	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
 // jsonTime is the envelope's time, the one field two runs cannot share.
 var jsonTime = regexp.MustCompile(`"time":"[^"]*",`)
 
-// KUBEEVENTS_FAST_PATHS=off (decode, encode and diff every object whole) and
-// KUBEEVENTS_QUIET_IO=off (client-go's own connection, stdout written with os.File's
-// Write) print the same bytes as the fast paths on the same events: two runs side by
-// side, one each way, see the changes of every part of a pod (metadata, status, spec;
-// each change leaves the other parts to be reused) and print identical JSON lines, diffs
-// included, but for the time.
+// Every speed piece switched off (internal/switches: KUBEEVENTS_FAST_PATHS=off decodes,
+// encodes and diffs every object whole, KUBEEVENTS_WIRE_DECODERS=off reads with
+// client-go's decoders, KUBEEVENTS_QUIET_READS=off and KUBEEVENTS_QUIET_STDOUT=off use Go's ordinary system
+// calls, and the process settings are left to Go) prints the same bytes as every piece
+// on, on the same events: two runs side by side, one each way, see the changes of every
+// part of a pod (metadata, status, spec; each change leaves the other parts to be reused)
+// and print identical JSON lines, diffs included, but for the time.
 func TestDiffSameWithFastPathsOff(t *testing.T) {
 	ns := newNamespace(t)
 	createPod(t, ns, "web", map[string]string{"app": "web"})
 	createPod(t, ns, "other", nil)
 	args := []string{"watch", "pods", "-n", ns, "-o", "json"}
-	fast := startKubeeventsEnv(t, []string{"KUBEEVENTS_FAST_PATHS=on", "KUBEEVENTS_QUIET_IO=on"}, args...)
-	slow := startKubeeventsEnv(t, []string{"KUBEEVENTS_FAST_PATHS=off", "KUBEEVENTS_QUIET_IO=off"}, args...)
+	var on, off []string
+	for _, s := range switches.All() {
+		on, off = append(on, s.Env+"=on"), append(off, s.Env+"=off")
+	}
+	fast := startKubeeventsEnv(t, on, args...)
+	slow := startKubeeventsEnv(t, off, args...)
 	for _, s := range []*proc{fast, slow} {
 		added := 0
 		s.waitJSON(eventWait, "ADDED web and other", func(ev envelope) bool {

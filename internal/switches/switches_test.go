@@ -1,0 +1,40 @@
+package switches
+
+import (
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestOnUnlessOff(t *testing.T) {
+	for value, want := range map[string]bool{"": true, "on": true, "ON": true, "off": false, "Off": false, "OFF": false} {
+		for _, s := range All() {
+			if got := s.On(env(map[string]string{s.Env: value})); got != want {
+				t.Errorf("%s=%q: On = %v, want %v", s.Env, value, got, want)
+			}
+		}
+	}
+}
+
+func TestCheckNamesTheBadSwitch(t *testing.T) {
+	if err := Check(env(map[string]string{FastPaths.Env: "on", StartupPages.Env: "OFF"})); err != nil {
+		t.Fatalf("on and off: %v", err)
+	}
+	for _, s := range All() {
+		err := Check(env(map[string]string{s.Env: "no"}))
+		if err == nil || !strings.Contains(err.Error(), s.Env+`="no"`) || !strings.Contains(err.Error(), "want on or off") {
+			t.Errorf("%s=no: %v, want an error naming it", s.Env, err)
+		}
+	}
+}
+
+func TestEveryEnvOnce(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range All() {
+		if !strings.HasPrefix(s.Env, "KUBEEVENTS_") || s.Off == "" || seen[s.Env] {
+			t.Errorf("switch %+v: want a KUBEEVENTS_ variable of its own and what off does", s)
+		}
+		seen[s.Env] = true
+	}
+}
