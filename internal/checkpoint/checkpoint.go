@@ -165,8 +165,17 @@ func (s *Saved) Count() int {
 	return n
 }
 
-// startAfresh is how every refusal ends: what the user can do.
-const startAfresh = "to start afresh, delete the file or add --resume-reset"
+// startAfresh is how every refusal of the checkpoint named path ends: what the user can
+// do. A checkpoint kept in the cluster (package clusterstore: secret:NAME,
+// configmap:NAMESPACE/NAME) is no file to delete.
+func startAfresh(path string) string {
+	for _, kind := range []string{"secret", "configmap"} {
+		if ref, ok := strings.CutPrefix(path, kind+":"); ok {
+			return fmt.Sprintf("to start afresh, add --resume-reset (or delete %s %s)", kind, ref)
+		}
+	}
+	return "to start afresh, delete the file or add --resume-reset"
+}
 
 // CorruptError says the file is not a whole checkpoint of this version.
 type CorruptError struct {
@@ -180,7 +189,7 @@ func (e *CorruptError) Error() string {
 	if e.Line > 0 {
 		where += ":" + strconv.Itoa(e.Line)
 	}
-	return fmt.Sprintf("--resume %s: not a usable checkpoint: %s; %s", where, e.What, startAfresh)
+	return fmt.Sprintf("--resume %s: not a usable checkpoint: %s; %s", where, e.What, startAfresh(e.Path))
 }
 
 // MismatchError says the checkpoint belongs to another watch.
@@ -196,7 +205,7 @@ func (e *MismatchError) Error() string {
 		whose = "the checkpoint of cluster " + e.Context + " is"
 	}
 	return fmt.Sprintf("--resume %s: %s of another watch (%s); %s",
-		e.Path, whose, strings.Join(e.Differences, "; "), startAfresh)
+		e.Path, whose, strings.Join(e.Differences, "; "), startAfresh(e.Path))
 }
 
 // Load reads the checkpoint file at path; a file that does not exist is no checkpoint

@@ -58,6 +58,16 @@ type SnapshotObject struct {
 	raw []byte // a kept section's object, as read
 }
 
+// Version is the object's resourceVersion: with its Resource and Key, what says that
+// its line is the one of an earlier write (a store may skip encoding it). "" for a kept
+// section's objects.
+func (o *SnapshotObject) Version() string {
+	if o.obj == nil {
+		return ""
+	}
+	return resourceVersion(o.obj)
+}
+
 // AppendLine appends the object's line in the file's format ({"resource":...,"object":
 // {...}} and a newline) to dst. The object is encoded now: a snapshot holds pointers to
 // the objects the sinks were given, not their JSON.
