@@ -37,8 +37,8 @@ const SecretType corev1.SecretType = "kubeevents.io/checkpoint"
 
 // Labels on every object a store makes.
 const (
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	ManagedBy      = "kubeevents"
+	ManagedByLabel  = "app.kubernetes.io/managed-by"
+	ManagedBy       = "kubeevents"
 	CheckpointLabel = "kubeevents.io/checkpoint" // the index's name, when it fits a label value
 )
 

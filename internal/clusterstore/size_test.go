@@ -62,7 +62,7 @@ func realisticPod(i int) *corev1.Pod {
 	p := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, GenerateName: "checkout-7d9f8c6b5d-", Namespace: "shop",
-			UID: types.UID(fmt.Sprintf("%s-%s-%s-%s-%s", hash[:8], hash[8:12], hash[12:16], hash[16:20], hash[20:32])),
+			UID:             types.UID(fmt.Sprintf("%s-%s-%s-%s-%s", hash[:8], hash[8:12], hash[12:16], hash[16:20], hash[20:32])),
 			ResourceVersion: fmt.Sprint(100000 + i), CreationTimestamp: created, Labels: labels, Annotations: annotations,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "checkout-7d9f8c6b5d",
 				UID: "5b0c1e0a-7f53-4c8e-9a51-0d2e7f6a9b11", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},

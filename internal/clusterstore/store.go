@@ -116,12 +116,12 @@ type Store struct {
 
 	// cur is the index as last read or written, curRV its resourceVersion ("" when
 	// there is none in the cluster yet); read is whether it has been read at all.
-	cur  *index
+	cur   *index
 	curRV string
-	read bool
+	read  bool
 	// known are the shard objects this store read or wrote, by name: their
 	// resourceVersion, for a conditional update.
-	known         map[string]string
+	known        map[string]string
 	warnedWriter bool
 	// slotBytes is each slot's lines' size at the last write, which sizes the next one
 	// (after a Load, estimated from the index's).
