@@ -26,8 +26,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
 	"github.com/kubeevents/kubeevents/internal/quietio"
@@ -89,8 +91,9 @@ type WatchOptions struct {
 	NoScreen      bool
 	MetricsAddr   string
 	Owned         ownedFlags
-	Resume        string // checkpoint file (--resume, or the config file's resume)
+	Resume        string // checkpoint file (--resume, or the config file's resume), or a store in the cluster: secret:NAME
 	ResumeReset   bool
+	LeaderElect   leader.Flags
 	EventTypes    []string
 	// ExcludeNamespaces are names or globs of namespaces left out of -A.
 	ExcludeNamespaces []string
@@ -120,6 +123,7 @@ type WatchOptions struct {
 	until        *render.JQ
 	queries      map[string]*render.JQ // each jq sink's compiled expression, by sink name
 	metrics      *metrics.Metrics      // nil without --metrics-addr
+	elector      *leader.Elector       // nil without --leader-elect
 	flagsSet     func(name string) bool
 	// printerCols are the watched CRDs' additionalPrinterColumns (pretty and wide
 	// output); headerPrinters the terminal's printers, whose headers a re-sync repeats.
@@ -211,7 +215,8 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	f.BoolVar(&o.WithEvents, "with-events", false, "also show new core Events about the watched objects, interleaved (EVENT, or WARNING highlighted)")
 	f.BoolVar(&o.MetadataOnly, "metadata-only", false, "cache and report only object metadata (much less memory on large clusters)")
 	o.Owned.addFlags(c, configFlags)
-	f.StringVar(&o.Resume, "resume", "", "checkpoint file: keep what the sinks were given there, and on the next start with it emit only what changed while kubeevents was down")
+	f.StringVar(&o.Resume, "resume", "", "checkpoint file: keep what the sinks were given there, and on the next start with it emit only what changed while kubeevents was down; secret:[NAMESPACE/]NAME or configmap:[NAMESPACE/]NAME keeps it in the cluster, for --leader-elect replicas")
+	o.LeaderElect.AddFlags(f)
 	f.BoolVar(&o.ResumeReset, "resume-reset", false, "with --resume: start afresh, replacing the checkpoint file whatever it holds")
 	f.StringArrayVar(&o.ExcludeNamespaces, "exclude-namespace", nil, "with -A: leave out namespaces with this name or glob (repeatable), e.g. --exclude-namespace 'kube-*'")
 	f.BoolVar(&o.AllContexts, "all-contexts", false, "watch every context of the kubeconfig at once (see --context, which also takes a comma list and globs: --context 'prod-*,staging')")
@@ -223,7 +228,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	_ = c.RegisterFlagCompletionFunc("sink", completeSink)
 	_ = c.RegisterFlagCompletionFunc("event-types", completeEventTypes)
 	_ = c.RegisterFlagCompletionFunc("exclude-namespace", completeNamespaceList(configFlags, false))
-	for _, name := range []string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until"} {
+	for _, name := range append([]string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until"}, leader.FlagNames[1:]...) {
 		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
 	return c
@@ -716,6 +721,12 @@ func (o *WatchOptions) Validate() error {
 	}
 	if o.Resume != "" && o.Owned.Owned {
 		return usageErrorf("--resume and --owned do not go together: a checkpoint keeps the objects of the types given, not of an owner's tree; drop one")
+	}
+	if _, _, err := clusterstore.ParseRef(o.Resume); err != nil {
+		return &UsageError{Err: err}
+	}
+	if err := o.LeaderElect.Validate(o.flagsSet); err != nil {
+		return &UsageError{Err: err}
 	}
 	if o.Resume != "" && o.WatchOnly {
 		return usageErrorf("--resume and --watch-only do not go together: a resumed start emits what changed while kubeevents was down, which --watch-only leaves out; drop one")

@@ -10,21 +10,61 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
+	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
 
-// Run builds the sinks, hands the watch to the engine, and says how it ended.
-func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
+// Run serves the metrics and health, and streams: at once, or with --leader-elect
+// while this replica holds the lease (a standby builds nothing until then).
+func (o *WatchOptions) Run(ctx context.Context) error {
 	o.capVerbosityForSecrets()
+	stopMetrics, err := o.startMetrics()
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	if err := o.newElector(); err != nil {
+		return err
+	}
+	return leader.Around(ctx, o.elector, o.stream)
+}
+
+// newElector makes the --leader-elect Elector (none without it), told to the metrics.
+func (o *WatchOptions) newElector() error {
+	if !o.LeaderElect.Enabled {
+		return nil
+	}
+	if len(o.clusters) > 0 {
+		return usageErrorf("--leader-elect takes one cluster, the one whose Lease it holds; drop --context's list or --all-contexts")
+	}
+	client, err := kubernetes.NewForConfig(o.restConfig)
+	if err != nil {
+		return err
+	}
+	cfg := o.LeaderElect.Config(leader.DefaultNamespace(o.clientGetter.ToRawKubeConfigLoader().RawConfig))
+	if o.elector, err = leader.New(client, cfg, o.warnf); err != nil {
+		return &UsageError{Err: err}
+	}
+	if o.metrics != nil {
+		o.metrics.SetElection(o.elector)
+	}
+	return nil
+}
+
+// stream builds the sinks, hands the watch to the engine, and says how it ended.
+func (o *WatchOptions) stream(ctx context.Context) (runErr error) {
 	var files []*sink.File
 	defer func() {
 		// A run that never got going (bad credentials, missing rights, a bad expression in
@@ -40,11 +80,6 @@ func (o *WatchOptions) Run(ctx context.Context) (runErr error) {
 			}
 		}
 	}()
-	stopMetrics, err := o.startMetrics()
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
 	if len(o.clusters) == 0 {
 		o.printerCols = o.printerColumns(ctx)
 	}
@@ -119,18 +154,23 @@ func (o *WatchOptions) resume(ctx context.Context, clients informer.Clients, clu
 	if o.Resume == "" {
 		return nil, nil
 	}
+	store, err := o.resumeStore()
+	if err != nil {
+		return nil, err
+	}
 	var file *checkpoint.File
 	if !o.ResumeReset {
-		var err error
-		if file, err = checkpoint.Load(o.Resume); err != nil {
+		if file, err = store.Load(ctx); err != nil {
 			var corrupt *checkpoint.CorruptError
-			if errors.As(err, &corrupt) {
-				return nil, err
+			var notOurs *clusterstore.NotOursError
+			_, inCluster := store.(*clusterstore.Store)
+			if errors.As(err, &corrupt) || inCluster && !errors.As(err, &notOurs) {
+				return nil, err // corrupt (exit 2), or the API server's answer (exit 1)
 			}
 			return nil, &UsageError{Err: err} // a directory, a file that cannot be read
 		}
 	}
-	resume := &engine.Resume{Path: o.Resume, Clusters: map[string]engine.ClusterResume{}}
+	resume := &engine.Resume{Path: store.Name(), Store: store, Clusters: map[string]engine.ClusterResume{}}
 	var used []*checkpoint.Saved
 	add := func(name, server string, clients informer.Clients, namespace string, resources []resource.Resource) error {
 		watch := o.checkpointWatch(server, clusterUID(ctx, clients), namespace, resources)
@@ -142,7 +182,7 @@ func (o *WatchOptions) resume(ctx context.Context, clients informer.Clients, clu
 			saved = nil // a run of one cluster's section, taken by another context of it
 		}
 		if saved == nil && file != nil {
-			o.warnf(engine.ClusterNotice+"--resume %s has no checkpoint of this cluster yet; starting afresh for it", name, o.Resume)
+			o.warnf(engine.ClusterNotice+"--resume %s has no checkpoint of this cluster yet; starting afresh for it", name, store.Name())
 		}
 		if saved != nil {
 			used = append(used, saved)
@@ -162,6 +202,33 @@ func (o *WatchOptions) resume(ctx context.Context, clients informer.Clients, clu
 	}
 	resume.Kept = file.Others(used)
 	return resume, nil
+}
+
+// resumeStore is where --resume keeps the checkpoint: the file, or with secret:NAME or
+// configmap:NAME objects in the cluster (the first cluster's, with several), in the
+// pod's namespace unless NAMESPACE/ is given, fenced by --leader-elect's lease.
+func (o *WatchOptions) resumeStore() (checkpoint.Store, error) {
+	ref, inCluster, err := clusterstore.ParseRef(o.Resume)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	if !inCluster {
+		return checkpoint.FileStore{Path: o.Resume}, nil
+	}
+	if ref.Namespace == "" {
+		ref.Namespace = leader.DefaultNamespace(o.clientGetter.ToRawKubeConfigLoader().RawConfig)
+	}
+	cfg := rest.CopyConfig(o.restConfig)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf" // the shards travel as bytes, not base64
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts := clusterstore.Options{Client: client, Ref: ref, Warn: o.warnf, Writer: leader.Identity()}
+	if o.elector != nil {
+		opts.Fence, opts.Writer = o.elector.Fence, o.elector.Identity()
+	}
+	return clusterstore.New(opts), nil
 }
 
 // checkpointWatch is what one cluster's checkpoint belongs to.
@@ -239,6 +306,9 @@ func (o *WatchOptions) engineConfig(listeners []*listener.Listener) engine.Confi
 				// waits for it and then makes a change cannot know whether the change
 				// falls in the list (not shown) or after it.
 				o.infof("%s listed (not shown: %s); changes from here on are shown", o.watched(), flag)
+			}
+			if o.metrics != nil {
+				o.metrics.Synced(true) // ready (/readyz)
 			}
 			return tuneRuntimeForWatching()
 		},
