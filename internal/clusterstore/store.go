@@ -200,17 +200,18 @@ func (e *NotOursError) Error() string {
 		e.Ref, e.Ref.Kind, e.Ref.Namespace, e.Ref.Name, e.What)
 }
 
-// apiError says what a request about the checkpoint met, in one line.
+// apiError says what a request about the checkpoint met, in one line (Load puts
+// "--resume NAME: " before it, and a checkpoint.WriteError does for Save).
 func (s *Store) apiError(verb, name string, err error) error {
 	what := string(s.o.Ref.Kind) + " " + s.o.Ref.Namespace + "/" + name
 	switch {
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("--resume %s: not allowed to %s %s: %s (grant get, create, update and delete on %ss in namespace %s, as the chart's Role does)",
-			s.Name(), verb, what, apierrors.ReasonForError(err), s.o.Ref.Kind, s.o.Ref.Namespace)
+		return fmt.Errorf("not allowed to %s %s: %s (grant get, create, update and delete on %ss in namespace %s, as the chart's Role does)",
+			verb, what, apierrors.ReasonForError(err), s.o.Ref.Kind, s.o.Ref.Namespace)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("--resume %s: %s %s: no answer within %s", s.Name(), verb, what, s.o.Timeout)
+		return fmt.Errorf("%s %s: no answer within %s", verb, what, s.o.Timeout)
 	}
-	return fmt.Errorf("--resume %s: %s %s: %w", s.Name(), verb, what, err)
+	return fmt.Errorf("%s %s: %w", verb, what, err)
 }
 
 func (s *Store) corrupt(format string, args ...any) error {
@@ -224,6 +225,16 @@ var errReread = errors.New("a shard changed while it was read")
 // checkpoint.Read. A shard that does not match the index (a writer at work) makes it
 // read the index again, a few times, before it calls the checkpoint corrupt.
 func (s *Store) Load(ctx context.Context) (*checkpoint.File, error) {
+	file, err := s.loadWhole(ctx)
+	var c *checkpoint.CorruptError
+	var notOurs *NotOursError
+	if err != nil && !errors.As(err, &c) && !errors.As(err, &notOurs) {
+		err = fmt.Errorf("--resume %s: %w", s.Name(), err)
+	}
+	return file, err
+}
+
+func (s *Store) loadWhole(ctx context.Context) (*checkpoint.File, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
@@ -492,7 +503,7 @@ func (s *Store) fence() error {
 		return nil
 	}
 	if err := s.o.Fence(); err != nil {
-		return fmt.Errorf("not written: %w", err)
+		return fmt.Errorf("%w (the replica that leads now writes it)", err)
 	}
 	return nil
 }
