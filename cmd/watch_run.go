@@ -49,7 +49,7 @@ func (o *WatchOptions) newElector() error {
 	if len(o.clusters) > 0 {
 		return usageErrorf("--leader-elect takes one cluster, the one whose Lease it holds; drop --context's list or --all-contexts")
 	}
-	client, err := kubernetes.NewForConfig(o.restConfig)
+	client, err := kubernetes.NewForConfig(afterStopConfig(o.restConfig))
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func (o *WatchOptions) resumeStore() (checkpoint.Store, error) {
 	if ref.Namespace == "" {
 		ref.Namespace = leader.DefaultNamespace(o.clientGetter.ToRawKubeConfigLoader().RawConfig)
 	}
-	cfg := rest.CopyConfig(o.restConfig)
+	cfg := afterStopConfig(o.restConfig)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf" // the shards travel as bytes, not base64
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -229,6 +229,16 @@ func (o *WatchOptions) resumeStore() (checkpoint.Store, error) {
 		opts.Fence, opts.Writer = o.elector.Fence, o.elector.Identity()
 	}
 	return clusterstore.New(opts), nil
+}
+
+// afterStopConfig is config for the requests that must still be made once Ctrl-C or
+// SIGTERM came: the last checkpoint write and the lease's release, after the sinks are
+// drained. Without the interruption of configureClients (its requests carry their own
+// contexts and time limits).
+func afterStopConfig(config *rest.Config) *rest.Config {
+	c := rest.CopyConfig(config)
+	c.WrapTransport = nil
+	return c
 }
 
 // checkpointWatch is what one cluster's checkpoint belongs to.
