@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 )
 
 // The chart (charts/kubeevents) lints, renders into objects the API server accepts
@@ -40,6 +41,21 @@ func TestChart(t *testing.T) {
 				t.Errorf("--set %v: %s not accepted:\n%s", set, kind, out)
 			}
 		}
+	}
+	// The config file the ConfigMap carries is one kubeevents takes (values' config: an
+	// http sink here; a token from a mounted Secret, file:..., is read where it is mounted).
+	rendered := helm(t, "template", "dry", chart, "--show-only", "templates/configmap.yaml", "--set-json",
+		`config={"sinks":[{"name":"hook","type":"http","url":"https://hooks.example.com/k8s","headers":"X-Team=payments","batch":50}]}`)
+	var cm corev1.ConfigMap
+	if err := yaml.Unmarshal([]byte(rendered), &cm); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := runKubeevents(t, 30*time.Second, "config", "validate", cfgPath); res.code != 0 || !strings.Contains(res.stderr+res.stdout, "OK, 1 sink") {
+		t.Errorf("the chart's config file: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	// A ServiceMonitor renders (its CRD is not in this cluster: not applied).
 	if out := helm(t, "template", "dry", chart, "--set", "serviceMonitor.enabled=true"); !strings.Contains(out, "kind: ServiceMonitor") {
