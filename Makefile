@@ -48,17 +48,21 @@ lint: $(STATICCHECK)
 
 test-unit: lint
 	$(GO) test -race -count=1 ./internal/... ./cmd/...
+	# The checkpoint of 10,000 realistic pods in the cluster's Secrets: its sizes, without
+	# the race detector (which makes it 20 times slower; the run above skips it).
+	$(GO) test -count=1 -run '^TestTenThousandRealisticPods$$' ./internal/clusterstore/
 
 # The tests of several clusters in one stream (test/e2e/clusters_test.go) need a second
 # cluster beside the first: hack/clusters.sh starts it (bare, ports the first's + 3000 by
 # default), and it is stopped at the end, whatever the outcome. E2E_RUN='^TestClusters'
-# runs some tests only.
+# runs some tests only. The chart's tests (TestChart, TestHA*) use helm, built once from
+# its Go module by hack/helm.sh.
 E2E_RUN ?=
 test-e2e: cluster-up
 	hack/clusters.sh up 2 >/dev/null
 	status=0; \
 	KUBEEVENTS_KUBECONFIG=$$(hack/cluster.sh kubeconfig) KUBEEVENTS_CLUSTER_BIN=$$(hack/cluster.sh bin) \
-	KUBEEVENTS_SECOND_CLUSTER_DIR=$$(hack/clusters.sh dir 2) \
+	KUBEEVENTS_SECOND_CLUSTER_DIR=$$(hack/clusters.sh dir 2) KUBEEVENTS_HELM=$$(hack/helm.sh) \
 		$(GO) test -count=1 -timeout 30m -run '$(E2E_RUN)' ./test/e2e/... || status=$$?; \
 	env $$(hack/clusters.sh env 2) hack/cluster.sh down >/dev/null; \
 	exit $$status
@@ -139,7 +143,8 @@ completions:
 	GO=$(GO) hack/completions.sh
 
 # goreleaser check, then a full snapshot release into dist/ (all archives, .deb, .rpm,
-# krew manifest) and checks of what it built. Installs goreleaser once, cached by version.
+# krew manifest), the container image (an OCI layout, no docker, no push) and the Helm
+# chart, and checks of what it built. Installs goreleaser once, cached by version.
 release-check:
 	hack/release-check.sh
 

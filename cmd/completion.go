@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kubeevents/kubeevents/internal/complete"
+	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -289,7 +290,7 @@ func registerWatchCompletions(c *cobra.Command, configFlags *genericclioptions.C
 			return complete.Types(configFlags, toComplete)
 		}), complete.NoFiles
 	})
-	for _, name := range []string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until", "metrics-addr"} {
+	for _, name := range append([]string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until", "metrics-addr"}, leader.FlagNames[1:]...) {
 		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
 }

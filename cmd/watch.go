@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/render"
@@ -55,6 +56,7 @@ type watchFlags struct {
 	metricsAddr, resume                         string
 	resumeReset                                 bool
 	excludeNamespaces, eventTypes               []string
+	leaderElect                                 leader.Flags
 
 	// changed reports whether a flag was given on the command line.
 	changed func(name string) bool
@@ -113,7 +115,8 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.BoolVar(&f.owned, "owned", false, "with TYPE/NAME: also follow every object it owns, transitively (a Deployment's ReplicaSets and their pods, a CronJob's Jobs and their pods, ...)")
 	fs.StringSliceVar(&f.ownedTypes, "owned-types", nil, "with --owned: also watch these types for children (e.g. a custom controller's resources), besides the defaults of the owner's kind")
 	fs.BoolVar(&f.untilRollout, "until-rollout", false, "with --owned: exit 0 once the object's rollout completes, 1 when it fails (as kubectl rollout status; a Job: complete or failed)")
-	fs.StringVar(&f.resume, "resume", "", "checkpoint file: keep what the sinks were given there, and on the next start with it emit only what changed while kubeevents was down")
+	fs.StringVar(&f.resume, "resume", "", "checkpoint file: keep what the sinks were given there, and on the next start with it emit only what changed while kubeevents was down; secret:[NAMESPACE/]NAME or configmap:[NAMESPACE/]NAME keeps it in the cluster, for --leader-elect replicas")
+	f.leaderElect.AddFlags(fs)
 	fs.BoolVar(&f.resumeReset, "resume-reset", false, "with --resume: start afresh, replacing the checkpoint file whatever it holds")
 	fs.StringArrayVar(&f.excludeNamespaces, "exclude-namespace", nil, "with -A: leave out namespaces with this name or glob (repeatable), e.g. --exclude-namespace 'kube-*'")
 	fs.BoolVar(&f.allContexts, "all-contexts", false, "watch every context of the kubeconfig at once (see --context, which also takes a comma list and globs: --context 'prod-*,staging')")
@@ -142,7 +145,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	cfg := engine.Config{Watch: req, Color: f.color, Timestamps: f.timestamps, WatchOnly: f.watchOnly,
 		WithEvents: f.withEvents, ChangesOnly: f.changesOnly, NoDiff: f.noDiff, IgnorePaths: f.ignorePaths,
 		ShowOld: f.showOld, MaxEvents: uint64(max(f.maxEvents, 0)), Until: f.until, Timeout: f.timeout, Grace: f.grace,
-		MetricsAddr: f.metricsAddr, Resume: f.resume, ResumeReset: f.resumeReset}
+		MetricsAddr: f.metricsAddr, Resume: f.resume, ResumeReset: f.resumeReset, LeaderElect: f.leaderElect}
 	if cfg.EventTypes, err = parseEventTypes(f.eventTypes); err != nil {
 		return cfg, err
 	}

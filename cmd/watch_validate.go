@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/plan"
@@ -65,6 +66,12 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 		if err := plan.CheckNamespaceFlag(req.Namespace); err != nil {
 			return err
 		}
+	}
+	if _, _, err := clusterstore.ParseRef(cfg.Resume); err != nil {
+		return &UsageError{Err: err}
+	}
+	if err := f.leaderElect.Validate(f.changed); err != nil {
+		return &UsageError{Err: err}
 	}
 	if err := checkExcludeNamespaces(req); err != nil {
 		return err

@@ -2,8 +2,11 @@
 # make release-check: validates .goreleaser.yaml, builds a full snapshot release into
 # dist/ (nothing is published) and checks what it built: the archive for each of the six
 # os/arch pairs with the binary, README.md, LICENSE, completions/ and docs/; checksums.txt; the
-# .deb and .rpm packages; the krew manifest. goreleaser is installed from the Go module
-# proxy once, cached by version under ${XDG_CACHE_HOME:-~/.cache}/kubeevents/tools/.
+# .deb and .rpm packages; the krew manifest; the container image (kos; built offline into
+# an OCI layout, dist/image, by hack/tools/image, since goreleaser's snapshot would load it
+# into a docker daemon from a base pulled from a registry); the Helm chart, linted and
+# packaged into dist/. goreleaser is installed from the Go module proxy once, cached by
+# version under ${XDG_CACHE_HOME:-~/.cache}/kubeevents/tools/; helm is built by hack/helm.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +21,7 @@ fi
 
 start=$SECONDS
 "$goreleaser" check
-"$goreleaser" release --snapshot --clean
+"$goreleaser" release --snapshot --clean --skip=ko
 echo "release-check: goreleaser took $((SECONDS - start))s" >&2
 
 failed=0
@@ -136,8 +139,37 @@ if [[ -n $bin ]]; then
 	rm -rf "$tmp"
 fi
 
+# The container image: the linux binaries goreleaser built, in an OCI layout (and a
+# tarball of it) for linux/amd64 and linux/arm64, non-root, no shell; its amd64 binary
+# runs and knows its version.
+mkdir -p dist/image-bin/linux_amd64 dist/image-bin/linux_arm64
+for arch in amd64 arm64; do
+	built=$(find dist -path "dist/kubeevents_linux_${arch}*/kubeevents" -type f | head -1)
+	if [[ -z $built ]]; then
+		fail "no linux/$arch binary in dist/ for the image"
+		continue
+	fi
+	cp "$built" "dist/image-bin/linux_$arch/kubeevents"
+done
+if (cd hack/tools/image && GOFLAGS=-mod=readonly "$GO" run . -binaries ../../../dist/image-bin -out ../../../dist/image -tag "$version" &&
+	GOFLAGS=-mod=readonly "$GO" run . -verify -out ../../../dist/image -extract ../../../dist/image-bin/from-image); then
+	tar -C dist/image -cf "dist/kubeevents_${version}_image.oci.tar" .
+	if [[ $("$GO" env GOARCH) == amd64 ]]; then
+		dist/image-bin/from-image version --client | grep -qx "version:    $version" || fail "the image's binary does not say $version"
+	fi
+else
+	fail "the container image (hack/tools/image)"
+fi
+
+# The Helm chart: lints strictly and packages.
+helm=$(hack/helm.sh)
+"$helm" lint --strict charts/kubeevents >/dev/null || fail "helm lint charts/kubeevents"
+"$helm" package charts/kubeevents -d dist >/dev/null || fail "helm package charts/kubeevents"
+chart=$(find dist -maxdepth 1 -name 'kubeevents-*.tgz' | head -1)
+[[ -n $chart ]] || fail "no chart package in dist/"
+
 if ((failed)); then
 	echo "release-check: FAILED" >&2
 	exit 1
 fi
-echo "release-check: OK: 6 archives, checksums.txt, 2 .deb, 2 .rpm, krew manifest ($((SECONDS - start))s)" >&2
+echo "release-check: OK: 6 archives, checksums.txt, 2 .deb, 2 .rpm, krew manifest, image (linux/amd64, linux/arm64), chart ($((SECONDS - start))s)" >&2

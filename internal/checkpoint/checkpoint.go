@@ -48,6 +48,14 @@
 // the same directory, fsynced, renamed over the old one, and the directory fsynced, mode
 // 0600. A crash at any moment leaves the old file or the new one, never a mix.
 //
+// # Where it is kept
+//
+// A Store keeps the checkpoint: FileStore the file above; package clusterstore the same
+// lines in Secrets or ConfigMaps of the cluster (--resume secret:NAME), so that another
+// replica can resume from it. The Writer hands each write's sections to its Store as a
+// Snapshot; a Store hands a checkpoint back in the file's format, which Read reads and
+// checks, whatever the store.
+//
 // # Memory
 //
 // The tracker holds, per object, a pointer to the object the sinks were given: the same
@@ -162,8 +170,17 @@ func (s *Saved) Count() int {
 	return n
 }
 
-// startAfresh is how every refusal ends: what the user can do.
-const startAfresh = "to start afresh, delete the file or add --resume-reset"
+// startAfresh is how every refusal of the checkpoint named path ends: what the user can
+// do. A checkpoint kept in the cluster (package clusterstore: secret:NAME,
+// configmap:NAMESPACE/NAME) is no file to delete.
+func startAfresh(path string) string {
+	for _, kind := range []string{"secret", "configmap"} {
+		if ref, ok := strings.CutPrefix(path, kind+":"); ok {
+			return fmt.Sprintf("to start afresh, add --resume-reset (or delete %s %s)", kind, ref)
+		}
+	}
+	return "to start afresh, delete the file or add --resume-reset"
+}
 
 // CorruptError says the file is not a whole checkpoint of this version.
 type CorruptError struct {
@@ -177,7 +194,7 @@ func (e *CorruptError) Error() string {
 	if e.Line > 0 {
 		where += ":" + strconv.Itoa(e.Line)
 	}
-	return fmt.Sprintf("--resume %s: not a usable checkpoint: %s; %s", where, e.What, startAfresh)
+	return fmt.Sprintf("--resume %s: not a usable checkpoint: %s; %s", where, e.What, startAfresh(e.Path))
 }
 
 // MismatchError says the checkpoint belongs to another watch.
@@ -193,7 +210,7 @@ func (e *MismatchError) Error() string {
 		whose = "the checkpoint of cluster " + e.Context + " is"
 	}
 	return fmt.Sprintf("--resume %s: %s of another watch (%s); %s",
-		e.Path, whose, strings.Join(e.Differences, "; "), startAfresh)
+		e.Path, whose, strings.Join(e.Differences, "; "), startAfresh(e.Path))
 }
 
 // Load reads the checkpoint file at path; a file that does not exist is no checkpoint
@@ -210,7 +227,16 @@ func Load(path string) (*File, error) {
 	if info, err := f.Stat(); err == nil && info.IsDir() {
 		return nil, fmt.Errorf("--resume %s: a directory; give the path of a checkpoint file", path)
 	}
-	r := bufio.NewReaderSize(f, 64<<10)
+	return Read(path, f)
+}
+
+// Read reads a checkpoint in the file's format from r: what Load reads from a file, and
+// what a Store that keeps it elsewhere hands back whole (package clusterstore). name
+// names it in errors and in File.Path and Saved.Path: the file's path, or the store's
+// Name.
+func Read(name string, in io.Reader) (*File, error) {
+	r := bufio.NewReaderSize(in, 64<<10)
+	path := name
 	corrupt := func(n int, format string, args ...any) error {
 		return &CorruptError{Path: path, Line: n, What: fmt.Sprintf(format, args...)}
 	}

@@ -1,13 +1,9 @@
 package checkpoint
 
 import (
-	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -149,7 +145,7 @@ func (t *Tracker) snapshot() (objects []snapshotEntry, changed bool) {
 	defer t.mu.Unlock()
 	objects = make([]snapshotEntry, 0, len(t.objects))
 	for k, e := range t.objects {
-		objects = append(objects, snapshotEntry{resource: k.resource, obj: e.obj})
+		objects = append(objects, snapshotEntry{resource: k.resource, name: k.name, obj: e.obj})
 	}
 	changed, t.changed = t.changed, false
 	return objects, changed
@@ -163,6 +159,7 @@ func (t *Tracker) markChanged() {
 
 type snapshotEntry struct {
 	resource string
+	name     string // the informer cache's key, namespace/name
 	obj      runtime.Object
 }
 
@@ -173,9 +170,12 @@ func (t *Tracker) Len() int {
 	return len(t.objects)
 }
 
-// Writer writes the checkpoint file: one section per cluster.
+// Writer writes the checkpoint: one section per cluster, to its Store.
 type Writer struct {
-	Path     string
+	// Store is where the checkpoint is kept; nil: the file at Path (FileStore).
+	Store Store
+	Path  string
+	// Sections are the sections every write holds, in this order.
 	Sections []*Section
 	// Warn says a periodic write that failed (once, until one succeeds again).
 	Warn func(format string, args ...any)
@@ -257,9 +257,16 @@ func (w *Writer) markChanged() {
 	}
 }
 
-// WriteError says the checkpoint file could not be written.
+func (w *Writer) store() Store {
+	if w.Store != nil {
+		return w.Store
+	}
+	return FileStore{Path: w.Path}
+}
+
+// WriteError says the checkpoint could not be written.
 type WriteError struct {
-	Path string
+	Path string // the store's Name: the file's path
 	Err  error
 }
 
@@ -268,110 +275,45 @@ func (e *WriteError) Error() string {
 }
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// write replaces the file atomically: a temporary file in the same directory, fsynced,
-// renamed over it, and the directory fsynced so that the rename survives a crash.
+// write hands the sections to the store, which replaces the checkpoint atomically.
 func (w *Writer) write(objects [][]snapshotEntry) (err error) {
 	start := time.Now()
+	store := w.store()
 	defer func() {
 		w.took = time.Since(start)
 		if err != nil {
-			err = &WriteError{Path: w.Path, Err: err}
+			err = &WriteError{Path: store.Name(), Err: err}
 		}
 	}()
-	dir, base := filepath.Split(w.Path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		var pathErr *os.PathError
-		if errors.As(err, &pathErr) {
-			err = pathErr.Err // the temporary file's name would only confuse
-		}
-		return fmt.Errorf("creating a file in %s: %w", dir, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	out := bufio.NewWriterSize(tmp, 256<<10)
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
 	version := Version
 	if len(w.Sections) == 1 && w.Sections[0].Context == "" {
 		version = VersionOneWatch // what a run of one cluster always wrote
 	}
 	now := time.Now().UTC()
+	snap := &Snapshot{Sections: make([]SnapshotSection, len(w.Sections))}
 	for i, sec := range w.Sections {
-		if sec.Kept != nil {
-			err = writeKept(enc, version, sec.Kept)
+		var h header
+		var objs []SnapshotObject
+		if s := sec.Kept; s != nil {
+			h = header{Format: Format, Version: version, Context: s.Context, Written: s.Written, Watch: s.Watch, RedactionKey: s.RedactionKey}
+			objs = make([]SnapshotObject, 0, s.Count())
+			for _, resource := range slices.Sorted(maps.Keys(s.Objects)) {
+				for _, raw := range s.Objects[resource] {
+					objs = append(objs, SnapshotObject{Resource: resource, raw: raw})
+				}
+			}
 		} else {
-			err = writeSection(enc, header{Format: Format, Version: version, Context: sec.Context, Written: now,
-				Watch: sec.Watch, RedactionKey: sec.RedactionKey}, objects[i])
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if err := out.Flush(); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), w.Path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-func writeSection(enc *json.Encoder, h header, objects []snapshotEntry) error {
-	if err := enc.Encode(h); err != nil {
-		return err
-	}
-	for _, o := range objects {
-		raw, err := json.Marshal(o.obj)
-		if err != nil {
-			return fmt.Errorf("encoding an object: %w", err)
-		}
-		if err := enc.Encode(line{Resource: o.resource, Object: raw}); err != nil {
-			return err
-		}
-	}
-	return writeEnd(enc, len(objects))
-}
-
-// writeKept writes a section read from the file back as it was, with its time.
-func writeKept(enc *json.Encoder, version int, s *Saved) error {
-	h := header{Format: Format, Version: version, Context: s.Context, Written: s.Written, Watch: s.Watch, RedactionKey: s.RedactionKey}
-	if err := enc.Encode(h); err != nil {
-		return err
-	}
-	for _, resource := range slices.Sorted(maps.Keys(s.Objects)) {
-		for _, raw := range s.Objects[resource] {
-			if err := enc.Encode(line{Resource: resource, Object: raw}); err != nil {
-				return err
+			h = header{Format: Format, Version: version, Context: sec.Context, Written: now, Watch: sec.Watch, RedactionKey: sec.RedactionKey}
+			objs = make([]SnapshotObject, len(objects[i]))
+			for j, o := range objects[i] {
+				objs[j] = SnapshotObject{Resource: o.resource, Key: o.name, obj: o.obj}
 			}
 		}
+		raw, err := json.Marshal(h)
+		if err != nil {
+			return err
+		}
+		snap.Sections[i] = SnapshotSection{Context: h.Context, Header: raw, Objects: objs}
 	}
-	return writeEnd(enc, s.Count())
-}
-
-func writeEnd(enc *json.Encoder, objects int) error {
-	return enc.Encode(line{End: &struct {
-		Objects int `json:"objects"`
-	}{objects}})
+	return store.Save(snap)
 }

@@ -168,8 +168,9 @@ type Rotate struct {
 type File struct {
 	Defaults Defaults // applied to sinks that leave a field unset; see Resolved
 	Sinks    []Sink   // as written, without Defaults applied
-	// Resume is the checkpoint file of --resume, which the flag overrides; made relative
-	// to the config file's directory by Load.
+	// Resume is the checkpoint of --resume, which the flag overrides: a file, made
+	// relative to the config file's directory by Load, or a store in the cluster
+	// (secret:NAME, package clusterstore), taken as it is.
 	Resume string
 	// MetricsAddr is --metrics-addr's HOST:PORT, which the flag overrides.
 	MetricsAddr string

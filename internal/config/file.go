@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
@@ -38,7 +39,9 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f.Resume = relativeTo(dir, f.Resume)
+	if !clusterstore.IsRef(f.Resume) { // secret:NAME is no path
+		f.Resume = relativeTo(dir, f.Resume)
+	}
 	for i := range f.Sinks {
 		s := &f.Sinks[i]
 		s.Path = relativeTo(dir, s.Path)

@@ -257,6 +257,21 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// A checkpoint kept in the cluster (resume: secret:NAME) is no path: it stays as it is.
+func TestLoadKeepsAClusterCheckpoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("resume: secret:kubeevents/ckpt\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Resume != "secret:kubeevents/ckpt" {
+		t.Errorf("resume %q, want secret:kubeevents/ckpt", got.Resume)
+	}
+}
+
 // Relative paths in a config file are relative to its directory, wherever kubeevents
 // runs; absolute ones and "-" (stdout) stay as they are.
 func TestLoadResolvesRelativePaths(t *testing.T) {

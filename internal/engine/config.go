@@ -9,6 +9,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/plan"
 )
 
@@ -44,8 +45,12 @@ type Config struct {
 	Grace     time.Duration // how long the sinks have to write what they hold at the end
 
 	MetricsAddr string // serve Prometheus metrics on HOST:PORT ("" off)
-	Resume      string // the checkpoint file (--resume)
-	ResumeReset bool   // start afresh, replacing whatever the checkpoint file holds
+	// Resume is where the checkpoint is kept (--resume): a file, or objects in the
+	// cluster (secret:[NAMESPACE/]NAME, configmap:...: package clusterstore).
+	Resume      string
+	ResumeReset bool // start afresh, replacing whatever the checkpoint holds
+	// LeaderElect streams only while this replica holds a Lease (--leader-elect).
+	LeaderElect leader.Flags
 
 	// NoFastPaths decodes, encodes and diffs every object whole; PlainIO dials the
 	// watches' connection as client-go does, PlainStdout writes stdout with the file's

@@ -71,6 +71,9 @@ type runConfig struct {
 // belongs to and what it held at start.
 type Resume struct {
 	Path string
+	// Store keeps the checkpoint (package clusterstore's, in the cluster); nil: the file
+	// at Path.
+	Store checkpoint.Store
 	// Clusters has every watched cluster's part, by its name (Cluster.Name; "" for the
 	// one cluster of a plain watch).
 	Clusters map[string]ClusterResume
@@ -255,7 +258,7 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 	r.clusters = r.clusterRuns()
 	r.allClusters = r.clusters
 	if cfg.Resume != nil {
-		r.checkpoint = &checkpoint.Writer{Path: cfg.Resume.Path, Warn: cfg.Warn}
+		r.checkpoint = &checkpoint.Writer{Store: cfg.Resume.Store, Path: cfg.Resume.Path, Warn: cfg.Warn}
 	}
 	for _, c := range r.clusters {
 		var made func(*event.Event)

@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
 	"github.com/kubeevents/kubeevents/internal/plan"
@@ -44,6 +46,7 @@ type session struct {
 	plan    *plan.Plan
 	stdout  io.Writer // what the sinks that write to stdout write through
 	metrics *metrics.Metrics
+	elector *leader.Elector // nil without --leader-elect
 	headers *headerPrinters
 	files   []*sink.File // every file a sink opened
 }
@@ -75,6 +78,21 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 		return Result{}, err
 	}
 	defer stopMetrics()
+	if w.elector, err = w.newElector(); err != nil {
+		return Result{}, err
+	}
+	// With --leader-elect a standby builds nothing until it leads.
+	var res Result
+	err = leader.Around(ctx, w.elector, func(ctx context.Context) error {
+		var err error
+		res, err = w.stream(ctx)
+		return err
+	})
+	return res, err
+}
+
+// stream opens the sinks, builds the clients, streams and says how it ended.
+func (w *session) stream(ctx context.Context) (Result, error) {
 	listeners, err := w.buildListeners()
 	if err != nil {
 		return Result{}, err
@@ -95,8 +113,41 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 	for _, l := range res.Late {
 		w.warnf("sink %q did not finish writing within --grace %s; dropped the %s it still held", l.Name, w.cfg.Grace, diag.Events(l.Dropped))
 	}
-	w.summary(listeners, res)
+	w.summary(rc.Listeners, res)
 	return res, err
+}
+
+// newElector makes the --leader-elect Elector (nil without it), told to the metrics.
+func (w *session) newElector() (*leader.Elector, error) {
+	if !w.cfg.LeaderElect.Enabled {
+		return nil, nil
+	}
+	if w.plan.Several {
+		return nil, diag.Usagef("--leader-elect takes one cluster, the one whose Lease it holds; drop --context's list or --all-contexts")
+	}
+	client, err := kubernetes.NewForConfig(afterStopConfig(w.plan.Clusters[0].Config))
+	if err != nil {
+		return nil, err
+	}
+	cfg := w.cfg.LeaderElect.Config(leader.DefaultNamespace(w.sys.Kubeconfig.Default.ToRawKubeConfigLoader().RawConfig))
+	e, err := leader.New(client, cfg, w.warnf)
+	if err != nil {
+		return nil, diag.Usage(err)
+	}
+	if w.metrics != nil {
+		w.metrics.SetElection(e)
+	}
+	return e, nil
+}
+
+// afterStopConfig is config for the requests that must still be made once Ctrl-C or
+// SIGTERM came: the last checkpoint write and the lease's release, after the sinks are
+// drained. Without the command's interruption of every request (its requests carry their
+// own contexts and time limits).
+func afterStopConfig(config *rest.Config) *rest.Config {
+	c := rest.CopyConfig(config)
+	c.WrapTransport = nil
+	return c
 }
 
 // startedErr reports whether err ends a run that streamed (its files are kept).
@@ -331,7 +382,7 @@ func (w *session) runConfig(ctx context.Context, listeners []*listener.Listener)
 		}
 	}
 	var err error
-	rc.Resume, err = w.resume()
+	rc.Resume, err = w.resume(ctx)
 	return rc, err
 }
 
@@ -400,6 +451,9 @@ func (w *session) started(listeners []*listener.Listener) func() {
 
 // synced is called once every informer has its initial list.
 func (w *session) synced() (undo func()) {
+	if w.metrics != nil {
+		w.metrics.Synced(true) // ready (/readyz)
+	}
 	if flag := w.initialListHidden(); flag != "" {
 		// "watching" is said before the initial list; without this a script that waits
 		// for it and then makes a change cannot know whether the change falls in the

@@ -1,5 +1,6 @@
 // Package metrics serves a watch's Prometheus metrics (--metrics-addr): events made,
-// what became of them in each sink, watch outages, and how late events reach the sinks.
+// what became of them in each sink, watch outages, and how late events reach the sinks;
+// and, on the same address, /healthz and /readyz for a pod's probes (health.go).
 //
 // The sinks' counts are not kept twice: a collector reads each listener's Stats when
 // scraped, so the metrics and the exit summary say the same. Everything is registered
@@ -31,6 +32,8 @@ type Metrics struct {
 	reconnect *prometheus.HistogramVec
 	lag       *prometheus.HistogramVec
 	sinks     *sinkCollector
+	cluster   string
+	health    health
 }
 
 // New makes the metrics of a watch of cluster (its API server's address, a label on
@@ -60,7 +63,8 @@ func New(cluster string) *Metrics {
 			Help:    "Time from an event being made to its sink delivering it (a file written, a command exited 0, a request answered 2xx), by sink.",
 			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 2, 5, 10, 30, 60, 300},
 		}, []string{"sink"}),
-		sinks: &sinkCollector{},
+		sinks:   &sinkCollector{},
+		cluster: cluster,
 	}
 	reg := prometheus.WrapRegistererWith(prometheus.Labels{"cluster": cluster}, m.registry)
 	reg.MustRegister(m.events, m.outages, m.relists, m.reconnect, m.lag, m.sinks)
@@ -116,7 +120,8 @@ type Server struct {
 	done chan struct{}
 }
 
-// Serve listens on addr (HOST:PORT) and serves the metrics on /metrics until Close.
+// Serve listens on addr (HOST:PORT) and serves the metrics on /metrics, and /healthz
+// and /readyz (what a pod's probes ask), until Close.
 // An address that cannot be listened on is an error now, before the watch starts.
 func (m *Metrics) Serve(addr string) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
@@ -125,6 +130,8 @@ func (m *Metrics) Serve(addr string) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
+	mux.HandleFunc("/healthz", m.serveHealthz)
+	mux.HandleFunc("/readyz", m.serveReadyz)
 	s := &Server{ln: ln, done: make(chan struct{}),
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	go func() {

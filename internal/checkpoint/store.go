@@ -1,0 +1,183 @@
+package checkpoint
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Store is where a checkpoint is kept between runs: a file (FileStore, --resume FILE) or
+// objects in the cluster (package clusterstore, --resume secret:NAME), which any replica
+// of a highly available kubeevents can read. What a checkpoint holds, and how a run
+// decides that one is its own (Watch, File.For), does not depend on the store.
+type Store interface {
+	// Name names the checkpoint in messages (--resume NAME: ...) and in File.Path and
+	// Saved.Path: the file's path, or the store's reference (secret:NAMESPACE/NAME).
+	Name() string
+	// Load reads the checkpoint: (nil, nil) if there is none yet; a *CorruptError if
+	// what is there is not a whole checkpoint. It never changes what it reads.
+	Load(ctx context.Context) (*File, error)
+	// Save replaces the checkpoint with snap, atomically: a Load, in this process or in
+	// another, reads the checkpoint before or the one after, whole, never a mix, even
+	// if the process dies during Save. Save is called from one goroutine at a time (a
+	// Writer's), at most about once a second; it bounds its own time.
+	Save(snap *Snapshot) error
+}
+
+// Snapshot is what one write of the checkpoint holds: its sections in order, each as
+// the file's format has it (a header line, a line per object, an end line).
+type Snapshot struct {
+	Sections []SnapshotSection
+}
+
+// SnapshotSection is one cluster's section of a Snapshot.
+type SnapshotSection struct {
+	Context string // the header's context: "" in a run of one cluster
+	// Header is the section's header line (JSON, without the newline), as the file
+	// holds it: a Store keeps it as it is, and hands it back to Read.
+	Header  []byte
+	Objects []SnapshotObject
+}
+
+// SnapshotObject is one object of a section.
+type SnapshotObject struct {
+	Resource string // ResourceName: pods.v1
+	// Key is the object's namespace/name, unique within Resource and stable across
+	// writes (a store may shard by it); "" for the objects of a section kept as it was
+	// read (a cluster not watched this time), which never change.
+	Key string
+	obj runtime.Object
+	raw []byte // a kept section's object, as read
+}
+
+// Version is the object's resourceVersion: with its Resource and Key, what says that
+// its line is the one of an earlier write (a store may skip encoding it). "" for a kept
+// section's objects.
+func (o *SnapshotObject) Version() string {
+	if o.obj == nil {
+		return ""
+	}
+	return resourceVersion(o.obj)
+}
+
+// AppendLine appends the object's line in the file's format ({"resource":...,"object":
+// {...}} and a newline) to dst. The object is encoded now: a snapshot holds pointers to
+// the objects the sinks were given, not their JSON.
+func (o *SnapshotObject) AppendLine(dst []byte) ([]byte, error) {
+	raw := o.raw
+	if raw == nil {
+		var err error
+		if raw, err = json.Marshal(o.obj); err != nil {
+			return dst, fmt.Errorf("encoding an object: %w", err)
+		}
+	}
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(line{Resource: o.Resource, Object: raw}); err != nil {
+		return dst, err
+	}
+	return buf.Bytes(), nil
+}
+
+// EndLine is a section's last line (with its newline): the count of its objects,
+// without which the section reads as truncated.
+func EndLine(objects int) []byte {
+	raw, _ := json.Marshal(line{End: &struct {
+		Objects int `json:"objects"`
+	}{objects}})
+	return append(raw, '\n')
+}
+
+// FileStore keeps the checkpoint in a file: JSON Lines, replaced atomically (a temporary
+// file in the same directory, fsynced, renamed over the old one, the directory
+// fsynced), mode 0600.
+type FileStore struct {
+	Path string
+}
+
+// Name is the file's path.
+func (s FileStore) Name() string { return s.Path }
+
+// Load reads the file; one that does not exist is no checkpoint.
+func (s FileStore) Load(context.Context) (*File, error) { return Load(s.Path) }
+
+// Save replaces the file atomically: a temporary file in the same directory, fsynced,
+// renamed over it, and the directory fsynced so that the rename survives a crash.
+func (s FileStore) Save(snap *Snapshot) (err error) {
+	dir, base := filepath.Split(s.Path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		var pathErr *os.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err // the temporary file's name would only confuse
+		}
+		return fmt.Errorf("creating a file in %s: %w", dir, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return err
+	}
+	out := bufio.NewWriterSize(tmp, 256<<10)
+	if err := WriteSnapshot(out, snap); err != nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), s.Path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// WriteSnapshot writes snap in the file's format, which Read reads back.
+func WriteSnapshot(w io.Writer, snap *Snapshot) error {
+	var buf []byte
+	for _, sec := range snap.Sections {
+		buf = append(append(buf[:0], sec.Header...), '\n')
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		for i := range sec.Objects {
+			var err error
+			if buf, err = sec.Objects[i].AppendLine(buf[:0]); err != nil {
+				return err
+			}
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(EndLine(len(sec.Objects))); err != nil {
+			return err
+		}
+	}
+	return nil
+}

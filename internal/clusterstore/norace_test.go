@@ -1,0 +1,5 @@
+//go:build !race
+
+package clusterstore
+
+const raceEnabled = false
