@@ -313,7 +313,7 @@ func checkBuffer(n int) error {
 }
 
 // EventTypeNames are the event types a sink's event-types may keep.
-var EventTypeNames = []string{"ADDED", "MODIFIED", "DELETED"}
+var EventTypeNames = []string{"ADDED", "MODIFIED", "DELETED", "SYNC"}
 
 // parseEventTypes reads ADDED|DELETED (or ADDED,DELETED in the config file): --sink
 // options are separated by commas, so "|" separates the types there.
@@ -322,14 +322,14 @@ func parseEventTypes(s string) ([]string, error) {
 	for _, t := range strings.FieldsFunc(s, func(r rune) bool { return r == '|' || r == ',' || r == ' ' }) {
 		t = strings.ToUpper(t)
 		if !slices.Contains(EventTypeNames, t) {
-			return nil, fmt.Errorf("%q is not an event type; use ADDED, MODIFIED or DELETED, separated by |", t)
+			return nil, fmt.Errorf("%q is not an event type; use ADDED, MODIFIED, DELETED or SYNC, separated by |", t)
 		}
 		if !slices.Contains(types, t) {
 			types = append(types, t)
 		}
 	}
 	if len(types) == 0 {
-		return nil, errors.New("no event type given; use ADDED, MODIFIED or DELETED, separated by |")
+		return nil, errors.New("no event type given; use ADDED, MODIFIED, DELETED or SYNC, separated by |")
 	}
 	return types, nil
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // eventTypes passes on only the events of some types (a sink's event-types); the
-// others are ErrFiltered, so that the sink's summary counts them as filtered. SYNC
-// re-deliveries pass: they are the sink's own resync.
+// others are ErrFiltered, so that the sink's summary counts them as filtered. SYNC (a
+// resync's re-delivery) is a type like the others: left out unless listed.
 type eventTypes struct {
 	listener.Sink
 	types []event.EventType
@@ -49,7 +49,7 @@ func (f *holdingEventTypes) Abort() {
 }
 
 func (f *eventTypes) Write(ev *event.Event) error {
-	if ev.Type != event.Sync && !slices.Contains(f.types, ev.Type) {
+	if !slices.Contains(f.types, ev.Type) {
 		return listener.ErrFiltered
 	}
 	return f.Sink.Write(ev)
