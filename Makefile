@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X github.com/kubeevents/kubeevents/cmd.version=$(VERSION) \
 	-X github.com/kubeevents/kubeevents/cmd.commit=$(shell git rev-parse --short HEAD 2>/dev/null) \
 	-X github.com/kubeevents/kubeevents/cmd.date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build demo demo-rollout lint test test-unit test-e2e test-bench test-faults soak fuzz cluster-up cluster-down bench bench-mem completions release-check clean
+.PHONY: docs build demo demo-rollout lint test test-unit test-e2e test-bench test-faults soak fuzz cluster-up cluster-down bench bench-mem completions release-check clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -136,6 +136,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./internal/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnorePath$$' -fuzztime $(FUZZTIME) ./internal/render/
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME) ./internal/wire/
+
+# Regenerates the docs the code describes: docs/sinks.md's tables and docs/flags.md (unit
+# tests fail when they are stale).
+docs:
+	$(GO) generate ./internal/config
+	$(GO) run ./hack/gendocs flags docs/flags.md
 
 # Regenerates the shell completion scripts in completions/ (a unit test fails when they
 # are stale).

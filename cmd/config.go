@@ -17,7 +17,7 @@ func NewConfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	c.AddCommand(&cobra.Command{
 		Use:   "validate [FILE]",
 		Short: "Check a config file without connecting to a cluster",
-		Long:  "Checks a config file (default " + displayPath(config.DefaultPath()) + "): keys, types, durations, URLs, sink names, jq expressions, and that exec commands can be run and http header and TLS files read.",
+		Long:  "Checks a config file (default $XDG_CONFIG_HOME/kubeevents/config.yaml, or ~/.config/kubeevents/config.yaml): keys, types, durations, URLs, sink names, jq expressions, and that exec commands can be run and http header and TLS files read.",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			path := config.DefaultPath()

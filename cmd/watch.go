@@ -91,7 +91,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.StringVarP(&f.labelSelector, "selector", "l", "", "label selector, e.g. -l app=web,tier!=db")
 	fs.StringVar(&f.fieldSelector, "field-selector", "", "field selector, e.g. --field-selector status.phase=Pending")
 	fs.StringArrayVar(&f.sinks, "sink", nil, config.SinkSyntaxHelp)
-	fs.StringVar(&f.configFile, "config", "", "config file with sinks and defaults (default "+displayPath(config.DefaultPath())+" if it exists)")
+	fs.StringVar(&f.configFile, "config", "", "config file with sinks and defaults (default $XDG_CONFIG_HOME/kubeevents/config.yaml, or ~/.config/kubeevents/config.yaml, if it exists)")
 	fs.StringVar(&f.jq, "jq", "", "jq expression applied to each event of the standard output stream (envelope: type, time, seq, resource, object, old, diff)")
 	fs.BoolVarP(&f.rawOutput, "raw-output", "r", false, "with --jq: print strings raw, not as JSON")
 	fs.BoolVar(&f.noScreen, "no-screen", false, "write no events to stdout, only to the --sink and config file sinks (an archiving run)")
@@ -238,11 +238,4 @@ func loadConfigFile(path string) (*config.File, error) {
 
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-func displayPath(p string) string {
-	if home, err := os.UserHomeDir(); err == nil && home != "" && strings.HasPrefix(p, home+"/") {
-		return "~/" + strings.TrimPrefix(p, home+"/")
-	}
-	return p
 }

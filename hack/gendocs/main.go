@@ -1,20 +1,29 @@
 // Command gendocs writes the parts of the docs that the code describes: the sink kinds
-// and settings tables of docs/sinks.md, from internal/config's settings table. Run it
-// as go generate ./internal/config (or go run ./hack/gendocs docs/sinks.md from the
-// repository's root); internal/config's TestDocsMatchTheSettingsTable fails when the
-// file is not what it would write.
+// and settings tables of docs/sinks.md, from internal/config's settings table, and
+// docs/flags.md, from the commands' flags. Run it as make docs (or go generate
+// ./internal/config for docs/sinks.md alone); internal/config's
+// TestDocsMatchTheSettingsTable and cmd's TestFlagsDocIsCurrent fail when a file is not
+// what it would write.
 package main
 
 import (
 	"fmt"
 	"os"
 
+	"github.com/kubeevents/kubeevents/cmd"
 	"github.com/kubeevents/kubeevents/internal/config"
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "flags" {
+		if err := os.WriteFile(os.Args[2], []byte(cmd.FlagsMarkdown()), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "gendocs: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: gendocs PATH/TO/docs/sinks.md")
+		fmt.Fprintln(os.Stderr, "usage: gendocs PATH/TO/docs/sinks.md | gendocs flags PATH/TO/docs/flags.md")
 		os.Exit(2)
 	}
 	path := os.Args[1]
