@@ -88,7 +88,7 @@ test-faults:
 	$(FAULTS_CLUSTER) hack/cluster.sh down; \
 	exit $$status
 
-# The soak test (issue #14, test/e2e/soak_test.go): kubeevents against a LIVING cluster of
+# The soak test (test/e2e/soak_test.go): kubeevents against a LIVING cluster of
 # its own for SOAK_DURATION (default 30m) of steady churn with a random fault every 1-3
 # minutes (kube-apiserver killed, etcd compacted, a silent partition, kubeevents killed
 # and resumed); it prints its figures. Not part of make test; CI runs it for 5 minutes.
@@ -108,7 +108,7 @@ soak:
 	$(SOAK_CLUSTER) hack/cluster.sh down; \
 	exit $$status
 
-# Benchmarks of issues 6 and 15 (bench/README.md): ratios of clients measured side by side
+# Benchmarks (bench/README.md): ratios of clients measured side by side
 # on the local cluster. make bench [MODE=all|labels,status,mixed,rollout] [N=1000] [M=10]
 # [D=100] [R=10] [ROLLOUTS=2] [RUNS=1] [CR=1]: kubeevents vs kubectl vs the decode floors
 # on each churn mode, results in bench/results.json. make bench-mem [N=10000]: RSS and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks of issue 6: kubeevents against kubectl and against the decode floor, on the
+# Benchmarks: kubeevents against kubectl and against the decode floor, on the
 # real local cluster. Every target is a RATIO of clients measured side by side in the same
 # run: the machine is shared, absolute times drift. See bench/README.md.
 set -euo pipefail
@@ -37,7 +37,7 @@ environment:
   VARIANTS                  e2e: speed pieces measured A/B, one more kubeevents -o json client each
                             with the piece switched off (all, alloff, or names: fastpaths, decoders,
                             reads, stdout, oneproc, pages, relist, bookmark, probe; NAME=VAR for another switch)
-  HEAVY_JQ=1                e2e: a file sink alone and beside a CPU-heavy jq sink (issue 33 part 2)
+  HEAVY_JQ=1                e2e: a file sink alone and beside a CPU-heavy jq sink
   SETTLE                    mem: wait before reading RSS (default 15s)
   KUBEEVENTS_BIN            kubeevents binary to measure (default: build bin/kubeevents)
 USAGE

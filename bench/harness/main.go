@@ -181,7 +181,7 @@ func ratio(a, b float64) float64 {
 	return round(a/b, 3)
 }
 
-// target is one goal of issue 6, reported (never tuned for).
+// target is one goal of the benchmark, reported (never tuned for).
 type target struct {
 	Name  string  `json:"name"`
 	Value float64 `json:"value"`

@@ -48,7 +48,7 @@ type procSpec struct {
 // kernel (6.18, ext4 with large folios) a binary the compiler just wrote sits in the page
 // cache in large folios, and each fault maps a whole folio, so kubeevents, built seconds
 // before the run, had 59 MB of its file resident against 41 MB once read from disk, while
-// kubectl, written hours before, had 36 MB (2026-11-23, bench/README.md).
+// kubectl, written hours before, had 36 MB (bench/journal.md).
 func evictFromPageCache(path string) error {
 	f, err := os.Open(path)
 	if err != nil {

@@ -132,7 +132,7 @@ func variantFigures(p *phaseResult, variants []variant, f map[string]float64) {
 	}
 }
 
-// The heavy jq sink (-heavy-jq, issue 33 part 2): a file sink alone, and the same file
+// The heavy jq sink (-heavy-jq): a file sink alone, and the same file
 // sink beside a jq sink whose expression costs about 1 ms an event, in the same run; the
 // second also with one processor turned off. What is compared is the file sink's p99 lag
 // and the time its last event was printed.

@@ -134,7 +134,7 @@ type stuckSink struct{ release chan struct{} }
 func (s *stuckSink) Write(*event.Event) error { <-s.release; return nil }
 func (s *stuckSink) Close() error             { return nil }
 
-// BenchmarkStalledSink is what a stalled sink costs the others (issue 6: at most 10% of
+// BenchmarkStalledSink is what a stalled sink costs the others (at most 10% of
 // their throughput). In the same run, b.N events go through a working sink alone, then
 // through the same working sink beside a sink stuck in Write, fed as the informer feeds
 // them (Add on each listener in turn); throughput-ratio is working-sink throughput with

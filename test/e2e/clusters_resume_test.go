@@ -1,6 +1,6 @@
 package e2e
 
-// --resume with several clusters (issue #17): one checkpoint section per cluster in the
+// --resume with several clusters: one checkpoint section per cluster in the
 // same file, against the two REAL local clusters of clusters_test.go.
 
 import (

@@ -1,6 +1,6 @@
 package e2e
 
-// Several clusters in one stream (issue #17): kubeevents watch --context one,two against
+// Several clusters in one stream: kubeevents watch --context one,two against
 // two REAL local clusters at once, the test cluster and a second one that make test-e2e
 // brings up beside it (hack/clusters.sh; KUBEEVENTS_SECOND_CLUSTER_DIR names its state
 // directory, whose kubeconfig and recorded ports these tests use).

@@ -1,6 +1,6 @@
 package e2e
 
-// Highly available kubeevents (issue 39): two real kubeevents processes run as the
+// Highly available kubeevents: two real kubeevents processes run as the
 // chart's pods would (the chart's rendered RBAC applied, each with the chart's
 // ServiceAccount's token, --leader-elect, the same flags, an http sink to a receiver the
 // test runs, the checkpoint in a Secret), against the living cluster. Short lease

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Lifecycle changes while watching (issue #14): each is said once on stderr, in words a
+// Lifecycle changes while watching: each is said once on stderr, in words a
 // user understands, and the stream goes on once what was gone is back.
 
 // The watched CustomResourceDefinition is deleted, then created again: its objects are

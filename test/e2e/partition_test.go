@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// TestFaultSilentPartition (issue #14): kubeevents reaches kube-apiserver through a TCP
+// TestFaultSilentPartition: kubeevents reaches kube-apiserver through a TCP
 // proxy that the test makes stop carrying bytes, without closing anything: what a network
 // path that silently drops packets looks like to both ends (a half-open connection).
 //

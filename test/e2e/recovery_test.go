@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// TestFaultCatchUpAfterOutage (issue #14): kube-apiserver is killed and started again,
+// TestFaultCatchUpAfterOutage: kube-apiserver is killed and started again,
 // eight times in a row, for outages of 2 s to 2 minutes; each time, as soon as its
 // /readyz answers, one ConfigMap is changed, and the change must reach kubeevents' stdout
 // within a second rather than after client-go's backoff (up to 30 s). Timed tests are

@@ -298,7 +298,7 @@ func TestHTTPSinkBlockLosesNothingAcrossAnOutage(t *testing.T) {
 	}
 }
 
-// TestFaultHTTPSinkBlockLosesNothingAcrossATwoMinuteOutage (issue 34, 6): under
+// TestFaultHTTPSinkBlockLosesNothingAcrossATwoMinuteOutage: under
 // on-full=block, with the default retries, an http sink whose receiver is down for two
 // minutes, far longer than any count of retries, holds its events, counts none as
 // failed, and delivers each once when the receiver is back. It takes about three

@@ -21,7 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// TestSoak (issue #14, make soak) runs kubeevents for KUBEEVENTS_SOAK_DURATION against a
+// TestSoak (make soak) runs kubeevents for KUBEEVENTS_SOAK_DURATION against a
 // living cluster of its own while it changes steadily (ConfigMaps patched, created and
 // deleted; a Deployment rolled out again and again by the controllers, its pods run by
 // kwok), with a fault every 1 to 3 minutes, chosen at random: kube-apiserver killed and

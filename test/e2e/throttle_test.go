@@ -27,7 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// TestFaultThrottledByPriorityAndFairness (issue #14): API Priority and Fairness turns
+// TestFaultThrottledByPriorityAndFairness: API Priority and Fairness turns
 // kubeevents' requests away with 429 while it is watching. kubeevents says so once, in
 // words a user understands, keeps waiting (as Retry-After asks), and when the server
 // serves it again, prints what changed meanwhile.
