@@ -1,0 +1,213 @@
+package diff
+
+import (
+	"reflect"
+	"unsafe"
+
+	"github.com/kubeevents/kubeevents/internal/compiled"
+)
+
+// equalFunc reports whether the values of one type at a and b are deeply equal.
+type equalFunc func(a, b unsafe.Pointer) bool
+
+// equalFuncs are equalOf's comparisons, compiled once per type.
+var equalFuncs = compiled.NewCache(compileEqual, func(slot *equalFunc) equalFunc {
+	return func(a, b unsafe.Pointer) bool { return (*slot)(a, b) }
+})
+
+// equalOf returns a comparison for values of type t with reflect.DeepEqual's meaning
+// (all fields, unexported ones too; nil and empty slices or maps differ; NaN differs
+// from itself), compiled once per type from its layout.
+//
+// Why not reflect.DeepEqual: a MODIFIED pod compares its previous and new spec and
+// status, which are equal in most updates, so the whole of both is walked for every
+// event. DeepEqual goes through reflect.Value for every field and records every pointer,
+// slice and map it passes in a map, to detect cycles; that was half of the diff's cost.
+// Objects decoded from the API server are trees, so there is no cycle to detect, and the
+// layout of each type is known in advance.
+func equalOf(t reflect.Type) equalFunc { return equalFuncs.Of(t) }
+
+// equalCompilation is the build of one type's comparison and of those it needs.
+type equalCompilation = compiled.Compilation[reflect.Type, equalFunc]
+
+func compileEqual(c *equalCompilation, t reflect.Type) equalFunc {
+	switch t.Kind() {
+	case reflect.Bool:
+		return func(a, b unsafe.Pointer) bool { return *(*bool)(a) == *(*bool)(b) }
+	case reflect.Int, reflect.Uint, reflect.Uintptr:
+		return func(a, b unsafe.Pointer) bool { return *(*uint)(a) == *(*uint)(b) }
+	case reflect.Int8, reflect.Uint8:
+		return func(a, b unsafe.Pointer) bool { return *(*uint8)(a) == *(*uint8)(b) }
+	case reflect.Int16, reflect.Uint16:
+		return func(a, b unsafe.Pointer) bool { return *(*uint16)(a) == *(*uint16)(b) }
+	case reflect.Int32, reflect.Uint32:
+		return func(a, b unsafe.Pointer) bool { return *(*uint32)(a) == *(*uint32)(b) }
+	case reflect.Int64, reflect.Uint64:
+		return func(a, b unsafe.Pointer) bool { return *(*uint64)(a) == *(*uint64)(b) }
+	case reflect.Float32:
+		return func(a, b unsafe.Pointer) bool { return *(*float32)(a) == *(*float32)(b) }
+	case reflect.Float64:
+		return func(a, b unsafe.Pointer) bool { return *(*float64)(a) == *(*float64)(b) }
+	case reflect.String:
+		return func(a, b unsafe.Pointer) bool { return *(*string)(a) == *(*string)(b) }
+	case reflect.Pointer:
+		elem := c.Compile(t.Elem())
+		return func(a, b unsafe.Pointer) bool {
+			pa, pb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
+			if pa == nil || pb == nil || pa == pb {
+				return pa == pb
+			}
+			return elem(pa, pb)
+		}
+	case reflect.Struct:
+		type field struct {
+			offset uintptr
+			equal  equalFunc
+		}
+		fields := make([]field, 0, t.NumField())
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Type.Size() == 0 {
+				continue
+			}
+			fields = append(fields, field{f.Offset, c.Compile(f.Type)})
+		}
+		return func(a, b unsafe.Pointer) bool {
+			for _, f := range fields {
+				if !f.equal(unsafe.Add(a, f.offset), unsafe.Add(b, f.offset)) {
+					return false
+				}
+			}
+			return true
+		}
+	case reflect.Array:
+		elem, size, n := c.Compile(t.Elem()), t.Elem().Size(), uintptr(t.Len())
+		return func(a, b unsafe.Pointer) bool {
+			for i := range n {
+				if !elem(unsafe.Add(a, i*size), unsafe.Add(b, i*size)) {
+					return false
+				}
+			}
+			return true
+		}
+	case reflect.Slice:
+		elem, size := c.Compile(t.Elem()), t.Elem().Size()
+		return func(a, b unsafe.Pointer) bool {
+			sa, sb := (*compiled.SliceHeader)(a), (*compiled.SliceHeader)(b)
+			if (sa.Data == nil) != (sb.Data == nil) || sa.Len != sb.Len {
+				return false
+			}
+			if sa.Data == sb.Data {
+				return true
+			}
+			for i := range uintptr(sa.Len) {
+				if !elem(unsafe.Add(sa.Data, i*size), unsafe.Add(sb.Data, i*size)) {
+					return false
+				}
+			}
+			return true
+		}
+	case reflect.Map:
+		if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String {
+			// Labels, annotations, selectors: the common maps. Named string types have the
+			// layout of string.
+			return func(a, b unsafe.Pointer) bool {
+				if *(*unsafe.Pointer)(a) == *(*unsafe.Pointer)(b) {
+					return true // the same map (or both nil): a part the decoder reused
+				}
+				ma, mb := *(*map[string]string)(a), *(*map[string]string)(b)
+				if (ma == nil) != (mb == nil) || len(ma) != len(mb) {
+					return false
+				}
+				for k, va := range ma {
+					if vb, ok := mb[k]; !ok || va != vb {
+						return false
+					}
+				}
+				return true
+			}
+		}
+		if t.Key().Comparable() {
+			// Resource lists (map[ResourceName]Quantity) and the like: look each key up
+			// and compare the values in place of their copies.
+			elem := c.Compile(t.Elem())
+			return func(a, b unsafe.Pointer) bool {
+				ma, mb := reflect.NewAt(t, a).Elem(), reflect.NewAt(t, b).Elem()
+				if ma.IsNil() != mb.IsNil() || ma.Len() != mb.Len() {
+					return false
+				}
+				if ma.Len() == 0 || ma.UnsafePointer() == mb.UnsafePointer() {
+					return true
+				}
+				va, vb := reflect.New(t.Elem()).Elem(), reflect.New(t.Elem()).Elem()
+				for it := ma.MapRange(); it.Next(); {
+					other := mb.MapIndex(it.Key())
+					if !other.IsValid() {
+						return false
+					}
+					va.SetIterValue(it)
+					vb.Set(other)
+					if !elem(va.Addr().UnsafePointer(), vb.Addr().UnsafePointer()) {
+						return false
+					}
+				}
+				return true
+			}
+		}
+		return deepEqualAt(t)
+	}
+	// Interfaces, funcs, channels: rare in API types; DeepEqual knows their rules.
+	return deepEqualAt(t)
+}
+
+// deepEqualAt compares two values of type t in place with reflect.DeepEqual.
+func deepEqualAt(t reflect.Type) equalFunc {
+	return func(a, b unsafe.Pointer) bool {
+		return reflect.DeepEqual(reflect.NewAt(t, a).Interface(), reflect.NewAt(t, b).Interface())
+	}
+}
+
+// genericEqual is reflect.DeepEqual for the values of unstructured objects (maps, lists,
+// strings, numbers, booleans), without reflection for them.
+func genericEqual(a, b any) bool {
+	switch a := a.(type) {
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || (a == nil) != (b == nil) || len(a) != len(b) {
+			return false
+		}
+		for k, va := range a {
+			vb, ok := b[k]
+			if !ok || !genericEqual(va, vb) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := b.([]any)
+		if !ok || (a == nil) != (b == nil) || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !genericEqual(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		b, ok := b.(string)
+		return ok && a == b
+	case int64:
+		b, ok := b.(int64)
+		return ok && a == b
+	case bool:
+		b, ok := b.(bool)
+		return ok && a == b
+	case float64:
+		b, ok := b.(float64)
+		return ok && a == b
+	case nil:
+		return b == nil
+	}
+	return reflect.DeepEqual(a, b)
+}
