@@ -41,13 +41,10 @@ func appendChangesJSON(dst []byte, changes []Change) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, `{"op":`...)
-		dst = wire.AppendJSONString(dst, change.Op)
-		dst = append(dst, `,"path":`...)
-		dst = wire.AppendJSONString(dst, change.Path)
+		dst = wire.AppendJSONField(dst, `{"op":`, change.Op)
+		dst = wire.AppendJSONField(dst, `,"path":`, change.Path)
 		if change.Op == OpMove {
-			dst = append(dst, `,"from":`...)
-			dst = wire.AppendJSONString(dst, change.From)
+			dst = wire.AppendJSONField(dst, `,"from":`, change.From)
 		}
 		var err error
 		if change.Op == OpAdd || change.Op == OpReplace {

@@ -44,8 +44,7 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 	if changes, err = d.ChangesJSON(ev); err != nil {
 		return dst, err
 	}
-	dst = append(dst, `{"type":`...)
-	dst = wire.AppendJSONString(dst, string(ev.Type))
+	dst = wire.AppendJSONField(dst, `{"type":`, string(ev.Type))
 	dst = append(dst, `,"time":"`...)
 	dst = ev.Time.UTC().AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, '"')
@@ -54,15 +53,11 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 		dst = strconv.AppendUint(dst, ev.Seq, 10)
 	}
 	if ev.Cluster != "" {
-		dst = append(dst, `,"cluster":`...)
-		dst = wire.AppendJSONString(dst, ev.Cluster)
+		dst = wire.AppendJSONField(dst, `,"cluster":`, ev.Cluster)
 	}
-	dst = append(dst, `,"resource":{"group":`...)
-	dst = wire.AppendJSONString(dst, ev.Resource.Group)
-	dst = append(dst, `,"version":`...)
-	dst = wire.AppendJSONString(dst, ev.Resource.Version)
-	dst = append(dst, `,"resource":`...)
-	dst = wire.AppendJSONString(dst, ev.Resource.Resource)
+	dst = wire.AppendJSONField(dst, `,"resource":{"group":`, ev.Resource.Group)
+	dst = wire.AppendJSONField(dst, `,"version":`, ev.Resource.Version)
+	dst = wire.AppendJSONField(dst, `,"resource":`, ev.Resource.Resource)
 	dst = append(dst, '}')
 	dst = appendOwnersJSON(dst, ev)
 	dst = append(dst, `,"object":`...)
@@ -79,8 +74,7 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 		dst = append(dst, `,"finalStateUnknown":true`...)
 	}
 	if ev.Reason != "" {
-		dst = append(dst, `,"reason":`...)
-		dst = wire.AppendJSONString(dst, ev.Reason)
+		dst = wire.AppendJSONField(dst, `,"reason":`, ev.Reason)
 	}
 	return append(dst, '}'), nil
 }

@@ -22,19 +22,15 @@ func appendOwnersJSON(dst []byte, ev *event.Event) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, `{"kind":`...)
-			dst = wire.AppendJSONString(dst, o.Kind)
-			dst = append(dst, `,"name":`...)
-			dst = wire.AppendJSONString(dst, o.Name)
+			dst = wire.AppendJSONField(dst, `{"kind":`, o.Kind)
+			dst = wire.AppendJSONField(dst, `,"name":`, o.Name)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
 	}
 	if ev.Rollout != nil {
-		dst = append(dst, `,"rollout":{"state":`...)
-		dst = wire.AppendJSONString(dst, string(ev.Rollout.State))
-		dst = append(dst, `,"message":`...)
-		dst = wire.AppendJSONString(dst, ev.Rollout.Message)
+		dst = wire.AppendJSONField(dst, `,"rollout":{"state":`, string(ev.Rollout.State))
+		dst = wire.AppendJSONField(dst, `,"message":`, ev.Rollout.Message)
 		dst = append(dst, '}')
 	}
 	return dst
