@@ -62,13 +62,7 @@ func newClusterColumn(names []string, enabled bool) *clusterColumn {
 		c.width = max(c.width, width)
 		attr := clusterColour(name, taken)
 		taken[attr] = true
-		style := color.New(attr)
-		if enabled {
-			style.EnableColor()
-		} else {
-			style.DisableColor()
-		}
-		c.labels[name] = clusterLabel{styled: style.Sprint(label), width: width}
+		c.labels[name] = clusterLabel{styled: paint(enabled, label, attr), width: width}
 	}
 	return c
 }

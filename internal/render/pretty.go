@@ -51,29 +51,35 @@ const (
 )
 
 // newTypeLabels builds the label of every known type, coloured if enabled, unpadded: the
-// column's width changes as wider labels are seen (see appendType). The colours are
-// switched on each color.Color instance so the package-global NoColor, which reflects
-// stdout only, never decides for a stream it does not describe.
+// column's width changes as wider labels are seen (see appendType).
 func newTypeLabels(enabled bool) map[string]string {
-	styles := map[string]*color.Color{
-		string(event.Added):    color.New(color.FgGreen),
-		string(event.Modified): color.New(color.FgYellow),
-		string(event.Deleted):  color.New(color.FgRed),
-		string(event.Sync):     color.New(color.Faint),
-		terminating:            color.New(color.FgRed),
-		relatedEvent:           color.New(color.FgCyan),
-		relatedWarning:         color.New(color.FgRed, color.Bold),
+	styles := map[string][]color.Attribute{
+		string(event.Added):    {color.FgGreen},
+		string(event.Modified): {color.FgYellow},
+		string(event.Deleted):  {color.FgRed},
+		string(event.Sync):     {color.Faint},
+		terminating:            {color.FgRed},
+		relatedEvent:           {color.FgCyan},
+		relatedWarning:         {color.FgRed, color.Bold},
 	}
 	labels := make(map[string]string, len(styles))
 	for label, style := range styles {
-		if enabled {
-			style.EnableColor()
-		} else {
-			style.DisableColor()
-		}
-		labels[label] = style.Sprint(label)
+		labels[label] = paint(enabled, label, style...)
 	}
 	return labels
+}
+
+// paint is text in the style of attributes if enabled, else text as it is. Colours are
+// switched on each color.Color instance so the package-global NoColor, which reflects
+// stdout only, never decides for a stream it does not describe.
+func paint(enabled bool, text string, attributes ...color.Attribute) string {
+	style := color.New(attributes...)
+	if enabled {
+		style.EnableColor()
+	} else {
+		style.DisableColor()
+	}
+	return style.Sprint(text)
 }
 
 // appendLine renders ev in the pretty or wide format, with its changes below when

@@ -34,15 +34,7 @@ const (
 type changeMarks struct{ add, remove, replace string }
 
 func newChangeMarks(enabled bool) changeMarks {
-	mark := func(sign string, attribute color.Attribute) string {
-		style := color.New(attribute)
-		if enabled {
-			style.EnableColor()
-		} else {
-			style.DisableColor()
-		}
-		return style.Sprint(sign) + " "
-	}
+	mark := func(sign string, attribute color.Attribute) string { return paint(enabled, sign, attribute) + " " }
 	return changeMarks{add: mark("+", color.FgGreen), remove: mark("-", color.FgRed), replace: mark("~", color.FgYellow)}
 }
 
