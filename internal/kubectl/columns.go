@@ -506,10 +506,7 @@ func pvcCells(pvc *corev1.PersistentVolumeClaim, now time.Time, wide bool) []str
 	if pvc.DeletionTimestamp != nil {
 		phase = "Terminating"
 	}
-	vac := "<unset>"
-	if pvc.Spec.VolumeAttributesClassName != nil {
-		vac = *pvc.Spec.VolumeAttributesClassName
-	}
+	vac := orUnset(pvc.Spec.VolumeAttributesClassName)
 	capacity, accessModes := "", ""
 	if pvc.Spec.VolumeName != "" {
 		accessModes = accessModesCell(pvc.Status.AccessModes)
@@ -518,11 +515,7 @@ func pvcCells(pvc *corev1.PersistentVolumeClaim, now time.Time, wide bool) []str
 	}
 	cells := []string{phase, pvc.Spec.VolumeName, capacity, accessModes, pvcClass(pvc), vac, timestampSince(now, pvc.CreationTimestamp)}
 	if wide {
-		mode := "<unset>"
-		if pvc.Spec.VolumeMode != nil {
-			mode = string(*pvc.Spec.VolumeMode)
-		}
-		cells = append(cells, mode)
+		cells = append(cells, orUnset(pvc.Spec.VolumeMode))
 	}
 	return cells
 }
@@ -537,10 +530,7 @@ func pvCells(pv *corev1.PersistentVolume, now time.Time, wide bool) []string {
 	if pv.DeletionTimestamp != nil {
 		phase = "Terminating"
 	}
-	vac := "<unset>"
-	if pv.Spec.VolumeAttributesClassName != nil {
-		vac = *pv.Spec.VolumeAttributesClassName
-	}
+	vac := orUnset(pv.Spec.VolumeAttributesClassName)
 	class := pv.Spec.StorageClassName
 	if c, ok := pv.Annotations[corev1.BetaStorageClassAnnotation]; ok {
 		class = c
@@ -549,13 +539,17 @@ func pvCells(pv *corev1.PersistentVolume, now time.Time, wide bool) []string {
 	cells := []string{size.String(), accessModesCell(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
 		phase, claim, class, vac, pv.Status.Reason, timestampSince(now, pv.CreationTimestamp)}
 	if wide {
-		mode := "<unset>"
-		if pv.Spec.VolumeMode != nil {
-			mode = string(*pv.Spec.VolumeMode)
-		}
-		cells = append(cells, mode)
+		cells = append(cells, orUnset(pv.Spec.VolumeMode))
 	}
 	return cells
+}
+
+// orUnset is *v, or "<unset>" for nil, as kubectl shows optional fields of volumes.
+func orUnset[T ~string](v *T) string {
+	if v == nil {
+		return "<unset>"
+	}
+	return string(*v)
 }
 
 // pvcClass is GetPersistentVolumeClaimClass: the beta annotation wins over the field.

@@ -51,25 +51,22 @@ func (t *Table) Row(c *Cells, ev *event.Event, created metav1.Time) (headers []s
 		}
 		return podHeaders
 	}
-	if headers, cells, ok := kubectlTable(ev.Object, ev.Time, t.wide); ok {
-		for _, cell := range cells {
-			c.add(cell)
-		}
-		return headers
-	}
-	gk := schema.GroupKind{Group: ev.Resource.Group, Kind: ev.Kind}
-	if crd := t.crds[gk]; crd != nil {
-		if u, ok := ev.Object.(*unstructured.Unstructured); ok {
-			headers, cells := crd.table(u.Object, ev.Time, t.wide)
-			for _, cell := range cells {
-				c.add(cell)
-			}
-			return headers
+	headers, cells, ok := kubectlTable(ev.Object, ev.Time, t.wide)
+	if u, isCR := ev.Object.(*unstructured.Unstructured); !ok && isCR {
+		if crd := t.crds[schema.GroupKind{Group: ev.Resource.Group, Kind: ev.Kind}]; crd != nil {
+			headers, cells = crd.table(u.Object, ev.Time, t.wide)
+			ok = true
 		}
 	}
-	c.buf = appendSince(c.buf, ev.Time, created)
-	c.end()
-	return ageHeaders
+	if !ok {
+		c.buf = appendSince(c.buf, ev.Time, created)
+		c.end()
+		return ageHeaders
+	}
+	for _, cell := range cells {
+		c.add(cell)
+	}
+	return headers
 }
 
 var ageHeaders = []string{"AGE"}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"reflect"
 	"regexp"
 	"strings"
 
@@ -250,7 +249,7 @@ func (t *Template) appendColumns(dst []byte, ev *event.Event, content map[string
 		}
 		for _, set := range results {
 			for _, v := range set {
-				values = append(values, printers.EscapeTerminal(fmt.Sprint(valueOf(v))))
+				values = append(values, printers.EscapeTerminal(fmt.Sprint(v.Interface())))
 			}
 		}
 		row = append(row, strings.Join(values, ","))
@@ -261,5 +260,3 @@ func (t *Template) appendColumns(dst []byte, ev *event.Event, content map[string
 	}
 	return append(dst, t.buf.Bytes()...), nil
 }
-
-func valueOf(v reflect.Value) any { return v.Interface() }
