@@ -12,8 +12,8 @@ import (
 // A jq expression's input is projected to what the expression reads.
 //
 // Building an envelope's generic values costs about as much as decoding the object's
-// JSON (BenchmarkObjectValue, a pod: about 100 µs), most of it for fields a filter
-// never reads: select(.type=="DELETED") | .object.metadata.name reads two strings of a
+// JSON (BenchmarkObjectValue, BenchmarkJQInput), most of it for fields a filter never
+// reads: select(.type=="DELETED") | .object.metadata.name reads two strings of a
 // pod's hundreds. So Compile works out from the parsed expression which paths of the
 // envelope it can read (readPaths), and Query.Input builds only those.
 //
@@ -100,6 +100,15 @@ func (a *readAnalysis) readWhole(s valueSet) {
 	}
 }
 
+// readAll reads whole what q gives on in; false when the analysis does not follow q.
+func (a *readAnalysis) readAll(q *gojq.Query, in valueSet) bool {
+	values, ok := a.query(q, in)
+	if ok {
+		a.readWhole(values)
+	}
+	return ok
+}
+
 // query is what q outputs given inputs; ok is false when the analysis does not follow q.
 func (a *readAnalysis) query(q *gojq.Query, in valueSet) (valueSet, bool) {
 	if q.Meta != nil || len(q.Imports) > 0 || len(q.FuncDefs) > 0 || len(q.Patterns) > 0 {
@@ -137,85 +146,51 @@ func (a *readAnalysis) query(q *gojq.Query, in valueSet) (valueSet, bool) {
 }
 
 func (a *readAnalysis) term(t *gojq.Term, in valueSet) (valueSet, bool) {
-	var out valueSet
+	out, ok := freshValues, true
 	switch t.Type {
 	case gojq.TermTypeIdentity:
 		out = in
 	case gojq.TermTypeIndex:
-		var ok bool
-		if out, ok = a.index(t.Index, in, in); !ok {
-			return valueSet{}, false
-		}
+		out, ok = a.index(t.Index, in, in)
 	case gojq.TermTypeNull, gojq.TermTypeTrue, gojq.TermTypeFalse, gojq.TermTypeNumber:
-		out = freshValues
 	case gojq.TermTypeString:
-		if !a.interpolations(t.Str, in) {
-			return valueSet{}, false
-		}
-		out = freshValues
+		ok = a.interpolations(t.Str, in)
 	case gojq.TermTypeFormat:
 		if t.Str == nil {
 			a.readWhole(in) // @base64 formats its input
-		} else if !a.interpolations(t.Str, in) {
-			return valueSet{}, false
+		} else {
+			ok = a.interpolations(t.Str, in)
 		}
-		out = freshValues
 	case gojq.TermTypeRecurse:
 		a.readWhole(in)
-		out = freshValues
 	case gojq.TermTypeFunc:
-		var ok bool
-		if out, ok = a.function(t.Func, in); !ok {
-			return valueSet{}, false
-		}
+		out, ok = a.function(t.Func, in)
 	case gojq.TermTypeObject:
 		for _, kv := range t.Object.KeyVals {
-			if !a.objectKeyVal(kv, in) {
-				return valueSet{}, false
-			}
+			ok = ok && a.objectKeyVal(kv, in)
 		}
-		out = freshValues
 	case gojq.TermTypeArray:
-		if t.Array.Query != nil {
-			values, ok := a.query(t.Array.Query, in)
-			if !ok {
-				return valueSet{}, false
-			}
-			a.readWhole(values)
-		}
-		out = freshValues
+		ok = t.Array.Query == nil || a.readAll(t.Array.Query, in)
 	case gojq.TermTypeUnary:
-		values, ok := a.term(t.Unary.Term, in)
-		if !ok {
-			return valueSet{}, false
-		}
+		var values valueSet
+		values, ok = a.term(t.Unary.Term, in)
 		a.readWhole(values)
-		out = freshValues
 	case gojq.TermTypeIf:
-		var ok bool
-		if out, ok = a.ifThen(t.If, in); !ok {
-			return valueSet{}, false
-		}
+		out, ok = a.ifThen(t.If, in)
 	case gojq.TermTypeTry:
-		body, ok := a.query(t.Try.Body, in)
-		if !ok {
-			return valueSet{}, false
-		}
-		out = body
-		if t.Try.Catch != nil {
+		out, ok = a.query(t.Try.Body, in)
+		if ok && t.Try.Catch != nil {
 			// The catch's input is an error message, made of values read whole.
-			caught, ok := a.query(t.Try.Catch, freshValues)
-			if !ok {
-				return valueSet{}, false
-			}
+			var caught valueSet
+			caught, ok = a.query(t.Try.Catch, freshValues)
 			out = out.union(caught)
 		}
 	case gojq.TermTypeQuery:
-		var ok bool
-		if out, ok = a.query(t.Query, in); !ok {
-			return valueSet{}, false
-		}
+		out, ok = a.query(t.Query, in)
 	default: // reduce, foreach, label, break
+		ok = false
+	}
+	if !ok {
 		return valueSet{}, false
 	}
 	for _, suffix := range t.SuffixList {
@@ -256,11 +231,9 @@ func (a *readAnalysis) index(idx *gojq.Index, values, termInput valueSet) (value
 		if q == nil {
 			continue
 		}
-		keys, ok := a.query(q, termInput)
-		if !ok {
+		if !a.readAll(q, termInput) {
 			return valueSet{}, false
 		}
-		a.readWhole(keys)
 	}
 	return freshValues, true
 }
@@ -268,11 +241,9 @@ func (a *readAnalysis) index(idx *gojq.Index, values, termInput valueSet) (value
 // interpolations reads whole what a string's \(...) parts give.
 func (a *readAnalysis) interpolations(s *gojq.String, in valueSet) bool {
 	for _, q := range s.Queries {
-		values, ok := a.query(q, in)
-		if !ok {
+		if !a.readAll(q, in) {
 			return false
 		}
-		a.readWhole(values)
 	}
 	return true
 }
@@ -289,11 +260,9 @@ func (a *readAnalysis) function(f *gojq.Func, in valueSet) (valueSet, bool) {
 		return freshValues, true
 	}
 	for _, arg := range f.Args {
-		values, ok := a.query(arg, in)
-		if !ok {
+		if !a.readAll(arg, in) {
 			return valueSet{}, false
 		}
-		a.readWhole(values)
 	}
 	switch {
 	case f.Name == "select" && len(f.Args) == 1:
@@ -321,40 +290,32 @@ func (a *readAnalysis) objectKeyVal(kv *gojq.ObjectKeyVal, in valueSet) bool {
 			}
 		}
 	case kv.KeyQuery != nil:
-		keys, ok := a.query(kv.KeyQuery, in)
-		if !ok {
+		if !a.readAll(kv.KeyQuery, in) {
 			return false
 		}
-		a.readWhole(keys)
 	case kv.Val == nil && !strings.HasPrefix(kv.Key, "$"):
 		a.readWhole(in.index(kv.Key)) // {name} is {name: .name}
 	}
 	if kv.Val != nil {
-		values, ok := a.query(kv.Val, in)
-		if !ok {
+		if !a.readAll(kv.Val, in) {
 			return false
 		}
-		a.readWhole(values)
 	}
 	return true
 }
 
 func (a *readAnalysis) ifThen(e *gojq.If, in valueSet) (valueSet, bool) {
-	cond, ok := a.query(e.Cond, in)
-	if !ok {
+	if !a.readAll(e.Cond, in) {
 		return valueSet{}, false
 	}
-	a.readWhole(cond)
 	out, ok := a.query(e.Then, in)
 	if !ok {
 		return valueSet{}, false
 	}
 	for _, elif := range e.Elif {
-		cond, ok := a.query(elif.Cond, in)
-		if !ok {
+		if !a.readAll(elif.Cond, in) {
 			return valueSet{}, false
 		}
-		a.readWhole(cond)
 		then, ok := a.query(elif.Then, in)
 		if !ok {
 			return valueSet{}, false
