@@ -295,20 +295,25 @@ func (p *structPlan) inlinesPlainly() bool {
 	return true
 }
 
-// same reports whether a field has the same value on both sides; with sameMemory, a
-// field whose memory is the same on both sides is the same without a look inside.
+// same reports whether a field has the same value on both sides (see sameAt).
 func (f *fieldPlan) same(o, n reflect.Value, sameMemory bool) bool {
 	if o.CanAddr() && n.CanAddr() {
-		a, b, size := o.Addr().UnsafePointer(), n.Addr().UnsafePointer(), o.Type().Size()
-		// The same bytes (pointers included) are the same value: a part the protobuf
-		// watch took from the previous version is recognised without walking it. This
-		// is one of the fast paths whose invariant package wire states.
-		if sameMemory && unsafe.String((*byte)(a), size) == unsafe.String((*byte)(b), size) {
-			return true
-		}
-		return f.equal(a, b)
+		return sameAt(o.Type(), f.equal, o.Addr().UnsafePointer(), n.Addr().UnsafePointer(), sameMemory)
 	}
 	return reflect.DeepEqual(o.Interface(), n.Interface())
+}
+
+// sameAt reports whether the values of type t at a and b are equal; with sameMemory,
+// equal bytes (pointers included) are equal without a look inside: a part the protobuf
+// watch took from the previous version is recognised without walking it (one of the
+// fast paths whose invariant package wire states).
+func sameAt(t reflect.Type, equal equalFunc, a, b unsafe.Pointer, sameMemory bool) bool {
+	if sameMemory {
+		if size := t.Size(); unsafe.String((*byte)(a), size) == unsafe.String((*byte)(b), size) {
+			return true
+		}
+	}
+	return equal(a, b)
 }
 
 // present reports whether encoding/json writes the field.

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 
 	"github.com/wI2L/jsondiff"
 
@@ -145,6 +146,33 @@ func (d *Differ) Unchanged(ev *event.Event) bool {
 	changes, err := d.Changes(ev)
 	return err == nil && len(changes) == 0
 }
+
+// view is what a Differ caches on an event (event.Event.Memo, keyed by the Differ), so
+// that the diff and its forms are computed once however many sinks render the event,
+// each only when some sink needs it. A command has one Differ, so an event has one view
+// in practice; keying by Differ keeps a sink with other ignore paths from being handed
+// another sink's diff.
+type view struct {
+	diffOnce sync.Once
+	changes  []Change
+	diffErr  error
+	// comparedOld is the part of the previous state the diff decoded (comparedParts):
+	// enough to name the list elements of every change's path. Nil when the diff was
+	// computed on typed objects' structs (typedPatch).
+	comparedOld any
+
+	jsonOnce sync.Once
+	json     []byte // the changes as a JSON array (ChangesJSON)
+	jsonErr  error
+
+	pathsOnce sync.Once
+	paths     []string // each change's readable path (ReadableChanges)
+}
+
+func newView() any { return new(view) }
+
+// viewOf is ev's view for d, created on first use.
+func viewOf(ev *event.Event, d *Differ) *view { return ev.Memo(d, newView).(*view) }
 
 // Diffs reports whether ev carries a diff: diffs are on and ev is a MODIFIED event with
 // its previous state. SYNC events never do: they re-deliver an unchanged object.
@@ -312,8 +340,10 @@ func decodeGeneric(raw []byte) (any, error) {
 // added or removed is ignored.
 func (d *Differ) pruneIgnored(change Change) (Change, bool) {
 	for _, path := range d.ignores {
-		below, ok := ignoredBelow(path.segments, change.Path)
-		if !ok {
+		// A path that ends at or above the change matched nothing (jsondiff left out what
+		// it matches); the part of one below it is removed from the change's values.
+		below, ok := matchPointer(path.segments, change.Path)
+		if !ok || below == nil {
 			continue
 		}
 		var prunedValue, prunedOld bool
@@ -331,11 +361,10 @@ func (d *Differ) pruneIgnored(change Change) (Change, bool) {
 	return change, true
 }
 
-// ignoredBelow matches the leading segments against the JSON pointer of a change and, if
-// they match all of it, returns the segments left: the part to remove from the change's
-// values. A path that ends at or above the change matched nothing (jsondiff left out
-// what it matches).
-func ignoredBelow(segments []string, pointer string) ([]string, bool) {
+// matchPointer matches the leading segments against a JSON pointer's (still escaped) and
+// returns the segments left once the pointer is used up: nil where the path ends at or
+// above the pointer. ok is false where a segment does not match.
+func matchPointer(segments []string, pointer string) (below []string, ok bool) {
 	for i, segment := range segments {
 		if pointer == "" {
 			return segments[i:], true
@@ -346,7 +375,7 @@ func ignoredBelow(segments []string, pointer string) ([]string, bool) {
 		}
 		pointer = rest
 	}
-	return nil, false
+	return nil, true
 }
 
 // nextPointerSegment splits "/a/b/c" into "a" (still escaped) and "/b/c".

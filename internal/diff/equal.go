@@ -31,25 +31,10 @@ func equalOf(t reflect.Type) equalFunc { return equalFuncs.Of(t) }
 type equalCompilation = compiled.Compilation[reflect.Type, equalFunc]
 
 func compileEqual(c *equalCompilation, t reflect.Type) equalFunc {
+	if equal, ok := scalarEquals[t.Kind()]; ok {
+		return equal
+	}
 	switch t.Kind() {
-	case reflect.Bool:
-		return func(a, b unsafe.Pointer) bool { return *(*bool)(a) == *(*bool)(b) }
-	case reflect.Int, reflect.Uint, reflect.Uintptr:
-		return func(a, b unsafe.Pointer) bool { return *(*uint)(a) == *(*uint)(b) }
-	case reflect.Int8, reflect.Uint8:
-		return func(a, b unsafe.Pointer) bool { return *(*uint8)(a) == *(*uint8)(b) }
-	case reflect.Int16, reflect.Uint16:
-		return func(a, b unsafe.Pointer) bool { return *(*uint16)(a) == *(*uint16)(b) }
-	case reflect.Int32, reflect.Uint32:
-		return func(a, b unsafe.Pointer) bool { return *(*uint32)(a) == *(*uint32)(b) }
-	case reflect.Int64, reflect.Uint64:
-		return func(a, b unsafe.Pointer) bool { return *(*uint64)(a) == *(*uint64)(b) }
-	case reflect.Float32:
-		return func(a, b unsafe.Pointer) bool { return *(*float32)(a) == *(*float32)(b) }
-	case reflect.Float64:
-		return func(a, b unsafe.Pointer) bool { return *(*float64)(a) == *(*float64)(b) }
-	case reflect.String:
-		return func(a, b unsafe.Pointer) bool { return *(*string)(a) == *(*string)(b) }
 	case reflect.Pointer:
 		elem := c.Compile(t.Elem())
 		return func(a, b unsafe.Pointer) bool {
@@ -160,6 +145,17 @@ func compileEqual(c *equalCompilation, t reflect.Type) equalFunc {
 	return deepEqualAt(t)
 }
 
+// scalarEquals compare the values of the kinds that == compares: integers by their bits
+// (a signed and an unsigned kind of one size alike), floats and strings by ==.
+var scalarEquals = map[reflect.Kind]equalFunc{
+	reflect.Bool: equalAs[bool], reflect.Float32: equalAs[float32], reflect.Float64: equalAs[float64], reflect.String: equalAs[string],
+	reflect.Int: equalAs[uint], reflect.Uint: equalAs[uint], reflect.Uintptr: equalAs[uint],
+	reflect.Int8: equalAs[uint8], reflect.Uint8: equalAs[uint8], reflect.Int16: equalAs[uint16], reflect.Uint16: equalAs[uint16],
+	reflect.Int32: equalAs[uint32], reflect.Uint32: equalAs[uint32], reflect.Int64: equalAs[uint64], reflect.Uint64: equalAs[uint64],
+}
+
+func equalAs[T comparable](a, b unsafe.Pointer) bool { return *(*T)(a) == *(*T)(b) }
+
 // deepEqualAt compares two values of type t in place with reflect.DeepEqual.
 func deepEqualAt(t reflect.Type) equalFunc {
 	return func(a, b unsafe.Pointer) bool {
@@ -194,20 +190,8 @@ func genericEqual(a, b any) bool {
 			}
 		}
 		return true
-	case string:
-		b, ok := b.(string)
-		return ok && a == b
-	case int64:
-		b, ok := b.(int64)
-		return ok && a == b
-	case bool:
-		b, ok := b.(bool)
-		return ok && a == b
-	case float64:
-		b, ok := b.(float64)
-		return ok && a == b
-	case nil:
-		return b == nil
+	case nil, string, int64, bool, float64:
+		return a == b // the same type and value (NaN differs from itself, as in DeepEqual)
 	}
 	return reflect.DeepEqual(a, b)
 }

@@ -117,21 +117,16 @@ func (d *Differ) alignKeyedLists(old, object any, pointer string, lists *[]keyed
 		}
 		var aligned map[string]any
 		for key, oldChild := range o {
-			newChild, both := n[key]
-			if !both {
-				continue
+			// A key only old has gives nil: nothing to align.
+			child, changed := d.alignKeyedLists(oldChild, n[key], pointerChild(pointer, key), lists)
+			if changed && aligned == nil {
+				aligned = maps.Clone(n)
 			}
-			if child, changed := d.alignKeyedLists(oldChild, newChild, pointerChild(pointer, key), lists); changed {
-				if aligned == nil {
-					aligned = maps.Clone(n)
-				}
+			if changed {
 				aligned[key] = child
 			}
 		}
-		if aligned == nil {
-			return object, false
-		}
-		return aligned, true
+		return alignedOr(aligned, n)
 	case []any:
 		n, ok := object.([]any)
 		if !ok {
@@ -170,6 +165,11 @@ func (d *Differ) alignElementsByIndex(old, object []any, pointer string, lists *
 			aligned[i] = element
 		}
 	}
+	return alignedOr(aligned, object)
+}
+
+// alignedOr is aligned and true, or object and false where nothing was aligned (nil).
+func alignedOr[C map[string]any | []any](aligned, object C) (any, bool) {
 	if aligned == nil {
 		return object, false
 	}
@@ -289,22 +289,9 @@ func keysInOrder(keys []string, newIndex map[string]int) map[string]bool {
 // which applies those ignores index by index.
 func (d *Differ) ignoresListElements(pointer string) bool {
 	for _, path := range d.ignores {
-		rest, matched := pointer, 0
-		for _, segment := range path.segments {
-			if rest == "" {
-				break
-			}
-			escaped, next := nextPointerSegment(rest)
-			if !segmentMatchesPointerSegment(segment, escaped) {
-				matched = -1
-				break
-			}
-			rest = next
-			matched++
-		}
 		// All of the path matched (at or above the list), or all but one segment, which
 		// is then an index or "*" below the list.
-		if matched == len(path.segments) || matched >= 0 && rest == "" && len(path.segments)-matched == 1 {
+		if below, ok := matchPointer(path.segments, pointer); ok && len(below) <= 1 {
 			return true
 		}
 	}

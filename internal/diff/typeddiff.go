@@ -176,27 +176,13 @@ func (w *typedWalk) genericAt(tw *typeWalk, p unsafe.Pointer) any {
 	return v
 }
 
-// same reports whether the values of type t at a and b are equal; with sameMemory, equal
-// bytes (pointers included) are equal without a look inside: a part the protobuf watch
-// took from the previous version (one of the fast paths whose invariant package wire
-// states).
-func (w *typedWalk) same(t reflect.Type, equal equalFunc, a, b unsafe.Pointer) bool {
-	if w.sameMemory {
-		size := t.Size()
-		if unsafe.String((*byte)(a), size) == unsafe.String((*byte)(b), size) {
-			return true
-		}
-	}
-	return equal(a, b)
-}
-
 // walkStruct compares two structs of plan p key by key, as jsondiff compares objects.
 func (w *typedWalk) walkStruct(p *structPlan, a, b unsafe.Pointer) {
 	for _, f := range p.sortedFields() {
 		fa, fb := unsafe.Add(a, f.offset), unsafe.Add(b, f.offset)
 		inOld := f.omitted == nil || !f.omitted(fa)
 		inNew := f.omitted == nil || !f.omitted(fb)
-		if !inOld && !inNew || inOld && inNew && w.same(f.typ, f.equal, fa, fb) {
+		if !inOld && !inNew || inOld && inNew && sameAt(f.typ, f.equal, fa, fb, w.sameMemory) {
 			continue
 		}
 		pathLen := len(w.path)
@@ -338,7 +324,7 @@ func (w *typedWalk) walkList(list *typeWalk, a, b *compiled.SliceHeader) {
 	}
 	for i := range common {
 		ea, eb := unsafe.Add(a.Data, uintptr(i)*size), unsafe.Add(b.Data, uintptr(i)*size)
-		if w.same(typ, equal, ea, eb) {
+		if sameAt(typ, equal, ea, eb, w.sameMemory) {
 			continue
 		}
 		w.pushIndex(i)
