@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/wI2L/jsondiff"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,20 +24,8 @@ import (
 // wholeDiff is the reference: the diff of the two objects decoded whole.
 func wholeDiff(t *testing.T, old, object runtime.Object) string {
 	t.Helper()
-	ev := &event.Event{Type: event.Modified, Object: object, Old: old}
-	o, err := ev.OldValue(TypedValue)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := ev.ObjectValue(TypedValue)
-	if err != nil {
-		t.Fatal(err)
-	}
-	patch, err := jsondiff.CompareWithoutMarshal(o, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return patch.String()
+	o, n := values(t, old, object, TypedValue)
+	return patchString(t, o, n)
 }
 
 func partsDiff(t *testing.T, old, object runtime.Object) string {
@@ -47,6 +34,27 @@ func partsDiff(t *testing.T, old, object runtime.Object) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return patchString(t, o, n)
+}
+
+// values are the generic JSON values of old and object, built by typed (decoded from
+// their JSON when typed is nil).
+func values(t *testing.T, old, object runtime.Object, typed event.TypedValue) (o, n any) {
+	t.Helper()
+	ev := &event.Event{Type: event.Modified, Object: object, Old: old}
+	o, err := ev.OldValue(typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err = ev.ObjectValue(typed); err != nil {
+		t.Fatal(err)
+	}
+	return o, n
+}
+
+// patchString is jsondiff's patch from o to n, as text.
+func patchString(t *testing.T, o, n any) string {
+	t.Helper()
 	patch, err := jsondiff.CompareWithoutMarshal(o, n)
 	if err != nil {
 		t.Fatal(err)
@@ -91,12 +99,8 @@ func TestComparedPartsSameDiffAsWholeObjects(t *testing.T) {
 		})
 	}
 
-	replicas := func(n int32) *int32 { return &n }
-	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 1}, Spec: appsv1.DeploymentSpec{Replicas: replicas(1)}}
-	scaled := d.DeepCopy()
-	scaled.Spec.Replicas, scaled.Generation = replicas(3), 2
-	if got, want := partsDiff(t, d, scaled), wholeDiff(t, d, scaled); got != want {
+	scale := eventtest.DiffEvents()[0] // a Deployment scaled from 1 to 3
+	if got, want := partsDiff(t, scale.Old, scale.Object), wholeDiff(t, scale.Old, scale.Object); got != want {
 		t.Errorf("deployment scale: %s, want %s", got, want)
 	}
 

@@ -34,15 +34,7 @@ var typedPatchIgnores = [][]string{
 // writes it, decoded, with d's ignore paths.
 func wholePatch(t *testing.T, d *Differ, old, object runtime.Object) jsondiff.Patch {
 	t.Helper()
-	ev := &event.Event{Type: event.Modified, Object: object, Old: old}
-	o, err := ev.OldValue(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := ev.ObjectValue(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, n := values(t, old, object, nil)
 	patch, err := d.compare(o, n)
 	if err != nil {
 		t.Fatal(err)

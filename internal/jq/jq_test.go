@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,6 +38,18 @@ func jqLines(t *testing.T, q *Query, input any) (string, error) {
 		}
 	}
 	return string(out), err
+}
+
+// differentRuns runs q on a and on b and says what each gave where they differ, in
+// outputs or errors; "" where they agree.
+func differentRuns(t *testing.T, q *Query, a, b any) string {
+	t.Helper()
+	aOut, aErr := jqLines(t, q, a)
+	bOut, bErr := jqLines(t, q, b)
+	if aOut == bOut && reflect.DeepEqual(aErr, bErr) {
+		return ""
+	}
+	return fmt.Sprintf("%s %v\n%s %v", aOut, aErr, bOut, bErr)
 }
 
 func TestJQSyntaxErrors(t *testing.T) {
@@ -206,11 +219,9 @@ func TestJQAgreesWithJSONLines(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fromLine, lineErr := jqLines(t, q, line)
-				fromEnvelope, envelopeErr := jqLines(t, q, envelope)
-				if fromLine != fromEnvelope || !reflect.DeepEqual(lineErr, envelopeErr) {
-					t.Errorf("showOld %v, %s on event %d (%s %s):\nJSON line: %s %v\nenvelope:  %s %v",
-						showOld, expr, i, ev.Type, ev.Key(), fromLine, lineErr, fromEnvelope, envelopeErr)
+				if differ := differentRuns(t, q, line, envelope); differ != "" {
+					t.Errorf("showOld %v, %s on event %d (%s %s), JSON line and envelope:\n%s",
+						showOld, expr, i, ev.Type, ev.Key(), differ)
 				}
 			}
 		}

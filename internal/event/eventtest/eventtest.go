@@ -60,6 +60,19 @@ func WebPod(phase corev1.PodPhase, ready bool, node, rv string) *corev1.Pod {
 	return pod
 }
 
+// webDeployment is the Deployment of the fixtures, with replicas wanted and status.
+func webDeployment(replicas int32, status appsv1.DeploymentStatus) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web", Namespace: "default", ResourceVersion: "8811", Generation: 4,
+			CreationTimestamp: metav1.NewTime(T0.Add(-48 * time.Hour)),
+		},
+		Spec:   appsv1.DeploymentSpec{Replicas: &replicas},
+		Status: status,
+	}
+}
+
 // Events covers every summary and lifecycle case once. Fresh events each call,
 // since an Event caches its JSON.
 func Events() []*event.Event {
@@ -80,15 +93,7 @@ func Events() []*event.Event {
 			{Name: "prometheus", RestartCount: 2}, {Name: "config-reloader", RestartCount: 1},
 		}},
 	}
-	deployment := &appsv1.Deployment{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "web", Namespace: "default", ResourceVersion: "8811", Generation: 4,
-			CreationTimestamp: metav1.NewTime(T0.Add(-48 * time.Hour)),
-		},
-		Spec:   appsv1.DeploymentSpec{Replicas: new(int32(3))},
-		Status: appsv1.DeploymentStatus{ReadyReplicas: 2, UpdatedReplicas: 3, AvailableReplicas: 2},
-	}
+	deployment := webDeployment(3, appsv1.DeploymentStatus{ReadyReplicas: 2, UpdatedReplicas: 3, AvailableReplicas: 2})
 	configMap := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -155,15 +160,7 @@ func DiffEvents() []*event.Event {
 
 	// A scalar change, with a resourceVersion change the default ignores hide and a
 	// generation change only the user's ignores hide.
-	deployment := &appsv1.Deployment{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "web", Namespace: "default", ResourceVersion: "8811", Generation: 4,
-			CreationTimestamp: metav1.NewTime(T0.Add(-48 * time.Hour)),
-		},
-		Spec:   appsv1.DeploymentSpec{Replicas: new(int32(1))},
-		Status: appsv1.DeploymentStatus{ReadyReplicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1},
-	}
+	deployment := webDeployment(1, appsv1.DeploymentStatus{ReadyReplicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1})
 	scaled := deployment.DeepCopy()
 	scaled.ResourceVersion, scaled.Generation, scaled.Spec.Replicas = "8820", 5, new(int32(3))
 	add(Deployments, "Deployment", deployment, scaled)
