@@ -114,4 +114,3 @@ func TestPodStatusAsKubectl(t *testing.T) {
 		t.Errorf("headers and cells %s, want %s", got, want)
 	}
 }
-
