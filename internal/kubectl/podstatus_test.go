@@ -110,7 +110,7 @@ func TestPodStatusAsKubectl(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := &event.Event{Type: event.Modified, Time: t0, Kind: "Pod", Object: crashLoop, Old: crashLoop}
-	if got, want := row(table, ev, crashLoop.CreationTimestamp), `[READY STATUS RESTARTS AGE] ["0/1" "CrashLoopBackOff" "5" "<unknown>"]`; got != want {
+	if got, want := row(table, ev), `[READY STATUS RESTARTS AGE] ["0/1" "CrashLoopBackOff" "5" "<unknown>"]`; got != want {
 		t.Errorf("headers and cells %s, want %s", got, want)
 	}
 }

@@ -40,9 +40,9 @@ func NewTable(columns PrinterColumns, wide bool) (*Table, error) {
 }
 
 // Row fills c with the cells of ev's object, as of ev.Time (its AGE), escaped for a
-// terminal, and returns their headers (upper-case, as kubectl prints them). created is
-// the object's creationTimestamp.
-func (t *Table) Row(c *Cells, ev *event.Event, created metav1.Time) (headers []string) {
+// terminal, and returns their headers (upper-case, as kubectl prints them). m is the
+// object's metadata (ev.Meta()).
+func (t *Table) Row(c *Cells, ev *event.Event, m metav1.Object) (headers []string) {
 	c.reset()
 	if pod, ok := ev.Object.(*corev1.Pod); ok {
 		appendPodCells(c, pod, ev.Time, t.wide)
@@ -59,7 +59,7 @@ func (t *Table) Row(c *Cells, ev *event.Event, created metav1.Time) (headers []s
 		}
 	}
 	if !ok {
-		c.buf = appendSince(c.buf, ev.Time, created)
+		c.buf = appendSince(c.buf, ev.Time, m.GetCreationTimestamp())
 		c.end()
 		return ageHeaders
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -13,9 +12,9 @@ import (
 )
 
 // row is Row's headers and cells, as "[HEADER ...] ["cell" ...]".
-func row(table *Table, ev *event.Event, created metav1.Time) string {
+func row(table *Table, ev *event.Event) string {
 	var c Cells
-	headers := table.Row(&c, ev, created)
+	headers := table.Row(&c, ev, ev.Meta())
 	cells := make([]string, c.Len())
 	for i := range cells {
 		cells[i] = string(c.Cell(i))
@@ -53,7 +52,7 @@ func TestCRDColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := row(table, ev, metav1.Time{}); got != want {
+		if got := row(table, ev); got != want {
 			t.Errorf("wide %v: %s, want %s", wide, got, want)
 		}
 	}

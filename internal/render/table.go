@@ -24,7 +24,7 @@ type kindTable struct {
 // appendCells appends the kubectl columns of ev's object, each padded to its column but
 // the last, and remembers their headers for the header line.
 func (p *Printer) appendCells(dst []byte, ev *event.Event, m metav1.Object) []byte {
-	headers := p.table.Row(&p.cells, ev, m.GetCreationTimestamp())
+	headers := p.table.Row(&p.cells, ev, m)
 	n := p.cells.Len()
 	gk := schema.GroupKind{Group: ev.Resource.Group, Kind: ev.Kind}
 	t := p.tables[gk]
