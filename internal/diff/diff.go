@@ -130,7 +130,11 @@ func (d *Differ) Changes(ev *event.Event) ([]Change, error) {
 	if !d.Diffs(ev) {
 		return nil, nil
 	}
-	view := viewOf(ev, d)
+	return d.changes(ev, viewOf(ev, d))
+}
+
+// changes is Changes on ev's view, which the forms of the diff look up once for both.
+func (d *Differ) changes(ev *event.Event, view *view) ([]Change, error) {
 	view.diffOnce.Do(func() { view.changes, view.comparedOld, view.diffErr = d.compute(ev) })
 	return view.changes, view.diffErr
 }

@@ -19,11 +19,11 @@ func (d *Differ) ChangesJSON(ev *event.Event) ([]byte, error) {
 	if !d.Diffs(ev) {
 		return nil, nil
 	}
-	changes, err := d.Changes(ev)
+	view := viewOf(ev, d)
+	changes, err := d.changes(ev, view)
 	if err != nil {
 		return nil, err
 	}
-	view := viewOf(ev, d)
 	view.jsonOnce.Do(func() { view.json, view.jsonErr = appendChangesJSON(nil, changes) })
 	if view.jsonErr != nil {
 		return nil, fmt.Errorf("encoding the diff of %s %q as JSON: %w", ev.Kind, ev.Key(), view.jsonErr)

@@ -15,11 +15,14 @@ import (
 // status.containerStatuses[app].ready. Both are computed once per event and shared by
 // every caller, who must not modify them.
 func (d *Differ) ReadableChanges(ev *event.Event) ([]Change, []string, error) {
-	changes, err := d.Changes(ev)
+	if !d.Diffs(ev) {
+		return nil, nil, nil
+	}
+	view := viewOf(ev, d)
+	changes, err := d.changes(ev, view)
 	if err != nil || len(changes) == 0 {
 		return nil, nil, err
 	}
-	view := viewOf(ev, d)
 	view.pathsOnce.Do(func() {
 		old := view.comparedOld
 		if old == nil {
