@@ -8,10 +8,10 @@
 // from their fields, as decoding their JSON would give them (TypedValue, PartOf), which
 // the diff compares and jq and kubectl's templates read.
 //
-// Diffs are computed on the objects themselves, not on their JSON: field by field, with a
-// plan compiled per type (planOf, walkOf, equalOf, genericFuncOf) that follows
-// encoding/json's rules. The tests hold every shortcut to jsondiff on the whole JSON of
-// both objects, for every type of client-go's scheme.
+// Diffs are computed on the objects themselves, not on their JSON: field by field, with
+// plans and functions compiled once per type (planOf, walkOf, equalOf, genericFuncOf;
+// compiled.go) that follow encoding/json's rules. The tests hold every shortcut to
+// jsondiff on the whole JSON of both objects, for every type of client-go's scheme.
 package diff
 
 import (

@@ -3,17 +3,15 @@ package diff
 import (
 	"reflect"
 	"unsafe"
-
-	"github.com/kubeevents/kubeevents/internal/compiled"
 )
 
 // equalFunc reports whether the values of one type at a and b are deeply equal.
 type equalFunc func(a, b unsafe.Pointer) bool
 
 // equalFuncs are equalOf's comparisons, compiled once per type.
-var equalFuncs = compiled.NewCache(compileEqual, func(slot *equalFunc) equalFunc {
+var equalFuncs = &funcCache[equalFunc]{build: compileEqual, forward: func(slot *equalFunc) equalFunc {
 	return func(a, b unsafe.Pointer) bool { return (*slot)(a, b) }
-})
+}}
 
 // equalOf returns a comparison for values of type t with reflect.DeepEqual's meaning
 // (all fields, unexported ones too; nil and empty slices or maps differ; NaN differs
@@ -25,10 +23,10 @@ var equalFuncs = compiled.NewCache(compileEqual, func(slot *equalFunc) equalFunc
 // slice and map it passes in a map, to detect cycles; that was half of the diff's cost.
 // Objects decoded from the API server are trees, so there is no cycle to detect, and the
 // layout of each type is known in advance.
-func equalOf(t reflect.Type) equalFunc { return equalFuncs.Of(t) }
+func equalOf(t reflect.Type) equalFunc { return equalFuncs.of(t) }
 
 // equalCompilation is the build of one type's comparison and of those it needs.
-type equalCompilation = compiled.Compilation[reflect.Type, equalFunc]
+type equalCompilation = compilation[equalFunc]
 
 func compileEqual(c *equalCompilation, t reflect.Type) equalFunc {
 	if equal, ok := scalarEquals[t.Kind()]; ok {
@@ -36,7 +34,7 @@ func compileEqual(c *equalCompilation, t reflect.Type) equalFunc {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		elem := c.Compile(t.Elem())
+		elem := c.compile(t.Elem())
 		return func(a, b unsafe.Pointer) bool {
 			pa, pb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
 			if pa == nil || pb == nil || pa == pb {
@@ -55,7 +53,7 @@ func compileEqual(c *equalCompilation, t reflect.Type) equalFunc {
 			if f.Type.Size() == 0 {
 				continue
 			}
-			fields = append(fields, field{f.Offset, c.Compile(f.Type)})
+			fields = append(fields, field{f.Offset, c.compile(f.Type)})
 		}
 		return func(a, b unsafe.Pointer) bool {
 			for _, f := range fields {
@@ -66,7 +64,7 @@ func compileEqual(c *equalCompilation, t reflect.Type) equalFunc {
 			return true
 		}
 	case reflect.Array:
-		elem, size, n := c.Compile(t.Elem()), t.Elem().Size(), uintptr(t.Len())
+		elem, size, n := c.compile(t.Elem()), t.Elem().Size(), uintptr(t.Len())
 		return func(a, b unsafe.Pointer) bool {
 			for i := range n {
 				if !elem(unsafe.Add(a, i*size), unsafe.Add(b, i*size)) {
@@ -76,17 +74,17 @@ func compileEqual(c *equalCompilation, t reflect.Type) equalFunc {
 			return true
 		}
 	case reflect.Slice:
-		elem, size := c.Compile(t.Elem()), t.Elem().Size()
+		elem, size := c.compile(t.Elem()), t.Elem().Size()
 		return func(a, b unsafe.Pointer) bool {
-			sa, sb := (*compiled.SliceHeader)(a), (*compiled.SliceHeader)(b)
-			if (sa.Data == nil) != (sb.Data == nil) || sa.Len != sb.Len {
+			sa, sb := (*sliceHeader)(a), (*sliceHeader)(b)
+			if (sa.data == nil) != (sb.data == nil) || sa.len != sb.len {
 				return false
 			}
-			if sa.Data == sb.Data {
+			if sa.data == sb.data {
 				return true
 			}
-			for i := range uintptr(sa.Len) {
-				if !elem(unsafe.Add(sa.Data, i*size), unsafe.Add(sb.Data, i*size)) {
+			for i := range uintptr(sa.len) {
+				if !elem(unsafe.Add(sa.data, i*size), unsafe.Add(sb.data, i*size)) {
 					return false
 				}
 			}
@@ -115,7 +113,7 @@ func compileEqual(c *equalCompilation, t reflect.Type) equalFunc {
 		if t.Key().Comparable() {
 			// Resource lists (map[ResourceName]Quantity) and the like: look each key up
 			// and compare the values in place of their copies.
-			elem := c.Compile(t.Elem())
+			elem := c.compile(t.Elem())
 			return func(a, b unsafe.Pointer) bool {
 				ma, mb := reflect.NewAt(t, a).Elem(), reflect.NewAt(t, b).Elem()
 				if ma.IsNil() != mb.IsNil() || ma.Len() != mb.Len() {

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubeevents/kubeevents/internal/compiled"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -46,15 +45,15 @@ type genericFunc func(p unsafe.Pointer) (any, error)
 // genericFuncs are genericFuncOf's builders, compiled once per type from its layout:
 // reflection per field and a map lookup per struct were most of building a status
 // report's values.
-var genericFuncs = compiled.NewCache(compileGeneric, func(slot *genericFunc) genericFunc {
+var genericFuncs = &funcCache[genericFunc]{build: compileGeneric, forward: func(slot *genericFunc) genericFunc {
 	return func(p unsafe.Pointer) (any, error) { return (*slot)(p) }
-})
+}}
 
 // genericFuncOf is t's builder.
-func genericFuncOf(t reflect.Type) genericFunc { return genericFuncs.Of(t) }
+func genericFuncOf(t reflect.Type) genericFunc { return genericFuncs.of(t) }
 
 // genericCompilation is the build of one type's builder and of those it needs.
-type genericCompilation = compiled.Compilation[reflect.Type, genericFunc]
+type genericCompilation = compilation[genericFunc]
 
 func compileGeneric(c *genericCompilation, t reflect.Type) genericFunc {
 	switch t {
@@ -83,7 +82,7 @@ func compileGeneric(c *genericCompilation, t reflect.Type) genericFunc {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		elem := c.Compile(t.Elem())
+		elem := c.compile(t.Elem())
 		return func(p unsafe.Pointer) (any, error) {
 			if to := *(*unsafe.Pointer)(p); to != nil {
 				return elem(to)
@@ -98,15 +97,15 @@ func compileGeneric(c *genericCompilation, t reflect.Type) genericFunc {
 		if t.Elem().Kind() == reflect.Uint8 {
 			break // base64
 		}
-		elem, size := c.Compile(t.Elem()), t.Elem().Size()
+		elem, size := c.compile(t.Elem()), t.Elem().Size()
 		return func(p unsafe.Pointer) (any, error) {
-			s := (*compiled.SliceHeader)(p)
-			if s.Data == nil {
+			s := (*sliceHeader)(p)
+			if s.data == nil {
 				return nil, nil
 			}
-			list := make([]any, s.Len)
+			list := make([]any, s.len)
 			for i := range list {
-				value, err := elem(unsafe.Add(s.Data, uintptr(i)*size))
+				value, err := elem(unsafe.Add(s.data, uintptr(i)*size))
 				if err != nil {
 					return nil, err
 				}
@@ -140,7 +139,7 @@ func compileGenericStruct(c *genericCompilation, plan *structPlan) genericFunc {
 	fields := plan.sortedFields()
 	builders := make([]genericFunc, len(fields))
 	for i, f := range fields {
-		builders[i] = c.Compile(f.typ)
+		builders[i] = c.compile(f.typ)
 	}
 	return func(p unsafe.Pointer) (any, error) {
 		present := 0

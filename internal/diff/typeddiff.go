@@ -11,7 +11,6 @@ import (
 
 	"github.com/wI2L/jsondiff"
 
-	"github.com/kubeevents/kubeevents/internal/compiled"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -287,8 +286,8 @@ func (w *typedWalk) walkValue(tw *typeWalk, a, b unsafe.Pointer) {
 		w.walkStruct(tw.plan, a, b)
 		return
 	case walkList:
-		sa, sb := (*compiled.SliceHeader)(a), (*compiled.SliceHeader)(b)
-		if sa.Data != nil && sb.Data != nil {
+		sa, sb := (*sliceHeader)(a), (*sliceHeader)(b)
+		if sa.data != nil && sb.data != nil {
 			w.walkList(tw, sa, sb)
 			return
 		}
@@ -305,25 +304,25 @@ func (w *typedWalk) walkValue(tw *typeWalk, a, b unsafe.Pointer) {
 // walkList compares two lists index by index, as jsondiff compares arrays: the elements
 // a shorter new list lost first (each at the index where the list now ends), then the
 // elements at each common index, then the ones appended ("-").
-func (w *typedWalk) walkList(list *typeWalk, a, b *compiled.SliceHeader) {
+func (w *typedWalk) walkList(list *typeWalk, a, b *sliceHeader) {
 	elem := list.element()
 	size, equal, typ := list.elemSize, list.elemEqual, elem.t
-	common := min(a.Len, b.Len)
+	common := min(a.len, b.len)
 	pathLen := len(w.path)
-	if b.Len < a.Len {
+	if b.len < a.len {
 		w.pushIndex(common)
 		at := string(w.path)
 		w.pop(pathLen)
-		for i := common; i < a.Len; i++ {
+		for i := common; i < a.len; i++ {
 			w.pushIndex(i)
 			if !w.ignored() {
-				w.remove(at, w.genericAt(elem, unsafe.Add(a.Data, uintptr(i)*size)))
+				w.remove(at, w.genericAt(elem, unsafe.Add(a.data, uintptr(i)*size)))
 			}
 			w.pop(pathLen)
 		}
 	}
 	for i := range common {
-		ea, eb := unsafe.Add(a.Data, uintptr(i)*size), unsafe.Add(b.Data, uintptr(i)*size)
+		ea, eb := unsafe.Add(a.data, uintptr(i)*size), unsafe.Add(b.data, uintptr(i)*size)
 		if sameAt(typ, equal, ea, eb, w.sameMemory) {
 			continue
 		}
@@ -333,12 +332,12 @@ func (w *typedWalk) walkList(list *typeWalk, a, b *compiled.SliceHeader) {
 		}
 		w.pop(pathLen)
 	}
-	if b.Len > a.Len {
+	if b.len > a.len {
 		at := string(append(w.path, "/-"...))
-		for i := common; i < b.Len; i++ {
+		for i := common; i < b.len; i++ {
 			w.pushIndex(i)
 			if !w.ignored() {
-				w.add(at, w.genericAt(elem, unsafe.Add(b.Data, uintptr(i)*size)))
+				w.add(at, w.genericAt(elem, unsafe.Add(b.data, uintptr(i)*size)))
 			}
 			w.pop(pathLen)
 		}

@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"unsafe"
-
-	"github.com/kubeevents/kubeevents/internal/compiled"
 )
 
 // Field is a struct field's JSON options.
@@ -56,7 +54,7 @@ func (f Field) OmittedFunc(t reflect.Type) func(unsafe.Pointer) bool {
 		case reflect.String:
 			return func(p unsafe.Pointer) bool { return len(*(*string)(p)) == 0 }
 		case reflect.Slice:
-			return func(p unsafe.Pointer) bool { return (*compiled.SliceHeader)(p).Len == 0 }
+			return func(p unsafe.Pointer) bool { return len(*(*[]struct{})(p)) == 0 } // any slice's length
 		case reflect.Pointer:
 			return func(p unsafe.Pointer) bool { return *(*unsafe.Pointer)(p) == nil }
 		case reflect.Struct:
