@@ -319,15 +319,6 @@ func sameAt(t reflect.Type, equal equalFunc, a, b unsafe.Pointer, sameMemory boo
 // present reports whether encoding/json writes the field.
 func (f *fieldPlan) present(v reflect.Value) bool { return !f.Omitted(v) }
 
-// addressOf is &v where v is addressable (fields of an object reached by pointer are),
-// as encoding/json sees such a field, pointer methods included.
-func addressOf(v reflect.Value) any {
-	if v.CanAddr() {
-		return v.Addr().Interface()
-	}
-	return v.Interface()
-}
-
 // ownEncoding reports whether t (or *t) encodes itself (metav1.Time, resource.Quantity):
 // its fields say nothing about its JSON.
 func ownEncoding(t reflect.Type) bool {

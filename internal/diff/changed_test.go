@@ -389,3 +389,12 @@ func TestTypedValueSameAsDecoding(t *testing.T) {
 		t.Errorf("%d of %d objects built from their fields: the rest were decoded", built, len(objects))
 	}
 }
+
+// addressOf is &v where v is addressable (fields of an object reached by pointer are),
+// as encoding/json sees such a field, pointer methods included.
+func addressOf(v reflect.Value) any {
+	if v.CanAddr() {
+		return v.Addr().Interface()
+	}
+	return v.Interface()
+}

@@ -132,22 +132,14 @@ func changedElement(change Change) any {
 	return change.Value
 }
 
-// elementName is a list element's "name", else its "type"; "" if it has neither.
+// elementName is a list element's "name" if not empty, else its "type"; "" if it has
+// neither or is not an object.
 func elementName(element any) string {
-	if v, ok := element.(reflect.Value); ok {
-		return typedElementName(v)
-	}
-	object, ok := element.(map[string]any)
-	if !ok {
-		return ""
-	}
-	if name, ok := object["name"].(string); ok && name != "" {
+	if name, _ := childOf(element, "name").(string); name != "" {
 		return name
 	}
-	if typ, ok := object["type"].(string); ok {
-		return typ
-	}
-	return ""
+	typ, _ := childOf(element, "type").(string)
+	return typ
 }
 
 // The old object readablePath walks is generic JSON, or a typed object when the diff was
@@ -237,18 +229,4 @@ func childOf(node any, key string) any {
 		return typedNode(reflect.NewAt(f.typ, p).Elem())
 	}
 	return nil
-}
-
-// typedElementName is elementName of a typed list element: its "name" if not empty,
-// else its "type".
-func typedElementName(v reflect.Value) string {
-	if v.Kind() != reflect.Struct {
-		return ""
-	}
-	name, _ := childOf(v, "name").(string)
-	if name != "" {
-		return name
-	}
-	typ, _ := childOf(v, "type").(string)
-	return typ
 }

@@ -99,10 +99,7 @@ type Event struct {
 	memos       []memo // Memo's, a few: one per Differ, one per jq envelope
 }
 
-type memo struct {
-	key   any
-	value any
-}
+type memo struct{ key, value any }
 
 // encoded is one object's JSON encoding and its generic decoding, each computed at most
 // once per event however many sinks ask, so the per-event hot path encodes once.
