@@ -25,10 +25,8 @@ var equalFuncs = &funcCache[equalFunc]{build: compileEqual, forward: func(slot *
 // layout of each type is known in advance.
 func equalOf(t reflect.Type) equalFunc { return equalFuncs.of(t) }
 
-// equalCompilation is the build of one type's comparison and of those it needs.
-type equalCompilation = compilation[equalFunc]
-
-func compileEqual(c *equalCompilation, t reflect.Type) equalFunc {
+// compileEqual builds t's comparison, and those of its parts through c.
+func compileEqual(c *compilation[equalFunc], t reflect.Type) equalFunc {
 	if equal, ok := scalarEquals[t.Kind()]; ok {
 		return equal
 	}

@@ -52,10 +52,7 @@ var genericFuncs = &funcCache[genericFunc]{build: compileGeneric, forward: func(
 // genericFuncOf is t's builder.
 func genericFuncOf(t reflect.Type) genericFunc { return genericFuncs.of(t) }
 
-// genericCompilation is the build of one type's builder and of those it needs.
-type genericCompilation = compilation[genericFunc]
-
-func compileGeneric(c *genericCompilation, t reflect.Type) genericFunc {
+func compileGeneric(c *compilation[genericFunc], t reflect.Type) genericFunc {
 	switch t {
 	case timeType:
 		// metav1.Time.MarshalJSON: null when zero, else RFC 3339 in UTC, to the second.
@@ -135,7 +132,7 @@ func compileGeneric(c *genericCompilation, t reflect.Type) genericFunc {
 
 // compileGenericStruct builds a struct of a plain plan field by field, as encoding/json
 // writes it: inlined structs' fields in place, omitted fields left out.
-func compileGenericStruct(c *genericCompilation, plan *structPlan) genericFunc {
+func compileGenericStruct(c *compilation[genericFunc], plan *structPlan) genericFunc {
 	fields := plan.sortedFields()
 	builders := make([]genericFunc, len(fields))
 	for i, f := range fields {
