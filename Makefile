@@ -134,7 +134,7 @@ FUZZTIME ?= 20000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSinkSpec$$' -fuzztime $(FUZZTIME) ./internal/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./internal/config/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnorePath$$' -fuzztime $(FUZZTIME) ./internal/render/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnorePath$$' -fuzztime $(FUZZTIME) ./internal/diff/
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME) ./internal/wire/
 
 # Regenerates the docs the code describes: docs/sinks.md's tables and docs/flags.md (unit

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
@@ -96,7 +97,7 @@ func TestCompleteFlagValues(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"watch", "-o", ""}, append(render.Formats(), render.TemplateFormats()...)},
+		{[]string{"watch", "-o", ""}, append(render.Formats(), kubectl.TemplateFormats()...)},
 		{[]string{"watch", "--output", "j"}, []string{"json", "jsonpath=", "jsonpath-file="}},
 		{[]string{"watch", "--event-types", ""}, []string{"ADDED", "MODIFIED", "DELETED", "SYNC"}},
 		{[]string{"watch", "--on-full", ""}, listener.Policies()},

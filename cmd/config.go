@@ -8,7 +8,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
-	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/jq"
 )
 
 // NewConfigCommand is `kubeevents config validate [FILE]`.
@@ -35,7 +35,7 @@ func NewConfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			}
 			for _, s := range sinks {
 				if s.Type == config.KindJQ || s.Expr != "" {
-					if _, err := render.CompileJQ(s.Expr); err != nil {
+					if _, err := jq.Compile(s.Expr); err != nil {
 						return usageErrorf("%s: sink %q: %v", s.Origin, s.Name, err)
 					}
 				}

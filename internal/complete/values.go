@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
-	"github.com/spf13/cobra"
 )
 
 // Descriptions shown next to flag values; a value without one is offered bare.
@@ -55,10 +57,10 @@ func withDescriptions(prefix string, values []string, descriptions map[string]st
 }
 
 func Formats(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if render.IsTemplateFormat(toComplete) {
+	if kubectl.IsTemplateFormat(toComplete) {
 		return nil, NoFiles // the template itself: nothing to offer
 	}
-	formats := append(render.Formats(), render.TemplateFormats()...)
+	formats := append(render.Formats(), kubectl.TemplateFormats()...)
 	out := withDescriptions("", formats, FormatDescriptions, toComplete)
 	for _, c := range out {
 		if !strings.Contains(string(c), "=") {

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/jq"
+	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
@@ -195,7 +198,7 @@ func (k *Kind) checkFormat(format string) error {
 		return fmt.Errorf("%s sinks take no format", k.Name)
 	}
 	names := k.Formats()
-	if render.IsTemplateFormat(format) && k.takesTemplates() {
+	if kubectl.IsTemplateFormat(format) && k.takesTemplates() {
 		_, err := render.ParseFormat(format)
 		return err
 	}
@@ -268,16 +271,16 @@ type BuildEnv struct {
 	Timestamps    bool       // terminal sinks print times (file sinks always do)
 	ShowKind      bool       // lines name the kind: several resources are watched
 	Namespace     string     // the namespace the command line names, left out on the terminal
-	Differ        *render.Differ
+	Differ        *diff.Differ
 	ShowOld       bool
 	// Query is the sink's compiled jq expression (jq sinks).
-	Query *render.JQ
+	Query *jq.Query
 	Warn  func(format string, args ...any)
 	// Headers prints header lines on the terminal sink (stdout is a terminal);
 	// PrinterColumns are the watched CRDs' columns; TerminalPrinter, when set, is told of
 	// the terminal sink's printer (to print its headers again after a re-sync).
 	Headers         bool
-	PrinterColumns  render.PrinterColumns
+	PrinterColumns  kubectl.PrinterColumns
 	TerminalPrinter func(*render.Printer)
 	// Clusters are the watched clusters' names when there are several: pretty and wide
 	// lines show a cluster column (render.Options.Clusters).

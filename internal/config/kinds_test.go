@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
 
@@ -243,7 +243,7 @@ func TestWritesStdoutAndSetStdout(t *testing.T) {
 // TestBuildEveryKind: every kind builds into a sink that writes where its settings say.
 func TestBuildEveryKind(t *testing.T) {
 	dir := t.TempDir()
-	query, err := render.CompileJQ(".object.metadata.name")
+	query, err := jq.Compile(".object.metadata.name")
 	if err != nil {
 		t.Fatal(err)
 	}

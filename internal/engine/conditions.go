@@ -8,7 +8,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
-	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/jq"
 )
 
 // exitConditions decides the exit conditions Until and UntilDeleted (MaxEvents is counted
@@ -67,7 +67,7 @@ func (c *exitConditions) rolloutFailed() *event.Rollout {
 
 func (c *exitConditions) untilTrue(ev *event.Event) bool {
 	if !c.cfg.UntilQuery.Selects(string(ev.Type)) {
-		return false // it would give nothing (render/jqtypes.go)
+		return false // it would give nothing (jq/types.go)
 	}
 	input, err := c.cfg.UntilQuery.Input(ev, c.cfg.Differ, c.cfg.ShowOld)
 	if err != nil {
@@ -78,7 +78,7 @@ func (c *exitConditions) untilTrue(ev *event.Event) bool {
 		return false // reported by no one: --until errors are the user's expression failing on some events
 	}
 	for _, v := range outs {
-		if render.Truthy(v) {
+		if jq.Truthy(v) {
 			return true
 		}
 	}

@@ -23,11 +23,12 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/diag"
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/plan"
-	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // runConfig is one watch resolved and built: the plain Config, the clusters with their
@@ -43,9 +44,9 @@ type runConfig struct {
 	// Owned, when not nil, follows the one named object of the one type and everything
 	// it owns (watch TYPE/NAME --owned).
 	Owned  *Owned
-	Differ *render.Differ // nil with NoDiff
+	Differ *diff.Differ // nil with NoDiff
 	// UntilQuery is Config.Until compiled.
-	UntilQuery *render.JQ
+	UntilQuery *jq.Query
 
 	Listeners []*listener.Listener // one per sink, not yet running
 	// OutputGone, when not nil, ends the run once it is closed: every sink writes to a

@@ -19,8 +19,8 @@ import (
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
@@ -99,7 +99,7 @@ func TestRunStopsAfterMaxEvents(t *testing.T) {
 func TestRunUntilMetInTheInitialList(t *testing.T) {
 	a := &recording{}
 	cfg := newConfig(a)
-	until, err := render.CompileJQ(`.object.metadata.name == "c2"`)
+	until, err := jq.Compile(`.object.metadata.name == "c2"`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestRunUntilMetInTheInitialList(t *testing.T) {
 
 func TestRunMaxEventsBeforeCondition(t *testing.T) {
 	cfg := newConfig(&recording{})
-	until, _ := render.CompileJQ(`false`)
+	until, _ := jq.Compile(`false`)
 	cfg.UntilQuery, cfg.MaxEvents = until, 1
 	res, err := runOn(context.Background(), fakeClients(t, "c1", "c2"), cfg)
 	var notMet *NotMetError
@@ -127,7 +127,7 @@ func TestRunMaxEventsBeforeCondition(t *testing.T) {
 
 func TestRunTimeoutBeforeCondition(t *testing.T) {
 	cfg := newConfig(&recording{})
-	until, _ := render.CompileJQ(`false`)
+	until, _ := jq.Compile(`false`)
 	cfg.UntilQuery, cfg.Timeout = until, 50*time.Millisecond
 	res, err := runOn(context.Background(), fakeClients(t, "c1"), cfg)
 	var timeout *TimeoutError

@@ -13,8 +13,10 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
@@ -40,9 +42,9 @@ type session struct {
 	sys System
 	cfg Config
 
-	differ  *render.Differ
-	until   *render.JQ
-	queries map[string]*render.JQ // each sink's compiled expression, by sink name
+	differ  *diff.Differ
+	until   *jq.Query
+	queries map[string]*jq.Query // each sink's compiled expression, by sink name
 	plan    *plan.Plan
 	stdout  io.Writer // what the sinks that write to stdout write through
 	metrics *metrics.Metrics
@@ -176,32 +178,32 @@ func (w *session) request() plan.Request {
 // come before anything connects.
 func (w *session) compile() error {
 	if !w.cfg.NoDiff {
-		var ignores []render.IgnorePath
+		var ignores []diff.IgnorePath
 		for _, p := range w.cfg.IgnorePaths {
-			ip, err := render.ParseIgnorePath(p)
+			ip, err := diff.ParseIgnorePath(p)
 			if err != nil {
 				return diag.Usagef("--ignore-path %q: %v", p, err)
 			}
 			ignores = append(ignores, ip)
 		}
-		w.differ = render.NewDiffer(ignores)
+		w.differ = diff.NewDiffer(ignores)
 		if w.cfg.NoFastPaths {
 			w.differ = w.differ.WithoutFastPaths()
 		}
 	}
 	if w.cfg.Until != "" {
-		q, err := render.CompileJQ(w.cfg.Until)
+		q, err := jq.Compile(w.cfg.Until)
 		if err != nil {
 			return diag.Usagef("--until: %v", err)
 		}
 		w.until = q
 	}
-	w.queries = map[string]*render.JQ{}
+	w.queries = map[string]*jq.Query{}
 	for _, s := range w.cfg.Sinks {
 		if s.Type != config.KindJQ && s.Expr == "" { // exec and http sinks may have one
 			continue
 		}
-		q, err := render.CompileJQ(s.Expr)
+		q, err := jq.Compile(s.Expr)
 		switch {
 		case err != nil && s.Origin == "--jq":
 			return diag.Usagef("--jq: %v", err)

@@ -95,9 +95,11 @@ type Event struct {
 	Written func()
 
 	object, old encoded // JSON and generic forms of Object and Old, each computed at most once
-	memoOnce    sync.Once
-	memo        any
+	memoMu      sync.Mutex
+	memos       []memo // Memo's, a few: one per Differ, one per jq envelope
 }
+
+type memo struct{ key, value any }
 
 // encoded is one object's JSON encoding and its generic decoding, each computed at most
 // once per event however many sinks ask, so the per-event hot path encodes once.
@@ -230,12 +232,29 @@ func (e *Event) OldValue(typed TypedValue) (any, error) {
 	return e.old.valueOf(e.Old, e.Encoder, wire.KeepVersions, typed)
 }
 
-// Memo caches one value derived from the event by the renderer (its diff and envelope),
-// computed by the first caller, so every sink shares it. Every caller of one command must
-// pass an equivalent compute function: the first one wins.
-func (e *Event) Memo(compute func(*Event) any) any {
-	e.memoOnce.Do(func() { e.memo = compute(e) })
-	return e.memo
+// Memo caches values derived from the event by the packages that render it (a Differ's
+// diff, jq's envelope), one per key, so that every sink shares them: the value of a key
+// is made by the first caller's compute, and every caller of that key must pass an
+// equivalent one. compute runs under the event's lock, so it must not call Memo. Keys
+// are compared with ==; a package keys with a type of its own, so that no other
+// package's key can be equal to its.
+func (e *Event) Memo(key any, compute func() any) any {
+	e.memoMu.Lock()
+	defer e.memoMu.Unlock()
+	for _, m := range e.memos {
+		if m.key == key {
+			return m.value
+		}
+	}
+	value := compute()
+	e.memos = append(e.memos, memo{key, value})
+	return value
+}
+
+// HasOld reports whether the event carries a previous state worth showing: MODIFIED and
+// SYNC events do.
+func (e *Event) HasOld() bool {
+	return e.Old != nil && (e.Type == Modified || e.Type == Sync)
 }
 
 // Meta gives access to the object's metadata; nil if the object has none (never the case

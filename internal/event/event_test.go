@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -58,5 +60,36 @@ func TestEventRecordsOnlyWatchedVersions(t *testing.T) {
 		if got := ev.objectUpdate(); got != c.want {
 			t.Errorf("%s: update %d, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+// Memo makes one value per key, shared by every caller, whatever goroutine asks first.
+func TestMemo(t *testing.T) {
+	type keyA struct{ n int }
+	type keyB struct{ n int }
+	ev := &Event{Type: Modified}
+	var made atomic.Int32
+	values := make(chan any, 20)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			var key any = keyA{1}
+			if i%2 == 1 {
+				key = keyB{1}
+			}
+			values <- ev.Memo(key, func() any { made.Add(1); return new(int) })
+		})
+	}
+	wg.Wait()
+	close(values)
+	distinct := map[any]bool{}
+	for v := range values {
+		distinct[v] = true
+	}
+	if len(distinct) != 2 || made.Load() != 2 {
+		t.Errorf("%d values made, %d distinct, for two keys: want 2 and 2", made.Load(), len(distinct))
+	}
+	if ev.Memo(keyA{1}, func() any { return nil }) == ev.Memo(keyB{1}, func() any { return nil }) {
+		t.Error("keys of two types with equal fields share a value")
 	}
 }

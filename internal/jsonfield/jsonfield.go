@@ -54,7 +54,7 @@ func (f Field) OmittedFunc(t reflect.Type) func(unsafe.Pointer) bool {
 		case reflect.String:
 			return func(p unsafe.Pointer) bool { return len(*(*string)(p)) == 0 }
 		case reflect.Slice:
-			return func(p unsafe.Pointer) bool { return (*sliceHeader)(p).len == 0 }
+			return func(p unsafe.Pointer) bool { return len(*(*[]struct{})(p)) == 0 } // any slice's length
 		case reflect.Pointer:
 			return func(p unsafe.Pointer) bool { return *(*unsafe.Pointer)(p) == nil }
 		case reflect.Struct:
@@ -74,12 +74,6 @@ func (f Field) OmittedFunc(t reflect.Type) func(unsafe.Pointer) bool {
 		}
 	}
 	return func(p unsafe.Pointer) bool { return f.Omitted(reflect.NewAt(t, p).Elem()) }
-}
-
-// sliceHeader is the layout of every slice.
-type sliceHeader struct {
-	data     unsafe.Pointer
-	len, cap int
 }
 
 // IsEmpty is encoding/json's test for omitempty.

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
-	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/kubectl"
 )
 
 // complete reads, in every cluster at once, what the watch needs besides its types: which
@@ -84,9 +84,9 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // Built-in groups have no dot; a type that is no CRD (an aggregated API), a CRD without
 // columns, or one this user may not read, gets AGE, as without columns: never a reason
 // to stop (said with -v=2).
-func printerColumns(ctx context.Context, c *Cluster, debug func(string, ...any)) render.PrinterColumns {
+func printerColumns(ctx context.Context, c *Cluster, debug func(string, ...any)) kubectl.PrinterColumns {
 	var client dynamic.Interface
-	columns := render.PrinterColumns{}
+	columns := kubectl.PrinterColumns{}
 	for _, res := range c.Resources {
 		if !strings.Contains(res.GVR.Group, ".") {
 			continue
@@ -106,8 +106,8 @@ func printerColumns(ctx context.Context, c *Cluster, debug func(string, ...any))
 		}
 		var spec struct {
 			Versions []struct {
-				Name    string                 `json:"name"`
-				Columns []render.PrinterColumn `json:"additionalPrinterColumns"`
+				Name    string                  `json:"name"`
+				Columns []kubectl.PrinterColumn `json:"additionalPrinterColumns"`
 			} `json:"versions"`
 		}
 		raw, _ := json.Marshal(crd.Object["spec"])

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
-	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
@@ -81,7 +81,7 @@ type Cluster struct {
 	// the defaults of its kind, then Request.OwnedTypes.
 	Children []resource.Resource
 	// Columns are the watched custom resources' printer columns (Request.Columns).
-	Columns render.PrinterColumns
+	Columns kubectl.PrinterColumns
 	// Checkpoint is what a checkpoint of this cluster's watch belongs to (Request.Resume).
 	Checkpoint checkpoint.Watch
 }
@@ -191,12 +191,12 @@ func (p *Plan) Namespace() string {
 }
 
 // Columns are every cluster's printer columns: one may serve a CRD the others lack.
-func (p *Plan) Columns() render.PrinterColumns {
-	var out render.PrinterColumns
+func (p *Plan) Columns() kubectl.PrinterColumns {
+	var out kubectl.PrinterColumns
 	for _, c := range p.Clusters {
 		for gk, cols := range c.Columns {
 			if out == nil {
-				out = render.PrinterColumns{}
+				out = kubectl.PrinterColumns{}
 			}
 			out[gk] = cols
 		}

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
+
+	"github.com/kubeevents/kubeevents/internal/escape"
 )
 
 // maxClusterColumn is the widest the cluster column gets: context names can be long
@@ -40,7 +42,7 @@ func newClusterColumn(names []string, enabled bool) *clusterColumn {
 	short := make(map[string]string, len(names))
 	seen := map[string]bool{}
 	for _, name := range names {
-		s := string(appendEscaped(nil, shortenMiddle(name, maxClusterColumn)))
+		s := string(escape.Append(nil, shortenMiddle(name, maxClusterColumn)))
 		if seen[s] {
 			short = nil // shortened alike: every label whole
 			break
@@ -52,7 +54,7 @@ func newClusterColumn(names []string, enabled bool) *clusterColumn {
 	taken := map[color.Attribute]bool{}
 	c := &clusterColumn{labels: make(map[string]clusterLabel, len(names))}
 	for _, name := range sorted {
-		label := string(appendEscaped(nil, name))
+		label := string(escape.Append(nil, name))
 		if short != nil {
 			label = short[name]
 		}
@@ -60,13 +62,7 @@ func newClusterColumn(names []string, enabled bool) *clusterColumn {
 		c.width = max(c.width, width)
 		attr := clusterColour(name, taken)
 		taken[attr] = true
-		style := color.New(attr)
-		if enabled {
-			style.EnableColor()
-		} else {
-			style.DisableColor()
-		}
-		c.labels[name] = clusterLabel{styled: style.Sprint(label), width: width}
+		c.labels[name] = clusterLabel{styled: paint(enabled, label, attr), width: width}
 	}
 	return c
 }
@@ -90,7 +86,7 @@ func (c *clusterColumn) append(dst []byte, cluster string) []byte {
 	l, ok := c.labels[cluster]
 	if !ok {
 		start := len(dst)
-		dst = appendEscaped(dst, cluster)
+		dst = escape.Append(dst, cluster)
 		l.width = utf8.RuneCount(dst[start:])
 	} else {
 		dst = append(dst, l.styled...)

@@ -8,7 +8,10 @@ import (
 
 	"github.com/fatih/color"
 
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/event/eventtest"
+	"github.com/kubeevents/kubeevents/internal/jq"
 )
 
 // Several clusters: a cluster column after the time in pretty output (headed CLUSTER on
@@ -16,11 +19,11 @@ import (
 // one cluster, none of it.
 func TestClusterColumn(t *testing.T) {
 	events := func() []*event.Event {
-		evs := fixtureEvents()[:2] // ADDED, then MODIFIED with a diff
+		evs := eventtest.Events()[:2] // ADDED, then MODIFIED with a diff
 		evs[0].Cluster, evs[1].Cluster = "prod-eu", "dev"
 		return evs
 	}
-	o := Options{Location: time.UTC, Diff: NewDiffer(nil), Namespace: "default", Clusters: []string{"prod-eu", "dev"}}
+	o := Options{Location: time.UTC, Diff: diff.NewDiffer(nil), Namespace: "default", Clusters: []string{"prod-eu", "dev"}}
 	out := string(render(t, o, events()))
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if !strings.HasPrefix(lines[0], "15:04:05  prod-eu  ADDED ") || !strings.HasPrefix(lines[1], "15:04:07  dev      MODIFIED ") {
@@ -45,7 +48,7 @@ func TestClusterColumn(t *testing.T) {
 	}
 
 	// One cluster: no column, as before.
-	evs := fixtureEvents()[:1]
+	evs := eventtest.Events()[:1]
 	one := string(render(t, Options{Location: time.UTC, Namespace: "default", Clusters: []string{"dev"}}, evs))
 	if !strings.HasPrefix(one, "15:04:05  ADDED ") {
 		t.Errorf("one cluster:\n%s", one)
@@ -56,13 +59,13 @@ func TestClusterColumn(t *testing.T) {
 	if !strings.Contains(line, `"seq":1,"cluster":"prod-eu","resource":`) {
 		t.Errorf("JSON: %s", line)
 	}
-	if plain := string(render(t, Options{Format: FormatJSON}, fixtureEvents()[:1])); strings.Contains(plain, `"cluster"`) {
+	if plain := string(render(t, Options{Format: FormatJSON}, eventtest.Events()[:1])); strings.Contains(plain, `"cluster"`) {
 		t.Errorf("JSON of one cluster has a cluster: %s", plain)
 	}
 	if y := string(render(t, Options{Format: FormatYAML}, events()[:1])); !strings.Contains(y, "\ncluster: prod-eu\n") {
 		t.Errorf("YAML:\n%s", y)
 	}
-	env, err := EnvelopeValue(events()[0], nil, false)
+	env, err := jq.EnvelopeValue(events()[0], nil, false)
 	if err != nil || env["cluster"] != "prod-eu" {
 		t.Errorf("jq envelope: %v %v", env["cluster"], err)
 	}

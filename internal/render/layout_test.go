@@ -11,113 +11,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/event/eventtest"
 )
-
-// TestPodStatusAsKubectl checks STATUS, READY and RESTARTS against what
-// `kubectl get pods` prints for the same pod.
-func TestPodStatusAsKubectl(t *testing.T) {
-	waiting := func(reason string) corev1.ContainerState {
-		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}
-	}
-	terminated := func(reason string, code int32) corev1.ContainerState {
-		return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason, ExitCode: code}}
-	}
-	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	always := corev1.ContainerRestartPolicyAlways
-	condition := func(typ corev1.PodConditionType, status corev1.ConditionStatus, reason string) corev1.PodCondition {
-		return corev1.PodCondition{Type: typ, Status: status, Reason: reason}
-	}
-	newPod := func(phase corev1.PodPhase, statuses ...corev1.ContainerStatus) *corev1.Pod {
-		pod := &corev1.Pod{Status: corev1.PodStatus{Phase: phase, ContainerStatuses: statuses}}
-		for _, s := range statuses {
-			pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: s.Name})
-		}
-		if len(statuses) == 0 {
-			pod.Spec.Containers = []corev1.Container{{Name: "app"}}
-		}
-		return pod
-	}
-	app := func(state corev1.ContainerState, ready bool, restarts int32) corev1.ContainerStatus {
-		return corev1.ContainerStatus{Name: "app", State: state, Ready: ready, RestartCount: restarts}
-	}
-
-	crashLoop := newPod(corev1.PodRunning, app(waiting("CrashLoopBackOff"), false, 5))
-	imagePull := newPod(corev1.PodPending, app(waiting("ImagePullBackOff"), false, 0))
-	creating := newPod(corev1.PodPending, app(waiting("ContainerCreating"), false, 0))
-	completed := newPod(corev1.PodSucceeded, app(terminated("Completed", 0), false, 0))
-	failed := newPod(corev1.PodFailed, app(terminated("Error", 1), false, 0))
-	oomKilled := newPod(corev1.PodRunning, app(terminated("OOMKilled", 137), false, 3))
-	exitCode := newPod(corev1.PodFailed, app(terminated("", 2), false, 0))
-	runningPod := newPod(corev1.PodRunning, app(running, true, 1))
-	readyWithoutRunning := newPod(corev1.PodRunning, app(corev1.ContainerState{}, true, 0))
-	terminatingPod := newPod(corev1.PodRunning, app(running, true, 0))
-	terminatingPod.DeletionTimestamp = &metav1.Time{Time: t0}
-	lost := newPod(corev1.PodRunning, app(running, true, 0))
-	lost.DeletionTimestamp = &metav1.Time{Time: t0}
-	lost.Status.Reason = "NodeLost"
-	evicted := newPod(corev1.PodFailed)
-	evicted.Status.Reason = "Evicted"
-	gated := newPod(corev1.PodPending)
-	gated.Status.Conditions = []corev1.PodCondition{condition(corev1.PodScheduled, corev1.ConditionFalse, corev1.PodReasonSchedulingGated)}
-	notReady := newPod(corev1.PodRunning,
-		corev1.ContainerStatus{Name: "app", State: running, Ready: true},
-		corev1.ContainerStatus{Name: "job", State: terminated("Completed", 0)})
-	notReady.Spec.Containers = []corev1.Container{{Name: "job"}, {Name: "app"}}
-	initWaiting := newPod(corev1.PodPending, app(waiting("PodInitializing"), false, 0))
-	initWaiting.Spec.InitContainers = []corev1.Container{{Name: "migrate"}, {Name: "seed"}}
-	initWaiting.Status.InitContainerStatuses = []corev1.ContainerStatus{
-		{Name: "migrate", State: terminated("Completed", 0)},
-		{Name: "seed", State: running},
-	}
-	initCrash := newPod(corev1.PodPending, app(waiting("PodInitializing"), false, 0))
-	initCrash.Spec.InitContainers = []corev1.Container{{Name: "migrate"}}
-	initCrash.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "migrate", State: waiting("CrashLoopBackOff"), RestartCount: 4}}
-	sidecar := newPod(corev1.PodRunning, app(running, true, 1))
-	sidecar.Spec.InitContainers = []corev1.Container{{Name: "proxy", RestartPolicy: &always}}
-	sidecar.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "proxy", State: running, Ready: true, Started: ptr(true), RestartCount: 2}}
-	sidecar.Status.Conditions = []corev1.PodCondition{condition(corev1.PodInitialized, corev1.ConditionTrue, "")}
-
-	for _, tc := range []struct {
-		name string
-		pod  *corev1.Pod
-		want podRow
-	}{
-		{"CrashLoopBackOff", crashLoop, podRow{status: "CrashLoopBackOff", ready: 0, total: 1, restarts: 5}},
-		{"ImagePullBackOff", imagePull, podRow{status: "ImagePullBackOff", total: 1}},
-		{"ContainerCreating", creating, podRow{status: "ContainerCreating", total: 1}},
-		{"Completed", completed, podRow{status: "Completed", total: 1}},
-		{"Error", failed, podRow{status: "Error", total: 1}},
-		{"OOMKilled", oomKilled, podRow{status: "OOMKilled", total: 1, restarts: 3}},
-		{"exit code without reason", exitCode, podRow{status: "ExitCode:2", total: 1}},
-		{"Running", runningPod, podRow{status: "Running", ready: 1, total: 1, restarts: 1}},
-		{"ready but not running", readyWithoutRunning, podRow{status: "Running", ready: 0, total: 1}},
-		{"Terminating", terminatingPod, podRow{status: "Terminating", ready: 1, total: 1}},
-		{"node lost", lost, podRow{status: "Unknown", ready: 1, total: 1}},
-		{"Evicted", evicted, podRow{status: "Evicted", total: 1}},
-		{"SchedulingGated", gated, podRow{status: "SchedulingGated", total: 1}},
-		{"NotReady", notReady, podRow{status: "NotReady", ready: 1, total: 2}},
-		{"init progress", initWaiting, podRow{status: "Init:1/2", total: 1}},
-		{"init crash loop", initCrash, podRow{status: "Init:CrashLoopBackOff", total: 1, restarts: 4}},
-		{"sidecar", sidecar, podRow{status: "Running", ready: 2, total: 2, restarts: 3}},
-	} {
-		if got := kubectlPodRow(tc.pod); got != tc.want {
-			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
-		}
-	}
-
-	// And on the line: kubectl's columns READY, STATUS, RESTARTS and AGE.
-	crashLoop.Name, crashLoop.Namespace = "web-1", "default"
-	out := render(t, Options{Location: time.UTC}, []*event.Event{{Type: event.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: crashLoop, Old: crashLoop}})
-	if want := "MODIFIED  default/web-1  0/1  CrashLoopBackOff  5  <unknown>\n"; !strings.HasSuffix(string(out), want) {
-		t.Errorf("line = %q, want it to end in %q", out, want)
-	}
-}
 
 var (
 	coreEventsGVR   = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 	eventsV1GVR     = schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
-	eventObjectMeta = metav1.ObjectMeta{Name: "web-1.17a2b3c4d5e6f7a8", Namespace: "default", CreationTimestamp: metav1.NewTime(t0)}
+	eventObjectMeta = metav1.ObjectMeta{Name: "web-1.17a2b3c4d5e6f7a8", Namespace: "default", CreationTimestamp: metav1.NewTime(eventtest.T0)}
 )
 
 // TestEventCounts checks that an Event shows how often it happened, whichever API wrote
@@ -146,7 +48,7 @@ func TestEventCounts(t *testing.T) {
 		{"events.k8s.io once", &event.Event{Type: event.Added, Resource: eventsV1GVR, Kind: "Event", Object: v1(0, nil)}, "container"},
 		{"related, series", &event.Event{Type: event.Added, Related: true, Resource: coreEventsGVR, Kind: "Event", Object: core(0, &corev1.EventSeries{Count: 9})}, " (x9)"},
 	} {
-		tc.ev.Time = t0.Add(time.Minute)
+		tc.ev.Time = eventtest.T0.Add(time.Minute)
 		out := strings.TrimSuffix(string(render(t, Options{Location: time.UTC, Namespace: "default"}, []*event.Event{tc.ev})), "\n")
 		if !strings.HasSuffix(out, "BackOff: Back-off restarting failed container"+strings.TrimPrefix(tc.want, "container")) {
 			t.Errorf("%s: line %q does not end in the reason, message and %q", tc.name, out, tc.want)
@@ -158,9 +60,9 @@ func TestEventCounts(t *testing.T) {
 }
 
 func podEvent(typ event.EventType, namespace, name string) *event.Event {
-	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
+	pod := eventtest.WebPod(corev1.PodRunning, true, "worker-1", "1")
 	pod.Namespace, pod.Name = namespace, name
-	return &event.Event{Type: typ, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}
+	return &event.Event{Type: typ, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: pod}
 }
 
 // TestNamespaceLeftOut: the namespace -n names is not repeated on every line; others
@@ -228,7 +130,7 @@ func TestColumnsGrowWithWhatIsSeen(t *testing.T) {
 func TestFitsTheTerminal(t *testing.T) {
 	width := 80
 	terminalWidth := func() int { return width }
-	old := webPod(corev1.PodRunning, true, "worker-1", "1")
+	old := eventtest.WebPod(corev1.PodRunning, true, "worker-1", "1")
 	old.Name, old.Namespace = "checkout-api-7d9f8b6c5-abc12", "shop"
 	digest := func(s string) string { return "registry.example.com/shop/checkout-api@sha256:" + strings.Repeat(s, 64) }
 	old.Status.ContainerStatuses[0].ImageID = digest("a")
@@ -236,17 +138,17 @@ func TestFitsTheTerminal(t *testing.T) {
 	updated.Status.ContainerStatuses[0].ImageID = digest("b")
 	updated.Status.ContainerStatuses[0].RestartCount = 12
 	deleting := updated.DeepCopy()
-	deleting.DeletionTimestamp = &metav1.Time{Time: t0.Add(time.Minute)}
-	deleting.DeletionGracePeriodSeconds = ptr(int64(30))
+	deleting.DeletionTimestamp = &metav1.Time{Time: eventtest.T0.Add(time.Minute)}
+	deleting.DeletionGracePeriodSeconds = new(int64(30))
 	events := func() []*event.Event {
 		return []*event.Event{
-			{Type: event.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: old},
-			{Type: event.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: updated, Old: old},
-			{Type: event.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: deleting, Old: updated},
-			{Type: event.Deleted, Time: t0.Add(time.Minute), Resource: podsGVR, Kind: "Pod", Object: deleting},
+			{Type: event.Added, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: old},
+			{Type: event.Modified, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: updated, Old: old},
+			{Type: event.Modified, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: deleting, Old: updated},
+			{Type: event.Deleted, Time: eventtest.T0.Add(time.Minute), Resource: eventtest.Pods, Kind: "Pod", Object: deleting},
 		}
 	}
-	opts := Options{Location: time.UTC, Namespace: "shop", Diff: NewDiffer(nil), TerminalWidth: terminalWidth}
+	opts := Options{Location: time.UTC, Namespace: "shop", Diff: diff.NewDiffer(nil), TerminalWidth: terminalWidth}
 	out := string(render(t, opts, events()))
 	// A terminating or deleted pod's line says more (grace, how long it lived) than fits
 	// beside a name this long; every other line fits.

@@ -5,7 +5,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // appendOwnersJSON appends the envelope's owner chain and rollout state (watch
@@ -20,36 +22,18 @@ func appendOwnersJSON(dst []byte, ev *event.Event) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, `{"kind":`...)
-			dst = appendJSONString(dst, o.Kind)
-			dst = append(dst, `,"name":`...)
-			dst = appendJSONString(dst, o.Name)
+			dst = wire.AppendJSONField(dst, `{"kind":`, o.Kind)
+			dst = wire.AppendJSONField(dst, `,"name":`, o.Name)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
 	}
 	if ev.Rollout != nil {
-		dst = append(dst, `,"rollout":{"state":`...)
-		dst = appendJSONString(dst, string(ev.Rollout.State))
-		dst = append(dst, `,"message":`...)
-		dst = appendJSONString(dst, ev.Rollout.Message)
+		dst = wire.AppendJSONField(dst, `,"rollout":{"state":`, string(ev.Rollout.State))
+		dst = wire.AppendJSONField(dst, `,"message":`, ev.Rollout.Message)
 		dst = append(dst, '}')
 	}
 	return dst
-}
-
-// addOwnersValue is appendOwnersJSON for the generic envelope that jq sees.
-func addOwnersValue(envelope map[string]any, ev *event.Event) {
-	if ev.Owners != nil {
-		owners := make([]any, len(ev.Owners))
-		for i, o := range ev.Owners {
-			owners[i] = map[string]any{"kind": o.Kind, "name": o.Name}
-		}
-		envelope["owners"] = owners
-	}
-	if ev.Rollout != nil {
-		envelope["rollout"] = map[string]any{"state": string(ev.Rollout.State), "message": ev.Rollout.Message}
-	}
 }
 
 // ownersYAML is appendOwnersJSON for -o yaml: the keys and values to add to the
@@ -97,9 +81,9 @@ const ownerSeparator = " › "
 // link per owner: "deploy/web › rs/web-5d9f › ". Nothing for the followed object itself.
 func appendOwnersPrefix(dst []byte, owners []event.Owner) []byte {
 	for _, o := range owners {
-		dst = appendEscaped(dst, shortKind(o.Kind))
+		dst = escape.Append(dst, shortKind(o.Kind))
 		dst = append(dst, '/')
-		dst = appendEscaped(dst, o.Name)
+		dst = escape.Append(dst, o.Name)
 		dst = append(dst, ownerSeparator...)
 	}
 	return dst
@@ -120,5 +104,5 @@ func appendRollout(dst []byte, r *event.Rollout) []byte {
 	default:
 		dst = append(dst, "… "...)
 	}
-	return appendEscaped(dst, r.Message)
+	return escape.Append(dst, r.Message)
 }

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/event/eventtest"
+	"github.com/kubeevents/kubeevents/internal/jq"
 )
 
 // ownedEvents are a Deployment followed with --owned, its pod, and a core Event about
@@ -21,7 +23,7 @@ import (
 func ownedEvents() []*event.Event {
 	replicas := int32(2)
 	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", CreationTimestamp: metav1.NewTime(t0)},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", CreationTimestamp: metav1.NewTime(eventtest.T0)},
 		Spec:       appsv1.DeploymentSpec{Replicas: &replicas},
 		Status:     appsv1.DeploymentStatus{ReadyReplicas: 1, UpdatedReplicas: 2, AvailableReplicas: 1}}
 	chain := []event.Owner{{Kind: "Deployment", Name: "web"}, {Kind: "ReplicaSet", Name: "web-7d9f8"}}
@@ -30,11 +32,11 @@ func ownedEvents() []*event.Event {
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "web-7d9f8-abc12", Namespace: "default"},
 		Type:           corev1.EventTypeNormal, Reason: "Scheduled", Message: "Successfully assigned"}
 	return []*event.Event{
-		{Type: event.Modified, Time: t0, Seq: 1, Resource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment",
+		{Type: event.Modified, Time: eventtest.T0, Seq: 1, Resource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment",
 			Object: d, Owners: []event.Owner{}, Rollout: &event.Rollout{State: event.RolloutProgressing, Message: `Waiting for deployment "web" rollout to finish: 1 of 2 updated replicas are available...`}},
-		{Type: event.Added, Time: t0, Seq: 2, Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod",
-			Object: webPod(corev1.PodRunning, true, "node-1", "5"), Owners: chain},
-		{Type: event.Added, Time: t0, Seq: 3, Resource: schema.GroupVersionResource{Version: "v1", Resource: "events"}, Kind: "Event",
+		{Type: event.Added, Time: eventtest.T0, Seq: 2, Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod",
+			Object: eventtest.WebPod(corev1.PodRunning, true, "node-1", "5"), Owners: chain},
+		{Type: event.Added, Time: eventtest.T0, Seq: 3, Resource: schema.GroupVersionResource{Version: "v1", Resource: "events"}, Kind: "Event",
 			Object: related, Related: true, Owners: append(chain, event.Owner{Kind: "Pod", Name: "web-7d9f8-abc12"})},
 	}
 }
@@ -68,7 +70,7 @@ func TestOwnedJSON(t *testing.T) {
 			t.Errorf("event %d: %s\nwant it to hold %s", i+1, line, want)
 		}
 		// jq sees the same envelope.
-		value, err := EnvelopeValue(events[i], nil, false)
+		value, err := jq.EnvelopeValue(events[i], nil, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +85,7 @@ func TestOwnedJSON(t *testing.T) {
 		}
 	}
 	// Outside --owned: neither field.
-	plain := fixtureEvents()[0]
+	plain := eventtest.Events()[0]
 	line, _ := AppendEnvelopeWithDiff(nil, plain, nil, false)
 	if strings.Contains(string(line), `"owners"`) || strings.Contains(string(line), `"rollout"`) {
 		t.Errorf("an event outside --owned has owners or rollout: %s", line)
@@ -113,7 +115,7 @@ func TestJobSummary(t *testing.T) {
 		Spec:       batchv1.JobSpec{Completions: &three},
 		Status:     batchv1.JobStatus{Succeeded: 1, Active: 2, Failed: 1}}
 	out := string(render(t, Options{Format: FormatPretty, Namespace: "default", Location: time.UTC},
-		[]*event.Event{{Type: event.Modified, Time: t0, Seq: 1, Kind: "Job", Object: job, Old: job}}))
+		[]*event.Event{{Type: event.Modified, Time: eventtest.T0, Seq: 1, Kind: "Job", Object: job, Old: job}}))
 	if !strings.Contains(out, "once  Running  1/3  ") {
 		t.Errorf("Job line: %q", out)
 	}

@@ -11,6 +11,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -50,29 +51,35 @@ const (
 )
 
 // newTypeLabels builds the label of every known type, coloured if enabled, unpadded: the
-// column's width changes as wider labels are seen (see appendType). The colours are
-// switched on each color.Color instance so the package-global NoColor, which reflects
-// stdout only, never decides for a stream it does not describe.
+// column's width changes as wider labels are seen (see appendType).
 func newTypeLabels(enabled bool) map[string]string {
-	styles := map[string]*color.Color{
-		string(event.Added):    color.New(color.FgGreen),
-		string(event.Modified): color.New(color.FgYellow),
-		string(event.Deleted):  color.New(color.FgRed),
-		string(event.Sync):     color.New(color.Faint),
-		terminating:            color.New(color.FgRed),
-		relatedEvent:           color.New(color.FgCyan),
-		relatedWarning:         color.New(color.FgRed, color.Bold),
+	styles := map[string][]color.Attribute{
+		string(event.Added):    {color.FgGreen},
+		string(event.Modified): {color.FgYellow},
+		string(event.Deleted):  {color.FgRed},
+		string(event.Sync):     {color.Faint},
+		terminating:            {color.FgRed},
+		relatedEvent:           {color.FgCyan},
+		relatedWarning:         {color.FgRed, color.Bold},
 	}
 	labels := make(map[string]string, len(styles))
 	for label, style := range styles {
-		if enabled {
-			style.EnableColor()
-		} else {
-			style.DisableColor()
-		}
-		labels[label] = style.Sprint(label)
+		labels[label] = paint(enabled, label, style...)
 	}
 	return labels
+}
+
+// paint is text in the style of attributes if enabled, else text as it is. Colours are
+// switched on each color.Color instance so the package-global NoColor, which reflects
+// stdout only, never decides for a stream it does not describe.
+func paint(enabled bool, text string, attributes ...color.Attribute) string {
+	style := color.New(attributes...)
+	if enabled {
+		style.EnableColor()
+	} else {
+		style.DisableColor()
+	}
+	return style.Sprint(text)
 }
 
 // appendLine renders ev in the pretty or wide format, with its changes below when
@@ -117,13 +124,13 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	case ev.Owners != nil:
 		// Short kinds, like the chain before it: deploy/web › rs/web-5d9f › pod/web-5d9f-x2k
 		dst = appendOwnersPrefix(dst, ev.Owners)
-		dst = append(appendEscaped(dst, shortKind(ev.Kind)), '/')
+		dst = append(escape.Append(dst, shortKind(ev.Kind)), '/')
 	case p.showKind:
 		dst = append(dst, p.kindPrefix(ev)...)
 		dst = append(dst, '/')
 	}
 	dst = p.appendNamespace(dst, m.GetNamespace())
-	dst = appendEscaped(dst, m.GetName())
+	dst = escape.Append(dst, m.GetName())
 	dst = p.padName(dst, start, line)
 	line.summaryColumn = line.timeWidth + p.typeColumn + len(columnGap) + utf8.RuneCount(dst[start:])
 
@@ -136,7 +143,7 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 		row := append([]byte(nil), dst[lineStart:]...)
 		dst = append(p.appendHeader(dst[:lineStart], t, line), row...)
 	}
-	if p.differ.diffs(ev) {
+	if p.differ.Diffs(ev) {
 		return p.appendChanges(dst, ev, line)
 	}
 	return dst, nil
@@ -172,7 +179,7 @@ func (p *Printer) appendType(dst []byte, label string) []byte {
 		dst = append(dst, styled...)
 	} else {
 		start := len(dst)
-		dst = appendEscaped(dst, label)
+		dst = escape.Append(dst, label)
 		n = utf8.RuneCount(dst[start:])
 	}
 	return appendPadding(dst, n, growColumn(&p.typeColumn, n, maxTypeColumn))
@@ -184,7 +191,7 @@ func (p *Printer) appendNamespace(dst []byte, namespace string) []byte {
 	if namespace == "" || namespace == p.namespace {
 		return dst
 	}
-	dst = appendEscaped(dst, namespace)
+	dst = escape.Append(dst, namespace)
 	return append(dst, '/')
 }
 
@@ -247,13 +254,13 @@ func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event, owners []even
 	obj := ev.InvolvedObject
 	if len(owners) > 0 {
 		dst = appendOwnersPrefix(dst, owners[:len(owners)-1])
-		dst = appendEscaped(dst, shortKind(obj.Kind))
+		dst = escape.Append(dst, shortKind(obj.Kind))
 	} else {
-		dst = appendEscaped(dst, strings.ToLower(obj.Kind))
+		dst = escape.Append(dst, strings.ToLower(obj.Kind))
 	}
 	dst = append(dst, '/')
 	dst = p.appendNamespace(dst, obj.Namespace)
-	dst = appendEscaped(dst, obj.Name)
+	dst = escape.Append(dst, obj.Name)
 	dst = p.padName(dst, start, line)
 	line.summaryColumn = line.timeWidth + p.typeColumn + len(columnGap) + utf8.RuneCount(dst[start:])
 	return append(appendEventText(dst, ev.Reason, ev.Message, coreEventCount(ev), line.summaryColumn, line), '\n')
@@ -285,7 +292,7 @@ const maxMessageRunes = 120
 // happened more than once. On a terminal the message is shortened in the middle to what
 // is left of the line from column on, but never below minSummaryColumns.
 func appendEventText(dst []byte, reason, message string, count int32, column int, line lineLayout) []byte {
-	dst = appendEscaped(dst, reason)
+	dst = escape.Append(dst, reason)
 	dst = append(dst, ": "...)
 	var suffix []byte
 	if count > 1 {
@@ -298,7 +305,7 @@ func appendEventText(dst []byte, reason, message string, count int32, column int
 		used := column + utf8.RuneCountInString(reason) + len(": ") + len(suffix)
 		limit = max(line.terminalWidth-used, minSummaryColumns)
 	}
-	dst = appendEscaped(dst, shortenMiddle(strings.TrimSpace(message), limit))
+	dst = escape.Append(dst, shortenMiddle(strings.TrimSpace(message), limit))
 	return append(dst, suffix...)
 }
 
@@ -351,23 +358,15 @@ func (p *Printer) appendEvent(dst []byte, typ, kind, namespace, name, reason, me
 	start := len(dst)
 	dst = appendOrDash(dst, typ)
 	dst = append(dst, columnGap...)
-	dst = appendEscaped(dst, strings.ToLower(kind))
+	dst = escape.Append(dst, strings.ToLower(kind))
 	if name != "" {
 		dst = append(dst, '/')
 		dst = p.appendNamespace(dst, namespace)
-		dst = appendEscaped(dst, name)
+		dst = escape.Append(dst, name)
 	}
 	dst = append(dst, columnGap...)
 	column := line.summaryColumn + utf8.RuneCount(dst[start:])
 	return appendEventText(dst, reason, message, count, column, line)
-}
-
-// replicasOrOne is spec.replicas, which the API server defaults to 1 when unset.
-func replicasOrOne(replicas *int32) int32 {
-	if replicas == nil {
-		return 1
-	}
-	return *replicas
 }
 
 // appendOrDash appends s escaped, or "-" for an empty value so columns never vanish.
@@ -375,7 +374,7 @@ func appendOrDash(dst []byte, s string) []byte {
 	if s == "" {
 		return append(dst, '-')
 	}
-	return appendEscaped(dst, s)
+	return escape.Append(dst, s)
 }
 
 // eventMeta is ev's object metadata; informers always deliver objects that have it.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 	"unicode"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/fatih/color"
 
+	"github.com/kubeevents/kubeevents/internal/diff"
+	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -33,15 +34,7 @@ const (
 type changeMarks struct{ add, remove, replace string }
 
 func newChangeMarks(enabled bool) changeMarks {
-	mark := func(sign string, attribute color.Attribute) string {
-		style := color.New(attribute)
-		if enabled {
-			style.EnableColor()
-		} else {
-			style.DisableColor()
-		}
-		return style.Sprint(sign) + " "
-	}
+	mark := func(sign string, attribute color.Attribute) string { return paint(enabled, sign, attribute) + " " }
 	return changeMarks{add: mark("+", color.FgGreen), remove: mark("-", color.FgRed), replace: mark("~", color.FgYellow)}
 }
 
@@ -56,7 +49,7 @@ func newChangeMarks(enabled bool) changeMarks {
 // The last is an element of a keyed list that moved among the others: its index in the
 // previous list and in the new one.
 func (p *Printer) appendChanges(dst []byte, ev *event.Event, line lineLayout) ([]byte, error) {
-	changes, paths, err := p.differ.readableChanges(ev)
+	changes, paths, err := p.differ.ReadableChanges(ev)
 	if err != nil {
 		return dst, err
 	}
@@ -68,14 +61,14 @@ func (p *Printer) appendChanges(dst []byte, ev *event.Event, line lineLayout) ([
 	for i, change := range changes[:shown] {
 		dst = append(dst, spaces[:indent]...)
 		switch change.Op {
-		case OpAdd:
+		case diff.OpAdd:
 			dst = append(dst, p.changeMarks.add...)
-		case OpRemove:
+		case diff.OpRemove:
 			dst = append(dst, p.changeMarks.remove...)
 		default:
 			dst = append(dst, p.changeMarks.replace...)
 		}
-		dst = appendEscaped(dst, paths[i])
+		dst = escape.Append(dst, paths[i])
 		dst = append(dst, ": "...)
 		// The room left on the line for the values, on a terminal.
 		room := 0
@@ -83,26 +76,26 @@ func (p *Printer) appendChanges(dst []byte, ev *event.Event, line lineLayout) ([
 			room = max(line.terminalWidth-indent-len("~ ")-utf8.RuneCountInString(paths[i])-len(": "), 1)
 		}
 		switch change.Op {
-		case OpAdd:
+		case diff.OpAdd:
 			text := p.changeValueText(change.Value)
-			dst = appendEscaped(dst, shortenMiddle(text, valueLimit(text, room)))
-		case OpRemove:
+			dst = escape.Append(dst, shortenMiddle(text, valueLimit(text, room)))
+		case diff.OpRemove:
 			text := p.changeValueText(change.Old)
-			dst = appendEscaped(dst, shortenMiddle(text, valueLimit(text, room)))
-		case OpMove:
+			dst = escape.Append(dst, shortenMiddle(text, valueLimit(text, room)))
+		case diff.OpMove:
 			dst = append(dst, "position "...)
-			dst = strconv.AppendInt(dst, int64(change.fromIndex), 10)
+			dst = strconv.AppendInt(dst, int64(change.FromIndex), 10)
 			dst = append(dst, changeArrow...)
-			dst = strconv.AppendInt(dst, int64(change.toIndex), 10)
+			dst = strconv.AppendInt(dst, int64(change.ToIndex), 10)
 		default:
 			old, value := p.changeValueText(change.Old), p.changeValueText(change.Value)
 			if room > 0 {
 				room = max(room-utf8.RuneCountInString(changeArrow), 1)
 			}
 			oldLimit, valueLimit := valueLimits(old, value, room)
-			dst = appendEscaped(dst, shortenMiddle(old, oldLimit))
+			dst = escape.Append(dst, shortenMiddle(old, oldLimit))
 			dst = append(dst, changeArrow...)
-			dst = appendEscaped(dst, shortenMiddle(value, valueLimit))
+			dst = escape.Append(dst, shortenMiddle(value, valueLimit))
 		}
 		dst = append(dst, '\n')
 	}
@@ -219,139 +212,4 @@ func shortenMiddle(s string, max int) string {
 		tailStart -= size
 	}
 	return s[:headEnd] + "…" + s[tailStart:]
-}
-
-// readableChanges is ev's diff with the path of each change in readable form, both
-// computed once per event.
-func (d *Differ) readableChanges(ev *event.Event) ([]Change, []string, error) {
-	changes, err := d.Changes(ev)
-	if err != nil || len(changes) == 0 {
-		return nil, nil, err
-	}
-	view := viewOf(ev, d)
-	view.fieldsOnce.Do(func() {
-		old := view.comparedOld
-		if old == nil {
-			// Compared on the structs (typedPatch): the paths are read on the previous
-			// typed object itself.
-			old = ev.Old
-		}
-		view.fields = readablePaths(changes, old)
-	})
-	return changes, view.fields, nil
-}
-
-// readablePaths are the changes' paths as pretty output shows them, dotted, with list
-// elements in brackets: status.containerStatuses[app].ready. An element is named by its
-// "name" (containers, volumes, env), else its "type" (conditions), else its index. Keys
-// are shown as they are, dots and all (metadata.labels.app.kubernetes.io/name): this is
-// for reading, not for pasting into --ignore.
-func readablePaths(changes []Change, old any) []string {
-	paths := make([]string, len(changes))
-	// repeats counts the earlier changes with the same list path: jsondiff writes every
-	// appended element as "-" and every trailing removed one at the same index.
-	var repeats map[string]int
-	for i, change := range changes {
-		repeat := 0
-		if change.Op == OpRemove || strings.HasSuffix(change.Path, "/-") {
-			if repeats == nil {
-				repeats = make(map[string]int)
-			}
-			repeat = repeats[change.Path]
-			repeats[change.Path]++
-		}
-		paths[i] = readablePath(change, old, repeat)
-	}
-	return paths
-}
-
-// readablePath walks change.Path through the old object, which has every list element
-// the path passes through: jsondiff compares lists index by index, and the changes inside
-// an element of a keyed list have its old index (see Change.Path). The old object is
-// generic JSON (the parts comparedParts decoded) or a typed object (see oldNodeOf).
-func readablePath(change Change, old any, repeat int) string {
-	var b []byte
-	node := oldNodeOf(old)
-	for pointer := change.Path; pointer != ""; {
-		escaped, rest := nextPointerSegment(pointer)
-		pointer = rest
-		key, err := unescapePointerSegment(escaped, 0)
-		if err != nil {
-			key = escaped
-		}
-		length, isList := listLength(node)
-		if !isList {
-			if len(b) > 0 {
-				b = append(b, '.')
-			}
-			b = append(b, key...)
-			if pointer != "" { // the value at the end of the path is not looked at
-				node = childOf(node, key)
-			}
-			continue
-		}
-		index, err := strconv.Atoi(key)
-		var element any
-		if err == nil && index >= 0 && index < length {
-			element = elementOf(node, index)
-		}
-		label := elementName(element)
-		switch {
-		case pointer == "" && change.Op == OpMove:
-			// Path is where the element goes mid-patch; it is the old list's fromIndex.
-			label = ""
-			if change.fromIndex < length {
-				label = elementName(elementOf(node, change.fromIndex))
-			}
-		case pointer == "":
-			label = elementName(changedElement(change))
-		}
-		if label == "" {
-			switch {
-			case key == "-":
-				label = strconv.Itoa(length + repeat)
-			case err == nil && pointer == "" && change.Op == OpRemove:
-				label = strconv.Itoa(index + repeat)
-			default:
-				label = key
-			}
-		}
-		b = append(b, '[')
-		b = append(b, label...)
-		b = append(b, ']')
-		node = element
-	}
-	if len(b) == 0 {
-		return "."
-	}
-	return string(b)
-}
-
-// changedElement is the list element a change adds, removes or replaces.
-func changedElement(change Change) any {
-	switch {
-	case change.Op == OpRemove:
-		return change.Old
-	case change.Op == OpReplace && elementName(change.Value) == "":
-		return change.Old
-	}
-	return change.Value
-}
-
-// elementName is a list element's "name", else its "type"; "" if it has neither.
-func elementName(element any) string {
-	if v, ok := element.(reflect.Value); ok {
-		return typedElementName(v)
-	}
-	object, ok := element.(map[string]any)
-	if !ok {
-		return ""
-	}
-	if name, ok := object["name"].(string); ok && name != "" {
-		return name
-	}
-	if typ, ok := object["type"].(string); ok {
-		return typ
-	}
-	return ""
 }

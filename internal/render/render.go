@@ -3,18 +3,18 @@
 // Formats:
 //
 //   - pretty (the default): one aligned line per event: time, event type, name, then
-//     the columns `kubectl get` prints for the object (columns.go, crdcolumns.go; Events
-//     keep a summary of their own: reason, message, count), and with diffs on, a line
-//     per change under each MODIFIED event. Columns are as wide as what has been seen;
-//     on a terminal, a header line per kind (table.go) and long values shortened to its
+//     the columns `kubectl get` prints for the object (package kubectl; Events keep a
+//     summary of their own: reason, message, count), and with diffs on, a line per
+//     change under each MODIFIED event. Columns are as wide as what has been seen; on a
+//     terminal, a header line per kind (table.go) and long values shortened to its
 //     width.
 //   - wide: pretty with kubectl's -o wide columns.
 //   - custom-columns=, jsonpath=, go-template= and their -file= forms: kubectl's
-//     templates, per event (template.go).
+//     templates, per event (kubectl.Template).
 //   - json: JSON Lines. "type" and "object" are the keys kubectl uses for
 //     `get -w --output-watch-events -o json`, so tools written for kubectl keep working;
 //     "time", "seq", "resource" and (only when true) "finalStateUnknown" are added.
-//     With diffs on, MODIFIED events add "diff", their changes (see Differ); with
+//     With diffs on, MODIFIED events add "diff", their changes (diff.Differ); with
 //     ShowOld, MODIFIED and SYNC events add "old", the previous object.
 //   - yaml: one YAML document per event ("---" first), with the same keys as json.
 //   - name: "<TYPE> <kind>[.<group>]/<name>", e.g. "ADDED pod/web-1". The second field is
@@ -23,8 +23,8 @@
 //     because, unlike a listing, a watch reports the same name several times. The type
 //     is the raw event type (never TERMINATING) so scripts see a fixed set of words.
 //
-// Every string taken from an object is escaped before it reaches a terminal (see
-// appendEscaped); json and yaml are escaped by their encoders.
+// Every string taken from an object is escaped before it reaches a terminal (package
+// escape); json and yaml are escaped by their encoders.
 package render
 
 import (
@@ -37,7 +37,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubeevents/kubeevents/internal/diff"
+	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/kubectl"
 )
 
 // Format is an output format, as given to -o.
@@ -57,15 +60,15 @@ func Formats() []string {
 }
 
 // ParseFormat checks a user-supplied format name; a template format (see
-// TemplateFormats) is compiled, so that its errors come before anything connects.
+// kubectl.TemplateFormats) is compiled, so that its errors come before anything connects.
 func ParseFormat(s string) (Format, error) {
 	for _, f := range Formats() {
 		if s == f {
 			return Format(s), nil
 		}
 	}
-	if IsTemplateFormat(s) {
-		if _, err := newTemplatePrinter(s); err != nil {
+	if kubectl.IsTemplateFormat(s) {
+		if _, err := kubectl.NewTemplate(s); err != nil {
 			return "", err
 		}
 		return Format(s), nil
@@ -90,7 +93,7 @@ type Options struct {
 	Location *time.Location
 	// Diff computes what MODIFIED events changed: pretty and wide print it under the
 	// event line, json and yaml add it as "diff". Nil turns diffs off (--no-diff).
-	Diff *Differ
+	Diff *diff.Differ
 	// ShowOld adds the whole previous object as "old" to json and yaml output of
 	// MODIFIED and SYNC events.
 	ShowOld bool
@@ -108,7 +111,7 @@ type Options struct {
 	Headers bool
 	// PrinterColumns are the additionalPrinterColumns of the watched custom resources,
 	// which pretty and wide output show as kubectl does.
-	PrinterColumns PrinterColumns
+	PrinterColumns kubectl.PrinterColumns
 	// Clusters are the names of the clusters watched (kubeconfig contexts) when there
 	// are several: pretty and wide output then show a cluster column after the time.
 	// With one (or none) there is no column.
@@ -122,7 +125,7 @@ type Printer struct {
 	timestamps bool
 	showKind   bool
 	location   *time.Location
-	differ     *Differ // nil: no diffs
+	differ     *diff.Differ // nil: no diffs
 	showOld    bool
 	namespace  string     // left out of names (Options.Namespace)
 	width      func() int // the terminal's width (Options.TerminalWidth)
@@ -141,19 +144,20 @@ type Printer struct {
 	// valueEncoder writes the JSON of diff values shown in pretty output to valueBuf.
 	valueBuf     bytes.Buffer
 	valueEncoder *json.Encoder
-	// tables are the kubectl columns seen per kind (widths, headers); lastTable is the
-	// one the line being rendered used, nil for lines without kubectl columns.
+	// table computes kubectl's columns into cells, the line's; tables are the columns
+	// seen per kind (widths, headers); lastTable is the one the line being rendered
+	// used, nil for lines without kubectl columns.
+	table     *kubectl.Table
+	cells     kubectl.Cells
 	tables    map[schema.GroupKind]*kindTable
-	cells     cells // the line's kubectl cells, escaped
 	lastTable *kindTable
-	crdTables map[schema.GroupKind]*crdTable
 	// headers: print header lines (Options.Headers); headersAgain counts the calls of
 	// HeadersAgain, headerEpoch the count this Printer last acted on.
 	headers      bool
 	headersAgain atomic.Uint64
 	headerEpoch  uint64
 	// template prints the template formats (custom-columns=, jsonpath=, go-template=...).
-	template *templatePrinter
+	template *kubectl.Template
 	// clusters is the cluster column (Options.Clusters); nil with one cluster.
 	clusters *clusterColumn
 }
@@ -186,9 +190,9 @@ func NewPrinter(o Options) (*Printer, error) {
 		typeColumn:   minTypeColumn,
 		clusters:     newClusterColumn(o.Clusters, o.Color),
 	}
-	if IsTemplateFormat(string(format)) {
-		var err error
-		if p.template, err = newTemplatePrinter(string(format)); err != nil {
+	var err error
+	if kubectl.IsTemplateFormat(string(format)) {
+		if p.template, err = kubectl.NewTemplate(string(format)); err != nil {
 			return nil, err
 		}
 	}
@@ -197,16 +201,8 @@ func NewPrinter(o Options) (*Printer, error) {
 	if p.headers && p.clusters != nil {
 		p.clusters.width = max(p.clusters.width, len("CLUSTER")) // under its header
 	}
-	p.crdTables = map[schema.GroupKind]*crdTable{}
-	for gk, columns := range o.PrinterColumns {
-		if len(columns) == 0 {
-			continue
-		}
-		t, err := newCRDTable(columns)
-		if err != nil {
-			return nil, fmt.Errorf("printer columns of %s: %w", gk, err)
-		}
-		p.crdTables[gk] = t
+	if p.table, err = kubectl.NewTable(o.PrinterColumns, format == FormatWide); err != nil {
+		return nil, err
 	}
 	p.valueEncoder = json.NewEncoder(&p.valueBuf)
 	p.valueEncoder.SetEscapeHTML(false)
@@ -214,7 +210,7 @@ func NewPrinter(o Options) (*Printer, error) {
 }
 
 // Unchanged reports whether ev is a MODIFIED event with nothing left in its diff once
-// the ignored paths are left out (see Differ.Unchanged): what --changes-only skips.
+// the ignored paths are left out (see diff.Differ.Unchanged): what --changes-only skips.
 // Always false when diffs are off.
 func (p *Printer) Unchanged(ev *event.Event) bool { return p.differ.Unchanged(ev) }
 
@@ -235,7 +231,7 @@ func (p *Printer) Append(dst []byte, ev *event.Event) ([]byte, error) {
 		dst, err = p.appendLine(dst, ev)
 	default:
 		if p.template != nil {
-			dst, err = p.template.append(dst, ev)
+			dst, err = p.template.Append(dst, ev)
 			break
 		}
 		// A format added to Formats without a case here: say so on the first event
@@ -253,11 +249,11 @@ func (p *Printer) appendName(dst []byte, ev *event.Event) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	dst = appendEscaped(dst, string(ev.Type))
+	dst = escape.Append(dst, string(ev.Type))
 	dst = append(dst, ' ')
 	dst = append(dst, p.kindPrefix(ev)...)
 	dst = append(dst, '/')
-	dst = appendEscaped(dst, m.GetName())
+	dst = escape.Append(dst, m.GetName())
 	return append(dst, '\n'), nil
 }
 
@@ -272,7 +268,7 @@ func (p *Printer) kindPrefix(ev *event.Event) string {
 	if gk.Group != "" {
 		prefix += "." + gk.Group
 	}
-	prefix = string(appendEscaped(nil, prefix))
+	prefix = string(escape.Append(nil, prefix))
 	p.kindPrefixes[gk] = prefix
 	return prefix
 }

@@ -12,122 +12,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/event/eventtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
-
-// t0 is when the first pod of the fixtures is created.
-var t0 = time.Date(2026, 11, 22, 15, 4, 5, 123456789, time.UTC)
-
-var (
-	podsGVR        = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	widgetsGVR     = schema.GroupVersionResource{Group: "example.com", Version: "v1alpha1", Resource: "widgets"}
-)
-
-func ptr[T any](v T) *T { return &v }
-
-// webPod is a one-container pod in the states it goes through in the fixtures.
-func webPod(phase corev1.PodPhase, ready bool, node, rv string) *corev1.Pod {
-	pod := &corev1.Pod{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "web-7d9f8-abc12", Namespace: "default", ResourceVersion: rv,
-			CreationTimestamp: metav1.NewTime(t0),
-			Labels:            map[string]string{"app": "web"},
-		},
-		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
-		Status: corev1.PodStatus{
-			Phase:             phase,
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: ready, RestartCount: 1}},
-		},
-	}
-	if node != "" {
-		pod.Status.PodIP = "10.244.1.7"
-	}
-	// kubectl counts a container as ready only while it is running.
-	if ready {
-		pod.Status.ContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0.Add(time.Second))}
-	}
-	return pod
-}
-
-// fixtureEvents covers every summary and lifecycle case once. Fresh events each call,
-// since an Event caches its JSON.
-func fixtureEvents() []*event.Event {
-	pending := webPod(corev1.PodPending, false, "", "8801")
-	running := webPod(corev1.PodRunning, true, "worker-1", "8812")
-	terminatingPod := webPod(corev1.PodRunning, true, "worker-1", "8840")
-	terminatingPod.DeletionTimestamp = ptr(metav1.NewTime(t0.Add(24 * time.Second)))
-	terminatingPod.DeletionGracePeriodSeconds = ptr(int64(30))
-
-	lost := &corev1.Pod{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "prometheus-kube-prometheus-stack-prometheus-0", Namespace: "monitoring", ResourceVersion: "7000",
-			CreationTimestamp: metav1.NewTime(t0.Add(-3 * time.Hour)),
-		},
-		Spec: corev1.PodSpec{NodeName: "worker-2", Containers: []corev1.Container{{Name: "prometheus"}, {Name: "config-reloader"}}},
-		Status: corev1.PodStatus{Phase: corev1.PodSucceeded, PodIP: "10.244.2.9", ContainerStatuses: []corev1.ContainerStatus{
-			{Name: "prometheus", RestartCount: 2}, {Name: "config-reloader", RestartCount: 1},
-		}},
-	}
-	deployment := &appsv1.Deployment{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "web", Namespace: "default", ResourceVersion: "8811", Generation: 4,
-			CreationTimestamp: metav1.NewTime(t0.Add(-48 * time.Hour)),
-		},
-		Spec:   appsv1.DeploymentSpec{Replicas: ptr(int32(3))},
-		Status: appsv1.DeploymentStatus{ReadyReplicas: 2, UpdatedReplicas: 3, AvailableReplicas: 2},
-	}
-	configMap := &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "coredns", Namespace: "kube-system", ResourceVersion: "215",
-			CreationTimestamp: metav1.NewTime(t0.Add(-72 * time.Hour)),
-		},
-		Data: map[string]string{"Corefile": ".:53 {\n    errors\n    health\n}\n"},
-	}
-	widget := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.com/v1alpha1",
-		"kind":       "Widget",
-		"metadata": map[string]any{
-			"name": "blue", "namespace": "default", "resourceVersion": "9001",
-			"creationTimestamp": t0.Add(10*time.Second - (3*time.Minute + 12*time.Second)).Format(time.RFC3339),
-		},
-		"spec": map[string]any{"size": int64(3), "color": "blue", "enabled": true},
-	}}
-	namespace := &corev1.Namespace{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "team-a", ResourceVersion: "9100", CreationTimestamp: metav1.NewTime(t0.Add(11 * time.Second)),
-		},
-		Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
-	}
-
-	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	return []*event.Event{
-		{Type: event.Added, Time: at(0), Seq: 1, Resource: podsGVR, Kind: "Pod", Object: pending},
-		{Type: event.Modified, Time: at(2 * time.Second), Seq: 2, Resource: podsGVR, Kind: "Pod", Object: running, Old: pending},
-		{Type: event.Modified, Time: at(24 * time.Second), Seq: 3, Resource: podsGVR, Kind: "Pod", Object: terminatingPod, Old: running},
-		{Type: event.Deleted, Time: at(25 * time.Second), Seq: 4, Resource: podsGVR, Kind: "Pod", Object: terminatingPod},
-		{Type: event.Deleted, Time: at(26 * time.Second), Seq: 5, Resource: podsGVR, Kind: "Pod", Object: lost, FinalStateUnknown: true},
-		{Type: event.Modified, Time: at(27 * time.Second), Seq: 6, Resource: deploymentsGVR, Kind: "Deployment", Object: deployment, Old: deployment},
-		{Type: event.Added, Time: at(8 * time.Second), Seq: 7, Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Object: configMap, InInitialList: true},
-		{Type: event.Added, Time: at(10 * time.Second), Seq: 8, Resource: widgetsGVR, Kind: "Widget", Object: widget},
-		{Type: event.Added, Time: at(11 * time.Second), Seq: 9, Resource: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace", Object: namespace},
-		{Type: event.Sync, Time: at(30 * time.Second), Resource: deploymentsGVR, Kind: "Deployment", Object: deployment, Old: deployment},
-		{Type: event.Deleted, Time: at(31 * time.Second), Seq: 10, Resource: widgetsGVR, Kind: "Widget", Object: widget},
-	}
-}
 
 func render(t *testing.T, o Options, events []*event.Event) []byte {
 	t.Helper()
@@ -159,7 +51,7 @@ func TestGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Location = time.UTC
-			checkGolden(t, tc.name, render(t, tc.opts, fixtureEvents()))
+			checkGolden(t, tc.name, render(t, tc.opts, eventtest.Events()))
 		})
 	}
 }
@@ -185,7 +77,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 }
 
 func TestJSONLines(t *testing.T) {
-	events := fixtureEvents()
+	events := eventtest.Events()
 	out := render(t, Options{Format: FormatJSON}, events)
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	if len(lines) != len(events) {
@@ -247,30 +139,13 @@ func topLevelKeys(t *testing.T, line string) []string {
 	return fields
 }
 
-func TestAppendEscaped(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"web-1", "web-1"},
-		{"evil\x1b[31mred\nnext", `evil\x1b[31mred\nnext`},
-		{"tab\there\r\x00\x7f", `tab\there\r\x00\x7f`},
-		{"c1 \u009b31m", `c1 \u009b31m`},
-		{"bidi \u202eabc", `bidi \u202eabc`},
-		{"bad \xff utf8", `bad \xff utf8`},
-		{"ünïcödé 名前 🙂", "ünïcödé 名前 🙂"},
-		{`back\slash`, `back\slash`},
-	} {
-		if got := string(appendEscaped([]byte("> "), tc.in)); got != "> "+tc.want {
-			t.Errorf("appendEscaped(%q) = %q, want %q", tc.in, got, "> "+tc.want)
-		}
-	}
-}
-
 // TestHostileNames checks, end to end, that control characters in object fields never
 // reach the output of the terminal formats, and that they cannot split a line.
 func TestHostileNames(t *testing.T) {
-	pod := webPod(corev1.PodPhase("Run\x1b]0;pwned\x07ning"), true, "node\u009b2J", "1")
+	pod := eventtest.WebPod(corev1.PodPhase("Run\x1b]0;pwned\x07ning"), true, "node\u009b2J", "1")
 	pod.Name = "evil\x1b[31m\nname"
 	pod.Namespace = "ns\x7f"
-	ev := &event.Event{Type: event.Added, Time: t0, Seq: 1, Resource: podsGVR, Kind: "Pod", Object: pod}
+	ev := &event.Event{Type: event.Added, Time: eventtest.T0, Seq: 1, Resource: eventtest.Pods, Kind: "Pod", Object: pod}
 	for _, format := range []Format{FormatPretty, FormatWide, FormatName} {
 		out := render(t, Options{Format: format, Location: time.UTC}, []*event.Event{ev})
 		line, ok := strings.CutSuffix(string(out), "\n")
@@ -293,7 +168,7 @@ func TestHostileNames(t *testing.T) {
 func TestColorIgnoresGlobalSwitch(t *testing.T) {
 	saved := color.NoColor
 	t.Cleanup(func() { color.NoColor = saved })
-	ev := fixtureEvents()[:1]
+	ev := eventtest.Events()[:1]
 	for _, global := range []bool{false, true} {
 		color.NoColor = global
 		if out := render(t, Options{Color: true}, ev); !bytes.Contains(out, []byte("\x1b[32mADDED\x1b[0m")) {
@@ -307,9 +182,9 @@ func TestColorIgnoresGlobalSwitch(t *testing.T) {
 
 func TestNameColumnIsNeverTruncated(t *testing.T) {
 	long := strings.Repeat("x", 2*maxNameColumn)
-	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
+	pod := eventtest.WebPod(corev1.PodRunning, true, "worker-1", "1")
 	pod.Name = long
-	out := render(t, Options{Location: time.UTC}, []*event.Event{{Type: event.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}})
+	out := render(t, Options{Location: time.UTC}, []*event.Event{{Type: event.Added, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: pod}})
 	if !bytes.Contains(out, []byte("default/"+long+" 1/1")) {
 		t.Errorf("want the whole name then one space, got %q", out)
 	}
@@ -342,7 +217,7 @@ func TestAppendKeepsDstOnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := []byte("earlier line\n")
-	out, err := p.Append(dst, &event.Event{Type: event.Added, Time: t0, Kind: "Thing", Object: &metav1.Status{}})
+	out, err := p.Append(dst, &event.Event{Type: event.Added, Time: eventtest.T0, Kind: "Thing", Object: &metav1.Status{}})
 	if err == nil || string(out) != "earlier line\n" {
 		t.Errorf("Append of an object without metadata = %q, %v; want the input back and an error", out, err)
 	}
@@ -351,7 +226,7 @@ func TestAppendKeepsDstOnError(t *testing.T) {
 // TestHotPathAllocations pins down that a pod line (pretty) and a JSON envelope around
 // an already encoded object cost no allocations once the Printer's buffers are warm.
 func TestHotPathAllocations(t *testing.T) {
-	ev := &event.Event{Type: event.Modified, Time: t0, Seq: 42, Resource: podsGVR, Kind: "Pod", Object: realisticPod()}
+	ev := &event.Event{Type: event.Modified, Time: eventtest.T0, Seq: 42, Resource: eventtest.Pods, Kind: "Pod", Object: eventtest.RealisticPod()}
 	if _, err := ev.ObjectJSON(); err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +253,7 @@ func TestHotPathAllocations(t *testing.T) {
 // TestAppendHasACaseForEveryFormat: every format ParseFormat accepts renders, and one
 // without a case in Append is an error naming it, not pretty output in disguise.
 func TestAppendHasACaseForEveryFormat(t *testing.T) {
-	ev := &event.Event{Type: event.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: webPod(corev1.PodRunning, true, "worker-1", "1")}
+	ev := &event.Event{Type: event.Added, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: eventtest.WebPod(corev1.PodRunning, true, "worker-1", "1")}
 	for _, name := range Formats() {
 		p, err := NewPrinter(Options{Format: Format(name), Location: time.UTC})
 		if err != nil {
@@ -403,9 +278,9 @@ func TestAppendHasACaseForEveryFormat(t *testing.T) {
 // leading EVENT column (custom-columns) or word (jsonpath, go-template); bad templates
 // are errors naming what is wrong.
 func TestTemplateFormats(t *testing.T) {
-	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
-	ev := &event.Event{Type: event.Added, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}
-	mod := &event.Event{Type: event.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod, Old: pod}
+	pod := eventtest.WebPod(corev1.PodRunning, true, "worker-1", "1")
+	ev := &event.Event{Type: event.Added, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: pod}
+	mod := &event.Event{Type: event.Modified, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: pod, Old: pod}
 	for format, want := range map[Format]string{
 		"custom-columns=NAME:.metadata.name,NODE:spec.nodeName,MISSING:.status.nothing": "EVENT      NAME              NODE       MISSING\nADDED      " + pod.Name + "   worker-1   <none>\nMODIFIED   " + pod.Name + "   worker-1   <none>\n",
 		"jsonpath={.metadata.name}":                                 "ADDED " + pod.Name + "\nMODIFIED " + pod.Name + "\n",
@@ -441,8 +316,8 @@ func TestTemplateFileFormats(t *testing.T) {
 		}
 		return path
 	}
-	pod := webPod(corev1.PodRunning, true, "worker-1", "1")
-	ev := &event.Event{Type: event.Deleted, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod}
+	pod := eventtest.WebPod(corev1.PodRunning, true, "worker-1", "1")
+	ev := &event.Event{Type: event.Deleted, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: pod}
 	for format, want := range map[string]string{
 		"custom-columns-file=" + write("cols", "NAME   NODE\n.metadata.name   {.spec.nodeName}\n"): "EVENT      NAME              NODE\nDELETED    " + pod.Name + "   worker-1\n",
 		"jsonpath-file=" + write("jp", "{.spec.nodeName}"):                                         "DELETED worker-1\n",

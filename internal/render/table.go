@@ -3,9 +3,7 @@ package render
 import (
 	"unicode/utf8"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/event"
@@ -23,49 +21,11 @@ type kindTable struct {
 	headed  bool // the header line was printed (since the last re-sync notice)
 }
 
-// tableOf fills p.cells with what `kubectl get` shows for ev's object after NAME, and
-// returns the headers: a built-in type's printer (kubectlTable), a custom resource's
-// additionalPrinterColumns, else AGE alone, as the API server's default table shows any
-// other type.
-func (p *Printer) tableOf(ev *event.Event, m metav1.Object) (headers []string) {
-	wide := p.format == FormatWide
-	c := &p.cells
-	c.reset()
-	if pod, ok := ev.Object.(*corev1.Pod); ok {
-		appendPodCells(c, pod, ev.Time, wide)
-		if wide {
-			return podWideHeaders
-		}
-		return podHeaders
-	}
-	if headers, cells, ok := kubectlTable(ev.Object, ev.Time, wide); ok {
-		for _, cell := range cells {
-			c.add(cell)
-		}
-		return headers
-	}
-	gk := schema.GroupKind{Group: ev.Resource.Group, Kind: ev.Kind}
-	if t := p.crdTables[gk]; t != nil {
-		if u, ok := ev.Object.(*unstructured.Unstructured); ok {
-			headers, cells := t.table(u.Object, ev.Time, wide)
-			for _, cell := range cells {
-				c.add(cell)
-			}
-			return headers
-		}
-	}
-	c.buf = appendSince(c.buf, ev.Time, m.GetCreationTimestamp())
-	c.end()
-	return ageHeaders
-}
-
-var ageHeaders = []string{"AGE"}
-
 // appendCells appends the kubectl columns of ev's object, each padded to its column but
 // the last, and remembers their headers for the header line.
 func (p *Printer) appendCells(dst []byte, ev *event.Event, m metav1.Object) []byte {
-	headers := p.tableOf(ev, m)
-	n := p.cells.len()
+	headers := p.table.Row(&p.cells, ev, m)
+	n := p.cells.Len()
 	gk := schema.GroupKind{Group: ev.Resource.Group, Kind: ev.Kind}
 	t := p.tables[gk]
 	if t == nil || len(t.widths) != n {
@@ -82,7 +42,7 @@ func (p *Printer) appendCells(dst []byte, ev *event.Event, m metav1.Object) []by
 	lastEnd := len(dst)
 	for i := range n {
 		start := len(dst)
-		dst = append(dst, p.cells.cell(i)...)
+		dst = append(dst, p.cells.Cell(i)...)
 		if len(dst) > start {
 			lastEnd = len(dst)
 		}

@@ -7,18 +7,19 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/event/eventtest"
+	"github.com/kubeevents/kubeevents/internal/kubectl"
 )
 
 // TestHeaderLines: with Headers, a header line comes before the first line of each kind,
 // aligned with it, and again after HeadersAgain; without, never.
 func TestHeaderLines(t *testing.T) {
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour))},
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", CreationTimestamp: metav1.NewTime(eventtest.T0.Add(-time.Hour))},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIPs: []string{"10.0.0.1"}, Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}}}
-	svcEvent := &event.Event{Type: event.Added, Time: t0, Resource: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Object: svc}
+	svcEvent := &event.Event{Type: event.Added, Time: eventtest.T0, Resource: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Object: svc}
 	p, err := NewPrinter(Options{Location: time.UTC, Headers: true, Namespace: "shop"})
 	if err != nil {
 		t.Fatal(err)
@@ -51,47 +52,20 @@ func TestHeaderLines(t *testing.T) {
 	}
 }
 
-// TestCRDColumns: additionalPrinterColumns as the API server's table converter computes
-// them: typed values, missing ones empty, dates as ages, priority columns only wide.
-func TestCRDColumns(t *testing.T) {
+// TestPrinterColumns: NewPrinter shows custom resources' additionalPrinterColumns
+// (computed by kubectl.Table, whose tests cover them) and refuses a bad one.
+func TestPrinterColumns(t *testing.T) {
 	gk := schema.GroupKind{Group: "example.com", Kind: "Widget"}
-	columns := PrinterColumns{gk: {
-		{Name: "Size", Type: "integer", JSONPath: ".spec.size"},
-		{Name: "Ratio", Type: "number", JSONPath: ".spec.ratio"},
-		{Name: "On", Type: "boolean", JSONPath: ".spec.on"},
-		{Name: "Colour", Type: "string", JSONPath: ".spec.colour"},
-		{Name: "Tags", Type: "string", JSONPath: ".spec.tags"},
-		{Name: "Missing", Type: "string", JSONPath: ".spec.missing"},
-		{Name: "Wrong", Type: "integer", JSONPath: ".spec.colour"},
-		{Name: "Detail", Type: "string", JSONPath: ".spec.detail", Priority: 1},
-		{Name: "Started", Type: "date", JSONPath: ".status.started"},
-	}}
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.com/v1", "kind": "Widget",
-		"metadata": map[string]any{"name": "blue", "namespace": "default"},
-		"spec":     map[string]any{"size": int64(3), "ratio": 1.5, "on": true, "colour": "blue", "tags": []any{"a", "b"}, "detail": "more"},
-		"status":   map[string]any{"started": t0.Add(-3*time.Minute - 12*time.Second).Format(time.RFC3339)},
-	}}
-	ev := &event.Event{Type: event.Added, Time: t0, Resource: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Kind: "Widget", Object: obj}
-	for format, want := range map[Format]string{
-		FormatPretty: `3  1.5  true  blue  ["a","b"]  3m12s`,
-		FormatWide:   `3  1.5  true  blue  ["a","b"]  more  3m12s`,
-	} {
-		p, err := NewPrinter(Options{Format: format, Location: time.UTC, Namespace: "default", PrinterColumns: columns})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := p.Append(nil, ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := strings.Join(strings.Fields(strings.TrimPrefix(string(out), "15:04:05  ADDED     blue")), "  ")
-		// Missing and Wrong are empty cells: they vanish from Fields.
-		if got != strings.Join(strings.Fields(want), "  ") {
-			t.Errorf("%s: %q, want %q", format, out, want)
-		}
+	columns := kubectl.PrinterColumns{gk: {{Name: "Size", Type: "integer", JSONPath: ".spec.size"}}}
+	p, err := NewPrinter(Options{Location: time.UTC, Namespace: "default", Headers: true, PrinterColumns: columns})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := NewPrinter(Options{PrinterColumns: PrinterColumns{gk: {{Name: "Bad", Type: "string", JSONPath: ".spec[x"}}}}); err == nil {
+	out, err := p.Append(nil, eventtest.Events()[7]) // the blue Widget, size 3
+	if want := "TIME      EVENT     NAME  SIZE\n15:04:15  ADDED     blue  3\n"; err != nil || string(out) != want {
+		t.Errorf("got %q, %v; want %q", out, err, want)
+	}
+	if _, err := NewPrinter(Options{PrinterColumns: kubectl.PrinterColumns{gk: {{Name: "Bad", Type: "string", JSONPath: ".spec[x"}}}}); err == nil {
 		t.Error("a JSONPath that does not parse was accepted")
 	}
 }

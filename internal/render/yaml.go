@@ -23,8 +23,8 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	if err != nil {
 		return dst, fmt.Errorf("converting %s %q to YAML: %w", ev.Kind, ev.Key(), err)
 	}
-	var old, diff *yaml.Node
-	if p.showOld && hasOld(ev) {
+	var old, changes *yaml.Node
+	if p.showOld && ev.HasOld() {
 		oldJSON, err := ev.OldJSON()
 		if err != nil {
 			return dst, fmt.Errorf("encoding the previous %s %q as JSON: %w", ev.Kind, ev.Key(), err)
@@ -33,12 +33,12 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 			return dst, fmt.Errorf("converting the previous %s %q to YAML: %w", ev.Kind, ev.Key(), err)
 		}
 	}
-	if p.differ.diffs(ev) {
-		diffJSON, err := p.differ.changesJSON(ev)
-		if err != nil {
-			return dst, err
-		}
-		if diff, err = yamlNode(diffJSON); err != nil {
+	diffJSON, err := p.differ.ChangesJSON(ev)
+	if err != nil {
+		return dst, err
+	}
+	if diffJSON != nil {
+		if changes, err = yamlNode(diffJSON); err != nil {
 			return dst, fmt.Errorf("converting the diff of %s %q to YAML: %w", ev.Kind, ev.Key(), err)
 		}
 	}
@@ -65,8 +65,8 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	if old != nil {
 		envelope.Content = append(envelope.Content, str("old"), old)
 	}
-	if diff != nil {
-		envelope.Content = append(envelope.Content, str("diff"), diff)
+	if changes != nil {
+		envelope.Content = append(envelope.Content, str("diff"), changes)
 	}
 	if ev.FinalStateUnknown {
 		envelope.Content = append(envelope.Content, str("finalStateUnknown"), scalar("!!bool", "true"))

@@ -10,7 +10,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
@@ -223,8 +225,8 @@ func withRetries(ctx context.Context, retries int, backoff wait.Backoff, attempt
 // (listener.ErrFiltered when it yields nothing).
 type Encoder struct {
 	Printer *render.Printer // JSON lines; used without Query
-	Query   *render.JQ
-	Differ  *render.Differ
+	Query   *jq.Query
+	Differ  *diff.Differ
 	ShowOld bool
 	// JQError is told of a jq run-time error on an event, which is then filtered out.
 	JQError func(ev *event.Event, err error)
@@ -236,7 +238,7 @@ func (e *Encoder) Encode(ev *event.Event) ([]byte, error) {
 		return e.Printer.Append(nil, ev)
 	}
 	if !e.Query.Selects(string(ev.Type)) {
-		return nil, listener.ErrFiltered // it would give nothing (render/jqtypes.go)
+		return nil, listener.ErrFiltered // it would give nothing (jq/types.go)
 	}
 	input, err := e.Query.Input(ev, e.Differ, e.ShowOld)
 	if err != nil {
@@ -246,10 +248,10 @@ func (e *Encoder) Encode(ev *event.Event) ([]byte, error) {
 	var buf []byte
 	if err == nil {
 		for _, v := range outputs {
-			if !render.Truthy(v) {
+			if !jq.Truthy(v) {
 				continue
 			}
-			if buf, err = render.AppendJQOutput(buf, v, false); err != nil {
+			if buf, err = jq.AppendOutput(buf, v, false); err != nil {
 				break
 			}
 		}

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubeevents/kubeevents/internal/diag"
+	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // ExecOptions configure an exec sink.
@@ -139,7 +139,7 @@ func (s *Exec) run(ctx context.Context, batch []item, stdin []byte, attempt int)
 	// What a child prints is escaped as object names are: it may echo an object's
 	// fields, and control characters from them must not reach the terminal.
 	out := &lineWriter{emit: func(line string) {
-		s.opts.Warn("[%s] %s", s.opts.Name, render.AppendTerminalText(nil, line))
+		s.opts.Warn("[%s] %s", s.opts.Name, escape.Append(nil, line))
 	}}
 	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Start()

@@ -22,8 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubeevents/kubeevents/internal/diag"
+	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // HTTPOptions configure an http sink.
@@ -231,7 +231,7 @@ func (s *HTTP) request(ctx context.Context, data []byte, contentType string, hea
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
 		return nil
 	}
-	se := &statusError{code: resp.StatusCode, text: string(render.AppendTerminalText(nil, resp.Status))}
+	se := &statusError{code: resp.StatusCode, text: string(escape.Append(nil, resp.Status))}
 	sc := bufio.NewScanner(io.LimitReader(resp.Body, 4<<10))
 	if sc.Scan() {
 		se.line = firstLine(sc.Text())
@@ -288,7 +288,7 @@ func firstLine(s string) string {
 		}
 		s = s[:i] + "..."
 	}
-	return string(render.AppendTerminalText(nil, s))
+	return string(escape.Append(nil, s))
 }
 
 // TLSConfig builds an http sink's TLS settings: the CA file's certificates replace the

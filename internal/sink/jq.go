@@ -6,17 +6,19 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/diff"
+	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // JQ runs a jq program on each event's envelope and writes what it yields: JSON lines, or
 // raw text for strings. An event for which it yields nothing, false or null is left out.
 type JQ struct {
 	name    string
-	query   *render.JQ
-	differ  *render.Differ
+	query   *jq.Query
+	differ  *diff.Differ
 	showOld bool
 	raw     bool
 	// escapeRaw escapes raw strings, for a terminal: they come from objects.
@@ -34,8 +36,8 @@ type JQ struct {
 // JQOptions configure a jq sink.
 type JQOptions struct {
 	Name    string
-	Query   *render.JQ
-	Differ  *render.Differ
+	Query   *jq.Query
+	Differ  *diff.Differ
 	ShowOld bool
 	Raw     bool
 	// Terminal says Out is a terminal: raw strings are then escaped as in pretty output.
@@ -53,7 +55,7 @@ func NewJQ(o JQOptions) *JQ {
 
 func (s *JQ) Write(ev *event.Event) error {
 	if !s.query.Selects(string(ev.Type)) {
-		return listener.ErrFiltered // it would give nothing (render/jqtypes.go)
+		return listener.ErrFiltered // it would give nothing (jq/types.go)
 	}
 	input, err := s.query.Input(ev, s.differ, s.showOld)
 	if err != nil {
@@ -66,14 +68,14 @@ func (s *JQ) Write(ev *event.Event) error {
 	}
 	s.buf = s.buf[:0]
 	for _, v := range outputs {
-		if !render.Truthy(v) {
+		if !jq.Truthy(v) {
 			continue
 		}
 		if str, ok := v.(string); ok && s.escapeRaw {
-			s.buf = append(render.AppendTerminalText(s.buf, str), '\n')
+			s.buf = append(escape.Append(s.buf, str), '\n')
 			continue
 		}
-		if s.buf, err = render.AppendJQOutput(s.buf, v, s.raw); err != nil {
+		if s.buf, err = jq.AppendOutput(s.buf, v, s.raw); err != nil {
 			s.runtimeError(ev, err)
 			return listener.ErrFiltered
 		}

@@ -14,7 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
@@ -31,7 +33,7 @@ func podEvent(typ event.EventType, name, rv string, annotations map[string]strin
 
 func jsonPrinter(t *testing.T) *render.Printer {
 	t.Helper()
-	p, err := render.NewPrinter(render.Options{Format: render.FormatJSON, Diff: render.NewDiffer(nil)})
+	p, err := render.NewPrinter(render.Options{Format: render.FormatJSON, Diff: diff.NewDiffer(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,9 +126,9 @@ func TestWriteErrors(t *testing.T) {
 	}
 }
 
-func compile(t *testing.T, expr string) *render.JQ {
+func compile(t *testing.T, expr string) *jq.Query {
 	t.Helper()
-	q, err := render.CompileJQ(expr)
+	q, err := jq.Compile(expr)
 	if err != nil {
 		t.Fatal(err)
 	}

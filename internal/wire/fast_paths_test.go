@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/wire"
@@ -33,7 +34,7 @@ import (
 func TestFastPathsOffPrintsTheSame(t *testing.T) {
 	versions := randomVersions(rand.New(rand.NewPCG(20, 1)), 60)
 	stream := protobufStream(t, versions)
-	differ := render.NewDiffer(nil)
+	differ := diff.NewDiffer(nil)
 	fastPods, slowPods := decodeAll(t, stream, wire.TypedDecoding{}), decodeAll(t, stream, wire.TypedDecoding{NoPartReuse: true})
 	// The fast paths were taken one way and not the other.
 	if shared := sharedSpecs(fastPods); shared == 0 {
@@ -159,7 +160,7 @@ func decodeAll(t *testing.T, stream []byte, decoding wire.TypedDecoding) []*core
 
 // printAll prints each version as a MODIFIED event from the one before (the first as
 // ADDED), with the given encoder and differ.
-func printAll(t *testing.T, pods []*corev1.Pod, encoder *wire.PartEncoder, differ *render.Differ, format render.Format) []string {
+func printAll(t *testing.T, pods []*corev1.Pod, encoder *wire.PartEncoder, differ *diff.Differ, format render.Format) []string {
 	t.Helper()
 	printer, err := render.NewPrinter(render.Options{Format: format, Diff: differ})
 	if err != nil {

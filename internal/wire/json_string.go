@@ -59,3 +59,9 @@ func AppendJSONString(dst []byte, s string) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// AppendJSONField appends key, the JSON text before a value (`,"name":`), and s as a
+// JSON string.
+func AppendJSONField(dst []byte, key, s string) []byte {
+	return AppendJSONString(append(dst, key...), s)
+}
