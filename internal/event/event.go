@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeevents/kubeevents/internal/managedfields"
 	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
@@ -78,6 +79,10 @@ type Event struct {
 	// nil outside --owned. For a core Event (Related) it is the chain down to the object the Event
 	// is about, that object included.
 	Owners []Owner
+	// ManagedFields is what the object's managedFields say about who made this change
+	// (package attribution decides); nil when attribution is off, and for SYNC and core
+	// Events.
+	ManagedFields *managedfields.Record
 	// Rollout says where the object's rollout stands (--owned, for the kinds that have
 	// one: Deployments, StatefulSets, DaemonSets, Jobs); nil otherwise.
 	Rollout *Rollout

@@ -1,9 +1,9 @@
 // Package informer runs one client-go informer per watched resource: it picks the typed,
 // dynamic or metadata client and this project's watch decoders (package wire), prepares
-// objects as they enter the cache (managedFields dropped, Secrets redacted, apiVersion and
-// kind filled in), turns client-go's notifications into numbered Events for the
-// registered receivers, checks access before starting, and reports outages and API
-// errors as one line each.
+// objects as they enter the cache (managedFields read for attribution and dropped,
+// Secrets redacted, apiVersion and kind filled in), turns client-go's notifications into
+// numbered Events for the registered receivers, checks access before starting, and
+// reports outages and API errors as one line each.
 package informer
 
 import (
@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/managedfields"
 	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/switches"
 	"github.com/kubeevents/kubeevents/internal/wire"
@@ -66,6 +67,9 @@ type Options struct {
 	// RedactionKey is the key of redacted values' fingerprints; empty draws one (see
 	// redactor). --resume keeps it from one run to the next.
 	RedactionKey []byte
+	// NoAttribution leaves managedFields unread (--no-by): events name no manager, and
+	// the protobuf watch need not decode them.
+	NoAttribution bool
 	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
 	// parts (KUBEEVENTS_FAST_PATHS=off).
 	NoFastPaths bool
@@ -119,6 +123,9 @@ type Informer struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	done      chan struct{}
+	// managers follows the objects' managedFields, for the events' attribution; nil
+	// with NoAttribution, and for core Events (--with-events).
+	managers *managedfields.Tracker
 }
 
 // crdResource is where CustomResourceDefinitions are served.
@@ -150,6 +157,9 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	isSecret := IsSecret(res)
 	if isSecret && !opts.ShowSecrets {
 		inf.redactor = newRedactor(opts.RedactionKey)
+	}
+	if !opts.NoAttribution && !opts.Related {
+		inf.managers = managedfields.NewTracker()
 	}
 
 	var lw *cache.ListWatch
@@ -183,8 +193,9 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		lw.WatchFunc = nil
 		lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)
-			// The transform drops managedFields: the watch need not decode them.
-			decoding := wire.TypedDecoding{DropManagedFields: true, NoPartReuse: opts.NoFastPaths}
+			// Without attribution the transform only drops managedFields: the watch need
+			// not decode them.
+			decoding := wire.TypedDecoding{DropManagedFields: inf.managers == nil, NoPartReuse: opts.NoFastPaths}
 			if w, ok := wire.WatchTyped(ctx, client, res.GVR.Resource, ns, o, decoding); ok {
 				return w, nil
 			}
@@ -233,7 +244,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	}
 	m := &minter{res: res, cluster: opts.Cluster, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: encoder,
 		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{},
-		observer: opts.Observer, made: opts.Made}
+		observer: opts.Observer, made: opts.Made, managers: inf.managers}
 	if opts.LabelSelector != "" || opts.FieldSelector != "" {
 		m.leftSelector = func(obj any) bool { return inf.leftSelector(clients, obj) }
 	}
@@ -423,8 +434,9 @@ func (i *Informer) leftSelector(clients Clients, obj any) bool {
 	return err == nil && current.GetUID() == last.GetUID()
 }
 
-// transform runs once per object as it enters the cache: it drops managedFields (large,
-// and noise for a change tail), redacts Secret values unless they are to be shown, and
+// transform runs once per object as it enters the cache: it reads managedFields for
+// attribution (managedfields.Tracker keeps what it needs) and drops them (large, and
+// noise for a change tail), redacts Secret values unless they are to be shown, and
 // fills in apiVersion/kind, which typed objects decoded by informers lack, so every sink
 // prints them as kubectl does. Of a typed object it changes nothing but metadata: its
 // other parts may be shared with its previous version (package wire's invariant).
@@ -434,6 +446,9 @@ func (i *Informer) transform(obj any) (any, error) {
 		return obj, nil // e.g. a DeletedFinalStateUnknown tombstone: its object was already transformed
 	}
 	if m, err := meta.Accessor(ro); err == nil {
+		if i.managers != nil {
+			i.managers.Observe(ro)
+		}
 		m.SetManagedFields(nil)
 	}
 	switch o := ro.(type) {
@@ -516,6 +531,10 @@ type minter struct {
 	seq       *atomic.Uint64
 	encoder   *wire.PartEncoder // shared by this informer's events
 	observer  Observer          // nil: none
+	// managers has the managedFields records of the objects the transform saw (nil:
+	// no attribution); each event takes its object's, and every other way out of the
+	// handlers drops it (drop), so that none is kept.
+	managers *managedfields.Tracker
 
 	mu      sync.Mutex
 	pending map[notification]*pendingEvent
@@ -523,6 +542,7 @@ type minter struct {
 
 func (m *minter) shared(typ event.EventType, key, obj, old any, initial, unknown bool) *event.Event {
 	if m.names != nil && !m.wanted(obj) {
+		m.drop(obj)
 		return nil
 	}
 	if m.receivers == 1 {
@@ -547,6 +567,7 @@ func (m *minter) shared(typ event.EventType, key, obj, old any, initial, unknown
 // that changes meanwhile.
 func (m *minter) acceptedEvent(typ event.EventType, obj, old any, initial, unknown bool) *event.Event {
 	if m.accept != nil && !m.accept(obj) {
+		m.drop(obj)
 		return nil
 	}
 	return m.newEvent(typ, obj, old, initial, unknown)
@@ -567,6 +588,9 @@ func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown bo
 	}
 	if old != nil {
 		ev.Old = old.(runtime.Object)
+	}
+	if m.managers != nil && typ != event.Sync {
+		ev.ManagedFields = m.managers.Take(obj)
 	}
 	if m.annotate != nil {
 		m.annotate(ev)
@@ -608,6 +632,21 @@ func (m *minter) number(ev *event.Event) bool {
 	return m.maxSeq == 0 || ev.Seq <= m.maxSeq
 }
 
+// forget lets go of what is kept of a deleted object's managedFields: a deletion is
+// attributed to nobody.
+func (m *minter) forget(obj any) {
+	if m.managers != nil {
+		m.managers.Forget(obj)
+	}
+}
+
+// drop lets go of the managedFields record of an object no event is made of.
+func (m *minter) drop(obj any) {
+	if m.managers != nil {
+		m.managers.Take(obj)
+	}
+}
+
 func (m *minter) wanted(obj any) bool {
 	acc, err := meta.Accessor(obj)
 	return err == nil && slices.Contains(m.names, acc.GetName())
@@ -627,6 +666,7 @@ type handler struct {
 
 func (h *handler) OnAdd(obj any, isInInitialList bool) {
 	if isInInitialList && h.minter.watchOnly {
+		h.minter.drop(obj)
 		return
 	}
 	h.deliver(h.minter.shared(event.Added, obj, obj, nil, isInInitialList, false))
@@ -634,6 +674,7 @@ func (h *handler) OnAdd(obj any, isInInitialList bool) {
 
 func (h *handler) OnUpdate(oldObj, newObj any) {
 	if sameVersion(oldObj, newObj) {
+		h.minter.drop(newObj) // a re-list's unchanged object: none was left for it, unless it was forgotten
 		if !h.resyncs {
 			return
 		}
@@ -652,9 +693,11 @@ func (h *handler) OnDelete(obj any) {
 		if tomb.Obj == nil {
 			return
 		}
+		h.minter.forget(tomb.Obj)
 		h.deliver(h.minter.shared(event.Deleted, tomb.Obj, tomb.Obj, nil, false, true))
 		return
 	}
+	h.minter.forget(obj)
 	unknown := h.minter.vanished != nil && h.minter.vanished(obj)
 	h.deliver(h.minter.shared(event.Deleted, obj, obj, nil, false, unknown))
 }

@@ -1,0 +1,143 @@
+package informer
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+)
+
+// managedPod is pod default/name at rv with a UID and managedFields: each manager wrote
+// its label at its second after created.
+func managedPod(name, rv string, writes map[string]int) *unstructured.Unstructured {
+	created := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	pod := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: rv, UID: types.UID("uid-" + name),
+			CreationTimestamp: metav1.NewTime(created), Labels: map[string]string{}},
+	}
+	for _, manager := range slices.Sorted(maps.Keys(writes)) {
+		ts := metav1.NewTime(created.Add(time.Duration(writes[manager]) * time.Second))
+		pod.Labels[manager] = rv
+		pod.ManagedFields = append(pod.ManagedFields, metav1.ManagedFieldsEntry{Manager: manager, Operation: "Update",
+			APIVersion: "v1", Time: &ts, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:` + manager + `":{}}}}`)}})
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
+		panic(err)
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+func writers(ev *event.Event) []string {
+	if ev.ManagedFields == nil {
+		return nil
+	}
+	a, ok := ev.ManagedFields.Decided(ev.Type == event.Added)
+	if !ok {
+		return []string{"undecided"}
+	}
+	var out []string
+	for _, e := range a.By {
+		out = append(out, e.Manager)
+	}
+	return out
+}
+
+// Each event takes its object's managedFields record, whichever handler makes it, and
+// every way out of the handlers lets go of the rest: nothing is kept but the summary of
+// each object in the cache.
+func TestEventsCarryTheirManagers(t *testing.T) {
+	for _, receivers := range []int{1, 2} {
+		for name, opts := range map[string]Options{"all": {}, "watch-only": {WatchOnly: true}, "names": {Names: []string{"a", "b", "gone"}}} {
+			synctest.Test(t, func(t *testing.T) {
+				client := newClient()
+				ctx := context.Background()
+				for _, n := range []string{"a", "b", "quiet"} {
+					if _, err := pods(client).Create(ctx, managedPod(n, "1", map[string]int{"creator": 0}), metav1.CreateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				r := &recorder{}
+				regs := []Registration{{Receiver: r}}
+				for range receivers - 1 {
+					regs = append(regs, Registration{Receiver: &recorder{}})
+				}
+				inf := start(t, client, opts, regs...)
+				for _, step := range []func() error{
+					func() error {
+						_, err := pods(client).Update(ctx, managedPod("a", "2", map[string]int{"creator": 0, "hpa": 5}), metav1.UpdateOptions{})
+						return err
+					},
+					func() error {
+						_, err := pods(client).Update(ctx, managedPod("quiet", "3", map[string]int{"creator": 0, "other": 6}), metav1.UpdateOptions{})
+						return err
+					},
+					func() error {
+						_, err := pods(client).Create(ctx, managedPod("gone", "4", map[string]int{"maker": 0}), metav1.CreateOptions{})
+						return err
+					},
+					func() error { return pods(client).Delete(ctx, "gone", metav1.DeleteOptions{}) },
+					func() error { return pods(client).Delete(ctx, "b", metav1.DeleteOptions{}) },
+				} {
+					if err := step(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				synctest.Wait()
+
+				for _, ev := range r.all() {
+					var want []string
+					switch {
+					case ev.Type == event.Deleted:
+					case ev.Type == event.Added && ev.Key() == "default/gone":
+						want = []string{"maker"}
+					case ev.Type == event.Added:
+						want = []string{"creator"}
+					case ev.Key() == "default/a":
+						want = []string{"hpa"}
+					default:
+						want = []string{"other"}
+					}
+					if got := writers(ev); !slices.Equal(got, want) {
+						t.Errorf("%d receivers, %s: %s %s by %v, want %v", receivers, name, ev.Type, ev.Key(), got, want)
+					}
+					if ev.Type == event.Deleted && ev.ManagedFields != nil {
+						t.Errorf("DELETED %s has a managedFields record", ev.Key())
+					}
+				}
+				if n := len(inf.managers.Pending()); n != 0 {
+					t.Errorf("%d receivers, %s: %d records left that no event took", receivers, name, n)
+				}
+				if n := inf.managers.Objects(); n != 2 {
+					t.Errorf("%d receivers, %s: summaries of %d objects, want the 2 left (a, quiet)", receivers, name, n)
+				}
+			})
+		}
+	}
+}
+
+// Without attribution nothing is read or kept.
+func TestNoAttribution(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := newClient()
+		if _, err := pods(client).Create(context.Background(), managedPod("a", "1", map[string]int{"creator": 0}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r := &recorder{}
+		inf := start(t, client, Options{NoAttribution: true}, Registration{Receiver: r})
+		if inf.managers != nil || len(r.all()) != 1 || r.all()[0].ManagedFields != nil {
+			t.Errorf("attribution off: tracker %v, events %v with record %v", inf.managers, names(r.all()), r.all()[0].ManagedFields)
+		}
+	})
+}

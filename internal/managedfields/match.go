@@ -1,0 +1,194 @@
+package managedfields
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// fieldSet is the set of fields an entry owns (structured-merge-diff's, as the API
+// server keeps it).
+type fieldSet struct{ set *fieldpath.Set }
+
+// parseFields reads an entry's field set; nil if it has none or it does not parse (it
+// then owns nothing that Resolve can see).
+func parseFields(fields any) *fieldSet {
+	var raw []byte
+	switch f := fields.(type) {
+	case *metav1.FieldsV1:
+		raw = f.Raw
+	case map[string]any:
+		var err error
+		if raw, err = json.Marshal(f); err != nil {
+			return nil
+		}
+	}
+	if len(raw) == 0 {
+		return nil
+	}
+	set := &fieldpath.Set{}
+	if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
+		return nil
+	}
+	return &fieldSet{set: set}
+}
+
+// segment is one step of a changed path: a field (or map key), or a list element, with
+// the element's value (for keyed and set-like lists) and index.
+type segment struct {
+	field   string
+	list    bool
+	element any
+	index   int
+}
+
+// walk turns a change's JSON pointer into segments, reading the list elements it passes
+// through in old (the diff indexes lists as in the previous object); the element a
+// change adds or replaces at its last step is its value. False if the pointer is broken.
+func walk(change Change, old any) ([]segment, bool) {
+	if change.Path == "" || change.Path[0] != '/' {
+		return nil, false
+	}
+	tokens := strings.Split(change.Path[1:], "/")
+	path := make([]segment, 0, len(tokens))
+	node := old
+	for i, token := range tokens {
+		token = strings.ReplaceAll(strings.ReplaceAll(token, "~1", "/"), "~0", "~")
+		last := i == len(tokens)-1
+		list, isList := node.([]any)
+		if !isList {
+			path = append(path, segment{field: token})
+			if m, ok := node.(map[string]any); ok {
+				node = m[token]
+			} else {
+				node = nil
+			}
+			continue
+		}
+		seg := segment{list: true, index: -1}
+		if token != "-" {
+			index, err := strconv.Atoi(token)
+			if err != nil || index < 0 {
+				return nil, false
+			}
+			seg.index = index
+			if index < len(list) {
+				seg.element = list[index]
+			}
+		}
+		if last && (change.Op == "add" || change.Op == "replace") {
+			seg.element = change.Value
+		}
+		path = append(path, seg)
+		node = seg.element
+	}
+	return path, true
+}
+
+// covers reports whether the set owns something at or under path, or a field above it
+// that it owns whole (an atomic value, such as a map or list it owns as one).
+func (s *fieldSet) covers(path []segment) bool {
+	if s == nil || len(path) == 0 {
+		return false
+	}
+	node := s.set
+	for i, seg := range path {
+		pe, ok := find(node, seg)
+		if !ok {
+			return false
+		}
+		child, hasChild := node.Children.Get(pe)
+		if !hasChild || child.Empty() || i == len(path)-1 {
+			return true // a leaf it owns whole, or the changed field itself
+		}
+		node = child
+	}
+	return true
+}
+
+// find is the path element of node (a member or a child) that seg is: the field, or the
+// list element whose key fields, value or index match.
+func find(node *fieldpath.Set, seg segment) (fieldpath.PathElement, bool) {
+	if !seg.list {
+		pe := fieldpath.FieldNameElement(seg.field)
+		if node.Members.Has(pe) {
+			return pe, true
+		}
+		if _, ok := node.Children.Get(pe); ok {
+			return pe, true
+		}
+		return pe, false
+	}
+	var found fieldpath.PathElement
+	ok := false
+	match := func(pe fieldpath.PathElement) {
+		if !ok && elementIs(pe, seg) {
+			found, ok = pe, true
+		}
+	}
+	node.Children.Iterate(match)
+	node.Members.Iterate(match)
+	return found, ok
+}
+
+// elementIs reports whether pe names the list element seg.
+func elementIs(pe fieldpath.PathElement, seg segment) bool {
+	switch {
+	case pe.Index != nil:
+		return *pe.Index == seg.index
+	case pe.Value != nil:
+		return seg.element != nil && value.Equals(*pe.Value, valueOf(seg.element))
+	case pe.Key != nil:
+		element, ok := seg.element.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, f := range *pe.Key {
+			v, present := element[f.Name]
+			if !present || !value.Equals(f.Value, valueOf(v)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// valueOf is a generic JSON value as structured-merge-diff compares values: numbers as
+// int64 or float64 (the diff's values hold json.Number).
+func valueOf(v any) value.Value {
+	return value.NewValueInterface(plain(v))
+}
+
+func plain(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i
+		}
+		f, _ := v.Float64()
+		return f
+	case int:
+		return int64(v)
+	case int32:
+		return int64(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = plain(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = plain(x)
+		}
+		return out
+	}
+	return v
+}

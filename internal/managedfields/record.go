@@ -1,0 +1,196 @@
+package managedfields
+
+import (
+	"time"
+)
+
+// Record is what managedFields say about one version of an object: the entries that may
+// have written it, with the field sets of those that only their fields can decide
+// between. The informer's handler hangs it on the event; Resolve decides.
+type Record struct {
+	// previous says the entries of the previous version were known: moved counts the
+	// entries whose time moved since, or that are new (the first moved of candidates).
+	previous bool
+	moved    int
+	// candidates are the moved entries, or, with none moved or the previous version
+	// unknown, those written in the latest second and those without a time. Each keeps its field set only when
+	// fields must decide (several moved, or none).
+	candidates []candidate
+	// creators are the entries of the main resource written in the second the object
+	// was created (only when the previous version is unknown: an object new to the
+	// informer), for an ADDED event.
+	creators []Entry
+}
+
+// candidate is an entry and its field set: *metav1.FieldsV1, or an unstructured object's
+// map; nil when not kept.
+type candidate struct {
+	Entry
+	fields any
+}
+
+// newRecord compares entries (numbered ids, nil when they could not be) with the stamps
+// of the previous version (known: there was one).
+func newRecord(entries []rawEntry, ids []uint32, prev []stamp, known bool, created int64) *Record {
+	r := &Record{previous: known}
+	if known {
+		for i, e := range entries {
+			if !movedSince(ids[i], secondOf(e.time), prev) {
+				continue
+			}
+			r.moved++
+			r.candidates = append(r.candidates, candidate{Entry: e.entry(), fields: e.fields})
+		}
+		switch {
+		case r.moved == 1:
+			r.candidates[0].fields = nil // decided by time alone
+			return r
+		case r.moved > 1:
+			return r
+		}
+	} else {
+		for _, e := range entries {
+			if e.subresource == "" && !e.time.IsZero() && e.time.Unix() == created {
+				r.creators = append(r.creators, e.entry())
+			}
+		}
+	}
+	// None moved, or the previous version is unknown: the latest second's entries, and
+	// those without a time (the scale subresource writes none), which no time rules out.
+	var latest time.Time
+	for _, e := range entries {
+		if e.time.After(latest) {
+			latest = e.time
+		}
+	}
+	for _, e := range entries {
+		if e.time.IsZero() || e.time.Unix() == latest.Unix() {
+			r.candidates = append(r.candidates, candidate{Entry: e.entry(), fields: e.fields})
+		}
+	}
+	return r
+}
+
+// movedSince reports whether the entry numbered id, written at sec, is new since prev or
+// was written at another second.
+func movedSince(id, sec uint32, prev []stamp) bool {
+	for _, p := range prev {
+		if p.id == id {
+			return p.sec != sec
+		}
+	}
+	return true
+}
+
+func (e rawEntry) entry() Entry {
+	entry := Entry{Manager: e.manager, Operation: e.operation, Subresource: e.subresource}
+	if !e.time.IsZero() {
+		entry.Time = e.time.UTC()
+	}
+	return entry
+}
+
+// Decided returns the attribution when it needs no changed paths (one entry moved, an
+// ADDED event), and false otherwise.
+func (r *Record) Decided(added bool) (Attribution, bool) {
+	switch {
+	case r == nil:
+		return Attribution{}, true
+	case added:
+		by := r.creators
+		if r.previous {
+			by = entriesOf(r.candidates)
+		}
+		return Attribution{By: by, Ambiguous: len(by) > 1}, true
+	case r.previous && r.moved == 1:
+		return Attribution{By: []Entry{r.candidates[0].Entry}}, true
+	case len(r.candidates) == 0:
+		return Attribution{}, true
+	}
+	return Attribution{}, false
+}
+
+func entriesOf(candidates []candidate) []Entry {
+	if len(candidates) == 0 {
+		return nil
+	}
+	out := make([]Entry, len(candidates))
+	for i, c := range candidates {
+		out[i] = c.Entry
+	}
+	return out
+}
+
+// Resolve attributes a MODIFIED event's changes (see the package comment); old is the
+// previous object as generic JSON (maps, lists, strings, numbers), which names the list
+// elements of the changes' paths. An ADDED event's attribution needs neither (Decided).
+// Without changes (no diff), only the times decide: entries that moved all wrote, and
+// the latest second's candidates are left unsaid.
+func (r *Record) Resolve(changes []Change, old any) Attribution {
+	if a, ok := r.Decided(false); ok {
+		return a
+	}
+	sets := make([]*fieldSet, len(r.candidates))
+	for i, c := range r.candidates {
+		sets[i] = parseFields(c.fields) // nil when it has none or does not parse: owns nothing
+	}
+	perChange := make([][]int, len(changes))
+	owned := make([]bool, len(r.candidates))
+	ambiguous := false
+	for i, change := range changes {
+		if change.Op == "remove" {
+			continue // a removed field is in nobody's set any more
+		}
+		path, ok := walk(change, old)
+		if !ok {
+			continue
+		}
+		for j, set := range sets {
+			if set.covers(path) {
+				perChange[i] = append(perChange[i], j)
+				owned[j] = true
+			}
+		}
+		ambiguous = ambiguous || len(perChange[i]) > 1
+	}
+	if r.previous && r.moved > 1 {
+		// Every moved entry wrote since the version before, whatever it owns now.
+		for j := range owned {
+			owned[j] = true
+		}
+		ambiguous = false
+	}
+	// By are the owning candidates; per-change indexes are renumbered into By.
+	index := make([]int, len(r.candidates))
+	var by []Entry
+	for j, c := range r.candidates {
+		index[j] = -1
+		if owned[j] {
+			index[j] = len(by)
+			by = append(by, c.Entry)
+		}
+	}
+	if len(by) == 0 {
+		return Attribution{}
+	}
+	a := Attribution{By: by, Ambiguous: ambiguous, Changes: perChange}
+	for _, c := range perChange {
+		for k, j := range c {
+			c[k] = index[j]
+		}
+	}
+	if len(perChange) == 0 || !a.Differs() && len(perChange[0]) == len(by) {
+		a.Changes = nil // no changes, or every change by every one of By
+	}
+	return a
+}
+
+// Change is one change of a diff as Resolve needs it: its JSON Patch operation and path
+// (a JSON pointer, lists indexed as in the previous object, as package diff writes
+// them), and the value it sets or removes.
+type Change struct {
+	Op    string
+	Path  string
+	Value any
+	Old   any
+}

@@ -1,0 +1,251 @@
+package managedfields
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Tracker follows the managedFields of one informer's objects as they enter its cache.
+// Observe, called by the informer's transform before it drops managedFields, compares an
+// object's entries with those of its previous version and leaves a Record of what may
+// have made the change, which the informer's handler takes (Take) when it makes the
+// event. Per object it keeps a summary (its version and, per entry, a manager number and
+// the write's second: 8 bytes an entry), dropped by Forget when the object is deleted.
+// Safe for concurrent use: Observe runs on client-go's reflector goroutine, Take and
+// Forget on the handlers'.
+type Tracker struct {
+	mu sync.Mutex
+	// identities numbers the (manager, operation, apiVersion, subresource) seen, so that
+	// a summary holds numbers rather than strings; ids is the reverse.
+	identities map[identity]uint32
+	ids        []identity
+	objects    map[objectKey]summary
+	// pending are the Records of objects observed and not yet taken, by the object: the
+	// same pointer the handlers are given.
+	pending map[any]*Record
+	seeds   [2]maphash.Seed // the object keys' hashes
+	version maphash.Seed    // the resourceVersions' hashes
+}
+
+// maxIdentities bounds the managers a Tracker numbers. Clusters have a few dozen; past
+// the bound (managers named per object by some controller), objects with unnumbered
+// managers are followed without a summary: their changes are attributed from the
+// latest second's entries and their fields.
+const maxIdentities = 1 << 16
+
+// identity is what the API server tells entries apart by: the manager, the operation,
+// the subresource and, for an Update, the apiVersion it wrote through.
+type identity struct {
+	manager, operation, apiVersion, subresource string
+}
+
+// stamp is one entry of a summary: its identity's number and the second of its write
+// (0: none, or before 1970; the API server writes times after).
+type stamp struct {
+	id  uint32
+	sec uint32
+}
+
+// summary is what a Tracker keeps of an object's last version.
+type summary struct {
+	version uint64 // a hash of its resourceVersion
+	stamps  []stamp
+}
+
+// objectKey is an object's UID hashed to 128 bits: 16 bytes where the UID's string would
+// take 48.
+type objectKey [16]byte
+
+// NewTracker returns an empty Tracker.
+func NewTracker() *Tracker {
+	return &Tracker{identities: map[identity]uint32{}, objects: map[objectKey]summary{}, pending: map[any]*Record{},
+		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, version: maphash.MakeSeed()}
+}
+
+// rawEntry is one managedFields entry as read from an object, with its field set still
+// in the object's form (*metav1.FieldsV1, or the map of an unstructured object).
+type rawEntry struct {
+	identity
+	time   time.Time
+	fields any
+}
+
+// Observe reads obj's managedFields (before the informer drops them) and leaves a
+// Record for its handler to Take. An object seen at the same resourceVersion as before
+// (a re-list that found it unchanged) leaves none: no event is made of it.
+func (t *Tracker) Observe(obj runtime.Object) {
+	m, err := meta.Accessor(obj)
+	if err != nil || m.GetUID() == "" {
+		return
+	}
+	entries := readEntries(obj, m)
+	key := t.keyOf(string(m.GetUID()))
+	version := maphash.String(t.version, m.GetResourceVersion())
+	created := m.GetCreationTimestamp().Unix()
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	prev, known := t.objects[key]
+	if known && prev.version == version {
+		return
+	}
+	var buf [8]uint32
+	ids, numbered := t.number(entries, buf[:0])
+	if !numbered {
+		delete(t.objects, key)
+		t.pending[obj] = newRecord(entries, nil, nil, false, created)
+		return
+	}
+	t.pending[obj] = newRecord(entries, ids, prev.stamps, known, created)
+	stamps := prev.stamps[:0] // the previous version's are no longer needed
+	if cap(stamps) < len(ids) || cap(stamps) > 2*len(ids)+2 {
+		stamps = make([]stamp, 0, len(ids))
+	}
+	for i, id := range ids {
+		stamps = append(stamps, stamp{id: id, sec: secondOf(entries[i].time)})
+	}
+	t.objects[key] = summary{version: version, stamps: stamps}
+}
+
+// number appends the number of each entry's identity to ids; false if one could not be
+// numbered.
+func (t *Tracker) number(entries []rawEntry, ids []uint32) ([]uint32, bool) {
+	for _, e := range entries {
+		id, ok := t.identities[e.identity]
+		if !ok {
+			if len(t.ids) >= maxIdentities {
+				return nil, false
+			}
+			id = uint32(len(t.ids))
+			t.ids = append(t.ids, e.identity)
+			t.identities[e.identity] = id
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
+func secondOf(t time.Time) uint32 {
+	s := t.Unix()
+	if t.IsZero() || s <= 0 {
+		return 0
+	}
+	return uint32(min(s, 1<<32-1))
+}
+
+// Take returns the Record Observe left for obj, once; nil if there is none.
+func (t *Tracker) Take(obj any) *Record {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.pending[obj]
+	if r != nil {
+		delete(t.pending, obj)
+	}
+	return r
+}
+
+// Forget drops what t keeps of a deleted object (and the Record of its last state, if
+// not taken).
+func (t *Tracker) Forget(obj any) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	key := t.keyOf(string(m.GetUID()))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.objects, key)
+	delete(t.pending, obj)
+}
+
+// Objects is how many objects t keeps a summary of.
+func (t *Tracker) Objects() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.objects)
+}
+
+func (t *Tracker) keyOf(uid string) objectKey {
+	var k objectKey
+	h1, h2 := maphash.String(t.seeds[0], uid), maphash.String(t.seeds[1], uid)
+	for i := range 8 {
+		k[i], k[8+i] = byte(h1>>(8*i)), byte(h2>>(8*i))
+	}
+	return k
+}
+
+// readEntries reads obj's managedFields: a typed object's (or PartialObjectMetadata's)
+// as they are, an unstructured one's from its maps, without converting the field sets.
+func readEntries(obj runtime.Object, m metav1.Object) []rawEntry {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return unstructuredEntries(u)
+	}
+	managed := m.GetManagedFields()
+	if len(managed) == 0 {
+		return nil
+	}
+	entries := make([]rawEntry, len(managed))
+	for i := range managed {
+		e := &managed[i]
+		entries[i] = rawEntry{identity: identityOf(e.Manager, string(e.Operation), e.APIVersion, e.Subresource)}
+		if e.Time != nil {
+			entries[i].time = e.Time.Time
+		}
+		if e.FieldsV1 != nil {
+			entries[i].fields = e.FieldsV1 // the pointer only: not the whole managedFields
+		}
+	}
+	return entries
+}
+
+func unstructuredEntries(u *unstructured.Unstructured) []rawEntry {
+	metadata, _ := u.Object["metadata"].(map[string]any)
+	list, _ := metadata["managedFields"].([]any)
+	if len(list) == 0 {
+		return nil
+	}
+	entries := make([]rawEntry, 0, len(list))
+	for _, item := range list {
+		e, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		str := func(k string) string { s, _ := e[k].(string); return s }
+		entry := rawEntry{identity: identityOf(str("manager"), str("operation"), str("apiVersion"), str("subresource"))}
+		if ts := str("time"); ts != "" {
+			entry.time, _ = time.Parse(time.RFC3339, ts)
+		}
+		if fields, ok := e["fieldsV1"].(map[string]any); ok {
+			entry.fields = fields
+		}
+		entries = append(entries, entry)
+	}
+	return entries
+}
+
+// identityOf is an entry's identity; an Apply's apiVersion is not part of it (as the API
+// server has it: an applier is one manager whatever version it applies through).
+func identityOf(manager, operation, apiVersion, subresource string) identity {
+	if operation == string(metav1.ManagedFieldsOperationApply) {
+		apiVersion = ""
+	}
+	return identity{manager: manager, operation: operation, apiVersion: apiVersion, subresource: subresource}
+}
+
+// Pending are the objects whose Records were not taken yet (for tests: a handler that
+// lets go of none would leave them here for ever).
+func (t *Tracker) Pending() []any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]any, 0, len(t.pending))
+	for obj := range t.pending {
+		out = append(out, obj)
+	}
+	return out
+}
