@@ -36,6 +36,13 @@ func (d *Differ) ChangesJSON(ev *event.Event) ([]byte, error) {
 // encoded by encoding/json, as the object is, so both escape strings alike and a
 // json.Number is written as it was read.
 func appendChangesJSON(dst []byte, changes []Change) ([]byte, error) {
+	return AppendChangesJSON(dst, changes, nil)
+}
+
+// AppendChangesJSON appends changes as ChangesJSON writes them, with what extra appends
+// (",\"key\":value" pairs, or nothing) at the end of change i's object; extra may be nil.
+// For what ChangesJSON does not cache: the managers of each change, when they differ.
+func AppendChangesJSON(dst []byte, changes []Change, extra func(dst []byte, i int) []byte) ([]byte, error) {
 	dst = append(dst, '[')
 	for i, change := range changes {
 		if i > 0 {
@@ -56,6 +63,9 @@ func appendChangesJSON(dst []byte, changes []Change) ([]byte, error) {
 			if dst, err = appendGenericJSON(append(dst, `,"old":`...), change.Old); err != nil {
 				return nil, err
 			}
+		}
+		if extra != nil {
+			dst = extra(dst, i)
 		}
 		dst = append(dst, '}')
 	}

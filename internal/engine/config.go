@@ -6,10 +6,13 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/leader"
+	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/plan"
 )
 
@@ -22,6 +25,9 @@ type Config struct {
 	// Sinks are the outputs, the terminal's among them, with every default applied
 	// (config.Assemble).
 	Sinks []config.Sink
+	// InProcess are sinks the caller builds itself rather than from a config row
+	// (kubeevents top's ranking): each gets a listener after those of Sinks.
+	InProcess []InProcessSink
 	// Color is "auto", "always" or "never" for the terminal; Timestamps prints full
 	// times in pretty lines.
 	Color      string
@@ -37,7 +43,12 @@ type Config struct {
 	EventTypes  []event.EventType
 	NoDiff      bool
 	IgnorePaths []string
-	ShowOld     bool // the previous object as "old" in JSON, and in jq's input
+	// NoAttribution leaves managedFields unread (--no-by): no event names the managers
+	// that made it. By is --by and --not-by: only the events some of whose managers
+	// match, left out like EventTypes', before they are numbered.
+	NoAttribution bool
+	By            attribution.Filter
+	ShowOld       bool // the previous object as "old" in JSON, and in jq's input
 
 	MaxEvents uint64        // stop after this many events (0: no limit)
 	Until     string        // a jq expression: stop after the event that makes it true
@@ -58,6 +69,13 @@ type Config struct {
 	NoFastPaths bool
 	PlainIO     bool
 	PlainStdout bool
+}
+
+// InProcessSink is a sink of the caller's: its name (in diagnostics and the summary) and
+// how it is built, given the run's Differ (nil with NoDiff).
+type InProcessSink struct {
+	Name  string
+	Build func(differ *diff.Differ) listener.Sink
 }
 
 // System is what a run is given by the process: its streams, the kubeconfig, the

@@ -404,6 +404,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 			ShowSecrets:   cfg.Watch.ShowSecrets,
 			RedactionKey:  redactionKey,
 			NoFastPaths:   cfg.NoFastPaths,
+			NoAttribution: cfg.NoAttribution,
 			MaxEvents:     cfg.MaxEvents,
 			Limit:         r.limitReached,
 			Skip:          skip,

@@ -1,13 +1,17 @@
 package engine
 
 import (
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubeevents/kubeevents/internal/attribution"
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/event/eventtest"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/resource"
 )
@@ -75,5 +79,24 @@ func TestEventTypesWithoutSyncNoResync(t *testing.T) {
 		if got := (runConfig{Config: Config{EventTypes: c.types}}).resyncs(); got != c.want {
 			t.Errorf("--event-types %v: resyncs %v, want %v", c.types, got, c.want)
 		}
+	}
+}
+
+// --by and --not-by are part of Skip, before numbering, and count nothing as unchanged.
+func TestSkipByManager(t *testing.T) {
+	events := eventtest.AttributedEvents() // kube-controller-manager, default-scheduler, kwok, DELETED, ...
+	r := newRun(runConfig{Config: Config{By: attribution.Filter{By: []string{"kwok", "default-*"}}, ChangesOnly: true}, Differ: diff.NewDiffer(nil)})
+	skip := r.skip()
+	var kept []string
+	for _, ev := range events[:4] {
+		if !skip(ev) {
+			kept = append(kept, string(ev.Type)+" "+attribution.Mark(attribution.Of(ev, r.cfg.Differ).By, false))
+		}
+	}
+	if want := []string{"MODIFIED default-scheduler (binding)", "MODIFIED kwok (status)"}; !slices.Equal(kept, want) {
+		t.Errorf("kept %q, want %q", kept, want)
+	}
+	if n := r.unchanged.Load(); n != 0 {
+		t.Errorf("%d events left out by --by counted as unchanged", n)
 	}
 }

@@ -281,6 +281,9 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 		}
 		ls = append(ls, listener.New(lc, out, w.warnf))
 	}
+	for _, s := range w.cfg.InProcess {
+		ls = append(ls, listener.New(listener.Config{Name: s.Name}, s.Build(w.differ), w.warnf))
+	}
 	if w.metrics != nil {
 		w.metrics.Sinks(ls)
 	}

@@ -18,6 +18,8 @@ var projectionExprs = []string{
 	".", "keys", "tojson | length", "[paths] | length", "[.. | numbers] | length", "to_entries | map(.key)",
 	".object.metadata.name as $n | $n", "reduce (.diff[]?) as $c (0; . + 1)", "def f: .type; f",
 	".object |= del(.spec)", "label $out | .type, break $out", "now | type",
+	// who made it
+	".by[0].manager", "[.by[]? | .subresource]", "select(.byAmbiguous) | .type", "[.diff[]?.by]", "{by, type}",
 	// parts
 	`select(.type=="DELETED") | .object.metadata.name`, `select(.type=="MODIFIED") | .object.metadata.name`,
 	".object.metadata.name", ".object.metadata.labels.app", ".object.metadata.labels", ".object.metadata.labels | keys",
@@ -58,7 +60,8 @@ func TestJQProjectionGivesTheSameOutputs(t *testing.T) {
 	d := diff.NewDiffer(eventtest.MustParseAll(t, diff.ParseIgnorePath, eventtest.UserIgnores...))
 	projected := 0
 	for _, showOld := range []bool{false, true} {
-		events := append(append(eventtest.DiffGoldenEvents(), eventtest.Events()...), eventtest.RolledPodEvent(), jqDeletedPodEvent())
+		events := append(append(append(eventtest.DiffGoldenEvents(), eventtest.Events()...), eventtest.RolledPodEvent(), jqDeletedPodEvent()),
+			eventtest.AttributedEvents()...)
 		for _, expr := range projectionExprs {
 			q := mustCompile(t, expr)
 			if q.reads != nil {

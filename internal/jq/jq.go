@@ -19,6 +19,7 @@ import (
 	"github.com/itchyny/gojq"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
@@ -265,7 +266,15 @@ func buildEnvelopeValue(ev *event.Event, d *diff.Differ, showOld bool, reads *di
 		if err != nil {
 			return nil, err
 		}
-		envelope["diff"] = changesValue(changes)
+		envelope["diff"] = changesValue(changes, attribution.Of(ev, d))
+	}
+	if reads.At("by") != nil || reads.At("byAmbiguous") != nil {
+		if by := attribution.Of(ev, d); by != nil && len(by.By) > 0 {
+			envelope["by"] = attribution.Value(by.By)
+			if by.Ambiguous {
+				envelope["byAmbiguous"] = true
+			}
+		}
 	}
 	if ev.FinalStateUnknown && reads.At("finalStateUnknown") != nil {
 		envelope["finalStateUnknown"] = true
@@ -302,7 +311,7 @@ func addOwners(envelope map[string]any, ev *event.Event) {
 }
 
 // changesValue is changes as the generic values of their JSON (diff.Differ.ChangesJSON).
-func changesValue(changes []diff.Change) []any {
+func changesValue(changes []diff.Change, by *attribution.Attribution) []any {
 	values := make([]any, len(changes))
 	for i, change := range changes {
 		value := map[string]any{"op": change.Op, "path": change.Path}
@@ -315,6 +324,11 @@ func changesValue(changes []diff.Change) []any {
 			value["value"], value["old"] = change.Value, change.Old
 		case diff.OpMove:
 			value["from"] = change.From
+		}
+		if by.Differs() {
+			if entries := by.ChangeBy(i); len(entries) > 0 {
+				value["by"] = attribution.Value(entries)
+			}
 		}
 		values[i] = value
 	}

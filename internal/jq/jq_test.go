@@ -198,10 +198,11 @@ func TestJQAgreesWithJSONLines(t *testing.T) {
 		".object.spec.replicas + 1",
 		".object.spec.total - 1",
 		`[.object | .. | numbers] | add`,
+		".by", "[.by[]?.manager]", ".byAmbiguous", "[.diff[]?.by]",
 	}
 	d := diff.NewDiffer(eventtest.MustParseAll(t, diff.ParseIgnorePath, eventtest.UserIgnores...))
 	for _, showOld := range []bool{false, true} {
-		events := append(eventtest.DiffGoldenEvents(), eventtest.Events()...)
+		events := append(append(eventtest.DiffGoldenEvents(), eventtest.Events()...), eventtest.AttributedEvents()...)
 		for _, expr := range exprs {
 			q := mustCompile(t, expr)
 			for i, ev := range events {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"strings"
@@ -23,7 +24,8 @@ import (
 // jsonpath and go-template are cli-runtime's printers, set up as kubectl sets them up
 // (missing keys allowed); custom-columns follows kubectl's CustomColumnsPrinter (in
 // k8s.io/kubectl, which this module does not import), with the event type as a leading
-// EVENT column. Every format sees the object alone, as kubectl's templates do; jsonpath
+// EVENT column. Every format sees the object, as kubectl's templates do, and who made the
+// change as its "by" (.by[*].manager), unless the object has a field of that name; jsonpath
 // and go-template lines start with the event type and a space, as -o name's do, and end
 // in a newline even when the template has none.
 var templateFormats = []string{"custom-columns", "custom-columns-file", "jsonpath", "jsonpath-file", "go-template", "go-template-file"}
@@ -192,9 +194,10 @@ func customColumnsFromFile(path string) ([]customColumn, error) {
 }
 
 // Append appends ev's lines: custom-columns' row (after the header line, the first
-// time), or the template's output after the event type. On error dst is returned
-// unchanged.
-func (t *Template) Append(dst []byte, ev *event.Event) ([]byte, error) {
+// time), or the template's output after the event type. by, when not nil, is who made
+// the change (the envelope's "by"), which the template sees as the object's "by" unless
+// the object has a field of that name. On error dst is returned unchanged.
+func (t *Template) Append(dst []byte, ev *event.Event, by []any) ([]byte, error) {
 	value, err := ev.ObjectValue(diff.TypedValue)
 	if err != nil {
 		return dst, err
@@ -202,6 +205,11 @@ func (t *Template) Append(dst []byte, ev *event.Event) ([]byte, error) {
 	content, ok := value.(map[string]any)
 	if !ok {
 		return dst, fmt.Errorf("%s event for a %s: the object is not a JSON object", ev.Type, ev.Kind)
+	}
+	if _, taken := content["by"]; by != nil && !taken {
+		// A copy of the top level: the object's values are shared with every sink.
+		content = maps.Clone(content)
+		content["by"] = by
 	}
 	t.buf.Reset()
 	if t.columns != nil {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/wire"
@@ -35,13 +36,14 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 	if err != nil {
 		return dst, fmt.Errorf("encoding %s %q as JSON: %w", ev.Kind, ev.Key(), err)
 	}
-	var old, changes []byte
+	var old []byte
 	if showOld && ev.HasOld() {
 		if old, err = ev.OldJSON(); err != nil {
 			return dst, fmt.Errorf("encoding the previous %s %q as JSON: %w", ev.Kind, ev.Key(), err)
 		}
 	}
-	if changes, err = d.ChangesJSON(ev); err != nil {
+	changes, by, err := attributedChanges(ev, d)
+	if err != nil {
 		return dst, err
 	}
 	dst = wire.AppendJSONField(dst, `{"type":`, string(ev.Type))
@@ -70,6 +72,12 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 		dst = append(dst, `,"diff":`...)
 		dst = append(dst, changes...)
 	}
+	if by != nil && len(by.By) > 0 {
+		dst = attribution.AppendJSON(append(dst, `,"by":`...), by.By)
+		if by.Ambiguous {
+			dst = append(dst, `,"byAmbiguous":true`...)
+		}
+	}
 	if ev.FinalStateUnknown {
 		dst = append(dst, `,"finalStateUnknown":true`...)
 	}
@@ -77,4 +85,29 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 		dst = wire.AppendJSONField(dst, `,"reason":`, ev.Reason)
 	}
 	return append(dst, '}'), nil
+}
+
+// attributedChanges are ev's diff as JSON and who made it (nil for nobody): the diff
+// d caches, unless the changes were not all made by the same managers, when each change
+// has its own "by" (written for each sink: it is rare).
+func attributedChanges(ev *event.Event, d *diff.Differ) ([]byte, *attribution.Attribution, error) {
+	by := attribution.Of(ev, d)
+	if by == nil || !by.Differs() {
+		changes, err := d.ChangesJSON(ev)
+		return changes, by, err
+	}
+	changes, err := d.Changes(ev)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := diff.AppendChangesJSON(nil, changes, func(dst []byte, i int) []byte {
+		if entries := by.ChangeBy(i); len(entries) > 0 {
+			dst = attribution.AppendJSON(append(dst, `,"by":`...), entries)
+		}
+		return dst
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("encoding the diff of %s %q as JSON: %w", ev.Kind, ev.Key(), err)
+	}
+	return raw, by, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fatih/color"
 
+	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/event"
@@ -54,6 +55,11 @@ func (p *Printer) appendChanges(dst []byte, ev *event.Event, line lineLayout) ([
 		return dst, err
 	}
 	indent := min(line.timeWidth, len(spaces))
+	// Each change's managers, when they are not all the same (else the event line says).
+	by := attribution.Of(ev, p.differ)
+	if !by.Differs() {
+		by = nil
+	}
 	shown := len(changes)
 	if shown > maxChangeLines {
 		shown = maxChangeLines - 1 // the last line says how many are left out
@@ -70,10 +76,17 @@ func (p *Printer) appendChanges(dst []byte, ev *event.Event, line lineLayout) ([
 		}
 		dst = escape.Append(dst, paths[i])
 		dst = append(dst, ": "...)
+		var mark []attribution.Entry // this change's managers, when they differ
+		if by != nil {
+			mark = by.ChangeBy(i)
+		}
 		// The room left on the line for the values, on a terminal.
 		room := 0
 		if line.terminalWidth > 0 {
 			room = max(line.terminalWidth-indent-len("~ ")-utf8.RuneCountInString(paths[i])-len(": "), 1)
+			if len(mark) > 0 {
+				room = max(room-len(columnGap)-len("by ")-utf8.RuneCountInString(attribution.Mark(mark, by.Ambiguous)), 1)
+			}
 		}
 		switch change.Op {
 		case diff.OpAdd:
@@ -96,6 +109,9 @@ func (p *Printer) appendChanges(dst []byte, ev *event.Event, line lineLayout) ([
 			dst = escape.Append(dst, shortenMiddle(old, oldLimit))
 			dst = append(dst, changeArrow...)
 			dst = escape.Append(dst, shortenMiddle(value, valueLimit))
+		}
+		if len(mark) > 0 {
+			dst = p.appendByMark(append(dst, columnGap...), mark, by.Ambiguous)
 		}
 		dst = append(dst, '\n')
 	}

@@ -139,8 +139,10 @@ type Printer struct {
 	kindPrefixes map[schema.GroupKind]string
 	// yamlBuf receives each YAML document before it is copied to the caller's buffer.
 	yamlBuf bytes.Buffer
-	// changeMarks are the signs of diff lines, coloured or not, like typeLabels.
+	// changeMarks are the signs of diff lines, coloured or not, like typeLabels;
+	// byMarks the style of the managers' marks.
 	changeMarks changeMarks
+	byMarks     byMarks
 	// valueEncoder writes the JSON of diff values shown in pretty output to valueBuf.
 	valueBuf     bytes.Buffer
 	valueEncoder *json.Encoder
@@ -187,6 +189,7 @@ func NewPrinter(o Options) (*Printer, error) {
 		namespace:    o.Namespace,
 		width:        o.TerminalWidth,
 		changeMarks:  newChangeMarks(o.Color),
+		byMarks:      newByMarks(o.Color),
 		typeColumn:   minTypeColumn,
 		clusters:     newClusterColumn(o.Clusters, o.Color),
 	}
@@ -231,7 +234,7 @@ func (p *Printer) Append(dst []byte, ev *event.Event) ([]byte, error) {
 		dst, err = p.appendLine(dst, ev)
 	default:
 		if p.template != nil {
-			dst, err = p.template.Append(dst, ev)
+			dst, err = p.template.Append(dst, ev, p.byValue(ev))
 			break
 		}
 		// A format added to Formats without a case here: say so on the first event

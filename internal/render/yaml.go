@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -33,7 +34,7 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 			return dst, fmt.Errorf("converting the previous %s %q to YAML: %w", ev.Kind, ev.Key(), err)
 		}
 	}
-	diffJSON, err := p.differ.ChangesJSON(ev)
+	diffJSON, by, err := attributedChanges(ev, p.differ)
 	if err != nil {
 		return dst, err
 	}
@@ -67,6 +68,16 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	}
 	if changes != nil {
 		envelope.Content = append(envelope.Content, str("diff"), changes)
+	}
+	if by != nil && len(by.By) > 0 {
+		node, err := yamlNode(attribution.AppendJSON(nil, by.By))
+		if err != nil {
+			return dst, fmt.Errorf("converting the managers of %s %q to YAML: %w", ev.Kind, ev.Key(), err)
+		}
+		envelope.Content = append(envelope.Content, str("by"), node)
+		if by.Ambiguous {
+			envelope.Content = append(envelope.Content, str("byAmbiguous"), scalar("!!bool", "true"))
+		}
 	}
 	if ev.FinalStateUnknown {
 		envelope.Content = append(envelope.Content, str("finalStateUnknown"), scalar("!!bool", "true"))

@@ -1,0 +1,153 @@
+package attribution
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/diff"
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/managedfields"
+)
+
+var (
+	t0   = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	pods = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+)
+
+func entry(manager, sub string, second int, fields string) metav1.ManagedFieldsEntry {
+	ts := metav1.NewTime(t0.Add(time.Duration(second) * time.Second))
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+		Subresource: sub, Time: &ts, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+}
+
+// versions are a pod's versions as the informer's transform leaves them, each with the
+// record the tracker made of it (as the informer's handler takes it).
+type versions struct {
+	tracker *managedfields.Tracker
+	last    *corev1.Pod
+}
+
+func (v *versions) next(typ event.EventType, change func(p *corev1.Pod), entries ...metav1.ManagedFieldsEntry) *event.Event {
+	p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1", CreationTimestamp: metav1.NewTime(t0)},
+		Spec:       corev1.PodSpec{SchedulerName: "default-scheduler", Containers: []corev1.Container{{Name: "app", Image: "web:1"}}}}
+	if v.last != nil {
+		p = v.last.DeepCopy()
+	}
+	p.ResourceVersion += "1"
+	change(p)
+	p.ManagedFields = entries
+	v.tracker.Observe(p)
+	p.ManagedFields = nil
+	ev := &event.Event{Type: typ, Resource: pods, Kind: "Pod", Object: p, ManagedFields: v.tracker.Take(p)}
+	if v.last != nil && typ == event.Modified {
+		ev.Old = v.last
+	}
+	v.last = p
+	return ev
+}
+
+func names(a *Attribution) string {
+	if a == nil {
+		return "<nil>"
+	}
+	return Mark(a.By, a.Ambiguous)
+}
+
+const replicas = `{"f:spec":{"f:replicas":{}}}`
+
+func TestOf(t *testing.T) {
+	d := diff.NewDiffer(nil)
+	v := &versions{tracker: managedfields.NewTracker()}
+	created := entry("kube-controller-manager", "", 0, `{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{},"f:name":{}}}}}`)
+	added := v.next(event.Added, func(p *corev1.Pod) { p.Labels = map[string]string{"app": "web"} }, created)
+	if got := names(Of(added, d)); got != "kube-controller-manager" {
+		t.Errorf("ADDED: %s, want the creator", got)
+	}
+	// Bound within the creation's second: no entry moved, nobody owns spec.nodeName.
+	bound := v.next(event.Modified, func(p *corev1.Pod) { p.Spec.NodeName = "kwok-node-1" }, created)
+	if got := names(Of(bound, d)); got != "default-scheduler (binding)" {
+		t.Errorf("binding: %s, want default-scheduler (binding)", got)
+	}
+	status := entry("kwok", "status", 3, `{"f:status":{"f:phase":{}}}`)
+	running := v.next(event.Modified, func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }, created, status)
+	if got := names(Of(running, d)); got != "kwok (status)" {
+		t.Errorf("status: %s, want kwok (status)", got)
+	}
+	// Deleted: deletionTimestamp, which no manager owns, in kwok's latest second.
+	terminating := v.next(event.Modified, func(p *corev1.Pod) { ts := metav1.NewTime(t0.Add(3 * time.Second)); p.DeletionTimestamp = &ts }, created, status)
+	if a := Of(terminating, d); a == nil || len(a.By) != 0 {
+		t.Errorf("deletion: %s, want nobody", names(a))
+	}
+	deleted := &event.Event{Type: event.Deleted, Resource: pods, Object: v.last, ManagedFields: terminating.ManagedFields}
+	if a := Of(deleted, d); a != nil {
+		t.Errorf("DELETED: %s, want nothing", names(a))
+	}
+	if Of(running, d) != Of(running, d) {
+		t.Error("Of is not computed once per event")
+	}
+}
+
+func TestFilter(t *testing.T) {
+	d := diff.NewDiffer(nil)
+	v := &versions{tracker: managedfields.NewTracker()}
+	creator := entry("kubectl-create", "", 0, replicas)
+	added := v.next(event.Added, func(*corev1.Pod) {}, creator)
+	byKwok := v.next(event.Modified, func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }, creator,
+		entry("kwok", "status", 2, `{"f:status":{"f:phase":{}}}`))
+	nobody := v.next(event.Modified, func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = new(int64) }, creator,
+		entry("kwok", "status", 2, `{"f:status":{"f:phase":{}}}`))
+	deleted := &event.Event{Type: event.Deleted, Resource: pods, Object: v.last}
+
+	for _, tc := range []struct {
+		filter Filter
+		kept   []*event.Event
+	}{
+		{Filter{By: []string{"kwok"}}, []*event.Event{byKwok}},
+		{Filter{By: []string{"kubectl-*"}}, []*event.Event{added}},
+		{Filter{NotBy: []string{"kwok", "kube*"}}, []*event.Event{nobody, deleted}},
+		{Filter{By: []string{"kwok", "kubectl-create"}}, []*event.Event{added, byKwok}},
+	} {
+		skip := tc.filter.Skip(d)
+		var kept []*event.Event
+		for _, ev := range []*event.Event{added, byKwok, nobody, deleted} {
+			if !skip(ev) {
+				kept = append(kept, ev)
+			}
+		}
+		if len(kept) != len(tc.kept) {
+			t.Errorf("%+v kept %d events, want %d", tc.filter, len(kept), len(tc.kept))
+			continue
+		}
+		for i := range kept {
+			if kept[i] != tc.kept[i] {
+				t.Errorf("%+v kept %s %s, want %s %s", tc.filter, kept[i].Type, names(Of(kept[i], d)), tc.kept[i].Type, names(Of(tc.kept[i], d)))
+			}
+		}
+	}
+	if (Filter{}).Skip(d) != nil {
+		t.Error("an empty filter skips")
+	}
+	if err := (Filter{NotBy: []string{"kube[", "ok"}}).Check(); err == nil || !strings.Contains(err.Error(), `"kube["`) {
+		t.Errorf("Check of a broken glob: %v", err)
+	}
+	if !matches("system:serviceaccount:ns/x", []string{"system:*"}) {
+		t.Error("* does not match across '/'")
+	}
+}
+
+func TestAppendJSON(t *testing.T) {
+	got := string(AppendJSON(nil, []Entry{
+		{Manager: "kubectl-scale", Operation: "Update", Subresource: "scale", Time: t0},
+		{Manager: "default-scheduler", Subresource: "binding"},
+	}))
+	want := `[{"manager":"kubectl-scale","operation":"Update","subresource":"scale","time":"2026-11-27T10:00:00Z"},{"manager":"default-scheduler","subresource":"binding"}]`
+	if got != want {
+		t.Errorf("%s\nwant %s", got, want)
+	}
+}
