@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/leader"
@@ -57,6 +58,8 @@ type watchFlags struct {
 	resumeReset                                 bool
 	excludeNamespaces, eventTypes               []string
 	leaderElect                                 leader.Flags
+	by, notBy                                   []string
+	noBy                                        bool
 
 	// changed reports whether a flag was given on the command line.
 	changed func(name string) bool
@@ -121,15 +124,19 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.StringArrayVar(&f.excludeNamespaces, "exclude-namespace", nil, "with -A: leave out namespaces with this name or glob (repeatable), e.g. --exclude-namespace 'kube-*'")
 	fs.BoolVar(&f.allContexts, "all-contexts", false, "watch every context of the kubeconfig at once (see --context, which also takes a comma list and globs: --context 'prod-*,staging')")
 	fs.StringSliceVar(&f.eventTypes, "event-types", nil, "only these event types, e.g. --event-types ADDED,DELETED (ADDED, MODIFIED, DELETED, SYNC; left out before any sink)")
+	fs.StringArrayVar(&f.by, "by", nil, "only the changes made by this field manager (name or glob, repeatable), e.g. --by kubectl --by 'helm*' (left out before any sink)")
+	fs.StringArrayVar(&f.notBy, "not-by", nil, "leave out the changes made only by this field manager (name or glob, repeatable), e.g. --not-by 'kube-*'")
+	fs.BoolVar(&f.noBy, "no-by", false, "do not read managedFields: no event names the field managers that made it")
 	registerWatchCompletions(c, configFlags)
 	return c
 }
 
-// watchArgs wants at least the TYPE argument; without it, the usage line and an example.
+// watchArgs wants at least the TYPE argument (of watch, or top); without it, the usage
+// line and an example.
 func watchArgs(c *cobra.Command, args []string) error {
 	if len(args) == 0 {
-		return usageErrorf("no resource type given; usage: %s watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] [flags], e.g. %s watch pods (see --help)",
-			c.Root().DisplayName(), c.Root().DisplayName())
+		return usageErrorf("no resource type given; usage: %s %s TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] [flags], e.g. %s %s pods (see --help)",
+			c.Root().DisplayName(), c.Name(), c.Root().DisplayName(), c.Name())
 	}
 	return nil
 }
@@ -145,7 +152,8 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	cfg := engine.Config{Watch: req, Color: f.color, Timestamps: f.timestamps, WatchOnly: f.watchOnly,
 		WithEvents: f.withEvents, ChangesOnly: f.changesOnly, NoDiff: f.noDiff, IgnorePaths: f.ignorePaths,
 		ShowOld: f.showOld, MaxEvents: uint64(max(f.maxEvents, 0)), Until: f.until, Timeout: f.timeout, Grace: f.grace,
-		MetricsAddr: f.metricsAddr, Resume: f.resume, ResumeReset: f.resumeReset, LeaderElect: f.leaderElect}
+		MetricsAddr: f.metricsAddr, Resume: f.resume, ResumeReset: f.resumeReset, LeaderElect: f.leaderElect,
+		NoAttribution: f.noBy, By: attribution.Filter{By: f.by, NotBy: f.notBy}}
 	if cfg.EventTypes, err = parseEventTypes(f.eventTypes); err != nil {
 		return cfg, err
 	}
@@ -168,13 +176,21 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if err != nil {
 		return cfg, err
 	}
+	if err := applySwitches(&cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, f.validate(cfg)
+}
+
+// applySwitches sets what the environment's switches (package switches) say of a run.
+func applySwitches(cfg *engine.Config) error {
 	if err := switches.Check(os.Getenv); err != nil {
-		return cfg, usageErrorf("%v", err)
+		return usageErrorf("%v", err)
 	}
 	cfg.NoFastPaths = !switches.FastPaths.Enabled()
 	cfg.PlainIO = !switches.QuietReads.Enabled()
 	cfg.PlainStdout = !switches.QuietStdout.Enabled()
-	return cfg, f.validate(cfg)
+	return nil
 }
 
 // request reads the arguments and the flags that say what to watch.

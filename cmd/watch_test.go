@@ -58,6 +58,8 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"until without value", []string{"watch", "pods", "--until"}, `kubeevents: flag needs an argument: --until`},
 		{"unknown flag", []string{"watch", "pods", "--colour", "never"}, `kubeevents: unknown flag: --colour`},
 		{"jq syntax", []string{"watch", "pods", "--jq", ".type =="}, `kubeevents: --jq: syntax error at column 9: unexpected end of input`},
+		{"by without attribution", []string{"watch", "pods", "--no-by", "--not-by", "kube-*"}, `kubeevents: --by and --not-by filter on the field managers, which --no-by leaves unread`},
+		{"bad manager glob", []string{"watch", "pods", "--by", "kube["}, `kubeevents: --by "kube[": not a field manager's name or glob`},
 		{"jq in a sink", []string{"watch", "pods", "--sink", "jq(output=x)=select(.a"}, `kubeevents: sink "jq": syntax error`},
 		{"config unknown key", []string{"watch", "pods", "--config", badConfig}, `kubeevents: ` + badConfig + `:4:5: unknown field "pathh" in sink "archive" (did you mean "path"?)`},
 		{"no type", []string{"watch"}, `kubeevents: no resource type given; usage: kubeevents watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] [flags], e.g. kubeevents watch pods`},
@@ -207,6 +209,10 @@ func TestEngineConfigFromFlags(t *testing.T) {
 		{"resume and metrics", []string{"watch", "pods", "--resume", "c.ckpt", "--metrics-addr", "127.0.0.1:0"}, func(c engine.Config) bool {
 			return c.Resume == "c.ckpt" && c.MetricsAddr == "127.0.0.1:0"
 		}},
+		{"field managers", []string{"watch", "pods", "--by", "kubectl*", "--by", "helm", "--not-by", "kube-*"}, func(c engine.Config) bool {
+			return slices.Equal(c.By.By, []string{"kubectl*", "helm"}) && slices.Equal(c.By.NotBy, []string{"kube-*"}) && !c.NoAttribution
+		}},
+		{"no attribution", []string{"watch", "pods", "--no-by"}, func(c engine.Config) bool { return c.NoAttribution && c.By.Empty() }},
 	}
 	for _, tc := range cases {
 		if cfg := configOf(t, tc.args...); !tc.check(cfg) {

@@ -49,6 +49,8 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 		return usageErrorf("--resume and --owned do not go together: a checkpoint keeps the objects of the types given, not of an owner's tree; drop one")
 	case f.resync > 0 && len(cfg.EventTypes) > 0 && !slices.Contains(cfg.EventTypes, event.Sync):
 		return usageErrorf("--resync re-delivers objects as SYNC events, which --event-types leaves out; add SYNC to --event-types, or drop --resync")
+	case f.noBy && !cfg.By.Empty():
+		return usageErrorf("--by and --not-by filter on the field managers, which --no-by leaves unread; drop one")
 	case cfg.Resume != "" && f.watchOnly:
 		return usageErrorf("--resume and --watch-only do not go together: a resumed start emits what changed while kubeevents was down, which --watch-only leaves out; drop one")
 	}
@@ -78,6 +80,9 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 	}
 	if err := checkMetricsAddr(cfg.MetricsAddr); err != nil {
 		return err
+	}
+	if err := cfg.By.Check(); err != nil {
+		return &UsageError{Err: err}
 	}
 	return checkOwned(req, f.until)
 }

@@ -139,12 +139,12 @@ type Filter struct {
 	By, NotBy []string
 }
 
-// Check reports the first pattern that is not a valid glob.
+// Check reports the first pattern that is not a valid glob, naming its flag.
 func (f Filter) Check() error {
-	for _, list := range [][]string{f.By, f.NotBy} {
+	for flag, list := range map[string][]string{"--by": f.By, "--not-by": f.NotBy} {
 		for _, p := range list {
-			if _, err := path.Match(p, ""); err != nil {
-				return fmt.Errorf("%q is not a valid glob (%v)", p, err)
+			if _, err := path.Match(p, ""); err != nil || p == "" {
+				return fmt.Errorf("%s %q: not a field manager's name or glob (*, ?, [a-z])", flag, p)
 			}
 		}
 	}

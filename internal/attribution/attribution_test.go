@@ -133,7 +133,7 @@ func TestFilter(t *testing.T) {
 	if (Filter{}).Skip(d) != nil {
 		t.Error("an empty filter skips")
 	}
-	if err := (Filter{NotBy: []string{"kube[", "ok"}}).Check(); err == nil || !strings.Contains(err.Error(), `"kube["`) {
+	if err := (Filter{NotBy: []string{"kube[", "ok"}}).Check(); err == nil || !strings.Contains(err.Error(), `--not-by "kube["`) {
 		t.Errorf("Check of a broken glob: %v", err)
 	}
 	if !matches("system:serviceaccount:ns/x", []string{"system:*"}) {
