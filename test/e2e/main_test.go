@@ -375,13 +375,24 @@ type envelope struct {
 	Old               json.RawMessage `json:"old"`
 	Diff              []diffOp        `json:"diff"`
 	FinalStateUnknown bool            `json:"finalStateUnknown"`
+	By                []byEntry       `json:"by"`
+	ByAmbiguous       bool            `json:"byAmbiguous"`
 }
 
 type diffOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value"`
-	Old   any    `json:"old"`
+	Op    string    `json:"op"`
+	Path  string    `json:"path"`
+	Value any       `json:"value"`
+	Old   any       `json:"old"`
+	By    []byEntry `json:"by"`
+}
+
+// byEntry is one field manager of an event's (or a diff operation's) "by".
+type byEntry struct {
+	Manager     string `json:"manager"`
+	Operation   string `json:"operation"`
+	Subresource string `json:"subresource"`
+	Time        string `json:"time"`
 }
 
 type objectMeta struct {
