@@ -219,6 +219,7 @@ func runE2E(args []string) error {
 			"cpu_ratio_3sinks_MODE":     "kubeevents with three sinks (pretty to /dev/null, file, jq) / kubeevents -o json",
 			"p99_lag_3sinks_ms_MODE":    "p99 lag of the three-sink kubeevents' file sink",
 			"off_cpu_ratio_PIECE_MODE":  "-variants: CPU per event of kubeevents -o json with PIECE switched off / the all-on client's (> 1: what the piece saves); off_peak_rss_ratio_ and off_watch_rss_ratio_ (VmRSS once watching) the same for memory",
+			"by_cpu_ratio_MODE":         "-variants noby: CPU per event of kubeevents -o json (attribution on, the default) / the same with --no-by; by_peak_rss_ratio_ and by_watch_rss_ratio_ the same for memory (target <= 1.1 each)",
 			"heavy_jq_*_MODE":           "-heavy-jq: the file sink beside a CPU-heavy jq sink / the file sink alone: p99 lag (p99_ratio), last event printed after the churn started (last_ratio), CPU; heavy_jq_procs_*: the same with KUBEEVENTS_ONE_PROCESSOR=off",
 			"variants":                  fmt.Sprint(o.variants),
 			"heavy_jq_expr":             o.heavyJQ,
@@ -262,6 +263,7 @@ func runE2E(args []string) error {
 			newTarget("p99_lag_3sinks_ms_"+mode, med["p99_lag_3sinks_ms"], 50),
 			newTarget("peak_rss_ratio_vs_kubectl_"+mode, med["peak_rss_ratio_vs_kubectl"], 1.0),
 		)
+		targets = append(targets, featureTargets(o.variants, mode, med)...)
 		printVariants(mode, o.variants, med)
 		if _, ok := med["cpu_ratio_b_vs_a"]; ok {
 			logf("%s: kubeevents B / A: %s", mode, fmtNum(med["cpu_ratio_b_vs_a"]))
@@ -404,8 +406,8 @@ func (o *e2eOpts) clientSpec(name, ns string, ps phaseSpec, dir string) procSpec
 	}
 	for _, v := range o.variants {
 		if name == v.client() {
-			return procSpec{name: name, stdoutFormat: formatEnvelope, env: v.env(),
-				argv: append(append([]string{o.own[name], "watch", ps.typeArg}, nsArgs...), "-o", "json", "--watch-only", "--kubeconfig", k)}
+			argv := append(append([]string{o.own[name], "watch", ps.typeArg}, nsArgs...), "-o", "json", "--watch-only", "--kubeconfig", k)
+			return procSpec{name: name, stdoutFormat: formatEnvelope, env: v.env(), argv: append(argv, v.args...)}
 		}
 	}
 	panic("unknown client " + name)

@@ -106,7 +106,7 @@ func runMem(args []string) error {
 			return err
 		}
 		specs = append(specs, procSpec{name: v.client(), stdoutFormat: formatEnvelope, env: v.env(),
-			argv: []string{exe, "watch", "pods", "-n", ns, "-o", "json", "--kubeconfig", k}})
+			argv: append([]string{exe, "watch", "pods", "-n", ns, "-o", "json", "--kubeconfig", k}, v.args...)})
 	}
 	res := map[string]*memClient{}
 	for _, spec := range specs {
@@ -170,6 +170,15 @@ func runMem(args []string) error {
 			"off_sync_cpu_ratio_" + v.name: ratio(c.InitialCPUS, ke.InitialCPUS),
 		} {
 			results[k], resultKV[k] = val, val
+		}
+		if v.feature != "" {
+			for k, val := range map[string]float64{
+				v.feature + "_rss_ratio":      ratio(ke.RSSMB, c.RSSMB),
+				v.feature + "_hwm_ratio":      ratio(ke.HWMMB, c.HWMMB),
+				v.feature + "_sync_cpu_ratio": ratio(ke.InitialCPUS, c.InitialCPUS),
+			} {
+				results[k], resultKV[k] = val, val
+			}
 		}
 	}
 	// Issue 15's targets. Those of scale (N=100,000) mean something only with a cache

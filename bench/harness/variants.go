@@ -14,12 +14,17 @@ import (
 
 // A variant is one more `kubeevents -o json` client, run beside the all-on one on the
 // same events with one speed piece switched off by its environment variable
-// (internal/switches), from a copy of the binary of its own: its CPU per event and peak
-// RSS against the all-on client's are the piece's gain, measured A/B in one run on
-// every mode (bench/README.md, "The ledger").
+// (internal/switches), or a feature by its flag, from a copy of the binary of its own:
+// its CPU per event and peak RSS against the all-on client's are the piece's gain (or
+// the feature's cost), measured A/B in one run on every mode (bench/README.md, "The
+// ledger").
 type variant struct {
 	name string
 	envs []string // variables set to off
+	args []string // flags that turn a feature off
+	// feature names the feature's figures, with/without: FEATURE_cpu_ratio, ... ("" for
+	// a speed piece).
+	feature string
 }
 
 // pieceVariants are the pieces -variants all runs, one client each, and "all" with every
@@ -29,15 +34,22 @@ type variant struct {
 // binary that does not know their variables ignores them. NAME=VAR on the command line
 // adds any other switch.
 var pieceVariants = []variant{
-	{"fastpaths", []string{"KUBEEVENTS_FAST_PATHS"}},
-	{"decoders", []string{"KUBEEVENTS_WIRE_DECODERS"}},
-	{"reads", []string{"KUBEEVENTS_QUIET_READS"}},
-	{"stdout", []string{"KUBEEVENTS_QUIET_STDOUT"}},
-	{"oneproc", []string{"KUBEEVENTS_ONE_PROCESSOR"}},
-	{"pages", []string{"KUBEEVENTS_RELEASE_STARTUP_PAGES"}},
-	{"relist", []string{"KUBEEVENTS_RELIST_IN_PLACE"}},
-	{"bookmark", []string{"KUBEEVENTS_ENDED_EARLY_BOOKMARK"}},
-	{"probe", []string{"KUBEEVENTS_READINESS_PROBE"}},
+	{name: "fastpaths", envs: []string{"KUBEEVENTS_FAST_PATHS"}},
+	{name: "decoders", envs: []string{"KUBEEVENTS_WIRE_DECODERS"}},
+	{name: "reads", envs: []string{"KUBEEVENTS_QUIET_READS"}},
+	{name: "stdout", envs: []string{"KUBEEVENTS_QUIET_STDOUT"}},
+	{name: "oneproc", envs: []string{"KUBEEVENTS_ONE_PROCESSOR"}},
+	{name: "pages", envs: []string{"KUBEEVENTS_RELEASE_STARTUP_PAGES"}},
+	{name: "relist", envs: []string{"KUBEEVENTS_RELIST_IN_PLACE"}},
+	{name: "bookmark", envs: []string{"KUBEEVENTS_ENDED_EARLY_BOOKMARK"}},
+	{name: "probe", envs: []string{"KUBEEVENTS_READINESS_PROBE"}},
+}
+
+// featureVariants are features measured with and without, each by its off flag, by name
+// (not in "all", which is the speed pieces): attribution (the "by" of every event, which
+// reads managedFields; --no-by).
+var featureVariants = []variant{
+	{name: "noby", args: []string{"--no-by"}, feature: "by"},
 }
 
 // parseVariants reads -variants: names of pieceVariants, "all" (every one of them, every
@@ -64,7 +76,7 @@ func parseVariants(arg string) ([]variant, error) {
 				return nil, fmt.Errorf("-variants %q: want NAME=VAR[+VAR...]", item)
 			}
 			envs := strings.Split(vars, "+")
-			add(variant{name, envs})
+			add(variant{name: name, envs: envs})
 			extra = append(extra, envs...)
 			continue
 		}
@@ -79,11 +91,12 @@ func parseVariants(arg string) ([]variant, error) {
 		case "control":
 			wantControl = true
 		default:
-			i := slices.IndexFunc(pieceVariants, func(v variant) bool { return v.name == item })
+			known := append(slices.Clone(pieceVariants), featureVariants...)
+			i := slices.IndexFunc(known, func(v variant) bool { return v.name == item })
 			if i < 0 {
 				return nil, fmt.Errorf("-variants %q: use all, alloff, NAME=VAR, or one of %s", item, variantNames())
 			}
-			add(pieceVariants[i])
+			add(known[i])
 		}
 	}
 	if wantAll {
@@ -91,7 +104,7 @@ func parseVariants(arg string) ([]variant, error) {
 		for _, v := range pieceVariants {
 			envs = append(envs, v.envs...)
 		}
-		add(variant{"alloff", append(envs, extra...)})
+		add(variant{name: "alloff", envs: append(envs, extra...)})
 	}
 	if wantControl {
 		add(variant{name: "control"})
@@ -101,7 +114,7 @@ func parseVariants(arg string) ([]variant, error) {
 
 func variantNames() string {
 	var names []string
-	for _, v := range pieceVariants {
+	for _, v := range append(slices.Clone(pieceVariants), featureVariants...) {
 		names = append(names, v.name)
 	}
 	return strings.Join(names, ", ")
@@ -118,7 +131,9 @@ func (v variant) env() []string {
 }
 
 // variantFigures are, per variant, its CPU per event, peak RSS and RSS once watching
-// (after the initial list) over the all-on client's: > 1 is what the piece saves.
+// (after the initial list) over the all-on client's: > 1 is what the piece saves. A
+// feature's are also given the other way round, with over without, as its cost:
+// FEATURE_cpu_ratio, FEATURE_peak_rss_ratio, FEATURE_watch_rss_ratio.
 func variantFigures(p *phaseResult, variants []variant, f map[string]float64) {
 	ke := p.Clients["kubeevents_json"]
 	for _, v := range variants {
@@ -129,7 +144,29 @@ func variantFigures(p *phaseResult, variants []variant, f map[string]float64) {
 		f["off_cpu_ratio_"+v.name] = ratio(c.CPUPerEventUS, ke.CPUPerEventUS)
 		f["off_peak_rss_ratio_"+v.name] = ratio(c.RSSMB, ke.RSSMB)
 		f["off_watch_rss_ratio_"+v.name] = ratio(c.RSSWatchMB, ke.RSSWatchMB)
+		if v.feature != "" {
+			f[v.feature+"_cpu_ratio"] = ratio(ke.CPUPerEventUS, c.CPUPerEventUS)
+			f[v.feature+"_peak_rss_ratio"] = ratio(ke.RSSMB, c.RSSMB)
+			f[v.feature+"_watch_rss_ratio"] = ratio(ke.RSSWatchMB, c.RSSWatchMB)
+		}
 	}
+}
+
+// featureTargets are the targets of the features measured (issue 35: attribution costs
+// at most 10% of CPU per event and of memory): with over without, per mode.
+func featureTargets(variants []variant, mode string, med map[string]float64) []target {
+	var ts []target
+	for _, v := range variants {
+		if v.feature == "" {
+			continue
+		}
+		for _, figure := range []string{"_cpu_ratio", "_peak_rss_ratio", "_watch_rss_ratio"} {
+			if value, ok := med[v.feature+figure]; ok {
+				ts = append(ts, newTarget(v.feature+figure+"_"+mode, value, 1.1))
+			}
+		}
+	}
+	return ts
 }
 
 // The heavy jq sink (-heavy-jq): a file sink alone, and the same file

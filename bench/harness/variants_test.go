@@ -34,3 +34,32 @@ func TestParseVariants(t *testing.T) {
 		}
 	}
 }
+
+// A feature's variant turns it off by its flag, is run by name only (not by "all", the
+// speed pieces), and gives its cost the other way round: with over without.
+func TestFeatureVariant(t *testing.T) {
+	vs, err := parseVariants("noby,control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 2 || vs[0].name != "noby" || !slices.Equal(vs[0].args, []string{"--no-by"}) || len(vs[0].env()) != 0 {
+		t.Fatalf("noby: %+v", vs)
+	}
+	all, _ := parseVariants("all")
+	if slices.ContainsFunc(all, func(v variant) bool { return v.name == "noby" }) {
+		t.Error("all runs the noby variant: its switch is a feature's, not a speed piece's")
+	}
+	p := &phaseResult{Clients: map[string]*clientResult{
+		"kubeevents_json":     {CPUPerEventUS: 110, RSSMB: 50, RSSWatchMB: 40},
+		"kubeevents_off_noby": {CPUPerEventUS: 100, RSSMB: 50, RSSWatchMB: 32},
+	}}
+	f := map[string]float64{}
+	variantFigures(p, vs, f)
+	if f["by_cpu_ratio"] != 1.1 || f["by_peak_rss_ratio"] != 1 || f["by_watch_rss_ratio"] != 1.25 {
+		t.Errorf("figures %v, want by_cpu_ratio 1.1, by_peak_rss_ratio 1, by_watch_rss_ratio 1.25", f)
+	}
+	ts := featureTargets(vs, "status", f)
+	if len(ts) != 3 || ts[0].Name != "by_cpu_ratio_status" || !ts[0].Met || ts[2].Met {
+		t.Errorf("targets %+v, want by_*_status, the CPU met and the watching RSS not", ts)
+	}
+}
