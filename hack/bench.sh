@@ -36,7 +36,8 @@ environment:
                             if .type=="DELETED" then .object.metadata.name else empty end)
   VARIANTS                  e2e: speed pieces measured A/B, one more kubeevents -o json client each
                             with the piece switched off (all, alloff, or names: fastpaths, decoders,
-                            reads, stdout, oneproc, pages, relist, bookmark, probe; NAME=VAR for another switch)
+                            reads, stdout, oneproc, pages, relist, bookmark, probe; NAME=VAR for another switch;
+                            noby: attribution measured with over without, --no-by, by name only)
   HEAVY_JQ=1                e2e: a file sink alone and beside a CPU-heavy jq sink
   SETTLE                    mem: wait before reading RSS (default 15s)
   KUBEEVENTS_BIN            kubeevents binary to measure (default: build bin/kubeevents)
