@@ -22,7 +22,7 @@ var (
 func entry(manager, sub string, second int, fields string) metav1.ManagedFieldsEntry {
 	ts := metav1.NewTime(t0.Add(time.Duration(second) * time.Second))
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-		Subresource: sub, Time: &ts, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		Subresource: sub, Time: &ts, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 // versions are a pod's versions as the informer's transform leaves them, each with the
@@ -88,7 +88,8 @@ func TestOf(t *testing.T) {
 	if a := Of(deleted, d); a != nil {
 		t.Errorf("DELETED: %s, want nothing", names(a))
 	}
-	if Of(running, d) != Of(running, d) {
+	first, again := Of(running, d), Of(running, d)
+	if first != again {
 		t.Error("Of is not computed once per event")
 	}
 }

@@ -30,7 +30,7 @@ func managedPod(name, rv string, writes map[string]int) *unstructured.Unstructur
 		ts := metav1.NewTime(created.Add(time.Duration(writes[manager]) * time.Second))
 		pod.Labels[manager] = rv
 		pod.ManagedFields = append(pod.ManagedFields, metav1.ManagedFieldsEntry{Manager: manager, Operation: "Update",
-			APIVersion: "v1", Time: &ts, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:` + manager + `":{}}}}`)}})
+			APIVersion: "v1", Time: &ts, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:` + manager + `":{}}}}`)})
 	}
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
 	if err != nil {

@@ -23,7 +23,7 @@ func mf(manager, op, sub string, second int, fields string) metav1.ManagedFields
 	}
 	ts := metav1.NewTime(t0.Add(time.Duration(second) * time.Second))
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationType(op), APIVersion: "v1",
-		Subresource: sub, Time: &ts, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		Subresource: sub, Time: &ts, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 func pod(rv string, entries ...metav1.ManagedFieldsEntry) *corev1.Pod {

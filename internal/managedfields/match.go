@@ -21,7 +21,7 @@ func parseFields(fields any) *fieldSet {
 	var raw []byte
 	switch f := fields.(type) {
 	case *metav1.FieldsV1:
-		raw = f.Raw
+		raw = f.GetRawBytes()
 	case map[string]any:
 		var err error
 		if raw, err = json.Marshal(f); err != nil {

@@ -22,7 +22,7 @@ const NoTime = math.MinInt32
 // write after T0 (or NoTime) and the fields it owns, as the API server writes them.
 func Entry(manager, operation, subresource string, second int, fields string) metav1.ManagedFieldsEntry {
 	e := metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationType(operation), APIVersion: "v1",
-		Subresource: subresource, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		Subresource: subresource, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 	if second != NoTime {
 		ts := metav1.NewTime(T0.Truncate(time.Second).Add(time.Duration(second) * time.Second))
 		e.Time = &ts
