@@ -1,6 +1,7 @@
 package render
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -57,3 +58,47 @@ func TestByWithoutDiff(t *testing.T) {
 		}
 	}
 }
+
+// On a terminal no line is wider than it, in colour or not: a mark that does not fit at
+// the end of the event line goes under it, whole where the width allows, shortened in
+// the middle where it does not; one that fits stays on the line.
+func TestByFitsTheTerminal(t *testing.T) {
+	for _, tc := range []struct {
+		width          int
+		color          bool
+		onTheLine      string // a mark that stays at the end of its event line
+		underTheLine   string // one that goes on the line under its event line
+		shortenedUnder bool   // ... shortened
+	}{
+		{width: 200, onTheLine: "by kube-controller-manager"},
+		{width: 200, color: true, onTheLine: "by kube-controller-manager"},
+		{width: 70, underTheLine: "by kube-controller-manager"},
+		{width: 70, color: true, underTheLine: "by kube-controller-manager"},
+		{width: 24, underTheLine: "by kube-", shortenedUnder: true},
+	} {
+		opts := Options{Format: FormatPretty, ShowKind: true, Location: time.UTC, Diff: diff.NewDiffer(nil), Color: tc.color,
+			TerminalWidth: func() int { return tc.width }}
+		out := string(render(t, opts, eventtest.AttributedEvents()[:1])) // ADDED, by kube-controller-manager
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		plain := make([]string, len(lines))
+		for i, l := range lines {
+			plain[i] = ansi.ReplaceAllString(l, "")
+			// At 24 columns the event line itself is wider (kubectl's columns are not
+			// cut); the mark's line is not.
+			if n := visibleWidth([]byte(l)); n > tc.width && (!tc.shortenedUnder || i == len(lines)-1) {
+				t.Errorf("width %d, colour %v: %d columns: %q", tc.width, tc.color, n, l)
+			}
+		}
+		last := plain[len(plain)-1]
+		switch {
+		case tc.onTheLine != "" && (!strings.HasSuffix(last, tc.onTheLine) || !strings.Contains(last, "ADDED")):
+			t.Errorf("width %d: %q, want the mark at the end of the event line", tc.width, plain)
+		case tc.underTheLine != "" && (len(plain) < 2 || strings.Contains(last, "ADDED") ||
+			!strings.HasPrefix(strings.TrimSpace(last), tc.underTheLine) || strings.Contains(last, "…") != tc.shortenedUnder):
+			t.Errorf("width %d: %q, want %q under the event line (shortened: %v)", tc.width, plain, tc.underTheLine, tc.shortenedUnder)
+		}
+	}
+}
+
+// ansi is a colour sequence.
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")

@@ -137,7 +137,7 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	p.lastTable = nil
 	dst = p.appendSummary(dst, ev, m, isTerminating, line)
 	dst = appendRollout(dst, ev.Rollout)
-	dst = p.appendBy(dst, ev)
+	dst = p.appendBy(dst, ev, lineStart, line)
 	dst = append(dst, '\n')
 	if t := p.lastTable; p.headerDue(t) {
 		t.headed = true

@@ -91,9 +91,9 @@ func TestEventCountShown(t *testing.T) {
 	if _, err := client.CoreV1().Events(ns).Patch(context.Background(), "web-1.pulled", types.MergePatchType, []byte(`{"count":5}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := regexp.MustCompile(`  MODIFIED\s+web-1\.backoff\s+Warning  pod/web-1  BackOff: Back-off restarting failed container \(x9\)$`)
+	want := regexp.MustCompile(`  MODIFIED\s+web-1\.backoff\s+Warning  pod/web-1  BackOff: Back-off restarting failed container \(x9\)(  by \S.*)?$`)
 	newer.waitFor(eventWait, "the series.count bump with (x9)", func(l string) bool { return strings.Contains(l, "MODIFIED") && want.MatchString(l) })
-	want = regexp.MustCompile(`  MODIFIED\s+web-1\.pulled\s+Normal  pod/web-1  Pulled: Container image already present \(x5\)$`)
+	want = regexp.MustCompile(`  MODIFIED\s+web-1\.pulled\s+Normal  pod/web-1  Pulled: Container image already present \(x5\)(  by \S.*)?$`)
 	core.waitFor(eventWait, "the count bump with (x5)", func(l string) bool { return strings.Contains(l, "MODIFIED") && want.MatchString(l) })
 }
 
