@@ -326,7 +326,7 @@ func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 		Query: w.queries[s.Name], Warn: w.warnf,
 		Headers: tty, PrinterColumns: w.plan.Columns(), TerminalPrinter: w.headers.add,
 		Clusters: w.plan.Names(), View: w.viewSink(),
-		Opened:   func(f *sink.File) { w.files = append(w.files, f) },
+		Opened: func(f *sink.File) { w.files = append(w.files, f) },
 	})
 }
 

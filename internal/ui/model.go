@@ -56,10 +56,10 @@ type model struct {
 	rate   rate
 	detail detail
 
-	content   string    // the last frame
-	drawnAt   time.Time // when it was drawn
-	frames    int       // frames drawn, for the tests of the frame rate
-	quitting  bool
+	content  string    // the last frame
+	drawnAt  time.Time // when it was drawn
+	frames   int       // frames drawn, for the tests of the frame rate
+	quitting bool
 }
 
 // detail is the history or YAML of one object, as lines to scroll through.
