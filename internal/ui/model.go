@@ -7,12 +7,14 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // frameEvery is the least time between two frames: the view is drawn at most 20 times
@@ -119,8 +121,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // the second (AGE, the rate), a fading highlight, or forced (a key, a resize).
 func (m *model) frame(now time.Time, force bool) {
 	changed := force
-	if !m.paused && m.v.store.changed() {
-		m.v.store.pull(now, m.t.set)
+	if !m.paused && m.v.store.pull(now, m.t.set) {
 		changed = true
 	}
 	// Half-second steps: highlights fade and AGE moves on without any event.
@@ -447,10 +448,11 @@ func (m *model) statusText(now time.Time) string {
 		parts = append(parts, fmt.Sprintf("PAUSED (%s new)", diag.Count(events-m.pausedEvents)))
 	}
 	right := strings.Join(parts, " · ") + " "
-	gap := m.width - len([]rune(left)) - len([]rune(right))
-	if gap < 1 {
-		return left + "  " + right
+	// What is watched gives way first: the counts matter more on a narrow terminal.
+	if room := m.width - ansi.StringWidth(right) - 1; ansi.StringWidth(left) > room {
+		left = ansi.Truncate(left, max(room, 0), "…")
 	}
+	gap := max(m.width-ansi.StringWidth(left)-ansi.StringWidth(right), 1)
 	return left + strings.Repeat(" ", gap) + right
 }
 
@@ -592,12 +594,12 @@ func (m *model) bottomLine(now time.Time) string {
 func (m *model) detailTitle(what string) string {
 	d := &m.detail
 	k := d.key
-	name := strings.ToLower(k.kind) + "/" + k.name
+	name := render.ShortKind(k.kind) + "/" + k.name
 	if k.namespace != "" {
-		name = k.namespace + "/" + name
+		name += " in " + k.namespace
 	}
 	if k.cluster != "" {
-		name = k.cluster + ": " + name
+		name += " (" + k.cluster + ")"
 	}
 	title := " " + what + " of " + string(escape.Append(nil, name))
 	if what == "history" {

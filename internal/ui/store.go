@@ -183,11 +183,13 @@ func (s *store) prune(now time.Time) {
 }
 
 // pull hands the view every object changed since the last pull: its state, or gone
-// when it was removed. It also removes the objects struck long enough by now.
-func (s *store) pull(now time.Time, fn func(key objectKey, r *rowState)) {
+// when it was removed; it reports whether there was any. It also removes the objects
+// struck long enough by now.
+func (s *store) pull(now time.Time, fn func(key objectKey, r *rowState)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.prune(now)
+	handed := len(s.dirty) > 0
 	for key := range s.dirty {
 		if o := s.objects[key]; o != nil {
 			r := o.row
@@ -197,13 +199,7 @@ func (s *store) pull(now time.Time, fn func(key objectKey, r *rowState)) {
 		}
 		delete(s.dirty, key)
 	}
-}
-
-// changed reports whether anything changed since the last pull.
-func (s *store) changed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.dirty) > 0
+	return handed
 }
 
 // eventCount is the number of events written so far.

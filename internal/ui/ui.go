@@ -103,7 +103,11 @@ type View struct {
 
 	width atomic.Int64 // the terminal's width, for the histories' diffs
 
+	// programOptions are more options for the program (tests: no terminal).
+	programOptions []tea.ProgramOption
+
 	mu      sync.Mutex
+	model   *model
 	program *tea.Program
 	done    chan struct{} // closed once the program ended and the terminal is restored
 	err     error
@@ -216,7 +220,9 @@ func (v *View) Start() {
 	if !v.opts.Color {
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
 	}
+	opts = append(opts, v.programOptions...)
 	m := newModel(v)
+	v.model = m
 	v.program = tea.NewProgram(m, opts...)
 	v.done = make(chan struct{})
 	if v.notices.holdWhileShown {
