@@ -489,12 +489,15 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 			b.WriteString(m.st.header.Render(text))
 		case l.r == nil:
 			b.WriteString(text)
-		case n == at:
-			b.WriteString(m.st.selected.Render(text))
 		default:
-			if style, ok := m.st.rowStyle(&l.r.rowState, now); ok {
+			style, ok := m.st.rowStyle(&l.r.rowState, now)
+			switch {
+			case n == at:
+				// Selected: reversed, and still struck or bold if it is.
+				b.WriteString(style.Inherit(m.st.selected).Reverse(true).Render(text))
+			case ok:
 				b.WriteString(style.Render(text))
-			} else {
+			default:
 				b.WriteString(text)
 			}
 		}
