@@ -313,14 +313,12 @@ func (m *model) selectedLine() int {
 
 // open shows the selected object's history or YAML.
 func (m *model) open(to mode, now time.Time) {
-	key := m.selected
+	key := m.detail.key
 	if m.mode == modeTable {
 		if m.selectedLine() < 0 {
 			return
 		}
 		key = m.selected
-	} else {
-		key = m.detail.key
 	}
 	if to == modeYAML {
 		m.back = m.mode

@@ -77,12 +77,3 @@ func (s *styles) rowStyle(r *rowState, now time.Time) (lipgloss.Style, bool) {
 	}
 	return lipgloss.Style{}, false
 }
-
-// highlighted reports whether a row's look will still change (a fading highlight, a
-// struck row about to go), so that the view is drawn again while it does.
-func highlighted(r *rowState, now time.Time) bool {
-	if !r.deleted.IsZero() {
-		return true
-	}
-	return !r.changed.IsZero() && now.Sub(r.changed) < fadeFor
-}

@@ -301,8 +301,7 @@ func (t *table) layoutTree(shown []*row) {
 	}
 	children := map[*row][]*row{}
 	visible := map[*row]bool{}
-	var parentOf func(r *row) *row
-	parentOf = func(r *row) *row {
+	parentOf := func(r *row) *row {
 		if len(r.owners) == 0 {
 			return nil
 		}
