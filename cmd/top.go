@@ -13,6 +13,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/top"
+	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
 const topExample = `  # What changes most among the pods of the current namespace, over the last minute
@@ -100,7 +101,8 @@ func (f *topFlags) config(args []string, configFlags *genericclioptions.ConfigFl
 		return cfg, usageErrorf("--rows %d: give a positive number", f.rows)
 	}
 	cfg.Size = terminalSize(streams.Out)
-	f.watch.output = "pretty" // what validate checks of -o is watch's
+	// What validate checks of -o and --ui-history is watch's: top has neither of watch's.
+	f.watch.output, f.watch.uiHistory = "pretty", ui.DefaultHistory
 	return cfg, f.watch.validate(cfg.Engine)
 }
 
