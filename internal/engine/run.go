@@ -17,6 +17,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/jq"
+	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
@@ -51,11 +52,26 @@ type session struct {
 	elector *leader.Elector // nil without --leader-elect
 	headers *headerPrinters
 	files   []*sink.File // every file a sink opened
+	// replay, when not nil, is where the events come from instead of a watch (RunReplay):
+	// no plan is resolved, no cluster reached.
+	replay *Replay
 }
 
 func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 	if err := w.compile(); err != nil {
 		return Result{}, err
+	}
+	defer func() {
+		// A run that never got going (bad credentials, missing rights) leaves no empty
+		// output files behind; a run that streamed keeps its files, even empty ones.
+		if runErr != nil && !startedErr(runErr) {
+			for _, f := range w.files {
+				f.RemoveIfUnused()
+			}
+		}
+	}()
+	if w.replay != nil {
+		return w.stream(ctx)
 	}
 	var err error
 	w.plan, err = plan.Resolve(ctx, w.sys.Kubeconfig, w.request(), plan.Notices{Warn: w.warnf, Info: w.infof, Debug: w.debugf})
@@ -66,15 +82,6 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 		return Result{}, err
 	}
 	w.keepSecretsOutOfLogs()
-	defer func() {
-		// A run that never got going (bad credentials, missing rights) leaves no empty
-		// output files behind; a run that streamed keeps its files, even empty ones.
-		if runErr != nil && !startedErr(runErr) {
-			for _, f := range w.files {
-				f.RemoveIfUnused()
-			}
-		}
-	}()
 	stopMetrics, err := w.startMetrics()
 	if err != nil {
 		return Result{}, err
@@ -301,17 +308,36 @@ func (e *SinkOpenError) Unwrap() error { return e.Err }
 func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 	out := w.sys.Out
 	tty := w.sys.Terminals.IsTerminal(out)
+	view := w.outputView()
 	return config.Build(s, config.BuildEnv{
 		Stdout: w.stdoutWriter(), Color: w.colorFor(out), Terminal: tty,
 		TerminalWidth: w.sys.Terminals.Width(out), Timestamps: w.cfg.Timestamps,
-		ShowKind:  len(w.plan.Resources()) > 1 || w.cfg.WithEvents || w.cfg.Watch.Owned,
-		Namespace: w.plan.Namespace(),
+		ShowKind:  view.ShowKind,
+		Namespace: view.Namespace,
 		Differ:    w.differ, ShowOld: w.cfg.ShowOld,
 		Query: w.queries[s.Name], Warn: w.warnf,
-		Headers: tty, PrinterColumns: w.plan.Columns(), TerminalPrinter: w.headers.add,
-		Clusters: w.plan.Names(),
+		Headers: tty, PrinterColumns: view.Columns, TerminalPrinter: w.headers.add,
+		Clusters: view.Clusters,
 		Opened:   func(f *sink.File) { w.files = append(w.files, f) },
 	})
+}
+
+// outputView is what the sinks are told of what they are given: whether several types
+// come (the kind leads each name), the one namespace (left out of names), the custom
+// resources' printer columns and the clusters' names when there are several.
+type outputView struct {
+	ShowKind  bool
+	Namespace string
+	Columns   kubectl.PrinterColumns
+	Clusters  []string
+}
+
+func (w *session) outputView() outputView {
+	if w.replay != nil {
+		return outputView{ShowKind: w.replay.ShowKind, Namespace: w.replay.Namespace, Clusters: w.replay.Clusters}
+	}
+	return outputView{ShowKind: len(w.plan.Resources()) > 1 || w.cfg.WithEvents || w.cfg.Watch.Owned,
+		Namespace: w.plan.Namespace(), Columns: w.plan.Columns(), Clusters: w.plan.Names()}
 }
 
 // stdoutWriter is what the sinks that write to the standard output write through:
@@ -360,6 +386,10 @@ func (w *session) clientConfig(c *rest.Config) *rest.Config {
 // runConfig builds every cluster's clients, the followed object's tree (--owned) and the
 // checkpoint (--resume): the watch, ready to stream.
 func (w *session) runConfig(ctx context.Context, listeners []*listener.Listener) (runConfig, error) {
+	if w.replay != nil {
+		return runConfig{Config: w.cfg, Differ: w.differ, UntilQuery: w.until, Listeners: listeners, Warn: w.warn,
+			Source: w.replay.Source, Started: w.replayStarted(listeners)}, nil
+	}
 	rc := runConfig{Config: w.cfg, Several: w.plan.Several, Differ: w.differ, UntilQuery: w.until,
 		Listeners: listeners, Warn: w.warn, Started: w.started(listeners), Synced: w.synced}
 	if w.metrics != nil {
