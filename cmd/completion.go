@@ -294,3 +294,19 @@ func registerWatchCompletions(c *cobra.Command, configFlags *genericclioptions.C
 		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
 }
+
+// registerReplayCompletions registers the value completions of replay and history: the
+// arguments are files (the shell's own completion); the flags shared with watch complete
+// as watch's.
+func registerReplayCompletions(c *cobra.Command) {
+	for name, f := range map[string]cobra.CompletionFunc{"output": complete.Formats, "color": complete.Color,
+		"on-full": complete.OnFull, "sink": complete.Sink, "event-types": complete.EventTypes} {
+		_ = c.RegisterFlagCompletionFunc(name, f)
+	}
+	for _, name := range []string{"selector", "jq", "buffer", "grace", "ignore-path", "max-events", "timeout", "until",
+		"since", "since-time", "until-time", "by", "not-by", "at"} {
+		if c.Flags().Lookup(name) != nil {
+			_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
+		}
+	}
+}
