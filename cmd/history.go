@@ -53,6 +53,7 @@ printed it.`,
 			if err != nil {
 				return err
 			}
+			opts.Objects, opts.Diffs = cfg.ReadsObjects(), !cfg.NoDiff
 			src, err := replay.New(opts)
 			if err != nil {
 				return err

@@ -116,7 +116,7 @@ func (f *replayFlags) source(cfg engine.Config, files []string, sel replay.Selec
 		return cfg, engine.Replay{}, usageErrorf("--follow keeps reading files; the standard input is read to its end anyway: drop --follow")
 	}
 	warn := func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, "kubeevents: "+format+"\n", args...) }
-	src, err := replay.New(replay.Options{Args: files, Select: sel, Warn: warn,
+	src, err := replay.New(replay.Options{Args: files, Select: sel, Warn: warn, Objects: cfg.ReadsObjects(), Diffs: !cfg.NoDiff,
 		Read: recording.Options{Follow: f.follow, SkipBadLines: f.skipBadLines, Stdin: streams.In}})
 	if err != nil {
 		return cfg, engine.Replay{}, err

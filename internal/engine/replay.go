@@ -5,9 +5,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // Source hands over events from elsewhere than informers: a recording read back
@@ -44,6 +46,28 @@ type Replay struct {
 func RunReplay(ctx context.Context, sys System, cfg Config, replay Replay) (Result, error) {
 	w := &session{sys: sys, cfg: cfg, headers: &headerPrinters{}, replay: &replay}
 	return w.run(ctx)
+}
+
+// ReadsObjects reports whether a sink or an exit condition reads the events' objects
+// beyond their JSON and metadata: the pretty, wide and template formats (kubectl's
+// columns and templates read the typed objects), and jq expressions (a jq sink's, an
+// exec or http sink's, --until). A replay reads only the metadata of the recorded
+// objects otherwise, and writes their JSON as it is.
+func (c Config) ReadsObjects() bool {
+	if c.Until != "" {
+		return true
+	}
+	for _, s := range c.Sinks {
+		if s.Expr != "" || s.Type == config.KindJQ {
+			return true
+		}
+		switch render.Format(s.Format) {
+		case "", render.FormatJSON, render.FormatYAML, render.FormatName:
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // replayStarted is said once delivery starts.

@@ -3,6 +3,9 @@ package replay
 import (
 	"encoding/json"
 	"errors"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -60,4 +63,19 @@ func (d *decoder) decode(gvk schema.GroupVersionKind, raw []byte) (runtime.Objec
 		return nil, err
 	}
 	return u, nil
+}
+
+// metadataOnly makes the object of raw, of kind gvk, with its metadata alone: enough to
+// select it, name it and key it, for sinks that write its JSON as recorded.
+func metadataOnly(gvk schema.GroupVersionKind, raw []byte) (runtime.Object, error) {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(gvk)
+	m := gjson.Get(unsafe.String(unsafe.SliceData(raw), len(raw)), "metadata")
+	if !m.IsObject() {
+		return nil, errors.New(`no "metadata"`)
+	}
+	if err := json.Unmarshal(raw[m.Index:m.Index+len(m.Raw)], &obj.ObjectMeta); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }

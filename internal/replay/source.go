@@ -65,6 +65,12 @@ type Options struct {
 	Args   []string
 	Read   recording.Options
 	Select Selection
+	// Objects decodes every object selected whole (what pretty output, templates and
+	// jq read: engine.Config.ReadsObjects); otherwise only their metadata is, and
+	// their JSON is written as recorded, which costs a fraction. Diffs says that diffs
+	// are on: an update recorded without one then has its objects decoded whole, for
+	// the diff to be computed.
+	Objects, Diffs bool
 	// Warn prints one diagnostic line.
 	Warn func(format string, args ...any)
 }
@@ -94,6 +100,7 @@ type objectKey struct {
 type version struct {
 	obj     runtime.Object
 	raw     []byte
+	whole   bool // obj is decoded whole, not only its metadata (Options.Objects)
 	matched bool // by the label selector
 }
 
@@ -288,7 +295,14 @@ func (s *Source) event(rec recording.Record) (*event.Event, error) {
 	if role == notSelected {
 		return nil, nil
 	}
-	obj, err := s.decoder.decode(gvk, rec.Object)
+	whole := s.opts.Objects || role == related || s.owned != nil ||
+		rec.Type == event.Modified && rec.Diff == nil && s.opts.Diffs
+	var obj runtime.Object
+	if whole {
+		obj, err = s.decoder.decode(gvk, rec.Object)
+	} else {
+		obj, err = metadataOnly(gvk, rec.Object)
+	}
 	if err != nil {
 		return nil, &recording.BadLineError{At: rec.At, Err: fmt.Errorf("its %s cannot be read: %v", gvk.Kind, err)}
 	}
@@ -313,9 +327,9 @@ func (s *Source) event(rec recording.Record) (*event.Event, error) {
 		if !s.owned.accept(role, ev, m) {
 			return nil, nil
 		}
-		s.track(ev, rec, m)
+		s.track(ev, rec, m, whole)
 	default:
-		if !s.track(ev, rec, m) {
+		if !s.track(ev, rec, m, whole) {
 			return nil, nil
 		}
 	}
@@ -337,7 +351,7 @@ func (s *Source) namespaceSelected(m metav1.Object) bool {
 // reports whether ev is to be shown. With a label selector, an object that stops
 // matching is DELETED (reason "selector", its last state that matched), and one that
 // starts matching ADDED, as the API server's watch reports them.
-func (s *Source) track(ev *event.Event, rec recording.Record, m metav1.Object) bool {
+func (s *Source) track(ev *event.Event, rec recording.Record, m metav1.Object, whole bool) bool {
 	key := objectKey{cluster: rec.Cluster, group: rec.Resource.Group, kind: ev.Kind, namespace: m.GetNamespace(), name: m.GetName()}
 	prev := s.objects[key]
 	matches := s.selector == nil || s.selector.Matches(labels.Set(m.GetLabels()))
@@ -358,8 +372,13 @@ func (s *Source) track(ev *event.Event, rec recording.Record, m metav1.Object) b
 	var oldRaw []byte
 	if ev.Type == event.Modified || ev.Type == event.Sync {
 		switch {
-		case prev != nil:
+		case prev != nil && (prev.whole || !whole):
 			ev.Old, oldRaw = prev.obj, prev.raw
+		case prev != nil:
+			// Decoded whole now, for the diff to be computed.
+			if old, err := s.decoder.decode(ev.Object.GetObjectKind().GroupVersionKind(), prev.raw); err == nil {
+				ev.Old, oldRaw = old, prev.raw
+			}
 		case rec.Old != nil:
 			if old, err := s.decoder.decode(ev.Object.GetObjectKind().GroupVersionKind(), rec.Old); err == nil {
 				ev.Old, oldRaw = old, rec.Old
@@ -373,7 +392,7 @@ func (s *Source) track(ev *event.Event, rec recording.Record, m metav1.Object) b
 	if ev.Type == event.Deleted {
 		delete(s.objects, key)
 	} else {
-		s.objects[key] = &version{obj: ev.Object, raw: rec.Object, matched: matches}
+		s.objects[key] = &version{obj: ev.Object, raw: rec.Object, whole: whole, matched: matches}
 	}
 	return true
 }
