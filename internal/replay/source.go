@@ -83,8 +83,10 @@ type Source struct {
 	matched  []bool // per type, whether it matched any record
 	selector labels.Selector
 	decoder  *decoder
-	// objects are the selected objects' last recorded versions, by objectKey.
+	// objects are the selected objects' last recorded versions, by objectKey; left
+	// those that left the label selection, whose return is an ADDED.
 	objects map[objectKey]*version
+	left    map[objectKey]bool
 	// roles are the role of each resource read (roleOf), which also says what the
 	// recording holds.
 	roles map[schema.GroupVersionResource]role
@@ -118,7 +120,7 @@ func New(opts Options) (*Source, error) {
 		return nil, diag.Usage(err)
 	}
 	s := &Source{opts: opts, inputs: inputs, types: parseTypes(opts.Select.Types), decoder: newDecoder(),
-		objects: map[objectKey]*version{}, roles: map[schema.GroupVersionResource]role{}}
+		objects: map[objectKey]*version{}, left: map[objectKey]bool{}, roles: map[schema.GroupVersionResource]role{}}
 	s.matched = make([]bool, len(s.types))
 	if sel := opts.Select.LabelSelector; sel != "" {
 		if s.selector, err = labels.Parse(sel); err != nil {
@@ -360,14 +362,21 @@ func (s *Source) track(ev *event.Event, rec recording.Record, m metav1.Object, w
 	case !matches && wasMatching && ev.Type != event.Deleted:
 		// Left the selection: its last state that matched, as a deletion.
 		delete(s.objects, key)
+		s.left[key] = true
 		ev.Type, ev.Reason, ev.Object = event.Deleted, event.ReasonSelector, prev.obj
 		ev.SetJSON(prev.raw, nil)
 		return true
 	case !matches && !wasMatching:
 		delete(s.objects, key)
+		if ev.Type == event.Deleted {
+			delete(s.left, key)
+		}
 		return false
-	case matches && !wasMatching && prev != nil && ev.Type == event.Modified:
-		ev.Type = event.Added // came into the selection
+	case matches && s.left[key]:
+		delete(s.left, key)
+		if ev.Type == event.Modified {
+			ev.Type = event.Added // came back into the selection
+		}
 	}
 	var oldRaw []byte
 	if ev.Type == event.Modified || ev.Type == event.Sync {
