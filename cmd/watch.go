@@ -35,7 +35,7 @@ type watchFlags struct {
 	outputFlags
 	labelSelector, fieldSelector            string
 	allNamespaces, allContexts              bool
-	resync                                  time.Duration
+	resync, since                           time.Duration
 	watchOnly                               bool
 	untilDeleted, showSecrets, metadataOnly bool
 	withEvents                              bool
@@ -79,6 +79,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.BoolVar(&f.untilDeleted, "until-deleted", false, "with NAME arguments: exit 0 once all named objects are deleted (in every namespace given)")
 	fs.BoolVar(&f.showSecrets, "show-secrets", false, "show Secret values (redacted by default, in every sink)")
 	fs.BoolVar(&f.withEvents, "with-events", false, "also show new core Events about the watched objects, interleaved (EVENT, or WARNING highlighted)")
+	fs.DurationVar(&f.since, "since", 0, "with --with-events: first the core Events of the last DURATION about the objects that exist (e.g. 10m), marked past")
 	fs.BoolVar(&f.metadataOnly, "metadata-only", false, "cache and report only object metadata (much less memory on large clusters)")
 	fs.BoolVar(&f.owned, "owned", false, "with TYPE/NAME: also follow every object it owns, transitively (a Deployment's ReplicaSets and their pods, a CronJob's Jobs and their pods, ...)")
 	fs.StringSliceVar(&f.ownedTypes, "owned-types", nil, "with --owned: also watch these types for children (e.g. a custom controller's resources), besides the defaults of the owner's kind")
@@ -113,7 +114,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Watch, cfg.WatchOnly, cfg.WithEvents = req, f.watchOnly, f.withEvents
+	cfg.Watch, cfg.WatchOnly, cfg.WithEvents, cfg.EventsSince = req, f.watchOnly, f.withEvents, f.since
 	cfg.MetricsAddr, cfg.Resume, cfg.ResumeReset, cfg.LeaderElect = f.metricsAddr, f.resume, f.resumeReset, f.leaderElect
 	if file != nil {
 		if !f.changed("resume") && file.Resume != "" {

@@ -23,6 +23,10 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 	req := cfg.Watch
 	// Flags that would change nothing are refused rather than ignored.
 	switch {
+	case f.since != 0 && !f.withEvents:
+		return usageErrorf("--since shows the core Events that happened before the start; add --with-events")
+	case f.since < 0:
+		return usageErrorf("--since %s: give a positive duration, e.g. 10m", f.since)
 	case req.UntilDeleted && len(req.Names) == 0:
 		return usageErrorf("--until-deleted needs the names of the objects to wait for: kubeevents watch TYPE NAME... --until-deleted")
 	case f.resumeReset && cfg.Resume == "":

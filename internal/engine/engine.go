@@ -208,6 +208,7 @@ type run struct {
 	unchanged  atomic.Uint64
 	fatal      chan error
 	limit      chan struct{} // closed once MaxEvents were made
+	stopping   chan struct{} // closed once the run shuts down
 	limitOnce  sync.Once
 	conditions *exitConditions      // nil without Until and UntilDeleted
 	informers  []*informer.Informer // every cluster's
@@ -246,7 +247,7 @@ type run struct {
 }
 
 func newRun(cfg runConfig) *run {
-	r := &run{cfg: cfg, fatal: make(chan error, 1), limit: make(chan struct{})}
+	r := &run{cfg: cfg, fatal: make(chan error, 1), limit: make(chan struct{}), stopping: make(chan struct{})}
 	if cfg.UntilQuery != nil || cfg.Watch.UntilDeleted || cfg.Owned != nil && cfg.Owned.UntilRollout {
 		r.conditions = newConditions(cfg)
 	}
@@ -465,8 +466,9 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 	if len(eventNamespaces) == 0 {
 		eventNamespaces = []string{""}
 	}
+	since := r.pastEventsSince(c)
 	for _, ns := range eventNamespaces {
-		inf, err := informer.New(coreEvents, c.Clients, informer.Options{
+		opts := informer.Options{
 			Cluster:     c.Name,
 			Namespace:   ns,
 			Seq:         &r.seq,
@@ -483,7 +485,11 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 			Fatal:       fatal,
 			Observer:    cfg.Observer,
 			Made:        counted,
-		}, registrations(cfg.Listeners, false))
+		}
+		if !since.IsZero() {
+			r.withPastEvents(c, &opts, since)
+		}
+		inf, err := informer.New(coreEvents, c.Clients, opts, registrations(cfg.Listeners, false))
 		if err != nil {
 			return err
 		}
@@ -698,6 +704,7 @@ func (r *run) wait(ctx context.Context) (StopReason, error) {
 // Grace, and counts what every sink got.
 func (r *run) shutdown(reason StopReason) Result {
 	cfg := r.cfg
+	close(r.stopping)
 	// The event that met a condition must reach every sink before the informers stop.
 	switch reason {
 	case StopCondition:

@@ -67,6 +67,10 @@ type Event struct {
 	// Related is true for a core Event about one of the watched objects (--with-events),
 	// interleaved with their changes.
 	Related bool
+	// Past is true for a core Event about a watched object that happened before the
+	// watch started (--with-events --since, or while kubeevents was down, --resume):
+	// Time is then when it last happened.
+	Past bool
 	// FinalStateUnknown is true for a DELETED event whose deletion the watch missed
 	// (client-go's DeletedFinalStateUnknown): Object is the last state seen before.
 	FinalStateUnknown bool

@@ -37,6 +37,7 @@ type Record struct {
 	// changes, By the field managers that made the change: nil when not recorded.
 	Object, Old, Diff, By json.RawMessage
 	FinalStateUnknown     bool
+	Past                  bool
 	Reason                string
 	// At is where the record was read.
 	At Position
@@ -155,6 +156,8 @@ func (rec *Record) set(key string, value gjson.Result, raw []byte) error {
 		}
 	case "finalStateUnknown":
 		rec.FinalStateUnknown = value.Type == gjson.True
+	case "past":
+		rec.Past = value.Type == gjson.True
 	}
 	return nil
 }

@@ -258,3 +258,71 @@ func TestReplayBadInput(t *testing.T) {
 		checkOneLine(t, r.stderr, literal(c.want))
 	}
 }
+
+// TestWatchShowsPastEvents: watch --with-events --since shows the core Events of the
+// watched objects that happened before the start, marked past, with when they happened;
+// --resume shows those that happened while kubeevents was down, and not those it showed.
+func TestWatchShowsPastEvents(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	createLivingDeployment(t, ns, "web", "nginx:1.27", 1)
+	kubectlOut(t, "", "rollout", "status", "deployment/web", "-n", ns, "--timeout", "80s")
+	scaled := func(to string) func(ev envelope) bool {
+		return func(ev envelope) bool {
+			var e struct {
+				Reason  string `json:"reason"`
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(ev.Object, &e)
+			return e.Reason == "ScalingReplicaSet" && strings.HasSuffix(e.Message, "to "+to)
+		}
+	}
+	past := func(line string) bool { return strings.Contains(line, `"past":true`) }
+
+	since := startKubeevents(t, "watch", "deployments", "-n", ns, "--with-events", "--since", "10m", "-o", "json")
+	since.waitJSON(30*time.Second, "the past ScalingReplicaSet Event", scaled("1"))
+	since.interrupt(10 * time.Second)
+	for _, l := range since.Seen() {
+		if strings.Contains(l, "ScalingReplicaSet") && (!past(l) || !strings.Contains(l, `"lastTimestamp":`)) {
+			t.Errorf("the Event from before the start is not marked past: %s", l)
+		}
+	}
+
+	ckpt := filepath.Join(t.TempDir(), "events.ckpt")
+	first := startKubeevents(t, "watch", "deployments", "-n", ns, "--with-events", "--resume", ckpt, "-o", "json", "-v=1")
+	first.waitStderr(30*time.Second, literal("watching"))
+	first.waitJSON(30*time.Second, "the Deployment", func(ev envelope) bool { return ev.name() == "web" })
+	first.interrupt(10 * time.Second)
+	kubectlOut(t, "", "scale", "deployment/web", "-n", ns, "--replicas", "2")
+	waitUntilEvent(t, ns, "to 2")
+
+	second := startKubeevents(t, "watch", "deployments", "-n", ns, "--with-events", "--resume", ckpt, "-o", "json")
+	second.waitJSON(30*time.Second, "the Event of the scaling while it was down", scaled("2"))
+	second.interrupt(10 * time.Second)
+	for _, l := range second.Seen() {
+		if strings.Contains(l, "ScalingReplicaSet") && strings.Contains(l, "to 1") {
+			t.Errorf("the resumed run shows an Event the first one could have shown: %s", l)
+		}
+		if strings.Contains(l, "ScalingReplicaSet") && !past(l) {
+			t.Errorf("an Event of while it was down is not marked past: %s", l)
+		}
+	}
+}
+
+// waitUntilEvent waits until a core Event in ns has a message ending in suffix.
+func waitUntilEvent(t *testing.T, ns, suffix string) {
+	t.Helper()
+	deadline := time.Now().Add(livingWait)
+	for time.Now().Before(deadline) {
+		events, err := client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		if err == nil {
+			for _, e := range events.Items {
+				if strings.HasSuffix(e.Message, suffix) {
+					return
+				}
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("no Event in %s ends with %q", ns, suffix)
+}
