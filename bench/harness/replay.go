@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,9 +120,26 @@ func waitLines(path string, n int, limit time.Duration) error {
 	}
 }
 
+// countLines counts the lines of path reading it in pieces: the harness must stay small,
+// since a child's peak RSS (rusage's maxrss) includes the harness's own peak (Go starts
+// children with vfork, so their memory is the harness's until they exec).
 func countLines(path string) (int, error) {
-	raw, err := os.ReadFile(path)
-	return bytes.Count(raw, []byte("\n")), err
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n, buf := 0, make([]byte, 1<<20)
+	for {
+		k, err := f.Read(buf)
+		n += bytes.Count(buf[:k], []byte("\n"))
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 // measure runs jq and the replays on the recording in turn, runs times, then the
