@@ -11,6 +11,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/plan"
+	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
 const watchExample = `  # Coloured live stream of pods in the current namespace
@@ -45,6 +46,8 @@ type watchFlags struct {
 	resumeReset                             bool
 	excludeNamespaces                       []string
 	leaderElect                             leader.Flags
+	ui                                      bool
+	uiHistory                               int
 }
 
 // runEngine runs a watch; tests replace it to see the Config the command line makes.
@@ -86,6 +89,8 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.BoolVar(&f.untilRollout, "until-rollout", false, "with --owned: exit 0 once the object's rollout completes, 1 when it fails (as kubectl rollout status; a Job: complete or failed)")
 	fs.StringVar(&f.resume, "resume", "", "checkpoint file: keep what the sinks were given there, and on the next start with it emit only what changed while kubeevents was down; secret:[NAMESPACE/]NAME or configmap:[NAMESPACE/]NAME keeps it in the cluster, for --leader-elect replicas")
 	f.leaderElect.AddFlags(fs)
+	fs.BoolVar(&f.ui, "ui", false, "a full-screen live view instead of the stream: every object now, what just changed highlighted, Enter for an object's history (sinks keep working; needs a terminal)")
+	fs.IntVar(&f.uiHistory, "ui-history", ui.DefaultHistory, "with --ui: how many changes of each object its history keeps")
 	fs.BoolVar(&f.resumeReset, "resume-reset", false, "with --resume: start afresh, replacing the checkpoint file whatever it holds")
 	fs.StringArrayVar(&f.excludeNamespaces, "exclude-namespace", nil, "with -A: leave out namespaces with this name or glob (repeatable), e.g. --exclude-namespace 'kube-*'")
 	fs.BoolVar(&f.allContexts, "all-contexts", false, "watch every context of the kubeconfig at once (see --context, which also takes a comma list and globs: --context 'prod-*,staging')")
@@ -116,6 +121,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	}
 	cfg.Watch, cfg.WatchOnly, cfg.WithEvents, cfg.EventsSince = req, f.watchOnly, f.withEvents, f.since
 	cfg.MetricsAddr, cfg.Resume, cfg.ResumeReset, cfg.LeaderElect = f.metricsAddr, f.resume, f.resumeReset, f.leaderElect
+	cfg.UI, cfg.UIHistory = f.ui, f.uiHistory
 	if file != nil {
 		if !f.changed("resume") && file.Resume != "" {
 			cfg.Resume = file.Resume

@@ -20,8 +20,9 @@ usage: hack/bench.sh COMMAND [HARNESS FLAGS...]
                             get -w: RSS, initial-sync CPU, first event (from 50,000 pods
                             one client at a time). Results: bench/results-mem.json.
   short   (make test-bench) e2e of every mode with N=50 M=2 (rollout: 3 Deployments x 2
-                            replicas, one update) plus the custom-resource variant, and mem
-                            with 50 pods: checks that every client saw every event, not times.
+                            replicas, one update) plus the custom-resource variant, a client
+                            with every speed piece off and the heavy-jq pair, and mem with 50
+                            pods: checks that every client saw every event, not times.
   replay  (make bench-replay) a recording of N pods (default 1000) x M status reports (default
                             200) made by kubeevents itself (a file sink), then jq -c . and
                             kubeevents replay -o json and -o pretty on it in turn, RUNS times
@@ -44,6 +45,8 @@ environment:
                             with the piece switched off (all, alloff, or names: fastpaths, decoders,
                             reads, stdout, oneproc, pages, relist, bookmark, probe; NAME=VAR for another switch)
   HEAVY_JQ=1                e2e: a file sink alone and beside a CPU-heavy jq sink
+  UI=1                      e2e: also the pretty stream and the full-screen view (--ui), each on a
+                            pseudo-terminal: their CPU side by side (ui_cpu_ratio_vs_pretty_MODE)
   SETTLE                    mem: wait before reading RSS (default 15s)
   KUBEEVENTS_BIN            kubeevents binary to measure (default: build bin/kubeevents)
 USAGE
@@ -83,6 +86,7 @@ case "$cmd" in
     if [ -n "${JQ3:-}" ]; then args+=(-jq3 "$JQ3"); fi
     if [ -n "${VARIANTS:-}" ]; then args+=(-variants "$VARIANTS"); fi
     if [ "${HEAVY_JQ:-0}" = 1 ]; then args+=(-heavy-jq); fi
+    if [ "${UI:-0}" = 1 ]; then args+=(-ui); fi
     exec bin/bench/harness e2e "${common[@]}" "${args[@]}" "$@"
     ;;
   mem)
@@ -93,7 +97,7 @@ case "$cmd" in
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/kubeevents-bench-short.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
     bin/bench/harness e2e "${common[@]}" -mode all -n 50 -m 2 -workers 4 -deployments 3 -replicas 2 -rollouts 1 \
-      -cr -drain 30s -targets=false -variants all -heavy-jq \
+      -cr -drain 30s -targets=false -variants alloff -heavy-jq \
       -out "$tmp/results.json" -outdir "$tmp/e2e" "$@"
     suffix=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
     bin/bench/harness mem "${common[@]}" -n 50 -workers 8 -settle 1s -cleanup -targets=false \

@@ -25,6 +25,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/quietio"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
+	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
 // Run runs one watch from start to end: it compiles what cfg holds (jq expressions,
@@ -55,12 +56,22 @@ type session struct {
 	// replay, when not nil, is where the events come from instead of a watch (RunReplay):
 	// no plan is resolved, no cluster reached.
 	replay *Replay
+	// view is the full-screen view (--ui), nil without; diagnostics, when set, is where
+	// diagnostics go instead of sys.ErrOut (through the view).
+	view        *ui.View
+	diagnostics io.Writer
 }
 
 func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 	if err := w.compile(); err != nil {
 		return Result{}, err
 	}
+	if err := w.checkView(); err != nil {
+		return Result{}, err
+	}
+	// The view's q and Ctrl-C stop the run as Ctrl-C (SIGINT) stops a stream.
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
 	defer func() {
 		// A run that never got going (bad credentials, missing rights) leaves no empty
 		// output files behind; a run that streamed keeps its files, even empty ones.
@@ -82,6 +93,9 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 		return Result{}, err
 	}
 	w.keepSecretsOutOfLogs()
+	if err := w.newView(quit); err != nil {
+		return Result{}, err
+	}
 	stopMetrics, err := w.startMetrics()
 	if err != nil {
 		return Result{}, err
@@ -116,6 +130,7 @@ func (w *session) stream(ctx context.Context) (Result, error) {
 		w.sys.Starting()
 	}
 	res, err := stream(ctx, rc)
+	err = w.stopView(err)
 	if !res.Started {
 		return res, err // the error says why; interrupted while connecting, quietly
 	}
@@ -283,6 +298,7 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 		}
 		out = sink.WithEventTypes(out, s.EventTypes)
 		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
+		w.viewListener(s, &lc)
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
 		}
@@ -308,35 +324,35 @@ func (e *SinkOpenError) Unwrap() error { return e.Err }
 func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 	out := w.sys.Out
 	tty := w.sys.Terminals.IsTerminal(out)
-	view := w.outputView()
+	facts := w.sinkFacts()
 	return config.Build(s, config.BuildEnv{
 		Stdout: w.stdoutWriter(), Color: w.colorFor(out), Terminal: tty,
 		TerminalWidth: w.sys.Terminals.Width(out), Timestamps: w.cfg.Timestamps,
-		ShowKind:  view.ShowKind,
-		Namespace: view.Namespace,
+		ShowKind:  facts.ShowKind,
+		Namespace: facts.Namespace,
 		Differ:    w.differ, ShowOld: w.cfg.ShowOld,
 		Query: w.queries[s.Name], Warn: w.warnf,
-		Headers: tty, PrinterColumns: view.Columns, TerminalPrinter: w.headers.add,
-		Clusters: view.Clusters,
-		Opened:   func(f *sink.File) { w.files = append(w.files, f) },
+		Headers: tty, PrinterColumns: facts.Columns, TerminalPrinter: w.headers.add,
+		Clusters: facts.Clusters, View: w.viewSink(),
+		Opened: func(f *sink.File) { w.files = append(w.files, f) },
 	})
 }
 
-// outputView is what the sinks are told of what they are given: whether several types
+// sinkFacts is what the sinks are told of what they are given: whether several types
 // come (the kind leads each name), the one namespace (left out of names), the custom
 // resources' printer columns and the clusters' names when there are several.
-type outputView struct {
+type sinkFacts struct {
 	ShowKind  bool
 	Namespace string
 	Columns   kubectl.PrinterColumns
 	Clusters  []string
 }
 
-func (w *session) outputView() outputView {
+func (w *session) sinkFacts() sinkFacts {
 	if w.replay != nil {
-		return outputView{ShowKind: w.replay.ShowKind, Namespace: w.replay.Namespace, Clusters: w.replay.Clusters}
+		return sinkFacts{ShowKind: w.replay.ShowKind, Namespace: w.replay.Namespace, Clusters: w.replay.Clusters}
 	}
-	return outputView{ShowKind: len(w.plan.Resources()) > 1 || w.cfg.WithEvents || w.cfg.Watch.Owned,
+	return sinkFacts{ShowKind: len(w.plan.Resources()) > 1 || w.cfg.WithEvents || w.cfg.Watch.Owned,
 		Namespace: w.plan.Namespace(), Columns: w.plan.Columns(), Clusters: w.plan.Names()}
 }
 
@@ -471,6 +487,9 @@ func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) 
 // started is said once every informer's rights were checked.
 func (w *session) started(listeners []*listener.Listener) func() {
 	return func() {
+		if w.view != nil {
+			w.view.Start() // the start line goes to its bottom line
+		}
 		informers := w.informerCount()
 		names := make([]string, len(listeners))
 		for i, l := range listeners {
@@ -538,7 +557,11 @@ func (w *session) informerCount() int {
 
 // warnf prints one diagnostic line on stderr; safe from any goroutine.
 func (w *session) warnf(format string, args ...any) {
-	fmt.Fprintf(w.sys.ErrOut, "kubeevents: "+format+"\n", args...)
+	out := w.sys.ErrOut
+	if w.diagnostics != nil {
+		out = w.diagnostics
+	}
+	fmt.Fprintf(out, "kubeevents: "+format+"\n", args...)
 }
 
 // warn is warnf for the stream: a re-sync notice also has the terminal's header lines
