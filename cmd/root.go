@@ -69,6 +69,8 @@ from one shared informer, showing what changed in every update.`,
 
 	root.AddCommand(NewWatchCommand(configFlags, streams, verbosity))
 	root.AddCommand(NewTopCommand(configFlags, streams, verbosity))
+	root.AddCommand(NewReplayCommand(configFlags, streams, verbosity))
+	root.AddCommand(NewHistoryCommand(configFlags, streams, verbosity))
 	root.AddCommand(NewConfigCommand(streams))
 	root.AddCommand(NewCompletionCommand(streams))
 	root.AddCommand(NewVersionCommand(configFlags, streams))

@@ -35,6 +35,10 @@ type Config struct {
 
 	WatchOnly  bool // leave out the objects that exist at start-up
 	WithEvents bool // also core Events about the watched objects
+	// EventsSince, with WithEvents, also shows the core Events of that long before the
+	// start about the objects that exist then, marked past, before the changes; with a
+	// checkpoint to resume from, those since it was written are shown instead.
+	EventsSince time.Duration
 	// ChangesOnly leaves out MODIFIED events whose diff is empty after IgnorePaths,
 	// before they are numbered: no gap in seq, not counted against MaxEvents.
 	ChangesOnly bool

@@ -68,6 +68,10 @@ type Event struct {
 	// Related is true for a core Event about one of the watched objects (--with-events),
 	// interleaved with their changes.
 	Related bool
+	// Past is true for a core Event about a watched object that happened before the
+	// watch started (--with-events --since, or while kubeevents was down, --resume):
+	// Time is then when it last happened.
+	Past bool
 	// FinalStateUnknown is true for a DELETED event whose deletion the watch missed
 	// (client-go's DeletedFinalStateUnknown): Object is the last state seen before.
 	FinalStateUnknown bool
@@ -98,6 +102,11 @@ type Event struct {
 	// checkpoint (--resume) counts an object's state as delivered once every sink has
 	// called it. Set by the informer's Made hook before the event reaches any listener.
 	Written func()
+
+	// RecordedDiff is the diff a recording holds for this event (kubeevents replay): the
+	// JSON array of the envelope's "diff", shown as it is rather than computed, even
+	// without Old. Nil for events of a watch, and where the recording has none.
+	RecordedDiff []byte
 
 	object, old encoded // JSON and generic forms of Object and Old, each computed at most once
 	memoMu      sync.Mutex
@@ -194,6 +203,18 @@ func floatNumber(f float64) any {
 		return f // NaN or ±Inf, which no object holds
 	}
 	return json.Number(raw)
+}
+
+// SetJSON gives the JSON of Object and Old (either may be nil: encoded as usual when
+// asked for), as a recording holds them (kubeevents replay): written as they are, never
+// encoded again. Call it before the event is shared.
+func (e *Event) SetJSON(object, old []byte) {
+	if object != nil {
+		e.object.jsonOnce.Do(func() { e.object.json = object })
+	}
+	if old != nil {
+		e.old.jsonOnce.Do(func() { e.old.json = old })
+	}
 }
 
 // ObjectJSON is the compact JSON encoding of Object, computed at most once per event.

@@ -279,6 +279,9 @@ func buildEnvelopeValue(ev *event.Event, d *diff.Differ, showOld bool, reads *di
 	if ev.FinalStateUnknown && reads.At("finalStateUnknown") != nil {
 		envelope["finalStateUnknown"] = true
 	}
+	if ev.Past && reads.At("past") != nil {
+		envelope["past"] = true
+	}
 	if ev.Reason != "" && reads.At("reason") != nil {
 		envelope["reason"] = ev.Reason
 	}

@@ -81,6 +81,9 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 	if ev.FinalStateUnknown {
 		dst = append(dst, `,"finalStateUnknown":true`...)
 	}
+	if ev.Past {
+		dst = append(dst, `,"past":true`...)
+	}
 	if ev.Reason != "" {
 		dst = wire.AppendJSONField(dst, `,"reason":`, ev.Reason)
 	}

@@ -82,6 +82,9 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	if ev.FinalStateUnknown {
 		envelope.Content = append(envelope.Content, str("finalStateUnknown"), scalar("!!bool", "true"))
 	}
+	if ev.Past {
+		envelope.Content = append(envelope.Content, str("past"), scalar("!!bool", "true"))
+	}
 	if ev.Reason != "" {
 		envelope.Content = append(envelope.Content, str("reason"), str(ev.Reason))
 	}
