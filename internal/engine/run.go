@@ -274,7 +274,7 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 			}
 			return nil, &SinkOpenError{Name: s.Name, Err: err}
 		}
-		out = sink.WithEventTypes(out, s.EventTypes)
+		out = sink.WithFilter(out, sink.Filter{EventTypes: s.EventTypes})
 		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
