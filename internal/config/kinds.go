@@ -123,9 +123,9 @@ var kinds = []*Kind{
 			"header", "ca-file", "cert-file", "key-file"},
 		formats:      receiverFormats(),
 		namedFormats: true,
-		defaultName: func(*Sink) string { return KindHTTP },
-		elsewhere:   true,
-		build:       buildHTTP,
+		defaultName:  func(*Sink) string { return KindHTTP },
+		elsewhere:    true,
+		build:        buildHTTP,
 	},
 }
 
@@ -297,7 +297,7 @@ type BuildEnv struct {
 	Query *jq.Query
 	// Format is an http sink's compiled format (its Format names it), nil without one.
 	Format *notify.Compiled
-	Warn  func(format string, args ...any)
+	Warn   func(format string, args ...any)
 	// Headers prints header lines on the terminal sink (stdout is a terminal);
 	// PrinterColumns are the watched CRDs' columns; TerminalPrinter, when set, is told of
 	// the terminal sink's printer (to print its headers again after a re-sync).

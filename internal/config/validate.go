@@ -21,22 +21,22 @@ import (
 type valueType int
 
 const (
-	textValue       valueType = iota // any string
-	pathValue                        // a file's path ("-": stdout); completed as a path
-	exprValue                        // a jq expression; blank is missing
-	boolValue                        // true or false; a bare --sink option is true
-	countValue                       // a non-negative integer
-	bufferValue                      // a buffer size, 0 to MaxBuffer
-	policyValue                      // an on-full policy
-	periodValue                      // a resync period
-	formatValue                      // an output format the sink's kind takes
-	durationValue                    // a positive duration (a time limit, a batch interval)
-	urlValue                         // an http:// or https:// URL
-	commandValue                     // a command line, split into words as a shell would (quotes, no expansion)
-	kindValue                        // the config file's type
-	groupValue                       // the config file's rotate: a mapping of the settings named "rotate.KEY"
-	eventTypesValue                  // event types: ADDED, MODIFIED, DELETED, separated by | (or , in the config file)
-	transitionsValue                 // names of transitions (package transition), separated by | or ,
+	textValue        valueType = iota // any string
+	pathValue                         // a file's path ("-": stdout); completed as a path
+	exprValue                         // a jq expression; blank is missing
+	boolValue                         // true or false; a bare --sink option is true
+	countValue                        // a non-negative integer
+	bufferValue                       // a buffer size, 0 to MaxBuffer
+	policyValue                       // an on-full policy
+	periodValue                       // a resync period
+	formatValue                       // an output format the sink's kind takes
+	durationValue                     // a positive duration (a time limit, a batch interval)
+	urlValue                          // an http:// or https:// URL
+	commandValue                      // a command line, split into words as a shell would (quotes, no expansion)
+	kindValue                         // the config file's type
+	groupValue                        // the config file's rotate: a mapping of the settings named "rotate.KEY"
+	eventTypesValue                   // event types: ADDED, MODIFIED, DELETED, separated by | (or , in the config file)
+	transitionsValue                  // names of transitions (package transition), separated by | or ,
 )
 
 // value is a setting's value once read, from --sink or from the config file.
