@@ -69,6 +69,8 @@ from one shared informer, showing what changed in every update.`,
 
 	root.AddCommand(NewWatchCommand(configFlags, streams, verbosity))
 	root.AddCommand(NewConfigCommand(streams))
+	root.AddCommand(NewOnCommand(streams))
+	root.AddCommand(NewFormatCommand(streams))
 	root.AddCommand(NewCompletionCommand(streams))
 	root.AddCommand(NewVersionCommand(configFlags, streams))
 	registerConfigFlagCompletions(root, configFlags)

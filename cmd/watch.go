@@ -30,6 +30,10 @@ const watchExample = `  # Coloured live stream of pods in the current namespace
   # Wait until a pod is deleted, for at most 2 minutes
   kubeevents watch pod web-0 --until-deleted --timeout 2m
 
+  # Only what matters: crash loops and failed rollouts; rollouts folded into their steps
+  kubeevents watch pods,deployments -A --on crashloop,oomkilled,rollout-failed
+  kubeevents watch pods,deployments --fold-rollouts
+
   # Follow a rollout: the Deployment, its ReplicaSets, their pods and their Events,
   # until it succeeds (exit 0) or passes its progress deadline (exit 1)
   kubeevents watch deployment/web --owned --with-events --until-rollout --timeout 5m`
@@ -56,11 +60,16 @@ type watchFlags struct {
 	metricsAddr, resume                         string
 	resumeReset                                 bool
 	excludeNamespaces, eventTypes               []string
+	on                                          []string
+	foldRollouts                                bool
 	leaderElect                                 leader.Flags
 
 	// changed reports whether a flag was given on the command line.
 	changed func(name string) bool
 }
+
+// configFileDefault is where the config file is when --config does not say.
+const configFileDefault = "(default $XDG_CONFIG_HOME/kubeevents/config.yaml, or ~/.config/kubeevents/config.yaml, if it exists)"
 
 // runEngine runs a watch; tests replace it to see the Config the command line makes.
 var runEngine = engine.Run
@@ -91,7 +100,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.StringVarP(&f.labelSelector, "selector", "l", "", "label selector, e.g. -l app=web,tier!=db")
 	fs.StringVar(&f.fieldSelector, "field-selector", "", "field selector, e.g. --field-selector status.phase=Pending")
 	fs.StringArrayVar(&f.sinks, "sink", nil, config.SinkSyntaxHelp)
-	fs.StringVar(&f.configFile, "config", "", "config file with sinks and defaults (default $XDG_CONFIG_HOME/kubeevents/config.yaml, or ~/.config/kubeevents/config.yaml, if it exists)")
+	fs.StringVar(&f.configFile, "config", "", "config file with sinks and defaults "+configFileDefault)
 	fs.StringVar(&f.jq, "jq", "", "jq expression applied to each event of the standard output stream (envelope: type, time, seq, resource, object, old, diff)")
 	fs.BoolVarP(&f.rawOutput, "raw-output", "r", false, "with --jq: print strings raw, not as JSON")
 	fs.BoolVar(&f.noScreen, "no-screen", false, "write no events to stdout, only to the --sink and config file sinks (an archiving run)")
@@ -121,6 +130,8 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.StringArrayVar(&f.excludeNamespaces, "exclude-namespace", nil, "with -A: leave out namespaces with this name or glob (repeatable), e.g. --exclude-namespace 'kube-*'")
 	fs.BoolVar(&f.allContexts, "all-contexts", false, "watch every context of the kubeconfig at once (see --context, which also takes a comma list and globs: --context 'prod-*,staging')")
 	fs.StringSliceVar(&f.eventTypes, "event-types", nil, "only these event types, e.g. --event-types ADDED,DELETED (ADDED, MODIFIED, DELETED, SYNC; left out before any sink)")
+	fs.StringSliceVar(&f.on, "on", nil, "only events in which one of these transitions happened, e.g. --on crashloop,oomkilled,rollout-failed (kubeevents on lists them)")
+	fs.BoolVar(&f.foldRollouts, "fold-rollouts", false, "fold the events of rollouts in progress (their pods', ReplicaSets', status updates) into one ROLLOUT line per step; a failed rollout unfolds them (a sink's fold=false: every event)")
 	registerWatchCompletions(c, configFlags)
 	return c
 }
@@ -145,7 +156,8 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	cfg := engine.Config{Watch: req, Color: f.color, Timestamps: f.timestamps, WatchOnly: f.watchOnly,
 		WithEvents: f.withEvents, ChangesOnly: f.changesOnly, NoDiff: f.noDiff, IgnorePaths: f.ignorePaths,
 		ShowOld: f.showOld, MaxEvents: uint64(max(f.maxEvents, 0)), Until: f.until, Timeout: f.timeout, Grace: f.grace,
-		MetricsAddr: f.metricsAddr, Resume: f.resume, ResumeReset: f.resumeReset, LeaderElect: f.leaderElect}
+		MetricsAddr: f.metricsAddr, Resume: f.resume, ResumeReset: f.resumeReset, LeaderElect: f.leaderElect,
+		On: f.on, FoldRollouts: f.foldRollouts}
 	if cfg.EventTypes, err = parseEventTypes(f.eventTypes); err != nil {
 		return cfg, err
 	}
@@ -160,6 +172,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 		if !f.changed("metrics-addr") && file.MetricsAddr != "" {
 			cfg.MetricsAddr = file.MetricsAddr
 		}
+		cfg.Transitions, cfg.Formats = file.Transitions, file.Formats
 	}
 	stdout, _ := streams.Out.(*os.File)
 	cfg.Sinks, err = config.Assemble(file, config.CommandLine{Specs: f.sinks, Output: f.output, OutputGiven: f.changed("output"),

@@ -437,7 +437,7 @@ func buildExec(s Sink, env BuildEnv) (listener.Sink, error) {
 // buildHTTP makes an http sink; headers and TLS files that cannot be read are errors
 // like a file that cannot be opened.
 func buildHTTP(s Sink, env BuildEnv) (listener.Sink, error) {
-	if err := checkSingle(s); err != nil {
+	if err := CheckHTTP(s); err != nil {
 		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
 	}
 	headers, err := sink.ParseHeaders(s.Headers)
@@ -472,9 +472,9 @@ func httpRetries(s Sink) int {
 	return retries(s, DefaultHTTPRetries)
 }
 
-// checkSingle refuses batch settings on an http sink that sends one event per request,
+// CheckHTTP refuses batch settings on an http sink that sends one event per request,
 // where they would change nothing, and settings a format leaves without use.
-func checkSingle(s Sink) error {
+func CheckHTTP(s Sink) error {
 	switch {
 	case s.Single && (s.Batch > 1 || s.BatchBytes > 0):
 		return errors.New("single sends one event per request; drop batch and batch-bytes, or single")
@@ -505,7 +505,7 @@ func CheckRunnable(s Sink) error {
 			return fmt.Errorf("command %q: %w", argv[0], err)
 		}
 	case KindHTTP:
-		if err := checkSingle(s); err != nil {
+		if err := CheckHTTP(s); err != nil {
 			return err
 		}
 		if _, err := sink.ParseHeaders(s.Headers); err != nil {

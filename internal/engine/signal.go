@@ -59,7 +59,13 @@ func (w *session) compileSignal() error {
 	}
 	w.formats = map[string]*notify.Compiled{}
 	for _, s := range w.cfg.Sinks {
-		if s.Type != config.KindHTTP || s.Format == "" {
+		if s.Type != config.KindHTTP {
+			continue
+		}
+		if err := config.CheckHTTP(s); err != nil {
+			return diag.Usagef("sink %q: %v", s.Name, err)
+		}
+		if s.Format == "" {
 			continue
 		}
 		f, err := formats.Lookup(s.Format)

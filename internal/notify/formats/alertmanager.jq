@@ -1,4 +1,6 @@
-# Alertmanager: alerts for its v2 API, POST /api/v2/alerts (https://github.com/prometheus/alertmanager/blob/main/api/v2/openapi.yaml): one alert per transition of each event, or per event without one, firing for 5 minutes from the event's time; its labels route, silence and group it.
+# Alertmanager: alerts for its v2 API (POST /api/v2/alerts), one per transition of each event (or per event), firing for 5 minutes.
+# Its labels (alertname, severity, cluster, namespace, kind, name) route, silence and group it.
+# Its documentation: https://github.com/prometheus/alertmanager/blob/main/api/v2/openapi.yaml
 # content-type: application/json
 def pair($k; $v): if $v == null or $v == "" then {} else {($k): ($v | tostring)} end;
 [.[] | . as $ev | (.on // [null])[] |

@@ -1,4 +1,6 @@
-# CloudEvents: one event per request in structured mode (https://github.com/cloudevents/spec/blob/main/cloudevents/bindings/http-protocol-binding.md), as the JSON format says (https://github.com/cloudevents/spec/blob/main/cloudevents/formats/json-format.md); its data is the event's envelope.
+# CloudEvents: one event per request in structured mode, its data the event's envelope.
+# Its documentation: https://github.com/cloudevents/spec/blob/main/cloudevents/bindings/http-protocol-binding.md and
+# https://github.com/cloudevents/spec/blob/main/cloudevents/formats/json-format.md
 # content-type: application/cloudevents+json
 # max-batch: 1
 .[] | {specversion: "1.0",

@@ -1,4 +1,5 @@
-# Discord: a webhook's message, an embed per event (https://discord.com/developers/docs/resources/webhook#execute-webhook).
+# Discord: a webhook's message, an embed per event.
+# Its documentation: https://discord.com/developers/docs/resources/webhook#execute-webhook
 # content-type: application/json
 # max-batch: 10
 {username: "kubeevents",

@@ -1,4 +1,5 @@
-# Elasticsearch: its bulk API's NDJSON, POST /INDEX/_bulk (https://www.elastic.co/docs/api/doc/elasticsearch/operation/operation-bulk): a create action and a document per event, in Elastic Common Schema fields.
+# Elasticsearch: bulk API NDJSON (POST /INDEX/_bulk), a create action and a document in Elastic Common Schema fields per event.
+# Its documentation: https://www.elastic.co/docs/api/doc/elasticsearch/operation/operation-bulk
 # content-type: application/x-ndjson
 # max-batch: 500
 .[] | {create: {}},

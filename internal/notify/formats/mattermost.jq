@@ -1,4 +1,5 @@
-# Mattermost: an incoming webhook's post, a Markdown line per event (https://developers.mattermost.com/integrate/webhooks/incoming/).
+# Mattermost: an incoming webhook's post, a Markdown line per event.
+# Its documentation: https://developers.mattermost.com/integrate/webhooks/incoming/
 # content-type: application/json
 # max-batch: 50
 {username: "kubeevents",

@@ -1,4 +1,5 @@
-# OpenTelemetry: logs for OTLP/HTTP in JSON, POST /v1/logs (https://opentelemetry.io/docs/specs/otlp/#otlphttp): a log record per event, its object named by the Kubernetes resource attributes of OpenTelemetry's semantic conventions (https://opentelemetry.io/docs/specs/semconv/resource/k8s/).
+# OpenTelemetry: OTLP/HTTP JSON logs (POST /v1/logs), a record per event, with the Kubernetes resource attributes of the semantic conventions.
+# Its documentation: https://opentelemetry.io/docs/specs/otlp/#otlphttp and https://opentelemetry.io/docs/specs/semconv/resource/k8s/
 # content-type: application/json
 def str($k; $v): if $v == null or $v == "" then empty else {key: $k, value: {stringValue: ($v | tostring)}} end;
 def attr($kind): {Pod: "pod", Node: "node", Deployment: "deployment", ReplicaSet: "replicaset", StatefulSet: "statefulset",

@@ -1,4 +1,5 @@
-# Slack: an incoming webhook's message, a section block per event (https://docs.slack.dev/messaging/sending-messages-using-incoming-webhooks/).
+# Slack: an incoming webhook's message, a section block per event.
+# Its documentation: https://docs.slack.dev/messaging/sending-messages-using-incoming-webhooks/
 # content-type: application/json
 # max-batch: 50
 def esc: gsub("&"; "&amp;") | gsub("<"; "&lt;") | gsub(">"; "&gt;");

@@ -1,4 +1,5 @@
-# Microsoft Teams: an Adaptive Card in a message, as a Teams workflow's incoming webhook takes it; a title and facts per event (https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/connectors-using).
+# Microsoft Teams: an Adaptive Card, a title and facts per event, for a workflow's incoming webhook.
+# Its documentation: https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/connectors-using
 # content-type: application/json
 # max-batch: 20
 {type: "message",
