@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -251,5 +252,31 @@ func TestUserFormats(t *testing.T) {
 	nc, _ := n.Compile()
 	if _, err := nc.Body(context.Background(), values[:1]); err == nil {
 		t.Error("a format that gives nothing made a body")
+	}
+}
+
+// TestDocsListEveryFormat fails when docs/signal.md has no row for a shipped format, or
+// one for a format that is not shipped.
+func TestDocsListEveryFormat(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/signal.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "\n| format |")
+	if !ok {
+		t.Fatal("docs/signal.md has no table of the formats")
+	}
+	_, table, _ = strings.Cut(table, "\n") // the rest of the header line
+	var rows []string
+	for line := range strings.SplitSeq(table, "\n") {
+		if rest, ok := strings.CutPrefix(line, "| `"); ok {
+			name, _, _ := strings.Cut(rest, "`")
+			rows = append(rows, name)
+		} else if !strings.HasPrefix(line, "|") {
+			break
+		}
+	}
+	if want := Shipped().Names(); !slices.Equal(rows, want) {
+		t.Errorf("docs/signal.md lists the formats %v, want %v (in this order)", rows, want)
 	}
 }

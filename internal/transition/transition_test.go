@@ -421,3 +421,36 @@ func TestEvalSaysFailuresOnce(t *testing.T) {
 		t.Errorf("said %q", said)
 	}
 }
+
+// TestDocsListEveryTransition fails when docs/signal.md has no row for a shipped
+// transition, or one for a transition that is not shipped.
+func TestDocsListEveryTransition(t *testing.T) {
+	checkDocRows(t, "transition", Shipped().Names())
+}
+
+// checkDocRows checks that the table of docs/signal.md whose first column is headed
+// header lists exactly names.
+func checkDocRows(t *testing.T, header string, names []string) {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/signal.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "\n| "+header+" |")
+	if !ok {
+		t.Fatalf("docs/signal.md has no table headed %q", header)
+	}
+	_, table, _ = strings.Cut(table, "\n") // the rest of the header line
+	var rows []string
+	for line := range strings.SplitSeq(table, "\n") {
+		if rest, ok := strings.CutPrefix(line, "| `"); ok {
+			name, _, _ := strings.Cut(rest, "`")
+			rows = append(rows, name)
+		} else if !strings.HasPrefix(line, "|") {
+			break
+		}
+	}
+	if !slices.Equal(rows, names) {
+		t.Errorf("docs/signal.md lists the %ss %v, want %v (in this order)", header, rows, names)
+	}
+}
