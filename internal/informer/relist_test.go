@@ -258,6 +258,8 @@ func TestRelistInPlaceSwitch(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		t.Run(fmt.Sprintf("off=%v", off), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
+				var store cache.Store
+				listed := make(chan struct{}) // closed once the first list is in the cache
 				lw := newScriptedLW(func(n int, _ metav1.ListOptions) (runtime.Object, error) {
 					if n == 0 {
 						return configMapList("5", *configMap("a", "5")), nil
@@ -265,6 +267,10 @@ func TestRelistInPlaceSwitch(t *testing.T) {
 					return configMapList("10", *configMap("a", "7")), nil
 				}, func(n int, _ metav1.ListOptions) (watch.Interface, error) {
 					if n == 0 {
+						// The 410 comes once the first list is in the cache (the informer's
+						// processing goroutine puts it there), so that the re-list has
+						// something to compare with; no time passes in the bubble.
+						<-listed
 						return newScriptedWatch(-1, goneEvent), nil
 					}
 					return newScriptedWatch(-1), nil
@@ -286,7 +292,10 @@ func TestRelistInPlaceSwitch(t *testing.T) {
 					example:  &corev1.ConfigMap{},
 					recovery: Recovery{NoRelistInPlace: off},
 				}
-				store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: w, ObjectType: &corev1.ConfigMap{}, Handler: cache.ResourceEventHandlerFuncs{}})
+				var ctrl cache.Controller
+				var once sync.Once
+				store, ctrl = cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: w, ObjectType: &corev1.ConfigMap{},
+					Handler: cache.ResourceEventHandlerFuncs{AddFunc: func(any) { once.Do(func() { close(listed) }) }}})
 				w.store = func() cache.Store { return store }
 				stop := started(ctrl.RunWithContext)
 				defer stop()
