@@ -79,6 +79,11 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"--on with --fold-rollouts", []string{"watch", "pods", "--on", "crashloop", "--fold-rollouts"}, `kubeevents: --on keeps only events in which a transition happened, which are never folded`},
 		{"--on's name", []string{"watch", "pods", "--on", "CrashLoop"}, `kubeevents: --on: transition name "CrashLoop": use lower-case letters`},
 		{"format with jq", []string{"watch", "pods", "--sink", "http(format=slack,jq=.)=http://x"}, `kubeevents: sink "http": format slack and jq both say what is sent; drop one`},
+		{"ui on a pipe", []string{"watch", "pods", "--ui"}, `kubeevents: --ui needs a terminal, and the standard output is not one`},
+		{"ui with json", []string{"watch", "pods", "--ui", "-o", "json"}, `kubeevents: --ui shows kubectl's columns, as -o pretty or -o wide do, not -o json`},
+		{"ui with a stdout sink", []string{"watch", "pods", "--ui", "--sink", "jq=.type"}, `kubeevents: --ui takes the standard output, which sink "jq" writes to as well`},
+		{"ui with fold-rollouts", []string{"watch", "pods", "--ui", "--fold-rollouts"}, `kubeevents: --ui shows each object as it is now, which folding its events would leave stale; drop --fold-rollouts`},
+		{"ui-history without ui", []string{"watch", "pods", "--ui-history", "5"}, `kubeevents: --ui-history applies to --ui only; add --ui`},
 		{"rotating /dev/stdout", []string{"watch", "pods", "--sink", "file(max-size=1,name=out)=/dev/stdout"}, `kubeevents: sink "out": /dev/stdout is the standard output, which cannot be rotated`},
 	}
 	// The environment's switches of the speed pieces take on or off, and nothing else.
@@ -207,6 +212,7 @@ func TestEngineConfigFromFlags(t *testing.T) {
 		{"sinks", []string{"watch", "pods", "-o", "wide", "--sink", "file=x.jsonl", "--buffer", "7"}, func(c engine.Config) bool {
 			return len(c.Sinks) == 2 && c.Sinks[0].Format == "wide" && c.Sinks[1].Path == "x.jsonl" && c.Sinks[1].Buffer == 7
 		}},
+		{"ui", []string{"watch", "pods", "--ui", "--ui-history", "9"}, func(c engine.Config) bool { return c.UI && c.UIHistory == 9 }},
 		{"resume and metrics", []string{"watch", "pods", "--resume", "c.ckpt", "--metrics-addr", "127.0.0.1:0"}, func(c engine.Config) bool {
 			return c.Resume == "c.ckpt" && c.MetricsAddr == "127.0.0.1:0"
 		}},

@@ -307,6 +307,9 @@ type BuildEnv struct {
 	// Clusters are the watched clusters' names when there are several: pretty and wide
 	// lines show a cluster column (render.Options.Clusters).
 	Clusters []string
+	// View, when set, is what the terminal sink is: the full-screen view (--ui), which
+	// takes the terminal instead of printing lines on it.
+	View listener.Sink
 	// Opened is told of every file a sink opens, so that the caller can close it when a
 	// later sink fails, or remove it when the run never starts.
 	Opened func(*sink.File)
@@ -334,6 +337,9 @@ func Build(s Sink, env BuildEnv) (listener.Sink, error) {
 }
 
 func buildTerminal(s Sink, env BuildEnv) (listener.Sink, error) {
+	if env.View != nil {
+		return env.View, nil
+	}
 	p, err := render.NewPrinter(render.Options{
 		Format: render.Format(s.Format), Color: env.Color, Timestamps: env.Timestamps,
 		ShowKind: env.ShowKind, Diff: env.Differ, ShowOld: env.ShowOld,

@@ -110,7 +110,7 @@ func (p *Printer) appendTags(dst []byte, ev *event.Event) []byte {
 func (p *Printer) appendRolloutStep(dst []byte, ev *event.Event, name, namespace string, line lineLayout) []byte {
 	dst = p.appendType(dst, string(ev.Type))
 	start := len(dst)
-	dst = append(escape.Append(dst, shortKind(ev.Kind)), '/')
+	dst = append(escape.Append(dst, ShortKind(ev.Kind)), '/')
 	dst = p.appendNamespace(dst, namespace)
 	dst = escape.Append(dst, name)
 	dst = p.padName(dst, start, line)
