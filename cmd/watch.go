@@ -26,6 +26,10 @@ const watchExample = `  # Coloured live stream of pods in the current namespace
   # Wait until a pod is deleted, for at most 2 minutes
   kubeevents watch pod web-0 --until-deleted --timeout 2m
 
+  # Only what matters: crash loops and failed rollouts; rollouts folded into their steps
+  kubeevents watch pods,deployments -A --on crashloop,oomkilled,rollout-failed
+  kubeevents watch pods,deployments --fold-rollouts
+
   # Follow a rollout: the Deployment, its ReplicaSets, their pods and their Events,
   # until it succeeds (exit 0) or passes its progress deadline (exit 1)
   kubeevents watch deployment/web --owned --with-events --until-rollout --timeout 5m`
@@ -45,6 +49,8 @@ type watchFlags struct {
 	metricsAddr, resume                     string
 	resumeReset                             bool
 	excludeNamespaces                       []string
+	on                                      []string
+	foldRollouts                            bool
 	leaderElect                             leader.Flags
 	ui                                      bool
 	uiHistory                               int
@@ -94,6 +100,8 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.BoolVar(&f.resumeReset, "resume-reset", false, "with --resume: start afresh, replacing the checkpoint file whatever it holds")
 	fs.StringArrayVar(&f.excludeNamespaces, "exclude-namespace", nil, "with -A: leave out namespaces with this name or glob (repeatable), e.g. --exclude-namespace 'kube-*'")
 	fs.BoolVar(&f.allContexts, "all-contexts", false, "watch every context of the kubeconfig at once (see --context, which also takes a comma list and globs: --context 'prod-*,staging')")
+	fs.StringSliceVar(&f.on, "on", nil, "only events in which one of these transitions happened, e.g. --on crashloop,oomkilled,rollout-failed (kubeevents on lists them)")
+	fs.BoolVar(&f.foldRollouts, "fold-rollouts", false, "fold the events of rollouts in progress (their pods', ReplicaSets', status updates) into one ROLLOUT line per step; a failed rollout unfolds them (a sink's fold=false: every event)")
 	registerWatchCompletions(c, configFlags)
 	return c
 }
@@ -121,7 +129,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	}
 	cfg.Watch, cfg.WatchOnly, cfg.WithEvents, cfg.EventsSince = req, f.watchOnly, f.withEvents, f.since
 	cfg.MetricsAddr, cfg.Resume, cfg.ResumeReset, cfg.LeaderElect = f.metricsAddr, f.resume, f.resumeReset, f.leaderElect
-	cfg.UI, cfg.UIHistory = f.ui, f.uiHistory
+	cfg.UI, cfg.UIHistory, cfg.On, cfg.FoldRollouts = f.ui, f.uiHistory, f.on, f.foldRollouts
 	if file != nil {
 		if !f.changed("resume") && file.Resume != "" {
 			cfg.Resume = file.Resume
