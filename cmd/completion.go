@@ -284,6 +284,7 @@ func registerWatchCompletions(c *cobra.Command, configFlags *genericclioptions.C
 	_ = c.RegisterFlagCompletionFunc("on-full", complete.OnFull)
 	_ = c.RegisterFlagCompletionFunc("sink", complete.Sink)
 	_ = c.RegisterFlagCompletionFunc("event-types", complete.EventTypes)
+	_ = c.RegisterFlagCompletionFunc("on", complete.Transitions)
 	_ = c.RegisterFlagCompletionFunc("exclude-namespace", complete.NamespaceList(configFlags, false))
 	_ = c.RegisterFlagCompletionFunc("owned-types", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return complete.Cluster(cmd, configFlags, func(context.Context) []cobra.Completion {

@@ -15,6 +15,9 @@ import (
 	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
+// configFileDefault is where the config file is when --config does not say.
+const configFileDefault = "(default $XDG_CONFIG_HOME/kubeevents/config.yaml, or ~/.config/kubeevents/config.yaml, if it exists)"
+
 // outputFlags are the flags of every command that streams events (watch, replay,
 // history): the formats, the sinks and the config file's, diffs, and when to stop.
 type outputFlags struct {
@@ -42,7 +45,7 @@ func (f *outputFlags) addFlags(fs *pflag.FlagSet, where string) {
 	fs.StringVar(&f.color, "color", "auto", "colour the terminal output: auto|always|never (auto: only on a terminal, and never when NO_COLOR is set)")
 	fs.BoolVar(&f.timestamps, "timestamps", false, "full RFC 3339 times instead of 15:04:05 in pretty output")
 	fs.StringArrayVar(&f.sinks, "sink", nil, config.SinkSyntaxHelp)
-	fs.StringVar(&f.configFile, "config", "", "config file with sinks and defaults (default $XDG_CONFIG_HOME/kubeevents/config.yaml, or ~/.config/kubeevents/config.yaml, if it exists)")
+	fs.StringVar(&f.configFile, "config", "", "config file with sinks and defaults "+configFileDefault)
 	fs.StringVar(&f.jq, "jq", "", "jq expression applied to each event of the standard output stream (envelope: type, time, seq, resource, object, old, diff)")
 	fs.BoolVarP(&f.rawOutput, "raw-output", "r", false, "with --jq: print strings raw, not as JSON")
 	fs.BoolVar(&f.noScreen, "no-screen", false, "write no events to stdout, only to the --sink and config file sinks (an archiving run)")
@@ -80,6 +83,9 @@ func (f *outputFlags) engineConfig(streams genericiooptions.IOStreams, resync ti
 		OnFull: f.onFull, OnFullGiven: f.changed("on-full"), Resync: resync, ResyncGiven: resyncGiven, Stdout: stdout})
 	if err != nil {
 		return cfg, nil, err
+	}
+	if file != nil {
+		cfg.Transitions, cfg.Formats = file.Transitions, file.Formats
 	}
 	if err := applySwitches(&cfg); err != nil {
 		return cfg, nil, err

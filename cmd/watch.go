@@ -27,6 +27,10 @@ const watchExample = `  # Coloured live stream of pods in the current namespace
   # Wait until a pod is deleted, for at most 2 minutes
   kubeevents watch pod web-0 --until-deleted --timeout 2m
 
+  # Only what matters: crash loops and failed rollouts; rollouts folded into their steps
+  kubeevents watch pods,deployments -A --on crashloop,oomkilled,rollout-failed
+  kubeevents watch pods,deployments --fold-rollouts
+
   # Follow a rollout: the Deployment, its ReplicaSets, their pods and their Events,
   # until it succeeds (exit 0) or passes its progress deadline (exit 1)
   kubeevents watch deployment/web --owned --with-events --until-rollout --timeout 5m`
@@ -46,6 +50,8 @@ type watchFlags struct {
 	metricsAddr, resume                     string
 	resumeReset                             bool
 	excludeNamespaces                       []string
+	on                                      []string
+	foldRollouts                            bool
 	leaderElect                             leader.Flags
 	by, notBy                               []string
 	noBy                                    bool
@@ -100,6 +106,8 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.StringArrayVar(&f.by, "by", nil, "only the changes made by this field manager (name or glob, repeatable), e.g. --by kubectl --by 'helm*' (left out before any sink)")
 	fs.StringArrayVar(&f.notBy, "not-by", nil, "leave out the changes made only by this field manager (name or glob, repeatable), e.g. --not-by 'kube-*'")
 	fs.BoolVar(&f.noBy, "no-by", false, "do not read managedFields: no event names the field managers that made it")
+	fs.StringSliceVar(&f.on, "on", nil, "only events in which one of these transitions happened, e.g. --on crashloop,oomkilled,rollout-failed (kubeevents on lists them)")
+	fs.BoolVar(&f.foldRollouts, "fold-rollouts", false, "fold the events of rollouts in progress (their pods', ReplicaSets', status updates) into one ROLLOUT line per step; a failed rollout unfolds them (a sink's fold=false: every event)")
 	registerWatchCompletions(c, configFlags)
 	return c
 }
@@ -128,7 +136,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	}
 	cfg.Watch, cfg.WatchOnly, cfg.WithEvents, cfg.EventsSince = req, f.watchOnly, f.withEvents, f.since
 	cfg.MetricsAddr, cfg.Resume, cfg.ResumeReset, cfg.LeaderElect = f.metricsAddr, f.resume, f.resumeReset, f.leaderElect
-	cfg.UI, cfg.UIHistory = f.ui, f.uiHistory
+	cfg.UI, cfg.UIHistory, cfg.On, cfg.FoldRollouts = f.ui, f.uiHistory, f.on, f.foldRollouts
 	cfg.NoAttribution, cfg.By = f.noBy, attribution.Filter{By: f.by, NotBy: f.notBy}
 	if file != nil {
 		if !f.changed("resume") && file.Resume != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/plan"
+	"github.com/kubeevents/kubeevents/internal/transition"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -43,6 +44,15 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 		return usageErrorf("--ui-history %d: give a number of changes of at least 1", f.uiHistory)
 	case cfg.Resume != "" && f.watchOnly:
 		return usageErrorf("--resume and --watch-only do not go together: a resumed start emits what changed while kubeevents was down, which --watch-only leaves out; drop one")
+	case f.ui && f.foldRollouts:
+		return usageErrorf("--ui shows each object as it is now, which folding its events would leave stale; drop --fold-rollouts (a sink's fold folds that sink alone)")
+	case len(f.on) > 0 && f.foldRollouts:
+		return usageErrorf("--on keeps only events in which a transition happened, which are never folded: --fold-rollouts would change nothing; drop one (a sink's on= goes with folding)")
+	}
+	for _, name := range f.on {
+		if err := transition.CheckName(name); err != nil {
+			return usageErrorf("--on: %v", err)
+		}
 	}
 	if req.LabelSelector != "" {
 		if _, err := labels.Parse(req.LabelSelector); err != nil {

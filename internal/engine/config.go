@@ -53,6 +53,16 @@ type Config struct {
 	NoAttribution bool
 	By            attribution.Filter
 	ShowOld       bool // the previous object as "old" in JSON, and in jq's input
+	// On names transitions (package transition): only events in which one of them
+	// happened are made, the others left out like ChangesOnly's, before they are
+	// numbered. Transitions and Formats are the config file's own, which add to the
+	// shipped ones or replace them by name.
+	On          []string
+	Transitions map[string]string
+	Formats     map[string]string
+	// FoldRollouts folds the events of rollouts in progress into ROLLOUT lines in every
+	// sink but those whose fold is false (package fold).
+	FoldRollouts bool
 
 	MaxEvents uint64        // stop after this many events (0: no limit)
 	Until     string        // a jq expression: stop after the event that makes it true

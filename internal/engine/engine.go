@@ -25,10 +25,12 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/fold"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/plan"
+	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
 // runConfig is one watch resolved and built: the plain Config, the clusters with their
@@ -47,6 +49,10 @@ type runConfig struct {
 	Differ *diff.Differ // nil with NoDiff
 	// UntilQuery is Config.Until compiled.
 	UntilQuery *jq.Query
+	// Transitions are the transitions the run names, compiled (nil: none); Folder, when
+	// not nil, folds rollouts for the listeners that fold.
+	Transitions *transition.Set
+	Folder      *fold.Folder
 
 	Listeners []*listener.Listener // one per sink, not yet running
 	// OutputGone, when not nil, ends the run once it is closed: every sink writes to a
@@ -295,6 +301,9 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 				Tracker: checkpoint.NewTracker(len(cfg.Listeners))}
 			made = c.checkpoint.Tracker.Made
 		}
+		if cfg.Folder != nil {
+			made = chainMade(made, cfg.Folder.Made)
+		}
 		if err := r.buildInformers(c, made, redactionKey); err != nil {
 			return false, err
 		}
@@ -455,10 +464,13 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 			c.informers = append(c.informers, inf)
 		}
 	}
+	if err := r.buildFoldInformers(c, fatal); err != nil {
+		return err
+	}
 	if !cfg.WithEvents {
 		return nil
 	}
-	accept, annotate := involvesWatched(c.informers), func(*event.Event) {}
+	accept, annotate := involvesWatched(c.watchedAndOwned()), func(*event.Event) {}
 	if cfg.Owned != nil {
 		accept, annotate = cfg.Owned.Tree.AcceptEvent, cfg.Owned.Tree.Annotate
 	}

@@ -15,16 +15,19 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/fold"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
+	"github.com/kubeevents/kubeevents/internal/notify"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/quietio"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
+	"github.com/kubeevents/kubeevents/internal/transition"
 	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
@@ -47,12 +50,18 @@ type session struct {
 	differ  *diff.Differ
 	until   *jq.Query
 	queries map[string]*jq.Query // each sink's compiled expression, by sink name
-	plan    *plan.Plan
-	stdout  io.Writer // what the sinks that write to stdout write through
-	metrics *metrics.Metrics
-	elector *leader.Elector // nil without --leader-elect
-	headers *headerPrinters
-	files   []*sink.File // every file a sink opened
+	// transitions are the transitions the run names, compiled (nil: none); formats the
+	// http sinks' formats, by sink name; folder folds rollouts for the sinks that fold
+	// (nil: none does).
+	transitions *transition.Set
+	formats     map[string]*notify.Compiled
+	folder      *fold.Folder
+	plan        *plan.Plan
+	stdout      io.Writer // what the sinks that write to stdout write through
+	metrics     *metrics.Metrics
+	elector     *leader.Elector // nil without --leader-elect
+	headers     *headerPrinters
+	files       []*sink.File // every file a sink opened
 	// replay, when not nil, is where the events come from instead of a watch (RunReplay):
 	// no plan is resolved, no cluster reached.
 	replay *Replay
@@ -234,7 +243,7 @@ func (w *session) compile() error {
 		}
 		w.queries[s.Name] = q
 	}
-	return nil
+	return w.compileSignal()
 }
 
 // keepSecretsOutOfLogs has the command cap client-go's logging when any watched type
@@ -282,7 +291,7 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 			}
 		}
 	}()
-	var ls []*listener.Listener
+	var ls, folding []*listener.Listener
 	for _, s := range w.cfg.Sinks {
 		out, err := w.newSink(s)
 		if err != nil {
@@ -296,17 +305,23 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 			}
 			return nil, &SinkOpenError{Name: s.Name, Err: err}
 		}
-		out = sink.WithEventTypes(out, s.EventTypes)
+		filter := w.filter(s)
+		out = sink.WithFilter(out, filter)
 		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
 		w.viewListener(s, &lc)
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
 		}
-		ls = append(ls, listener.New(lc, out, w.warnf))
+		l := listener.New(lc, out, w.warnf)
+		ls = append(ls, l)
+		if filter.Fold {
+			folding = append(folding, l)
+		}
 	}
 	for _, s := range w.cfg.InProcess {
 		ls = append(ls, listener.New(listener.Config{Name: s.Name}, s.Build(w.differ), w.warnf))
 	}
+	w.folder = newFolder(folding)
 	if w.metrics != nil {
 		w.metrics.Sinks(ls)
 	}
@@ -334,7 +349,6 @@ func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 		ShowKind:  facts.ShowKind,
 		Namespace: facts.Namespace,
 		Differ:    w.differ, ShowOld: w.cfg.ShowOld,
-		Query: w.queries[s.Name], Warn: w.warnf,
 		Headers: tty, PrinterColumns: facts.Columns, TerminalPrinter: w.headers.add,
 		Clusters: facts.Clusters, View: w.viewSink(),
 		Opened: func(f *sink.File) { w.files = append(w.files, f) },
@@ -410,6 +424,7 @@ func (w *session) runConfig(ctx context.Context, listeners []*listener.Listener)
 			Source: w.replay.Source, Started: w.replayStarted(listeners)}, nil
 	}
 	rc := runConfig{Config: w.cfg, Several: w.plan.Several, Differ: w.differ, UntilQuery: w.until,
+		Transitions: w.transitions, Folder: w.folder,
 		Listeners: listeners, Warn: w.warn, Started: w.started(listeners), Synced: w.synced}
 	if w.metrics != nil {
 		rc.Observer = w.metrics
@@ -553,6 +568,9 @@ func (w *session) informerCount() int {
 		n += len(c.Children)
 		if w.cfg.WithEvents {
 			n += perNamespace
+		}
+		if w.folder != nil {
+			n += len(fold.Workloads) * perNamespace
 		}
 	}
 	return n

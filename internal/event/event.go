@@ -32,6 +32,11 @@ const (
 	// Sync is a periodic resync re-delivery of an unchanged object. It reaches only the
 	// listener whose resync period asked for it, so it carries no sequence number.
 	Sync EventType = "SYNC"
+	// RolloutStep is one step of a workload's rollout, made by --fold-rollouts (package
+	// fold) for the sinks that fold the rollout's own events: Object is the workload,
+	// Rollout says where its rollout stands and FoldedEvents how many events it stands
+	// for. It is no change of its own, so it carries no sequence number.
+	RolloutStep EventType = "ROLLOUT"
 )
 
 // ReasonSelector is the Reason of a DELETED event for an object that still exists but no
@@ -88,8 +93,23 @@ type Event struct {
 	// Events.
 	ManagedFields *managedfields.Record
 	// Rollout says where the object's rollout stands (--owned, for the kinds that have
-	// one: Deployments, StatefulSets, DaemonSets, Jobs); nil otherwise.
+	// one: Deployments, StatefulSets, DaemonSets, Jobs; a RolloutStep); nil otherwise.
 	Rollout *Rollout
+
+	// On names the transitions (--on, a sink's on=) that happened in this change: set,
+	// before the event is numbered, to those of the run's transitions that did; nil when
+	// none did (package transition).
+	On []string
+	// Folded is set, before any sink has the event, when sinks that fold rollouts
+	// (--fold-rollouts) leave it out: it is one of the expected events of a rollout in
+	// progress (package fold).
+	Folded bool
+	// FoldedEvents is, for a RolloutStep, how many events were folded since the
+	// workload's last step.
+	FoldedEvents int
+	// UnfoldedSeq is, for an event a failed rollout unfolded (a copy made by Unfold), the
+	// sequence number the event had when it was folded; 0 otherwise.
+	UnfoldedSeq uint64
 
 	// Encoder is the informer's part encoder, if any: it copies the JSON of parts that
 	// did not change since the object's previous version. Nil encodes every object whole.
@@ -275,6 +295,19 @@ func (e *Event) Memo(key any, compute func() any) any {
 	value := compute()
 	e.memos = append(e.memos, memo{key, value})
 	return value
+}
+
+// Unfold is a copy of a folded event, to be handed again to the sinks that left it out
+// once its rollout failed: the same change, with its time, objects, owners and
+// transitions, and the sequence number it had as UnfoldedSeq. The copy has no number of its
+// own, as it is no new change; it is not followed by the checkpoint (no Written), and its
+// objects are encoded whole (no Encoder: the informer's part encoder follows each
+// object's versions once).
+func (e *Event) Unfold() *Event {
+	return &Event{Type: e.Type, Time: e.Time, Cluster: e.Cluster, Resource: e.Resource, Kind: e.Kind,
+		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related,
+		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, Rollout: e.Rollout,
+		On: e.On, UnfoldedSeq: e.Seq}
 }
 
 // HasOld reports whether the event carries a previous state worth showing: MODIFIED and

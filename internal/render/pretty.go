@@ -54,13 +54,14 @@ const (
 // column's width changes as wider labels are seen (see appendType).
 func newTypeLabels(enabled bool) map[string]string {
 	styles := map[string][]color.Attribute{
-		string(event.Added):    {color.FgGreen},
-		string(event.Modified): {color.FgYellow},
-		string(event.Deleted):  {color.FgRed},
-		string(event.Sync):     {color.Faint},
-		terminating:            {color.FgRed},
-		relatedEvent:           {color.FgCyan},
-		relatedWarning:         {color.FgRed, color.Bold},
+		string(event.Added):       {color.FgGreen},
+		string(event.Modified):    {color.FgYellow},
+		string(event.Deleted):     {color.FgRed},
+		string(event.Sync):        {color.Faint},
+		string(event.RolloutStep): {color.FgBlue},
+		terminating:               {color.FgRed},
+		relatedEvent:              {color.FgCyan},
+		relatedWarning:            {color.FgRed, color.Bold},
 	}
 	labels := make(map[string]string, len(styles))
 	for label, style := range styles {
@@ -112,6 +113,9 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	if related, ok := ev.Object.(*corev1.Event); ok && ev.Related {
 		return p.appendRelatedEvent(dst, related, ev.Owners, ev.Past, line), nil
 	}
+	if ev.Type == event.RolloutStep {
+		return p.appendRolloutStep(dst, ev, m.GetName(), m.GetNamespace(), line), nil
+	}
 	label := string(ev.Type)
 	isTerminating := ev.Type == event.Modified && m.GetDeletionTimestamp() != nil
 	if isTerminating {
@@ -137,6 +141,7 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	p.lastTable = nil
 	dst = p.appendSummary(dst, ev, m, isTerminating, line)
 	dst = appendRollout(dst, ev.Rollout)
+	dst = p.appendTags(dst, ev)
 	dst = p.appendBy(dst, ev, lineStart, line)
 	dst = append(dst, '\n')
 	if t := p.lastTable; p.headerDue(t) {

@@ -54,6 +54,7 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	if ev.Cluster != "" {
 		envelope.Content = append(envelope.Content, str("cluster"), str(ev.Cluster))
 	}
+	envelope.Content = append(envelope.Content, onYAML(ev)...)
 	envelope.Content = append(envelope.Content,
 		str("resource"), mapping(
 			str("group"), str(ev.Resource.Group),
@@ -62,6 +63,7 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 		),
 	)
 	envelope.Content = append(envelope.Content, ownersYAML(ev)...)
+	envelope.Content = append(envelope.Content, foldedYAML(ev)...)
 	envelope.Content = append(envelope.Content, str("object"), object)
 	if old != nil {
 		envelope.Content = append(envelope.Content, str("old"), old)
