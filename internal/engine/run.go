@@ -351,6 +351,7 @@ func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 		Differ:    w.differ, ShowOld: w.cfg.ShowOld,
 		Headers: tty, PrinterColumns: facts.Columns, TerminalPrinter: w.headers.add,
 		Clusters: facts.Clusters, View: w.viewSink(),
+		Query: w.queries[s.Name], Format: w.formats[s.Name], Warn: w.warnf,
 		Opened: func(f *sink.File) { w.files = append(w.files, f) },
 	})
 }
