@@ -236,41 +236,11 @@ func tableRows(out string, skip int) map[string][]string {
 	return rows
 }
 
-// TestTemplatesEventTypesAndAll: each template format prints, after the event type, what
-// kubectl prints for the same object; --event-types leaves the other types out; watch
-// all expands to kubectl get all's types.
-func TestTemplatesEventTypesAndAll(t *testing.T) {
-	if clusterBin == "" {
-		t.Fatal("KUBEEVENTS_CLUSTER_BIN is not set; run the tests with 'make test-e2e'")
-	}
+// TestEventTypesAndAll: --event-types leaves the other types out; watch all expands to
+// kubectl get all's types. (The templates are compared with kubectl in templates_test.go.)
+func TestEventTypesAndAll(t *testing.T) {
 	ns := newNamespace(t)
 	createPod(t, ns, "web-1", map[string]string{"app": "web"})
-	for _, format := range []string{
-		"custom-columns=NAME:.metadata.name,APP:.metadata.labels.app,NONE:.spec.nothing",
-		`jsonpath={.metadata.name} {.metadata.labels}`,
-		`go-template={{.metadata.name}} {{index .metadata.labels "app"}}`,
-	} {
-		want := strings.TrimSpace(kubectlOut(t, "", "get", "pod", "web-1", "-n", ns, "-o", format))
-		r := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "-o", format, "--max-events", "1")
-		if r.code != 0 {
-			t.Fatalf("-o %s: exit %d: %s", format, r.code, r.stderr)
-		}
-		got := strings.TrimSpace(r.stdout)
-		if strings.HasPrefix(format, "custom-columns") {
-			// An EVENT column before kubectl's: compare the cells.
-			gotRows, wantRows := strings.Split(got, "\n"), strings.Split(want, "\n")
-			if len(gotRows) != 2 || len(wantRows) != 2 ||
-				strings.Join(cellGap.Split(gotRows[0], -1), "|") != "EVENT|"+strings.Join(cellGap.Split(wantRows[0], -1), "|") ||
-				strings.Join(cellGap.Split(gotRows[1], -1), "|") != "ADDED|"+strings.Join(cellGap.Split(wantRows[1], -1), "|") {
-				t.Errorf("-o %s:\nkubeevents %q\nkubectl    %q", format, got, want)
-			}
-			continue
-		}
-		if got != "ADDED "+want {
-			t.Errorf("-o %s:\nkubeevents %q\nkubectl    %q", format, got, "ADDED "+want)
-		}
-	}
-
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "name", "--event-types", "deleted", "-v=1")
 	// Listed now, its ADDED of web-1 left out: the label and the deletion come after it.
 	s.waitStderr(30*time.Second, regexp.MustCompile(`kubeevents: pods in `+ns+` listed \(not shown: --event-types DELETED\); changes from here on are shown`))
