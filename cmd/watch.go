@@ -39,6 +39,7 @@ const watchExample = `  # Coloured live stream of pods in the current namespace
 type watchFlags struct {
 	output, color, labelSelector, fieldSelector string
 	timestamps, allNamespaces, allContexts      bool
+	outputWatchEvents                           bool
 	sinks                                       []string
 	configFile, jq                              string
 	rawOutput, noScreen                         bool
@@ -87,6 +88,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.StringVarP(&f.output, "output", "o", string(render.FormatPretty), "output format of the terminal: "+strings.Join(render.Formats(), "|"))
 	fs.StringVar(&f.color, "color", "auto", "colour the terminal output: auto|always|never (auto: only on a terminal, and never when NO_COLOR is set)")
 	fs.BoolVar(&f.timestamps, "timestamps", false, "full RFC 3339 times instead of 15:04:05 in pretty output")
+	fs.BoolVar(&f.outputWatchEvents, "output-watch-events", false, "as kubectl get -w: -o custom-columns=, jsonpath= and go-template= (and such file sinks) see the watch event {type, object} instead of the object; the other formats show the event type anyway")
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "watch every namespace")
 	fs.StringVarP(&f.labelSelector, "selector", "l", "", "label selector, e.g. -l app=web,tier!=db")
 	fs.StringVar(&f.fieldSelector, "field-selector", "", "field selector, e.g. --field-selector status.phase=Pending")
@@ -142,7 +144,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if err != nil {
 		return engine.Config{}, err
 	}
-	cfg := engine.Config{Watch: req, Color: f.color, Timestamps: f.timestamps, WatchOnly: f.watchOnly,
+	cfg := engine.Config{Watch: req, Color: f.color, Timestamps: f.timestamps, OutputWatchEvents: f.outputWatchEvents, WatchOnly: f.watchOnly,
 		WithEvents: f.withEvents, ChangesOnly: f.changesOnly, NoDiff: f.noDiff, IgnorePaths: f.ignorePaths,
 		ShowOld: f.showOld, MaxEvents: uint64(max(f.maxEvents, 0)), Until: f.until, Timeout: f.timeout, Grace: f.grace,
 		MetricsAddr: f.metricsAddr, Resume: f.resume, ResumeReset: f.resumeReset, LeaderElect: f.leaderElect}

@@ -309,8 +309,8 @@ func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 		Differ:    w.differ, ShowOld: w.cfg.ShowOld,
 		Query: w.queries[s.Name], Warn: w.warnf,
 		Headers: tty, PrinterColumns: w.plan.Columns(), TerminalPrinter: w.headers.add,
-		Clusters: w.plan.Names(),
-		Opened:   func(f *sink.File) { w.files = append(w.files, f) },
+		Clusters: w.plan.Names(), WatchEvents: w.cfg.OutputWatchEvents,
+		Opened: func(f *sink.File) { w.files = append(w.files, f) },
 	})
 }
 
