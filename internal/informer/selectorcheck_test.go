@@ -174,15 +174,20 @@ func TestSelectorChecksListBudget(t *testing.T) {
 		}
 		lookup := newScriptedLookup(present)
 		lookup.pageSize = 10
-		lookup.open()
 		checks := newSelectorChecks(context.Background(), lookup, 1)
+		// A first question, alone in its round, holds the round until the lookup opens:
+		// the two below are then asked together, in the next round.
+		first := checks.ask(podWithUID("first", "2"))
+		synctest.Wait()
 		kept, gone := checks.ask(podWithUID("a-kept", "2")), checks.ask(podWithUID("z-gone", "2"))
-		if !kept.wait(context.Background()) || gone.wait(context.Background()) {
-			t.Error("want a-kept found (left the selection), z-gone not (deleted)")
+		lookup.open()
+		if first.wait(context.Background()) || !kept.wait(context.Background()) || gone.wait(context.Background()) {
+			t.Error("want a-kept found (left the selection), first and z-gone not (deleted)")
 		}
-		// a-kept is on the first page; z-gone on none of the two read, so it is asked for.
-		if gets, pages := lookup.requests(); gets != 1 || pages != 2 {
-			t.Errorf("%d GETs and %d pages; want 2 pages, then 1 GET", gets, pages)
+		// first: a GET. a-kept is on the first page; z-gone on none of the two read, so
+		// it is asked for.
+		if gets, pages := lookup.requests(); gets != 2 || pages != 2 {
+			t.Errorf("%d GETs and %d pages; want a GET, then 2 pages and a GET", gets, pages)
 		}
 	})
 }
