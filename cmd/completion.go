@@ -290,7 +290,7 @@ func registerWatchCompletions(c *cobra.Command, configFlags *genericclioptions.C
 			return complete.Types(configFlags, toComplete)
 		}), complete.NoFiles
 	})
-	for _, name := range append([]string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until", "metrics-addr"}, leader.FlagNames[1:]...) {
+	for _, name := range append([]string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until", "metrics-addr", "ui-history"}, leader.FlagNames[1:]...) {
 		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/switches"
+	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
 const watchExample = `  # Coloured live stream of pods in the current namespace
@@ -58,6 +59,8 @@ type watchFlags struct {
 	resumeReset                                 bool
 	excludeNamespaces, eventTypes               []string
 	leaderElect                                 leader.Flags
+	ui                                          bool
+	uiHistory                                   int
 
 	// changed reports whether a flag was given on the command line.
 	changed func(name string) bool
@@ -119,6 +122,8 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.BoolVar(&f.untilRollout, "until-rollout", false, "with --owned: exit 0 once the object's rollout completes, 1 when it fails (as kubectl rollout status; a Job: complete or failed)")
 	fs.StringVar(&f.resume, "resume", "", "checkpoint file: keep what the sinks were given there, and on the next start with it emit only what changed while kubeevents was down; secret:[NAMESPACE/]NAME or configmap:[NAMESPACE/]NAME keeps it in the cluster, for --leader-elect replicas")
 	f.leaderElect.AddFlags(fs)
+	fs.BoolVar(&f.ui, "ui", false, "a full-screen live view instead of the stream: every object now, what just changed highlighted, Enter for an object's history (sinks keep working; needs a terminal)")
+	fs.IntVar(&f.uiHistory, "ui-history", ui.DefaultHistory, "with --ui: how many changes of each object its history keeps")
 	fs.BoolVar(&f.resumeReset, "resume-reset", false, "with --resume: start afresh, replacing the checkpoint file whatever it holds")
 	fs.StringArrayVar(&f.excludeNamespaces, "exclude-namespace", nil, "with -A: leave out namespaces with this name or glob (repeatable), e.g. --exclude-namespace 'kube-*'")
 	fs.BoolVar(&f.allContexts, "all-contexts", false, "watch every context of the kubeconfig at once (see --context, which also takes a comma list and globs: --context 'prod-*,staging')")
@@ -147,7 +152,8 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	cfg := engine.Config{Watch: req, Color: f.color, Timestamps: f.timestamps, OutputWatchEvents: f.outputWatchEvents, WatchOnly: f.watchOnly,
 		WithEvents: f.withEvents, ChangesOnly: f.changesOnly, NoDiff: f.noDiff, IgnorePaths: f.ignorePaths,
 		ShowOld: f.showOld, MaxEvents: uint64(max(f.maxEvents, 0)), Until: f.until, Timeout: f.timeout, Grace: f.grace,
-		MetricsAddr: f.metricsAddr, Resume: f.resume, ResumeReset: f.resumeReset, LeaderElect: f.leaderElect}
+		MetricsAddr: f.metricsAddr, Resume: f.resume, ResumeReset: f.resumeReset, LeaderElect: f.leaderElect,
+		UI: f.ui, UIHistory: f.uiHistory}
 	if cfg.EventTypes, err = parseEventTypes(f.eventTypes); err != nil {
 		return cfg, err
 	}

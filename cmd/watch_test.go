@@ -76,6 +76,10 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"no-screen and -o", []string{"watch", "pods", "--no-screen", "-o", "json", "--sink", "file=x.jsonl"}, `kubeevents: --no-screen turns off the standard output stream whose format -o sets`},
 		{"no-screen and a stdout sink", []string{"watch", "pods", "--no-screen", "--sink", "file=/dev/stdout"}, `kubeevents: --no-screen turns off the standard output stream, but --sink "file=/dev/stdout" writes to it`},
 		{"rotating stdout", []string{"watch", "pods", "--sink", "file(max-size=1)=-"}, `kubeevents: sink "stdout": - is the standard output, which cannot be rotated (rotation renames the file); drop max-size`},
+		{"ui on a pipe", []string{"watch", "pods", "--ui"}, `kubeevents: --ui needs a terminal, and the standard output is not one`},
+		{"ui with json", []string{"watch", "pods", "--ui", "-o", "json"}, `kubeevents: --ui shows kubectl's columns, as -o pretty or -o wide do, not -o json`},
+		{"ui with a stdout sink", []string{"watch", "pods", "--ui", "--sink", "jq=.type"}, `kubeevents: --ui takes the standard output, which sink "jq" writes to as well`},
+		{"ui-history without ui", []string{"watch", "pods", "--ui-history", "5"}, `kubeevents: --ui-history applies to --ui only; add --ui`},
 		{"rotating /dev/stdout", []string{"watch", "pods", "--sink", "file(max-size=1,name=out)=/dev/stdout"}, `kubeevents: sink "out": /dev/stdout is the standard output, which cannot be rotated`},
 	}
 	// The environment's switches of the speed pieces take on or off, and nothing else.
@@ -207,6 +211,7 @@ func TestEngineConfigFromFlags(t *testing.T) {
 		{"templates", []string{"watch", "pods", "-o", "jsonpath={.type}", "--output-watch-events"}, func(c engine.Config) bool {
 			return c.OutputWatchEvents && c.Sinks[0].Format == "jsonpath={.type}"
 		}},
+		{"ui", []string{"watch", "pods", "--ui", "--ui-history", "9"}, func(c engine.Config) bool { return c.UI && c.UIHistory == 9 }},
 		{"resume and metrics", []string{"watch", "pods", "--resume", "c.ckpt", "--metrics-addr", "127.0.0.1:0"}, func(c engine.Config) bool {
 			return c.Resume == "c.ckpt" && c.MetricsAddr == "127.0.0.1:0"
 		}},

@@ -49,6 +49,10 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 		return usageErrorf("--resume and --owned do not go together: a checkpoint keeps the objects of the types given, not of an owner's tree; drop one")
 	case f.resync > 0 && len(cfg.EventTypes) > 0 && !slices.Contains(cfg.EventTypes, event.Sync):
 		return usageErrorf("--resync re-delivers objects as SYNC events, which --event-types leaves out; add SYNC to --event-types, or drop --resync")
+	case f.changed("ui-history") && !f.ui:
+		return usageErrorf("--ui-history applies to --ui only; add --ui")
+	case f.uiHistory < 1:
+		return usageErrorf("--ui-history %d: give a number of changes of at least 1", f.uiHistory)
 	case cfg.Resume != "" && f.watchOnly:
 		return usageErrorf("--resume and --watch-only do not go together: a resumed start emits what changed while kubeevents was down, which --watch-only leaves out; drop one")
 	}

@@ -39,6 +39,8 @@ environment:
                             with the piece switched off (all, alloff, or names: fastpaths, decoders,
                             reads, stdout, oneproc, pages, relist, bookmark, probe; NAME=VAR for another switch)
   HEAVY_JQ=1                e2e: a file sink alone and beside a CPU-heavy jq sink
+  UI=1                      e2e: also the pretty stream and the full-screen view (--ui), each on a
+                            pseudo-terminal: their CPU side by side (ui_cpu_ratio_vs_pretty_MODE)
   SETTLE                    mem: wait before reading RSS (default 15s)
   KUBEEVENTS_BIN            kubeevents binary to measure (default: build bin/kubeevents)
 USAGE
@@ -78,6 +80,7 @@ case "$cmd" in
     if [ -n "${JQ3:-}" ]; then args+=(-jq3 "$JQ3"); fi
     if [ -n "${VARIANTS:-}" ]; then args+=(-variants "$VARIANTS"); fi
     if [ "${HEAVY_JQ:-0}" = 1 ]; then args+=(-heavy-jq); fi
+    if [ "${UI:-0}" = 1 ]; then args+=(-ui); fi
     exec bin/bench/harness e2e "${common[@]}" "${args[@]}" "$@"
     ;;
   mem)

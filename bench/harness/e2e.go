@@ -49,6 +49,8 @@ type e2eOpts struct {
 	// expression.
 	heavy   bool
 	heavyJQ string
+	// ui adds the pretty stream and the full-screen view, each on a terminal (ui.go).
+	ui bool
 	// own are the copies of the binary that the variants and heavy clients run, by client.
 	own map[string]string
 }
@@ -154,6 +156,7 @@ func runE2E(args []string) error {
 		"(all, alloff, or names among "+variantNames()+"; NAME=VAR[+VAR] for another switch); reported as off_*_ratio_PIECE_MODE")
 	fs.BoolVar(&o.heavy, "heavy-jq", false, "also run a file sink alone and beside a CPU-heavy jq sink (with one processor, and with it off): heavy_jq_*_MODE")
 	fs.StringVar(&o.heavyJQ, "heavy-jq-expr", defaultHeavyJQ, "the heavy jq sink's expression (-heavy-jq)")
+	fs.BoolVar(&o.ui, "ui", false, "also run the pretty stream and the full-screen view (--ui), each on a pseudo-terminal: ui_cpu_ratio_vs_pretty_MODE")
 	_ = fs.Parse(args)
 	if err := o.tools.check(); err != nil {
 		return err
@@ -192,6 +195,9 @@ func runE2E(args []string) error {
 	if o.heavy {
 		extra = append(extra, heavyFileAlone, heavyFileJQ, heavyFileJQMP)
 	}
+	if o.ui {
+		extra = append(extra, ttyPretty, ttyUI)
+	}
 	o.own = map[string]string{}
 	for _, name := range extra {
 		if o.own[name], err = o.ownCopy(o.kubeevents, name); err != nil {
@@ -222,6 +228,7 @@ func runE2E(args []string) error {
 			"heavy_jq_*_MODE":           "-heavy-jq: the file sink beside a CPU-heavy jq sink / the file sink alone: p99 lag (p99_ratio), last event printed after the churn started (last_ratio), CPU; heavy_jq_procs_*: the same with KUBEEVENTS_ONE_PROCESSOR=off",
 			"variants":                  fmt.Sprint(o.variants),
 			"heavy_jq_expr":             o.heavyJQ,
+			"ui_cpu_ratio_*":            "-ui: CPU (cpu_s) of kubeevents --ui / kubeevents -o pretty, each on a pseudo-terminal read as fast as it writes, each with a jq sink of the deleted names",
 		},
 	}
 	result := map[string]any{"runs": o.runs}
@@ -245,6 +252,7 @@ func runE2E(args []string) error {
 			f := modeFigures(p)
 			variantFigures(p, o.variants, f)
 			heavyFigures(p, f)
+			uiFigures(p, f)
 			figures = append(figures, f)
 			countsOK = countsOK && p.CountsOK
 		}
@@ -263,6 +271,9 @@ func runE2E(args []string) error {
 			newTarget("peak_rss_ratio_vs_kubectl_"+mode, med["peak_rss_ratio_vs_kubectl"], 1.0),
 		)
 		printVariants(mode, o.variants, med)
+		if o.ui {
+			targets = append(targets, newTarget("ui_cpu_ratio_vs_pretty_"+mode, med["ui_cpu_ratio_vs_pretty"], 1.5))
+		}
 		if _, ok := med["cpu_ratio_b_vs_a"]; ok {
 			logf("%s: kubeevents B / A: %s", mode, fmtNum(med["cpu_ratio_b_vs_a"]))
 		}
@@ -392,6 +403,8 @@ func (o *e2eOpts) clientSpec(name, ns string, ps phaseSpec, dir string) procSpec
 			argv: []string{o.floorDynamic, "-kubeconfig", k, "-n", floorNS, "-client", "dynamic", "-resource", ps.floorRes}}
 	case heavyFileAlone, heavyFileJQ, heavyFileJQMP:
 		return o.heavyClientSpec(name, nsArgs, ps, dir)
+	case ttyPretty, ttyUI:
+		return o.ttyClientSpec(name, nsArgs, ps, dir)
 	case "kubeevents_3sinks":
 		file, _ := filepath.Abs(filepath.Join(dir, name+".file.jsonl"))
 		jq, _ := filepath.Abs(filepath.Join(dir, name+".jq-deleted.txt"))
@@ -705,6 +718,9 @@ func exitedEarly(procs []*proc) error {
 
 // watchingSources are the outputs that print every event (not the jq sink of DELETED).
 func watching(p *proc) bool {
+	if p.ready != "" {
+		return strings.Contains(p.run.Stderr(), p.ready)
+	}
 	for _, s := range p.sources {
 		if s.format == formatJQName {
 			continue

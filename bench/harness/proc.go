@@ -27,6 +27,7 @@ type proc struct {
 	run     *proctest.Process
 	started time.Time
 	sources []*source
+	ready   string // procSpec.ready
 }
 
 // fileOutput is a file a client writes (a kubeevents file or jq sink) that is tailed.
@@ -40,6 +41,10 @@ type procSpec struct {
 	stdoutFormat string // "" sends stdout to /dev/null
 	files        []fileOutput
 	env          []string // added to the harness's environment for every client
+	// tty runs the client on a pseudo-terminal (stdin and stdout) that the harness reads
+	// and throws away; ready is then what its stderr says once it watches.
+	tty   bool
+	ready string
 }
 
 // evictFromPageCache drops an executable's pages from the page cache (those no running
@@ -80,10 +85,14 @@ func startProc(spec procSpec, outdir, sentinel string, env []string) (*proc, err
 	}
 	// stdout reaches the harness straight from the client's pipe, read in chunks as they
 	// come (source.readFrom).
-	var stdout, pr *os.File
-	if spec.stdoutFormat != "" {
+	var stdout, pr, stdin *os.File
+	switch {
+	case spec.tty:
+		stdout, err = openTTY()
+		stdin = stdout
+	case spec.stdoutFormat != "":
 		pr, stdout, err = os.Pipe()
-	} else {
+	default:
 		stdout, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	}
 	if err != nil {
@@ -94,7 +103,11 @@ func startProc(spec procSpec, outdir, sentinel string, env []string) (*proc, err
 	if err != nil {
 		return nil, err
 	}
-	run, err := proctest.Start(proctest.Spec{Path: path, Args: spec.argv[1:], Env: append(slices.Clip(env), spec.env...), Stdout: stdout, Stderr: errf})
+	ps := proctest.Spec{Path: path, Args: spec.argv[1:], Env: append(slices.Clip(env), spec.env...), Stdout: stdout, Stderr: errf}
+	if stdin != nil {
+		ps.Stdin = stdin
+	}
+	run, err := proctest.Start(ps)
 	if err != nil {
 		errf.Close()
 		return nil, fmt.Errorf("starting %s: %w", spec.name, err)
@@ -103,7 +116,7 @@ func startProc(spec procSpec, outdir, sentinel string, env []string) (*proc, err
 		<-run.Exited() // proctest copies stderr into errf until then
 		errf.Close()
 	}()
-	p := &proc{name: spec.name, run: run, started: run.Started()}
+	p := &proc{name: spec.name, run: run, started: run.Started(), ready: spec.ready}
 	running.Lock()
 	running.procs = append(running.procs, p)
 	running.Unlock()

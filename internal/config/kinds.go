@@ -288,6 +288,9 @@ type BuildEnv struct {
 	// WatchEvents gives template formats the watch event rather than the object
 	// (render.Options.WatchEvents: --output-watch-events).
 	WatchEvents bool
+	// View, when set, is what the terminal sink is: the full-screen view (--ui), which
+	// takes the terminal instead of printing lines on it.
+	View listener.Sink
 	// Opened is told of every file a sink opens, so that the caller can close it when a
 	// later sink fails, or remove it when the run never starts.
 	Opened func(*sink.File)
@@ -315,6 +318,9 @@ func Build(s Sink, env BuildEnv) (listener.Sink, error) {
 }
 
 func buildTerminal(s Sink, env BuildEnv) (listener.Sink, error) {
+	if env.View != nil {
+		return env.View, nil
+	}
 	p, err := render.NewPrinter(render.Options{
 		Format: render.Format(s.Format), Color: env.Color, Timestamps: env.Timestamps,
 		ShowKind: env.ShowKind, Diff: env.Differ, ShowOld: env.ShowOld,

@@ -56,6 +56,12 @@ type Config struct {
 	// LeaderElect streams only while this replica holds a Lease (--leader-elect).
 	LeaderElect leader.Flags
 
+	// UI shows the full-screen view on the terminal instead of the stream's lines
+	// (--ui; package ui): the terminal sink is the view. UIHistory is how many changes
+	// of each object it keeps (0: ui.DefaultHistory).
+	UI        bool
+	UIHistory int
+
 	// NoFastPaths decodes, encodes and diffs every object whole; PlainIO dials the
 	// watches' connection as client-go does, PlainStdout writes stdout with the file's
 	// own Write (the environment's switches: package switches).

@@ -24,6 +24,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/quietio"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
+	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
 // Run runs one watch from start to end: it compiles what cfg holds (jq expressions,
@@ -51,12 +52,22 @@ type session struct {
 	elector *leader.Elector // nil without --leader-elect
 	headers *headerPrinters
 	files   []*sink.File // every file a sink opened
+	// view is the full-screen view (--ui), nil without; diagnostics, when set, is where
+	// diagnostics go instead of sys.ErrOut (through the view).
+	view        *ui.View
+	diagnostics io.Writer
 }
 
 func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 	if err := w.compile(); err != nil {
 		return Result{}, err
 	}
+	if err := w.checkView(); err != nil {
+		return Result{}, err
+	}
+	// The view's q and Ctrl-C stop the run as Ctrl-C (SIGINT) stops a stream.
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
 	var err error
 	w.plan, err = plan.Resolve(ctx, w.sys.Kubeconfig, w.request(), plan.Notices{Warn: w.warnf, Info: w.infof, Debug: w.debugf})
 	if ctx.Err() != nil {
@@ -66,6 +77,9 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 		return Result{}, err
 	}
 	w.keepSecretsOutOfLogs()
+	if err := w.newView(quit); err != nil {
+		return Result{}, err
+	}
 	defer func() {
 		// A run that never got going (bad credentials, missing rights) leaves no empty
 		// output files behind; a run that streamed keeps its files, even empty ones.
@@ -109,6 +123,7 @@ func (w *session) stream(ctx context.Context) (Result, error) {
 		w.sys.Starting()
 	}
 	res, err := stream(ctx, rc)
+	err = w.stopView(err)
 	if !res.Started {
 		return res, err // the error says why; interrupted while connecting, quietly
 	}
@@ -276,6 +291,7 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 		}
 		out = sink.WithEventTypes(out, s.EventTypes)
 		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
+		w.viewListener(s, &lc)
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
 		}
@@ -309,7 +325,7 @@ func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 		Differ:    w.differ, ShowOld: w.cfg.ShowOld,
 		Query: w.queries[s.Name], Warn: w.warnf,
 		Headers: tty, PrinterColumns: w.plan.Columns(), TerminalPrinter: w.headers.add,
-		Clusters: w.plan.Names(), WatchEvents: w.cfg.OutputWatchEvents,
+		Clusters: w.plan.Names(), WatchEvents: w.cfg.OutputWatchEvents, View: w.viewSink(),
 		Opened: func(f *sink.File) { w.files = append(w.files, f) },
 	})
 }
@@ -441,6 +457,9 @@ func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) 
 // started is said once every informer's rights were checked.
 func (w *session) started(listeners []*listener.Listener) func() {
 	return func() {
+		if w.view != nil {
+			w.view.Start() // the start line goes to its bottom line
+		}
 		informers := w.informerCount()
 		names := make([]string, len(listeners))
 		for i, l := range listeners {
@@ -508,7 +527,11 @@ func (w *session) informerCount() int {
 
 // warnf prints one diagnostic line on stderr; safe from any goroutine.
 func (w *session) warnf(format string, args ...any) {
-	fmt.Fprintf(w.sys.ErrOut, "kubeevents: "+format+"\n", args...)
+	out := w.sys.ErrOut
+	if w.diagnostics != nil {
+		out = w.diagnostics
+	}
+	fmt.Fprintf(out, "kubeevents: "+format+"\n", args...)
 }
 
 // warn is warnf for the stream: a re-sync notice also has the terminal's header lines

@@ -67,7 +67,9 @@ var shortKinds = map[string]string{
 	"Pod":                   "pod",
 }
 
-func shortKind(kind string) string {
+// ShortKind is kind's short name in owner chains (deploy, rs, pod), lower case for
+// kinds without one; not escaped.
+func ShortKind(kind string) string {
 	if s, ok := shortKinds[kind]; ok {
 		return s
 	}
@@ -81,7 +83,7 @@ const ownerSeparator = " › "
 // link per owner: "deploy/web › rs/web-5d9f › ". Nothing for the followed object itself.
 func appendOwnersPrefix(dst []byte, owners []event.Owner) []byte {
 	for _, o := range owners {
-		dst = escape.Append(dst, shortKind(o.Kind))
+		dst = escape.Append(dst, ShortKind(o.Kind))
 		dst = append(dst, '/')
 		dst = escape.Append(dst, o.Name)
 		dst = append(dst, ownerSeparator...)

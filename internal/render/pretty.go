@@ -124,7 +124,7 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	case ev.Owners != nil:
 		// Short kinds, like the chain before it: deploy/web › rs/web-5d9f › pod/web-5d9f-x2k
 		dst = appendOwnersPrefix(dst, ev.Owners)
-		dst = append(escape.Append(dst, shortKind(ev.Kind)), '/')
+		dst = append(escape.Append(dst, ShortKind(ev.Kind)), '/')
 	case p.showKind:
 		dst = append(dst, p.kindPrefix(ev)...)
 		dst = append(dst, '/')
@@ -254,7 +254,7 @@ func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event, owners []even
 	obj := ev.InvolvedObject
 	if len(owners) > 0 {
 		dst = appendOwnersPrefix(dst, owners[:len(owners)-1])
-		dst = escape.Append(dst, shortKind(obj.Kind))
+		dst = escape.Append(dst, ShortKind(obj.Kind))
 	} else {
 		dst = escape.Append(dst, strings.ToLower(obj.Kind))
 	}
