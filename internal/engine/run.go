@@ -348,7 +348,7 @@ func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 		Differ:    w.differ, ShowOld: w.cfg.ShowOld,
 		Query: w.queries[s.Name], Format: w.formats[s.Name], Warn: w.warnf,
 		Headers: tty, PrinterColumns: facts.Columns, TerminalPrinter: w.headers.add,
-		Clusters: facts.Clusters, View: w.viewSink(),
+		Clusters: facts.Clusters, WatchEvents: w.cfg.OutputWatchEvents, View: w.viewSink(),
 		Opened: func(f *sink.File) { w.files = append(w.files, f) },
 	})
 }
