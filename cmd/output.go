@@ -22,7 +22,7 @@ const configFileDefault = "(default $XDG_CONFIG_HOME/kubeevents/config.yaml, or 
 // history): the formats, the sinks and the config file's, diffs, and when to stop.
 type outputFlags struct {
 	output, color                string
-	timestamps                   bool
+	timestamps, watchEvents      bool
 	sinks                        []string
 	configFile, jq               string
 	rawOutput, noScreen          bool
@@ -44,6 +44,7 @@ func (f *outputFlags) addFlags(fs *pflag.FlagSet, where string) {
 	fs.StringVarP(&f.output, "output", "o", string(render.FormatPretty), "output format "+where+": "+strings.Join(render.Formats(), "|"))
 	fs.StringVar(&f.color, "color", "auto", "colour the terminal output: auto|always|never (auto: only on a terminal, and never when NO_COLOR is set)")
 	fs.BoolVar(&f.timestamps, "timestamps", false, "full RFC 3339 times instead of 15:04:05 in pretty output")
+	fs.BoolVar(&f.watchEvents, "output-watch-events", false, "as kubectl get -w: -o custom-columns=, jsonpath= and go-template= (and such file sinks) see the watch event {type, object} instead of the object; the other formats show the event type anyway")
 	fs.StringArrayVar(&f.sinks, "sink", nil, config.SinkSyntaxHelp)
 	fs.StringVar(&f.configFile, "config", "", "config file with sinks and defaults "+configFileDefault)
 	fs.StringVar(&f.jq, "jq", "", "jq expression applied to each event of the standard output stream (envelope: type, time, seq, resource, object, old, diff)")
@@ -66,7 +67,7 @@ func (f *outputFlags) addFlags(fs *pflag.FlagSet, where string) {
 // the command line and of the config file (returned too: the command may take more from
 // it); resync is the command's --resync, if it has one.
 func (f *outputFlags) engineConfig(streams genericiooptions.IOStreams, resync time.Duration, resyncGiven bool) (engine.Config, *config.File, error) {
-	cfg := engine.Config{Color: f.color, Timestamps: f.timestamps, ChangesOnly: f.changesOnly, NoDiff: f.noDiff,
+	cfg := engine.Config{Color: f.color, Timestamps: f.timestamps, OutputWatchEvents: f.watchEvents, ChangesOnly: f.changesOnly, NoDiff: f.noDiff,
 		IgnorePaths: f.ignorePaths, ShowOld: f.showOld, MaxEvents: uint64(max(f.maxEvents, 0)), Until: f.until,
 		Timeout: f.timeout, Grace: f.grace}
 	var err error

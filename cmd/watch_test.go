@@ -214,6 +214,9 @@ func TestEngineConfigFromFlags(t *testing.T) {
 		{"sinks", []string{"watch", "pods", "-o", "wide", "--sink", "file=x.jsonl", "--buffer", "7"}, func(c engine.Config) bool {
 			return len(c.Sinks) == 2 && c.Sinks[0].Format == "wide" && c.Sinks[1].Path == "x.jsonl" && c.Sinks[1].Buffer == 7
 		}},
+		{"templates", []string{"watch", "pods", "-o", "jsonpath={.type}", "--output-watch-events"}, func(c engine.Config) bool {
+			return c.OutputWatchEvents && c.Sinks[0].Format == "jsonpath={.type}"
+		}},
 		{"ui", []string{"watch", "pods", "--ui", "--ui-history", "9"}, func(c engine.Config) bool { return c.UI && c.UIHistory == 9 }},
 		{"resume and metrics", []string{"watch", "pods", "--resume", "c.ckpt", "--metrics-addr", "127.0.0.1:0"}, func(c engine.Config) bool {
 			return c.Resume == "c.ckpt" && c.MetricsAddr == "127.0.0.1:0"

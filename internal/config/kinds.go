@@ -307,6 +307,9 @@ type BuildEnv struct {
 	// Clusters are the watched clusters' names when there are several: pretty and wide
 	// lines show a cluster column (render.Options.Clusters).
 	Clusters []string
+	// WatchEvents gives template formats the watch event rather than the object
+	// (render.Options.WatchEvents: --output-watch-events).
+	WatchEvents bool
 	// View, when set, is what the terminal sink is: the full-screen view (--ui), which
 	// takes the terminal instead of printing lines on it.
 	View listener.Sink
@@ -347,6 +350,7 @@ func buildTerminal(s Sink, env BuildEnv) (listener.Sink, error) {
 		// read without it, so file sinks keep it in every name.
 		Namespace: env.Namespace, TerminalWidth: env.TerminalWidth,
 		Headers: env.Headers, PrinterColumns: env.PrinterColumns, Clusters: env.Clusters,
+		WatchEvents: env.WatchEvents,
 	})
 	if err != nil {
 		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
@@ -354,13 +358,22 @@ func buildTerminal(s Sink, env BuildEnv) (listener.Sink, error) {
 	if env.TerminalPrinter != nil {
 		env.TerminalPrinter(p)
 	}
-	return sink.NewPrinter(env.Stdout, p, "stdout", nil), nil
+	return printerSink(sink.NewPrinter(env.Stdout, p, "stdout", nil), s, env), nil
+}
+
+// printerSink has a printer sink leave out, with a line on env.Warn, an event its
+// template fails on (sink.Printer.SkipFailedTemplates).
+func printerSink(p *sink.Printer, s Sink, env BuildEnv) *sink.Printer {
+	if env.Warn != nil {
+		p.SkipFailedTemplates(s.Name, env.Warn)
+	}
+	return p
 }
 
 func buildFile(s Sink, env BuildEnv) (listener.Sink, error) {
 	p, err := render.NewPrinter(render.Options{
 		Format: render.Format(s.Format), Timestamps: true, ShowKind: env.ShowKind, Diff: env.Differ, ShowOld: env.ShowOld,
-		PrinterColumns: env.PrinterColumns, Clusters: env.Clusters,
+		PrinterColumns: env.PrinterColumns, Clusters: env.Clusters, WatchEvents: env.WatchEvents,
 	})
 	if err != nil {
 		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
@@ -368,14 +381,14 @@ func buildFile(s Sink, env BuildEnv) (listener.Sink, error) {
 	if s.Path == Stdout {
 		// Written as files are (full times, no colour), to stdout, which is not ours to
 		// close.
-		return sink.NewPrinter(env.Stdout, p, "stdout", nil), nil
+		return printerSink(sink.NewPrinter(env.Stdout, p, "stdout", nil), s, env), nil
 	}
 	f, err := sink.OpenFile(s.Path, sink.Rotation(s.Rotate), env.Warn)
 	if err != nil {
 		return nil, err
 	}
 	env.Opened(f)
-	return sink.NewPrinter(f, p, "file "+s.Path, f.Close), nil
+	return printerSink(sink.NewPrinter(f, p, "file "+s.Path, f.Close), s, env), nil
 }
 
 func buildJQ(s Sink, env BuildEnv) (listener.Sink, error) {

@@ -32,6 +32,10 @@ type Config struct {
 	// times in pretty lines.
 	Color      string
 	Timestamps bool
+	// OutputWatchEvents gives template formats (-o jsonpath=..., and file sinks') the
+	// watch event {type, object} instead of the object, as kubectl's
+	// --output-watch-events does.
+	OutputWatchEvents bool
 
 	WatchOnly  bool // leave out the objects that exist at start-up
 	WithEvents bool // also core Events about the watched objects

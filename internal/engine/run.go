@@ -349,9 +349,9 @@ func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 		ShowKind:  facts.ShowKind,
 		Namespace: facts.Namespace,
 		Differ:    w.differ, ShowOld: w.cfg.ShowOld,
-		Headers: tty, PrinterColumns: facts.Columns, TerminalPrinter: w.headers.add,
-		Clusters: facts.Clusters, View: w.viewSink(),
 		Query: w.queries[s.Name], Format: w.formats[s.Name], Warn: w.warnf,
+		Headers: tty, PrinterColumns: facts.Columns, TerminalPrinter: w.headers.add,
+		Clusters: facts.Clusters, WatchEvents: w.cfg.OutputWatchEvents, View: w.viewSink(),
 		Opened: func(f *sink.File) { w.files = append(w.files, f) },
 	})
 }

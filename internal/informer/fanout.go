@@ -3,8 +3,6 @@ package informer
 import (
 	"sync"
 
-	"k8s.io/client-go/tools/cache"
-
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -87,9 +85,11 @@ func (f fanOut) OnUpdate(oldObj, newObj any) {
 	}
 }
 
-func (f fanOut) OnDelete(obj any) {
+func (f fanOut) OnDelete(obj any) { f.OnDeleteChecked(obj, false) }
+
+func (f fanOut) OnDeleteChecked(obj any, left bool) {
 	for _, h := range f {
-		h.OnDelete(obj)
+		h.OnDeleteChecked(obj, left)
 	}
 }
 
@@ -101,7 +101,7 @@ func (f fanOut) OnDelete(obj any) {
 // receivers have been given every event it made (each is then counted by its receiver:
 // delivered, or dropped by one that was closed), as with a single receiver, which the
 // informer's goroutine feeds directly.
-func fanOutOf(handlers []*handler, regs []Registration) (_ cache.ResourceEventHandler, drained func(), ok bool) {
+func fanOutOf(handlers []*handler, regs []Registration) (_ checkedHandler, drained func(), ok bool) {
 	if len(handlers) == 1 {
 		return handlers[0], func() {}, true
 	}

@@ -245,11 +245,20 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	m := &minter{res: res, cluster: opts.Cluster, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: encoder,
 		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{},
 		observer: opts.Observer, made: opts.Made, managers: inf.managers}
-	if opts.LabelSelector != "" || opts.FieldSelector != "" {
-		m.leftSelector = func(obj any) bool { return inf.leftSelector(clients, obj) }
-	}
 	if len(opts.Names) > 1 {
 		m.names = opts.Names
+	}
+	// With selectors, a DELETED may be an object that only stopped matching them: each
+	// handler is then fed in order by an inOrder, which asks (selectorcheck.go).
+	selectors := opts.LabelSelector != "" || opts.FieldSelector != ""
+	var wanted func(any) bool
+	if m.names != nil {
+		wanted = func(obj any) bool {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			return m.wanted(obj)
+		}
 	}
 	m.related, m.accept, m.annotate = opts.Related, opts.Accept, opts.Annotate
 	m.vanished = reporter.vanished.has
@@ -259,6 +268,12 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	}
 
 	if fanned, drained, ok := fanOutOf(handlers, regs); ok {
+		handler := cache.ResourceEventHandler(fanned)
+		if selectors {
+			ordered := newInOrder(inf.ctx, fanned, newSelectorChecks(inf.ctx, newObjectLookup(clients, res.GVR), 1), wanted)
+			lanesDrained := drained
+			handler, drained = ordered, func() { ordered.wait(); lanesDrained() }
+		}
 		// The handlers run in the informer's own goroutine, which hands them each change
 		// as the cache takes it in (fanout.go says why). One handler takes them directly;
 		// several get them through lanes, so that one waiting for room does not hold up
@@ -268,7 +283,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		inf.store, ctrl = cache.NewInformerWithOptions(cache.InformerOptions{
 			ListerWatcher: reporter,
 			ObjectType:    example,
-			Handler:       fanned,
+			Handler:       handler,
 			ResyncPeriod:  handlerResync(regs[0].Resync),
 			Transform:     inf.transform,
 		})
@@ -286,6 +301,24 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		ObjectDescription: res.String(),
 	})
 	inf.run, inf.hasSynced, inf.store = shared.RunWithContext, shared.HasSynced, shared.GetStore()
+	eventHandlers := make([]cache.ResourceEventHandler, len(handlers))
+	for i, h := range handlers {
+		eventHandlers[i] = h
+	}
+	if selectors {
+		checks := newSelectorChecks(inf.ctx, newObjectLookup(clients, res.GVR), len(handlers))
+		ordered := make([]*inOrder, len(handlers))
+		for i, h := range handlers {
+			ordered[i] = newInOrder(inf.ctx, h, checks, wanted)
+			eventHandlers[i] = ordered[i]
+		}
+		inf.run = func(ctx context.Context) {
+			shared.RunWithContext(ctx)
+			for _, o := range ordered {
+				o.wait()
+			}
+		}
+	}
 	reporter.store = shared.GetStore
 	if err := shared.SetTransform(inf.transform); err != nil {
 		return nil, err
@@ -296,7 +329,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		return nil, err
 	}
 	for i, reg := range regs {
-		if _, err := shared.AddEventHandlerWithOptions(handlers[i], cache.HandlerOptions{ResyncPeriod: &reg.Resync}); err != nil {
+		if _, err := shared.AddEventHandlerWithOptions(eventHandlers[i], cache.HandlerOptions{ResyncPeriod: &reg.Resync}); err != nil {
 			return nil, err
 		}
 	}
@@ -408,32 +441,6 @@ func (i *Informer) Namespace() string { return i.namespace }
 // Store is the informer's cache (used for --until-deleted and for tests).
 func (i *Informer) Store() cache.Store { return i.store }
 
-// selectorCheckTimeout bounds the one request leftSelector makes: past it, the event is
-// reported as a plain deletion rather than held up any longer.
-const selectorCheckTimeout = 5 * time.Second
-
-// leftSelector reports whether a DELETED notification is about an object that still
-// exists but no longer matches the selectors. The server sends both as DELETED with the
-// object's last state that matched, so only asking for the object tells them apart: if
-// it is still there, with the same UID, it only left the selection. An object whose last
-// state is being deleted is taken at its word, without asking; so is one the server will
-// not tell about (an error, no "get" right).
-func (i *Informer) leftSelector(clients Clients, obj any) bool {
-	last, err := meta.Accessor(obj)
-	if err != nil || last.GetDeletionTimestamp() != nil {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(i.ctx, selectorCheckTimeout)
-	defer cancel()
-	var current metav1.Object
-	if clients.Metadata != nil {
-		current, err = clients.Metadata.Resource(i.Resource.GVR).Namespace(last.GetNamespace()).Get(ctx, last.GetName(), metav1.GetOptions{})
-	} else {
-		current, err = clients.Dynamic.Resource(i.Resource.GVR).Namespace(last.GetNamespace()).Get(ctx, last.GetName(), metav1.GetOptions{})
-	}
-	return err == nil && current.GetUID() == last.GetUID()
-}
-
 // transform runs once per object as it enters the cache: it reads managedFields for
 // attribution (managedfields.Tracker keeps what it needs) and drops them (large, and
 // noise for a change tail), redacts Secret values unless they are to be shown, and
@@ -518,12 +525,9 @@ type minter struct {
 	skip      func(ev *event.Event) bool
 	until     *event.Until
 	made      func(ev *event.Event)
-	// leftSelector, set when the watch has selectors, tells a DELETED notification of
-	// an object that only stopped matching them from a deletion.
-	leftSelector func(obj any) bool
-	related      bool
-	accept       func(obj any) bool
-	annotate     func(ev *event.Event)
+	related   bool
+	accept    func(obj any) bool
+	annotate  func(ev *event.Event)
 	// vanished tells a DELETED notification of an object that a re-list found gone
 	// (final state unknown) from one the watch reported.
 	vanished  func(obj any) bool
@@ -540,20 +544,22 @@ type minter struct {
 	pending map[notification]*pendingEvent
 }
 
-func (m *minter) shared(typ event.EventType, key, obj, old any, initial, unknown bool) *event.Event {
+// shared returns the Event of a notification, made by the first handler that hands it
+// on. left says that a DELETED object only stopped matching the selectors (inOrder).
+func (m *minter) shared(typ event.EventType, key, obj, old any, initial, unknown, left bool) *event.Event {
 	if m.names != nil && !m.wanted(obj) {
 		m.drop(obj)
 		return nil
 	}
 	if m.receivers == 1 {
-		return m.acceptedEvent(typ, obj, old, initial, unknown)
+		return m.acceptedEvent(typ, obj, old, initial, unknown, left)
 	}
 	n := notification{typ: typ, obj: key}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.pending[n]
 	if !ok {
-		p = &pendingEvent{ev: m.acceptedEvent(typ, obj, old, initial, unknown), remaining: m.receivers}
+		p = &pendingEvent{ev: m.acceptedEvent(typ, obj, old, initial, unknown, left), remaining: m.receivers}
 		m.pending[n] = p
 	}
 	if p.remaining--; p.remaining == 0 {
@@ -565,15 +571,15 @@ func (m *minter) shared(typ event.EventType, key, obj, old any, initial, unknown
 // acceptedEvent makes the event unless Accept rejects the object. It runs once per
 // change, so every receiver gets the same answer even though Accept may look at state
 // that changes meanwhile.
-func (m *minter) acceptedEvent(typ event.EventType, obj, old any, initial, unknown bool) *event.Event {
+func (m *minter) acceptedEvent(typ event.EventType, obj, old any, initial, unknown, left bool) *event.Event {
 	if m.accept != nil && !m.accept(obj) {
 		m.drop(obj)
 		return nil
 	}
-	return m.newEvent(typ, obj, old, initial, unknown)
+	return m.newEvent(typ, obj, old, initial, unknown, left)
 }
 
-func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown bool) *event.Event {
+func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown, left bool) *event.Event {
 	ev := &event.Event{
 		Type:              typ,
 		Time:              time.Now(),
@@ -598,7 +604,7 @@ func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown bo
 	if typ == event.Sync {
 		return ev
 	}
-	if typ == event.Deleted && m.leftSelector != nil && m.leftSelector(obj) {
+	if typ == event.Deleted && left {
 		ev.Reason = event.ReasonSelector
 	}
 	if m.skip != nil && m.skip(ev) {
@@ -669,7 +675,7 @@ func (h *handler) OnAdd(obj any, isInInitialList bool) {
 		h.minter.drop(obj)
 		return
 	}
-	h.deliver(h.minter.shared(event.Added, obj, obj, nil, isInInitialList, false))
+	h.deliver(h.minter.shared(event.Added, obj, obj, nil, isInInitialList, false, false))
 }
 
 func (h *handler) OnUpdate(oldObj, newObj any) {
@@ -681,25 +687,27 @@ func (h *handler) OnUpdate(oldObj, newObj any) {
 		// client-go hands unchanged objects (resyncs) only to the handlers whose resync
 		// period is due, so this event belongs to this receiver alone.
 		if h.minter.names == nil || h.minter.wanted(newObj) {
-			h.deliver(h.minter.newEvent(event.Sync, newObj, oldObj, false, false))
+			h.deliver(h.minter.newEvent(event.Sync, newObj, oldObj, false, false, false))
 		}
 		return
 	}
-	h.deliver(h.minter.shared(event.Modified, newObj, newObj, oldObj, false, false))
+	h.deliver(h.minter.shared(event.Modified, newObj, newObj, oldObj, false, false, false))
 }
 
-func (h *handler) OnDelete(obj any) {
+func (h *handler) OnDelete(obj any) { h.OnDeleteChecked(obj, false) }
+
+func (h *handler) OnDeleteChecked(obj any, left bool) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		if tomb.Obj == nil {
 			return
 		}
 		h.minter.forget(tomb.Obj)
-		h.deliver(h.minter.shared(event.Deleted, tomb.Obj, tomb.Obj, nil, false, true))
+		h.deliver(h.minter.shared(event.Deleted, tomb.Obj, tomb.Obj, nil, false, true, left))
 		return
 	}
 	h.minter.forget(obj)
 	unknown := h.minter.vanished != nil && h.minter.vanished(obj)
-	h.deliver(h.minter.shared(event.Deleted, obj, obj, nil, false, unknown))
+	h.deliver(h.minter.shared(event.Deleted, obj, obj, nil, false, unknown, left))
 }
 
 func (h *handler) deliver(ev *event.Event) {

@@ -676,8 +676,9 @@ func TestSkipLeavesNoSeqGap(t *testing.T) {
 }
 
 // With selectors, a DELETED notification of an object that still exists (same UID) is
-// marked as leaving the selection; a deleted one, a re-created one (another UID) and one
-// whose last state was being deleted are not.
+// marked as leaving the selection, whether asked about alone (a GET) or with others (a
+// LIST); a deleted one, a re-created one (another UID) and one whose last state was being
+// deleted (not asked about) are not.
 func TestLeftSelector(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		client := newClient()
@@ -686,30 +687,51 @@ func TestLeftSelector(t *testing.T) {
 		if _, err := pods(client).Create(context.Background(), live, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		inf := start(t, client, Options{LabelSelector: "app=web"}, Registration{Receiver: &recorder{}})
-		clients := Clients{Dynamic: client}
 		recreated := live.DeepCopy()
 		recreated.SetUID("uid-0")
 		terminating := live.DeepCopy()
 		terminating.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
 		gone := unstructuredPod("deleted", "1")
 		gone.SetUID("uid-2")
-		for _, tc := range []struct {
+		cases := []struct {
 			what string
 			obj  *unstructured.Unstructured
 			want bool
-		}{{"still there", live, true}, {"re-created", recreated, false}, {"being deleted", terminating, false}, {"gone", gone, false}} {
-			if got := inf.leftSelector(clients, tc.obj); got != tc.want {
-				t.Errorf("%s: leftSelector = %v, want %v", tc.what, got, tc.want)
+		}{{"still there", live, true}, {"re-created", recreated, false}, {"gone", gone, false}}
+		checks := newSelectorChecks(context.Background(), newObjectLookup(Clients{Dynamic: client}, podsGVR), 1)
+		if checks.ask(terminating) != nil {
+			t.Error("an object being deleted is asked about")
+		}
+		for _, tc := range cases {
+			if got := checks.ask(tc.obj).wait(context.Background()); got != tc.want {
+				t.Errorf("%s, asked alone: left = %v, want %v", tc.what, got, tc.want)
 			}
+		}
+		client.ClearActions()
+		var round []*selectorAnswer
+		for _, tc := range cases {
+			round = append(round, checks.ask(tc.obj))
+		}
+		for i, tc := range cases {
+			if got := round[i].wait(context.Background()); got != tc.want {
+				t.Errorf("%s, asked with others: left = %v, want %v", tc.what, got, tc.want)
+			}
+		}
+		var verbs []string
+		for _, a := range client.Actions() {
+			verbs = append(verbs, a.GetVerb())
+		}
+		// The bubble runs the checks' goroutine only once this one waits: the three are
+		// asked in one round, with one LIST.
+		if !slices.Equal(verbs, []string{"list"}) {
+			t.Errorf("requests %v, want one list for the three asked together", verbs)
 		}
 
 		m, h, r := newTestMinter()
-		m.leftSelector = func(obj any) bool { return obj == live }
-		h.OnDelete(live)
-		h.OnDelete(cache.DeletedFinalStateUnknown{Key: "default/deleted", Obj: gone})
+		h.OnDeleteChecked(live, true)
+		h.OnDeleteChecked(cache.DeletedFinalStateUnknown{Key: "default/deleted", Obj: gone}, false)
 		evs := r.all()
-		if len(evs) != 2 || evs[0].Reason != event.ReasonSelector || evs[1].Reason != "" {
+		if len(evs) != 2 || evs[0].Reason != event.ReasonSelector || evs[1].Reason != "" || m.seq.Load() != 2 {
 			t.Errorf("reasons of %v: want selector, then none", names(evs))
 		}
 	})

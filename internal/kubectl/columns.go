@@ -30,8 +30,9 @@ import (
 // additionalPrinterColumns). That package cannot be imported without the whole kubernetes
 // module, and asking the server for Tables instead would change what the informers decode
 // (docs/output.md says why we did not), so the printers of the types below are followed
-// here line for line, on the v1 types, from kubernetes v1.37.1. Any other type gets
-// NAME and AGE, as the server's default table converter gives it.
+// here line for line, on the v1 types, from kubernetes v1.37.1 (the platform's own types
+// in platformTable). Any other type gets NAME and AGE, as most printers end (types the
+// server has no printer for get CREATED AT from kubectl instead).
 //
 // kubectlTable returns the headers after NAME (upper-case, as kubectl prints them) and
 // the cells of obj; now stands for the moment kubectl would print (time.Since).
@@ -160,7 +161,7 @@ func kubectlTable(obj runtime.Object, now time.Time, wide bool) (headers []strin
 	case *corev1.Namespace:
 		return []string{"STATUS", "AGE"}, []string{string(o.Status.Phase), since(o.CreationTimestamp)}, true
 	}
-	return nil, nil, false
+	return platformTable(obj, now, wide)
 }
 
 // withWide appends the wide columns' headers when wide.

@@ -3,6 +3,7 @@ package kubectl
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -21,13 +22,17 @@ import (
 
 // The template formats of `kubectl get -o`, per event. Each is given as NAME=VALUE
 // (jsonpath={.metadata.name}); the -file forms name a file that holds the value.
-// jsonpath and go-template are cli-runtime's printers, set up as kubectl sets them up
-// (missing keys allowed); custom-columns follows kubectl's CustomColumnsPrinter (in
-// k8s.io/kubectl, which this module does not import), with the event type as a leading
-// EVENT column. Every format sees the object, as kubectl's templates do, and who made the
-// change as its "by" (.by[*].manager), unless the object has a field of that name; jsonpath
-// and go-template lines start with the event type and a space, as -o name's do, and end
-// in a newline even when the template has none.
+// jsonpath and go-template are cli-runtime's printers, set up as kubectl get sets them up
+// (--allow-missing-template-keys=true: a missing key prints nothing in jsonpath,
+// "<no value>" in go-template); custom-columns follows kubectl's CustomColumnsPrinter (in
+// k8s.io/kubectl, which this module does not import). Each event prints exactly what
+// `kubectl get -w` prints for it: the template's output and nothing else (no event type,
+// no newline the template does not write), custom-columns' header once, then a row per
+// event, aligned as kubectl's tabwriter aligns them. With WatchEvents (kubectl's
+// --output-watch-events), the template sees what kubectl's sees then: the watch event
+// {"type": ..., "object": ...}, not the object alone. Every format also sees who made the
+// change as "by" (.by[*].manager): the object's, unless it has a field of that name, or
+// the watch event's.
 var templateFormats = []string{"custom-columns", "custom-columns-file", "jsonpath", "jsonpath-file", "go-template", "go-template-file"}
 
 // TemplateFormats lists the template formats, each with its "=", for help and completion.
@@ -56,11 +61,13 @@ func IsTemplateFormat(s string) bool {
 // Template prints events in a template format. It keeps state between events (the
 // custom-columns' widths and header), so it is used by one goroutine at a time.
 type Template struct {
-	columns []customColumn // custom-columns; nil for the other formats
-	printer printers.ResourcePrinter
-	buf     bytes.Buffer
-	tw      *tabwriter.Writer // custom-columns: aligned like kubectl get -w's table
-	headed  bool
+	columns     []customColumn // custom-columns; nil for the other formats
+	jsonPath    *jsonpath.JSONPath
+	goTemplate  printers.ResourcePrinter
+	watchEvents bool
+	buf         bytes.Buffer
+	tw          *tabwriter.Writer // custom-columns: aligned like kubectl get -w's table
+	headed      bool
 }
 
 type customColumn struct {
@@ -68,14 +75,23 @@ type customColumn struct {
 	path   *jsonpath.JSONPath
 }
 
-// NewTemplate compiles a template format (NAME=VALUE, see IsTemplateFormat); errors
-// are one line that says what is wrong with it.
-func NewTemplate(format string) (*Template, error) {
+// ExecError is a template that failed on one event's object (a function given what it
+// cannot take, a filter on what is not a list; never a missing key): kubectl would end
+// the watch there. Its text is one line.
+type ExecError struct{ Err error }
+
+func (e *ExecError) Error() string { return oneLineError(e.Err).Error() }
+func (e *ExecError) Unwrap() error { return e.Err }
+
+// NewTemplate compiles a template format (NAME=VALUE, see IsTemplateFormat); errors are
+// one line that says what is wrong with it. watchEvents gives the template the watch
+// event ({type, object}) rather than the object, as --output-watch-events does.
+func NewTemplate(format string, watchEvents bool) (*Template, error) {
 	name, value, _ := strings.Cut(format, "=")
 	if value == "" {
 		return nil, fmt.Errorf("-o %s= needs a value, e.g. %s", name, templateExample(name))
 	}
-	t := &Template{}
+	t := &Template{watchEvents: watchEvents}
 	switch name {
 	case "custom-columns", "custom-columns-file":
 		var err error
@@ -87,22 +103,22 @@ func NewTemplate(format string) (*Template, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.tw = tabwriter.NewWriter(&t.buf, 0, 8, 3, ' ', tabwriter.RememberWidths)
+		t.tw = printers.GetNewTabWriter(&t.buf) // kubectl get -w's writer
 		return t, nil
 	case "jsonpath", "jsonpath-file":
-		flags := genericclioptions.NewJSONPathPrintFlags("", false)
-		p, err := flags.ToPrinter(format)
+		p, err := genericclioptions.NewJSONPathPrintFlags("", true).ToPrinter(format)
 		if err != nil {
 			return nil, oneLineError(err)
 		}
-		t.printer = p
+		// Executed directly, as JSONPathPrinter.PrintObj executes it on an unstructured
+		// object, so that an error is its own line rather than one with the object dumped.
+		t.jsonPath = p.(*printers.JSONPathPrinter).JSONPath
 	case "go-template", "go-template-file":
-		flags := genericclioptions.NewGoTemplatePrintFlags()
-		p, err := flags.ToPrinter(format)
+		p, err := genericclioptions.NewGoTemplatePrintFlags().ToPrinter(format)
 		if err != nil {
 			return nil, oneLineError(err)
 		}
-		t.printer = p
+		t.goTemplate = p
 	default:
 		return nil, fmt.Errorf("unknown output format %q", format)
 	}
@@ -193,10 +209,12 @@ func customColumnsFromFile(path string) ([]customColumn, error) {
 	return columns, nil
 }
 
-// Append appends ev's lines: custom-columns' row (after the header line, the first
-// time), or the template's output after the event type. by, when not nil, is who made
+// Append appends what kubectl get -w prints for ev: custom-columns' row (after the
+// header line, the first time), or the template's output. by, when not nil, is who made
 // the change (the envelope's "by"), which the template sees as the object's "by" unless
-// the object has a field of that name. On error dst is returned unchanged.
+// the object has a field of that name (with WatchEvents, the watch event's). On error
+// dst is returned unchanged; an *ExecError is a template that failed on this event's
+// object.
 func (t *Template) Append(dst []byte, ev *event.Event, by []any) ([]byte, error) {
 	value, err := ev.ObjectValue(diff.TypedValue)
 	if err != nil {
@@ -206,50 +224,62 @@ func (t *Template) Append(dst []byte, ev *event.Event, by []any) ([]byte, error)
 	if !ok {
 		return dst, fmt.Errorf("%s event for a %s: the object is not a JSON object", ev.Type, ev.Kind)
 	}
-	if _, taken := content["by"]; by != nil && !taken {
+	if t.watchEvents {
+		// kubectl prints a metav1.WatchEvent around the object.
+		content = map[string]any{"type": string(ev.Type), "object": content}
+		if by != nil {
+			content["by"] = by
+		}
+	} else if _, taken := content["by"]; by != nil && !taken {
 		// A copy of the top level: the object's values are shared with every sink.
 		content = maps.Clone(content)
 		content["by"] = by
 	}
 	t.buf.Reset()
-	if t.columns != nil {
-		return t.appendColumns(dst, ev, content)
+	switch {
+	case t.columns != nil:
+		return t.appendColumns(dst, content)
+	case t.jsonPath != nil:
+		input := any(content)
+		if t.watchEvents {
+			// JSONPathPrinter reads a WatchEvent through JSON (numbers become float64);
+			// an unstructured object as it is.
+			if input, err = throughJSON(content); err != nil {
+				return dst, err
+			}
+		}
+		if err := t.jsonPath.Execute(&t.buf, input); err != nil {
+			return dst, &ExecError{Err: fmt.Errorf("jsonpath: %v", err)}
+		}
+	default:
+		// GoTemplatePrinter reads any object through JSON, as kubectl's does; on an error it
+		// also writes what it was given to t.buf, which is dropped.
+		if err := t.goTemplate.PrintObj(&unstructured.Unstructured{Object: content}, &t.buf); err != nil {
+			return dst, &ExecError{Err: err}
+		}
 	}
-	if err := t.printer.PrintObj(&unstructured.Unstructured{Object: content}, &t.buf); err != nil {
-		return dst, err
-	}
-	dst = append(dst, ev.Type...)
-	dst = append(dst, ' ')
-	dst = append(dst, t.buf.Bytes()...)
-	if len(dst) == 0 || dst[len(dst)-1] != '\n' {
-		dst = append(dst, '\n')
-	}
-	return dst, nil
+	return append(dst, t.buf.Bytes()...), nil
 }
 
-// appendColumns is CustomColumnsPrinter.printOneObject, after an EVENT column: each
-// column's results joined by ",", "<none>" for none, escaped for the terminal.
-func (t *Template) appendColumns(dst []byte, ev *event.Event, content map[string]any) ([]byte, error) {
-	if !t.headed {
-		t.headed = true
-		t.buf.WriteString("EVENT")
-		for _, c := range t.columns {
-			t.buf.WriteByte('\t')
-			t.buf.WriteString(c.header)
-		}
-		t.buf.WriteByte('\n')
-		// The header goes through the tabwriter too, so it is aligned with the rows.
-		header := append([]byte(nil), t.buf.Bytes()...)
-		t.buf.Reset()
-		_, _ = t.tw.Write(header)
+// throughJSON is v written as JSON and read back, as cli-runtime's printers read a
+// typed object.
+func throughJSON(v map[string]any) (any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
 	}
-	// Padded as kubectl pads it in get -w, so that a first ADDED row does not size the
-	// column too narrow for MODIFIED.
-	row := []string{fmt.Sprintf("%-8s", ev.Type)}
-	for _, c := range t.columns {
+	var out any
+	return out, json.Unmarshal(data, &out)
+}
+
+// appendColumns is CustomColumnsPrinter.printOneObject: each column's results joined by
+// ",", "<none>" for none, escaped for the terminal; the header before the first row.
+func (t *Template) appendColumns(dst []byte, content map[string]any) ([]byte, error) {
+	row := make([]string, len(t.columns))
+	for i, c := range t.columns {
 		results, err := c.path.FindResults(content)
 		if err != nil {
-			return dst, fmt.Errorf("custom-columns: column %s: %v", c.header, err)
+			return dst, &ExecError{Err: fmt.Errorf("custom-columns: column %s: %v", c.header, err)}
 		}
 		var values []string
 		if len(results) == 0 || len(results[0]) == 0 {
@@ -260,9 +290,18 @@ func (t *Template) appendColumns(dst []byte, ev *event.Event, content map[string
 				values = append(values, printers.EscapeTerminal(fmt.Sprint(v.Interface())))
 			}
 		}
-		row = append(row, strings.Join(values, ","))
+		row[i] = strings.Join(values, ",")
 	}
-	_, _ = t.tw.Write([]byte(strings.Join(row, "\t") + "\n"))
+	if !t.headed {
+		t.headed = true
+		headers := make([]string, len(t.columns))
+		for i, c := range t.columns {
+			headers[i] = c.header
+		}
+		_, _ = fmt.Fprintln(t.tw, strings.Join(headers, "\t"))
+	}
+	_, _ = fmt.Fprintln(t.tw, strings.Join(row, "\t"))
+	// Flushed per event, as kubectl get -w flushes: widths only grow (RememberWidths).
 	if err := t.tw.Flush(); err != nil {
 		return dst, err
 	}

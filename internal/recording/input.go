@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -34,6 +36,10 @@ type input struct {
 	// draining is set once a live file's path was found to name another file: what
 	// the old one got before it was renamed is read before the new one is opened.
 	draining bool
+	// reading is the backup open instead of path (empty: path itself), and missed the
+	// backups to read after it: files the sink rotated away while an older one was read.
+	reading string
+	missed  []string
 	// first is the time of the first record (ordering the inputs before they are read).
 	first recordTime
 }
@@ -41,7 +47,15 @@ type input struct {
 // recordTime is a record's time as Unix nanoseconds (0: unknown), cheap to compare.
 type recordTime = int64
 
-func (in *input) isGzip() bool { return strings.HasSuffix(in.path, ".gz") }
+func (in *input) isGzip() bool { return strings.HasSuffix(in.name(), ".gz") }
+
+// name is the path of the file open: path, or a backup of it read on the way.
+func (in *input) name() string {
+	if in.reading != "" {
+		return in.reading
+	}
+	return in.path
+}
 
 // open opens the input from its start. A live file that does not exist yet is not an
 // error: it is opened once it does (reopen).
@@ -50,21 +64,21 @@ func (in *input) open() error {
 		in.r = bufio.NewReaderSize(in.stdin, readBuffer)
 		return nil
 	}
-	f, err := os.Open(in.path)
+	f, err := os.Open(in.name())
 	if err != nil {
-		if in.live && errors.Is(err, fs.ErrNotExist) {
+		if in.live && in.reading == "" && errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		return openError(in.path, err)
+		return openError(in.name(), err)
 	}
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return openError(in.path, err)
+		return openError(in.name(), err)
 	}
 	if info.IsDir() {
 		f.Close()
-		return fmt.Errorf("%s is a directory", in.path)
+		return fmt.Errorf("%s is a directory", in.name())
 	}
 	in.file, in.info, in.line, in.offset, in.partial = f, info, 0, 0, nil
 	var src io.Reader = f
@@ -72,7 +86,7 @@ func (in *input) open() error {
 		gz, err := gzip.NewReader(bufio.NewReaderSize(f, 64<<10))
 		if err != nil {
 			f.Close()
-			return fmt.Errorf("%s: not a gzip file that can be read: %v", in.path, err)
+			return fmt.Errorf("%s: not a gzip file that can be read: %v", in.name(), err)
 		}
 		in.closer, src = gz, gz
 	}
@@ -144,9 +158,9 @@ func (in *input) readLine() ([]byte, int, error) {
 			}
 		default:
 			if in.isGzip() {
-				return nil, 0, fmt.Errorf("%s: cannot be decompressed after line %d: %v (a backup still being compressed, or cut short)", in.path, in.line, err)
+				return nil, 0, fmt.Errorf("%s: cannot be decompressed after line %d: %v (a backup still being compressed, or cut short)", in.name(), in.line, err)
 			}
-			return nil, 0, fmt.Errorf("%s: %v", in.path, err)
+			return nil, 0, fmt.Errorf("%s: %v", in.name(), err)
 		}
 	}
 }
@@ -195,4 +209,46 @@ func (in *input) checkPath() rotation {
 		return truncated
 	}
 	return unchanged
+}
+
+// openNext opens the next file of a live input once the one read has ended: the oldest
+// backup missed, else the path itself.
+func (in *input) openNext() error {
+	in.reading = ""
+	if len(in.missed) > 0 {
+		in.reading, in.missed = in.missed[0], in.missed[1:]
+	}
+	return in.open()
+}
+
+// backupsAfter lists the backups of the live file rotated after the one open, oldest
+// first: when the sink rotated more than once while one file was read, the files in
+// between are backups by now. None when the file open is not among the backups (it was
+// compressed or removed since).
+func (in *input) backupsAfter() []string {
+	dir, base := filepath.Split(in.path)
+	prefix := strings.TrimSuffix(base, filepath.Ext(base))
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		// lumberjack's name: the file's name, then -TIME, then its extension (and .gz);
+		// TIME has a fixed width, so names sort in the order they were rotated.
+		n := e.Name()
+		if loc := backupName.FindStringIndex(n); loc != nil && n[:loc[0]] == prefix {
+			names = append(names, filepath.Join(dir, n))
+		}
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		if info, err := os.Stat(n); err == nil && os.SameFile(info, in.info) {
+			return names[i+1:]
+		}
+	}
+	return nil
 }

@@ -205,10 +205,10 @@ func (r *Reader) read(in *input) (rec *Record, ended bool, err error) {
 		}
 		parsed, perr := Parse(line)
 		if perr == nil {
-			parsed.At = Position{File: in.path, Line: n}
+			parsed.At = Position{File: in.name(), Line: n}
 			return &parsed, false, nil
 		}
-		if err := r.bad(&BadLineError{At: Position{File: in.path, Line: n}, Err: perr, Truncated: truncated}); err != nil {
+		if err := r.bad(&BadLineError{At: Position{File: in.name(), Line: n}, Err: perr, Truncated: truncated}); err != nil {
 			return nil, false, err
 		}
 	}
@@ -225,9 +225,17 @@ func (r *Reader) bad(e *BadLineError) error {
 
 // atEnd handles the end of what a followed file holds, as tail -F does. When its path
 // names another file now (rotated), what was written to the old one before the rename is
-// read first, then the new one from its start; a file truncated is read again from its
+// read first, then the backups rotated after it (the sink may have rotated again
+// meanwhile), then the new one from its start; a file truncated is read again from its
 // start; one created since is opened. again says there may be more to read now.
 func (r *Reader) atEnd(in *input) (again bool, err error) {
+	if in.reading != "" { // a backup missed on the way: it is never written again
+		if err := r.unended(in); err != nil {
+			return false, err
+		}
+		in.close()
+		return true, in.openNext()
+	}
 	switch in.checkPath() {
 	case unchanged:
 		return false, nil
@@ -237,18 +245,24 @@ func (r *Reader) atEnd(in *input) (again bool, err error) {
 			return true, nil
 		}
 		in.draining = false
-		if line, n := in.lastLine(); line != nil {
-			err := r.bad(&BadLineError{At: Position{File: in.path, Line: n},
-				Err: errors.New("no end of line before the file was rotated"), Truncated: true})
-			if err != nil {
-				return false, err
-			}
+		if err := r.unended(in); err != nil {
+			return false, err
 		}
+		in.missed = in.backupsAfter()
 	case truncated:
 		r.opts.Warn("%s was truncated; reading it again from its start", in.path)
 	}
 	in.close()
-	return true, in.open()
+	return true, in.openNext()
+}
+
+// unended reports the line left without an end in a file rotated away, if any.
+func (r *Reader) unended(in *input) error {
+	if line, n := in.lastLine(); line != nil {
+		return r.bad(&BadLineError{At: Position{File: in.name(), Line: n},
+			Err: errors.New("no end of line before the file was rotated"), Truncated: true})
+	}
+	return nil
 }
 
 // Skip counts a bad line found by the reader's caller (an object that cannot be read)

@@ -304,6 +304,21 @@ func TestFollowsAcrossRotation(t *testing.T) {
 		expect("c")
 		expect("d")
 		expect("e")
+
+		// Two rotations before the reader looks again: the file in between is a backup
+		// by then, and is read in its turn, not skipped.
+		appendTo(path, line(5, "f")+"\n")
+		if err := os.Rename(path, filepath.Join(dir, "events-2026-11-23T10-00-04.000.jsonl")); err != nil {
+			t.Fatal(err)
+		}
+		appendTo(path, line(6, "g")+"\n")
+		if err := os.Rename(path, filepath.Join(dir, "events-2026-11-23T10-00-06.000.jsonl")); err != nil {
+			t.Fatal(err)
+		}
+		appendTo(path, line(7, "h")+"\n")
+		expect("f")
+		expect("g")
+		expect("h")
 		cancel()
 		if _, more := <-got; more {
 			t.Error("read more after the end")

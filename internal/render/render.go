@@ -10,7 +10,8 @@
 //     width.
 //   - wide: pretty with kubectl's -o wide columns.
 //   - custom-columns=, jsonpath=, go-template= and their -file= forms: kubectl's
-//     templates, per event (kubectl.Template).
+//     templates, per event, printing exactly what `kubectl get -w` prints
+//     (kubectl.Template); with WatchEvents, what it prints with --output-watch-events.
 //   - json: JSON Lines. "type" and "object" are the keys kubectl uses for
 //     `get -w --output-watch-events -o json`, so tools written for kubectl keep working;
 //     "time", "seq", "resource" and (only when true) "finalStateUnknown" are added.
@@ -68,7 +69,7 @@ func ParseFormat(s string) (Format, error) {
 		}
 	}
 	if kubectl.IsTemplateFormat(s) {
-		if _, err := kubectl.NewTemplate(s); err != nil {
+		if _, err := kubectl.NewTemplate(s, false); err != nil {
 			return "", err
 		}
 		return Format(s), nil
@@ -116,6 +117,10 @@ type Options struct {
 	// are several: pretty and wide output then show a cluster column after the time.
 	// With one (or none) there is no column.
 	Clusters []string
+	// WatchEvents gives the template formats the watch event, {"type": ..., "object":
+	// ...}, instead of the object alone, as kubectl's --output-watch-events does. The
+	// other formats show the event type anyway.
+	WatchEvents bool
 }
 
 // Printer renders events in one format. It keeps scratch state between calls, so each
@@ -197,7 +202,7 @@ func NewPrinter(o Options) (*Printer, error) {
 	}
 	var err error
 	if kubectl.IsTemplateFormat(string(format)) {
-		if p.template, err = kubectl.NewTemplate(string(format)); err != nil {
+		if p.template, err = kubectl.NewTemplate(string(format), o.WatchEvents); err != nil {
 			return nil, err
 		}
 	}
@@ -220,7 +225,9 @@ func NewPrinter(o Options) (*Printer, error) {
 func (p *Printer) Unchanged(ev *event.Event) bool { return p.differ.Unchanged(ev) }
 
 // Append renders ev as one or more complete lines, each ending in '\n', appended to
-// dst. On error dst is returned unchanged.
+// dst; a jsonpath or go-template format appends exactly what its template prints, which
+// may be no line at all, as in kubectl. On error dst is returned unchanged (a template
+// that failed on ev's object: a *kubectl.ExecError).
 func (p *Printer) Append(dst []byte, ev *event.Event) ([]byte, error) {
 	start := len(dst)
 	var err error

@@ -294,28 +294,37 @@ func TestAppendHasACaseForEveryFormat(t *testing.T) {
 	}
 }
 
-// TestTemplateFormats: kubectl's template formats, per event, with the event type as a
-// leading EVENT column (custom-columns) or word (jsonpath, go-template); bad templates
-// are errors naming what is wrong.
+// TestTemplateFormats: kubectl's template formats, per event, print what kubectl get -w
+// prints (no event type, no newline the template does not write); with WatchEvents the
+// template sees {type, object}; bad templates are errors naming what is wrong.
 func TestTemplateFormats(t *testing.T) {
 	pod := eventtest.WebPod(corev1.PodRunning, true, "worker-1", "1")
 	ev := &event.Event{Type: event.Added, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: pod}
 	mod := &event.Event{Type: event.Modified, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: pod, Old: pod}
-	for format, want := range map[Format]string{
-		"custom-columns=NAME:.metadata.name,NODE:spec.nodeName,MISSING:.status.nothing": "EVENT      NAME              NODE       MISSING\nADDED      " + pod.Name + "   worker-1   <none>\nMODIFIED   " + pod.Name + "   worker-1   <none>\n",
-		"jsonpath={.metadata.name}":                                 "ADDED " + pod.Name + "\nMODIFIED " + pod.Name + "\n",
-		`go-template={{.metadata.name}} {{.spec.nodeName}}{{"\n"}}`: "ADDED " + pod.Name + " worker-1\nMODIFIED " + pod.Name + " worker-1\n",
+	for _, tc := range []struct {
+		format      Format
+		watchEvents bool
+		want        string
+	}{
+		{"custom-columns=NAME:.metadata.name,NODE:spec.nodeName,MISSING:.status.nothing", false,
+			"NAME              NODE       MISSING\n" + pod.Name + "   worker-1   <none>\n" + pod.Name + "   worker-1   <none>\n"},
+		{"jsonpath={.metadata.name}", false, pod.Name + pod.Name},
+		{`go-template={{.metadata.name}} {{.spec.nodeName}}{{"\n"}}`, false, pod.Name + " worker-1\n" + pod.Name + " worker-1\n"},
+		{"custom-columns=EVENT:.type,NAME:.object.metadata.name", true,
+			"EVENT   NAME\nADDED   " + pod.Name + "\nMODIFIED   " + pod.Name + "\n"},
+		{`jsonpath={.type} {.object.metadata.name}{"\n"}`, true, "ADDED " + pod.Name + "\nMODIFIED " + pod.Name + "\n"},
+		{`go-template={{.type}} {{.object.spec.nodeName}}{{"\n"}}`, true, "ADDED worker-1\nMODIFIED worker-1\n"},
 	} {
-		p, err := NewPrinter(Options{Format: format})
+		p, err := NewPrinter(Options{Format: tc.format, WatchEvents: tc.watchEvents})
 		if err != nil {
-			t.Fatalf("%s: %v", format, err)
+			t.Fatalf("%s: %v", tc.format, err)
 		}
 		out, err := p.Append(nil, ev)
 		if err == nil {
 			out, err = p.Append(out, mod)
 		}
-		if err != nil || string(out) != want {
-			t.Errorf("%s:\n got %q, %v\nwant %q", format, out, err, want)
+		if err != nil || string(out) != tc.want {
+			t.Errorf("%s (watch events %v):\n got %q, %v\nwant %q", tc.format, tc.watchEvents, out, err, tc.want)
 		}
 	}
 	for _, bad := range []string{"jsonpath=", "jsonpath={.metadata.name", "go-template={{.x", "custom-columns=NAME", "custom-columns-file=/nonexistent", "jsonpath-file=/nonexistent"} {
@@ -339,9 +348,9 @@ func TestTemplateFileFormats(t *testing.T) {
 	pod := eventtest.WebPod(corev1.PodRunning, true, "worker-1", "1")
 	ev := &event.Event{Type: event.Deleted, Time: eventtest.T0, Resource: eventtest.Pods, Kind: "Pod", Object: pod}
 	for format, want := range map[string]string{
-		"custom-columns-file=" + write("cols", "NAME   NODE\n.metadata.name   {.spec.nodeName}\n"): "EVENT      NAME              NODE\nDELETED    " + pod.Name + "   worker-1\n",
-		"jsonpath-file=" + write("jp", "{.spec.nodeName}"):                                         "DELETED worker-1\n",
-		"go-template-file=" + write("gt", "{{.spec.nodeName}}\n"):                                  "DELETED worker-1\n",
+		"custom-columns-file=" + write("cols", "NAME   NODE\n.metadata.name   {.spec.nodeName}\n"): "NAME              NODE\n" + pod.Name + "   worker-1\n",
+		"jsonpath-file=" + write("jp", "{.spec.nodeName}"):                                         "worker-1",
+		"go-template-file=" + write("gt", "{{.spec.nodeName}}\n"):                                  "worker-1\n",
 	} {
 		p, err := NewPrinter(Options{Format: Format(format)})
 		if err != nil {

@@ -179,3 +179,34 @@ func TestJQSinkRuntimeErrors(t *testing.T) {
 		t.Errorf("warnings %q; want one, naming the sink and the event", warnings)
 	}
 }
+
+// An event the template fails on (index of a map the object lacks) is left out with one
+// line, escaped, at most once per NoticeEvery with the count so far; the others print.
+// Without SkipFailedTemplates the failure stops the sink, as any Write error.
+func TestPrinterSkipsFailedTemplates(t *testing.T) {
+	p, err := render.NewPrinter(render.Options{Format: `go-template={{index .metadata.annotations "a"}}{{"\n"}}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	var warnings []string
+	s := NewPrinter(&out, p, "stdout", nil)
+	s.SkipFailedTemplates("screen", func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) })
+	bare := podEvent(event.Added, "bare\x1b[2J", "1", nil)
+	for _, ev := range []*event.Event{bare, podEvent(event.Added, "web", "1", map[string]string{"a": "x"}), bare} {
+		if err := s.Write(ev); err != nil && !errors.Is(err, listener.ErrFiltered) {
+			t.Fatalf("Write: %v", err)
+		}
+	}
+	if out.String() != "x\n" {
+		t.Errorf("output %q, want the annotated pod's line alone", out.String())
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `sink "screen": the template failed on ADDED Pod ns/bare\x1b[2J: `) ||
+		!strings.Contains(warnings[0], "index of untyped nil") || strings.Contains(warnings[0], "\n") {
+		t.Errorf("warnings %q; want one line naming the sink, the event and the error, escaped", warnings)
+	}
+	stops := NewPrinter(&out, p, "stdout", nil)
+	if err := stops.Write(bare); err == nil || errors.Is(err, listener.ErrFiltered) {
+		t.Errorf("without SkipFailedTemplates: Write = %v, want the template's error", err)
+	}
+}

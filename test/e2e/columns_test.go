@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -133,6 +134,60 @@ spec:
   - {host: a.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}
   - {host: b.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}
 ---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: %[1]s}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 3
+  metrics:
+  - {type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}
+  - {type: Pods, pods: {metric: {name: rps}, target: {type: AverageValue, averageValue: "10"}}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader, namespace: %[1]s}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: readers, namespace: %[1]s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}
+subjects:
+- {kind: User, name: ann}
+- {kind: Group, name: ops}
+- {kind: ServiceAccount, name: bot, namespace: %[1]s}
+- {kind: User, name: bob}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cr-%[1]s}
+rules: [{apiGroups: [""], resources: [nodes], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: crb-%[1]s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cr-%[1]s}
+subjects: [{kind: Group, name: auditors}]
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: sc-%[1]s}
+provisioner: example.com/nfs
+reclaimPolicy: Retain
+allowVolumeExpansion: true
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: leader, namespace: %[1]s}
+spec: {holderIdentity: replica-1, leaseDurationSeconds: 15}
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: free, namespace: %[1]s}
+spec: {}
+---
 apiVersion: columns.kubeevents.dev/v1
 kind: Printable
 metadata: {name: blue, namespace: %[1]s}
@@ -161,10 +216,11 @@ func sameCells(got, want []string) bool {
 }
 
 // TestColumnsMatchKubectl: for pods, deployments, services, nodes, jobs, PVCs, ingresses,
-// cronjobs, replicationcontrollers, replicasets, configmaps, secrets, serviceaccounts, PVs
-// and a custom resource with additionalPrinterColumns, pretty and wide lines hold the
-// cells `kubectl get` (-o wide) prints for the same objects, unchanged in between
-// (their resourceVersions are compared before and after).
+// cronjobs, replicationcontrollers, replicasets, configmaps, secrets, serviceaccounts, PVs,
+// HPAs, endpoints, endpointslices, roles, rolebindings, clusterroles, clusterrolebindings,
+// storageclasses, leases and a custom resource with additionalPrinterColumns, pretty
+// and wide lines hold the cells `kubectl get` (-o wide) prints for the same objects,
+// unchanged in between (their resourceVersions are compared before and after).
 func TestColumnsMatchKubectl(t *testing.T) {
 	if clusterBin == "" {
 		t.Fatal("KUBEEVENTS_CLUSTER_BIN is not set; run the tests with 'make test-e2e'")
@@ -178,20 +234,29 @@ func TestColumnsMatchKubectl(t *testing.T) {
 	kubectlOut(t, columnsWorkloads(ns), "apply", "-f", "-")
 	kubectlOut(t, "", "-n", ns, "rollout", "status", "deployment/web", "--timeout=60s")
 
+	// The cluster-scoped objects of this test, by type.
+	own := map[string]string{"persistentvolumes": "pv-" + ns, "clusterroles": "cr-" + ns, "clusterrolebindings": "crb-" + ns, "storageclasses": "sc-" + ns}
 	t.Cleanup(func() {
-		_ = exec.Command(filepath.Join(clusterBin, "kubectl"), "--kubeconfig", kubeconfig, "delete", "pv", "pv-"+ns, "--wait=false").Run()
+		for typ, name := range own {
+			_ = exec.Command(filepath.Join(clusterBin, "kubectl"), "--kubeconfig", kubeconfig, "delete", typ, name, "--wait=false").Run()
+		}
 	})
 	types := []string{"pods", "deployments", "services", "jobs", "persistentvolumeclaims", "ingresses", "printables",
-		"cronjobs", "replicationcontrollers", "replicasets", "configmaps", "secrets", "serviceaccounts"}
-	for _, typ := range append(types, "nodes", "persistentvolumes") {
+		"cronjobs", "replicationcontrollers", "replicasets", "configmaps", "secrets", "serviceaccounts",
+		"horizontalpodautoscalers", "endpoints", "endpointslices", "roles", "rolebindings", "leases"}
+	// The Service's Endpoints and EndpointSlice are the controllers' to make.
+	waitUntil(t, nil, eventWait, "the Service's endpoints", func() bool {
+		return strings.Contains(kubectlOut(t, "", "get", "endpointslices", "-n", ns, "--no-headers"), "web-")
+	})
+	for _, typ := range append(types, "nodes", "persistentvolumes", "clusterroles", "clusterrolebindings", "storageclasses") {
 		for _, wide := range []bool{false, true} {
 			args := []string{"get", typ, "--no-headers", "-o", "custom-columns=RV:.metadata.resourceVersion"}
 			kubeArgs := []string{"get", typ, "--no-headers"}
-			keArgs := []string{"watch", typ, "--color", "never", "--timeout", "2s"}
-			switch typ {
-			case "nodes":
-			case "persistentvolumes": // this test's own
-				args, kubeArgs, keArgs = append(args, "pv-"+ns), append(kubeArgs, "pv-"+ns), append(keArgs, "pv-"+ns)
+			keArgs := []string{"watch", typ, "--color", "never", "--timeout", "20s"}
+			switch name, ok := own[typ]; {
+			case typ == "nodes":
+			case ok: // this test's own
+				args, kubeArgs, keArgs = append(args, name), append(kubeArgs, name), append(keArgs, name)
 			default:
 				args, kubeArgs, keArgs = append(args, "-n", ns), append(kubeArgs, "-n", ns), append(keArgs, "-n", ns)
 			}
@@ -202,7 +267,9 @@ func TestColumnsMatchKubectl(t *testing.T) {
 			for attempt := 0; ; attempt++ {
 				before := kubectlOut(t, "", args...)
 				want = tableRows(kubectlOut(t, "", kubeArgs...), 0)
-				r := runKubeevents(t, 30*time.Second, keArgs...)
+				// It ends once it has listed what kubectl printed, not on a timeout: 26
+				// types, twice each, would otherwise wait a minute more.
+				r := runKubeevents(t, 30*time.Second, append(keArgs, "--max-events", strconv.Itoa(len(want)))...)
 				if r.code != 0 {
 					t.Fatalf("kubeevents %v: exit %d\n%s", keArgs, r.code, r.stderr)
 				}
@@ -247,41 +314,11 @@ func tableRows(out string, skip int) map[string][]string {
 	return rows
 }
 
-// TestTemplatesEventTypesAndAll: each template format prints, after the event type, what
-// kubectl prints for the same object; --event-types leaves the other types out; watch
-// all expands to kubectl get all's types.
-func TestTemplatesEventTypesAndAll(t *testing.T) {
-	if clusterBin == "" {
-		t.Fatal("KUBEEVENTS_CLUSTER_BIN is not set; run the tests with 'make test-e2e'")
-	}
+// TestEventTypesAndAll: --event-types leaves the other types out; watch all expands to
+// kubectl get all's types. (The templates are compared with kubectl in templates_test.go.)
+func TestEventTypesAndAll(t *testing.T) {
 	ns := newNamespace(t)
 	createPod(t, ns, "web-1", map[string]string{"app": "web"})
-	for _, format := range []string{
-		"custom-columns=NAME:.metadata.name,APP:.metadata.labels.app,NONE:.spec.nothing",
-		`jsonpath={.metadata.name} {.metadata.labels}`,
-		`go-template={{.metadata.name}} {{index .metadata.labels "app"}}`,
-	} {
-		want := strings.TrimSpace(kubectlOut(t, "", "get", "pod", "web-1", "-n", ns, "-o", format))
-		r := runKubeevents(t, 30*time.Second, "watch", "pods", "-n", ns, "-o", format, "--max-events", "1")
-		if r.code != 0 {
-			t.Fatalf("-o %s: exit %d: %s", format, r.code, r.stderr)
-		}
-		got := strings.TrimSpace(r.stdout)
-		if strings.HasPrefix(format, "custom-columns") {
-			// An EVENT column before kubectl's: compare the cells.
-			gotRows, wantRows := strings.Split(got, "\n"), strings.Split(want, "\n")
-			if len(gotRows) != 2 || len(wantRows) != 2 ||
-				strings.Join(cellGap.Split(gotRows[0], -1), "|") != "EVENT|"+strings.Join(cellGap.Split(wantRows[0], -1), "|") ||
-				strings.Join(cellGap.Split(gotRows[1], -1), "|") != "ADDED|"+strings.Join(cellGap.Split(wantRows[1], -1), "|") {
-				t.Errorf("-o %s:\nkubeevents %q\nkubectl    %q", format, got, want)
-			}
-			continue
-		}
-		if got != "ADDED "+want {
-			t.Errorf("-o %s:\nkubeevents %q\nkubectl    %q", format, got, "ADDED "+want)
-		}
-	}
-
 	s := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "name", "--event-types", "deleted", "-v=1")
 	// Listed now, its ADDED of web-1 left out: the label and the deletion come after it.
 	s.waitStderr(30*time.Second, regexp.MustCompile(`kubeevents: pods in `+ns+` listed \(not shown: --event-types DELETED\); changes from here on are shown`))

@@ -121,6 +121,67 @@ func TestChangesOnlyLeavesNoSeqGap(t *testing.T) {
 	}
 }
 
+// A mass deletion under -l does not hold the stream up with one request per object:
+// kubeevents asks whether each DELETED object is still there (relabelled) or gone
+// together, so a DeleteCollection of 300 ConfigMaps costs a few requests, not 300 GETs
+// at client-go's 5 a second (60 s). The stream keeps its order (seq rises line by line,
+// each object DELETED once) and its meaning (the relabelled ones marked, no other).
+func TestSelectorMassDeletion(t *testing.T) {
+	const n = 300
+	ns := newNamespace(t)
+	ctx := context.Background()
+	for i := range n {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i), Labels: map[string]string{"app": "mass"}}}
+		if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := startKubeevents(t, "watch", "cm", "-n", ns, "-l", "app=mass", "-o", "json", "-v=6")
+	for i := 0; i < n; i++ {
+		s.waitFor(eventWait, fmt.Sprintf("%d ADDED", n), func(l string) bool { return strings.Contains(l, `"type":"ADDED"`) })
+	}
+	relabelled := map[string]bool{"cm-005": true, "cm-150": true, "cm-299": true}
+	for name := range relabelled {
+		patchConfigMap(t, ns, name, `{"metadata":{"labels":{"app":"other"}}}`)
+	}
+	start := time.Now()
+	if err := client.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app=mass"}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := map[string]string{} // name -> reason
+	var last uint64
+	for len(deleted) < n {
+		line := s.waitFor(30*time.Second, fmt.Sprintf("%d DELETED (%d so far)", n, len(deleted)), func(l string) bool { return strings.Contains(l, `"type":"DELETED"`) })
+		var ev struct {
+			Seq    uint64          `json:"seq"`
+			Reason string          `json:"reason"`
+			Object json.RawMessage `json:"object"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		name := envelope{Object: ev.Object}.name()
+		if _, twice := deleted[name]; twice || ev.Seq <= last {
+			t.Fatalf("DELETED %s (seq %d after %d): each object once, seqs rising", name, ev.Seq, last)
+		}
+		deleted[name], last = ev.Reason, ev.Seq
+	}
+	took := time.Since(start)
+	for name, reason := range deleted {
+		if want := map[bool]string{true: "selector"}[relabelled[name]]; reason != want {
+			t.Errorf("%s: reason %q, want %q", name, reason, want)
+		}
+	}
+	// Every request kubeevents made for cm-NNN (a GET) or for the namespace's ConfigMaps
+	// without the selector (a check's LIST), from -v=6's log.
+	checks := regexp.MustCompile(`"Response" verb="GET" url="[^"]*/namespaces/` + ns + `/configmaps(/|\?limit)`)
+	requests := len(checks.FindAllString(s.Stderr(), -1))
+	t.Logf("%d DELETED (3 relabelled) in %s after the deletion, with %d requests", n, took.Round(time.Millisecond), requests)
+	if requests > n/10 {
+		t.Errorf("%d requests to tell %d deletions from relabellings; want them asked together (at most %d)", requests, n, n/10)
+	}
+}
+
 // A pod relabelled out of a label selector is DELETED for the watch (scripts keep that
 // meaning), marked "reason":"selector" in JSON and said in words in pretty output; a
 // real deletion is not marked.
