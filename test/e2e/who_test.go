@@ -106,7 +106,7 @@ func TestByKubectlWriters(t *testing.T) {
 	jq.waitFor(eventWait, "jq's .by of the patch", func(l string) bool { return l == "painter Update" })
 	yaml.waitFor(eventWait, "YAML's by of the patch", func(l string) bool { return l == "- manager: painter" })
 	columns.waitFor(eventWait, "the template's .by", func(l string) bool {
-		return strings.HasPrefix(l, "MODIFIED") && strings.HasSuffix(strings.TrimSpace(l), "settings   painter")
+		return strings.Join(strings.Fields(l), " ") == "settings painter" // a row as kubectl get -w prints it
 	})
 	ev = metadata.waitJSON(eventWait, "--metadata-only's patch", func(ev envelope) bool {
 		return ev.Type == "MODIFIED" && ev.managers() == "painter"
