@@ -19,8 +19,16 @@ import (
 
 // frameEvery is the least time between two frames: the view is drawn at most 20 times
 // a second however many events come, and only when something changed (or a highlight
-// fades, or AGE moves on).
-const frameEvery = 50 * time.Millisecond
+// fades, or AGE moves on). That is the pace while the objects are quiet, so that the
+// first change shows at once; while changes keep coming, the time between frames
+// doubles at each frame that brings some, up to frameEveryBusy, and goes back to
+// frameEvery at the first look that finds none. A table is read by a person, a few
+// times a second is enough for that (k9s redraws every 2 s), and every frame costs the
+// same whatever it brings; highlights fade by the clock, so they look the same.
+const (
+	frameEvery     = 50 * time.Millisecond
+	frameEveryBusy = 250 * time.Millisecond
+)
 
 // mode is what the screen shows.
 type mode int
@@ -58,8 +66,9 @@ type model struct {
 	rate   rate
 	detail detail
 
-	content  string    // the last frame
-	drawnAt  time.Time // when it was drawn
+	content  string        // the last frame
+	drawnAt  time.Time     // when it was drawn
+	interval time.Duration // the least time until the next frame not forced
 	frames   int       // frames drawn, for the tests of the frame rate
 	quitting bool
 }
@@ -81,7 +90,7 @@ func newModel(v *View) *model {
 	t.showNamespace = v.opts.Namespace == "" && !v.opts.Owned
 	t.showCluster = len(v.opts.Clusters) > 1
 	t.tree = v.opts.Owned
-	return &model{v: v, st: newStyles(true), t: t, width: 80, height: 24}
+	return &model{v: v, st: newStyles(true), t: t, width: 80, height: 24, interval: frameEvery}
 }
 
 func tick() tea.Cmd {
@@ -107,6 +116,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.frame(now, true)
 	case tea.BackgroundColorMsg:
 		m.st = newStyles(msg.IsDark())
+		m.t.generation++ // every row's line is to be drawn in the new looks
 		m.frame(now, true)
 	case tea.KeyPressMsg:
 		if cmd := m.key(msg, now); cmd != nil {
@@ -119,10 +129,19 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // frame draws the screen anew if anything it shows changed: objects (unless paused),
 // the second (AGE, the rate), a fading highlight, or forced (a key, a resize).
+//
+// Unless forced, it draws only when m.interval has passed since the last frame; the
+// changes wait in the store meanwhile.
 func (m *model) frame(now time.Time, force bool) {
+	if !force && now.Sub(m.drawnAt) < m.interval {
+		return
+	}
 	changed := force
 	if !m.paused && m.v.store.pull(now, m.t.set) {
 		changed = true
+		m.interval = min(2*m.interval, frameEveryBusy)
+	} else if !force {
+		m.interval = frameEvery
 	}
 	// Half-second steps: highlights fade and AGE moves on without any event.
 	if now.Truncate(time.Second/2) != m.drawnAt.Truncate(time.Second/2) {
@@ -481,23 +500,20 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 			continue
 		}
 		l := m.t.lines[n]
-		text := m.t.text(l, m.width)
 		switch {
 		case l.header != nil:
-			b.WriteString(m.st.header.Render(text))
+			m.st.headerPaint.wrap(b, m.t.text(l, m.width))
 		case l.r == nil:
-			b.WriteString(text)
+			b.WriteString(m.t.text(l, m.width))
 		default:
-			style, ok := m.st.rowStyle(&l.r.rowState, now)
-			switch {
-			case n == at:
-				// Selected: reversed, and still struck or bold if it is.
-				b.WriteString(style.Inherit(m.st.selected).Reverse(true).Render(text))
-			case ok:
-				b.WriteString(style.Render(text))
-			default:
-				b.WriteString(text)
+			r := l.r
+			key := drawnKey{layout: m.t.generation, cellsAt: r.cellsAt, cellsOf: r.cellsOf, prefix: l.prefix,
+				width: m.width, paint: m.st.rowPaint(&r.rowState, now, n == at)}
+			if r.drawn == "" || r.drawnFor != key {
+				p := m.st.paints[key.paint]
+				r.drawn, r.drawnFor = p.prefix+m.t.text(l, m.width)+p.suffix, key
 			}
+			b.WriteString(r.drawn)
 		}
 		b.WriteByte('\n')
 	}

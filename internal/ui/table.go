@@ -2,6 +2,7 @@ package ui
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -25,11 +26,27 @@ const columnGap = "   "
 type row struct {
 	rowState
 	cells   []string // kubectl's columns after NAME, escaped
+	widths  []int    // the cells' widths on screen
 	headers []string
 	cellsAt int64  // the Unix second the cells are for (AGE moves)
 	cellsOf uint64 // the version of the object they are for
 	label   string // the NAME cell: name, kind/name (several types), kind/name in the tree
 	search  string // what the filter's substring is looked for in, lower case
+
+	// drawn is the row's last line on screen, styled, for drawnFor: a frame draws
+	// again only the rows whose object, AGE, look or layout changed.
+	drawn    string
+	drawnFor drawnKey
+}
+
+// drawnKey is what a row's drawn line depends on.
+type drawnKey struct {
+	layout  uint64 // table.generation
+	cellsAt int64
+	cellsOf uint64
+	prefix  string
+	width   int
+	paint   int
 }
 
 // sortKey is the order of the rows (of siblings in the owner tree).
@@ -115,6 +132,11 @@ type table struct {
 	groups map[schema.GroupKind]*group
 	// widths of the CLUSTER, NAMESPACE and NAME columns (the name with its tree branches)
 	clusterWidth, namespaceWidth, nameWidth int
+	// generation counts the layouts whose column widths differ from the one before:
+	// a row's line drawn for the same generation is still good.
+	generation uint64
+	allWidths  []int // this layout's column widths, every group's, to compare with the next
+	lastWidths []int
 }
 
 func newTable(t *kubectl.Table, order map[schema.GroupKind]int) *table {
@@ -168,12 +190,13 @@ func (t *table) refreshCells(r *row, now time.Time) {
 		return
 	}
 	r.headers = t.kubectl.Row(&t.cells, ev, m)
-	r.cells = r.cells[:0]
+	r.cells, r.widths = r.cells[:0], r.widths[:0]
 	var search strings.Builder
 	search.WriteString(strings.ToLower(r.key.namespace + "/" + r.label))
 	for i := range t.cells.Len() {
 		cell := string(t.cells.Cell(i))
 		r.cells = append(r.cells, cell)
+		r.widths = append(r.widths, ansi.StringWidth(cell))
 		search.WriteByte(' ')
 		search.WriteString(strings.ToLower(cell))
 	}
@@ -204,14 +227,28 @@ func (t *table) layout(now time.Time) {
 			continue
 		}
 		g := t.groupOf(l.r)
-		for i, c := range l.r.cells {
+		for i, w := range l.r.widths {
 			if i < len(g.widths) {
-				g.widths[i] = max(g.widths[i], ansi.StringWidth(c))
+				g.widths[i] = max(g.widths[i], w)
 			}
 		}
-		t.clusterWidth = max(t.clusterWidth, ansi.StringWidth(l.r.key.cluster))
-		t.namespaceWidth = max(t.namespaceWidth, ansi.StringWidth(l.r.key.namespace))
+		if t.showCluster {
+			t.clusterWidth = max(t.clusterWidth, ansi.StringWidth(l.r.key.cluster))
+		}
+		if t.showNamespace {
+			t.namespaceWidth = max(t.namespaceWidth, ansi.StringWidth(l.r.key.namespace))
+		}
 		t.nameWidth = max(t.nameWidth, ansi.StringWidth(l.prefix)+ansi.StringWidth(l.r.label))
+	}
+	t.allWidths = append(t.allWidths[:0], t.clusterWidth, t.namespaceWidth, t.nameWidth)
+	kinds := slices.SortedFunc(maps.Keys(t.groups), t.compareKinds)
+	for _, gk := range kinds {
+		t.allWidths = append(t.allWidths, -1)
+		t.allWidths = append(t.allWidths, t.groups[gk].widths...)
+	}
+	if !slices.Equal(t.allWidths, t.lastWidths) {
+		t.generation++
+		t.allWidths, t.lastWidths = t.lastWidths, t.allWidths
 	}
 }
 
@@ -371,13 +408,14 @@ func (t *table) root() *row {
 // text is a line as plain text, width columns at most; headers too.
 func (t *table) text(l line, width int) string {
 	var b strings.Builder
-	pad := func(s string, w int) {
+	padTo := func(s string, n, w int) {
 		b.WriteString(s)
-		for n := ansi.StringWidth(s); n < w; n++ {
+		for ; n < w; n++ {
 			b.WriteByte(' ')
 		}
 		b.WriteString(columnGap)
 	}
+	pad := func(s string, w int) { padTo(s, ansi.StringWidth(s), w) }
 	switch {
 	case l.header != nil:
 		if t.showCluster {
@@ -405,7 +443,7 @@ func (t *table) text(l line, width int) string {
 			if i < len(g.widths) {
 				w = g.widths[i]
 			}
-			pad(c, w)
+			padTo(c, r.widths[i], w)
 		}
 		if r.reason == event.ReasonSelector && !r.deleted.IsZero() {
 			b.WriteString("(left the selector)")
