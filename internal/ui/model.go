@@ -93,12 +93,18 @@ func newModel(v *View) *model {
 	return &model{v: v, st: newStyles(true), t: t, width: 80, height: 24, interval: frameEvery}
 }
 
-func tick() tea.Cmd {
-	return tea.Tick(frameEvery, func(t time.Time) tea.Msg { return frameMsg(t) })
+func tick(after time.Duration) tea.Cmd {
+	return tea.Tick(after, func(t time.Time) tea.Msg { return frameMsg(t) })
+}
+
+// nextTick is when to look at the store again: once the interval since the last frame
+// has passed, frameEvery at the soonest.
+func (m *model) nextTick(now time.Time) time.Duration {
+	return max(m.drawnAt.Add(m.interval).Sub(now), frameEvery)
 }
 
 func (m *model) Init() tea.Cmd {
-	return tea.Batch(tea.RequestBackgroundColor, tick())
+	return tea.Batch(tea.RequestBackgroundColor, tick(frameEvery))
 }
 
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -109,7 +115,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.frame(now, false)
-		return m, tick()
+		return m, tick(m.nextTick(now))
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.v.width.Store(int64(msg.Width))

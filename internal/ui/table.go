@@ -31,6 +31,9 @@ type row struct {
 	cellsAt int64  // the Unix second the cells are for (AGE moves)
 	cellsOf uint64 // the version of the object they are for
 	label   string // the NAME cell: name, kind/name (several types), kind/name in the tree
+	// rank and kindName place the row's kind among the tables (table.kindRank).
+	rank     int
+	kindName string
 	search  string // what the filter's substring is looked for in, lower case
 
 	// drawn is the row's last line on screen, styled, for drawnFor: a frame draws
@@ -137,6 +140,13 @@ type table struct {
 	generation uint64
 	allWidths  []int // this layout's column widths, every group's, to compare with the next
 	lastWidths []int
+
+	// reorder: rows came or went, or changed while the order depends on their changes,
+	// since the last layout; the lines are sorted again only then (or when the filter or
+	// the sort key changed, or in the tree), else the last layout's lines are kept.
+	reorder    bool
+	laidFilter string
+	laidSort   sortKey
 }
 
 func newTable(t *kubectl.Table, order map[schema.GroupKind]int) *table {
@@ -147,15 +157,21 @@ func newTable(t *kubectl.Table, order map[schema.GroupKind]int) *table {
 func (t *table) set(key objectKey, s *rowState) {
 	if s == nil {
 		delete(t.rows, key)
+		t.reorder = true
 		return
 	}
 	r := t.rows[key]
 	if r == nil {
 		r = &row{}
 		t.rows[key] = r
+		r.label = t.labelOf(key)
+		r.rank, r.kindName = t.kindRank(schema.GroupKind{Group: key.group, Kind: key.kind})
+		t.reorder = true
+	}
+	if t.sortBy != sortName {
+		t.reorder = true
 	}
 	r.rowState = *s
-	r.label = t.labelOf(key)
 }
 
 func (t *table) labelOf(key objectKey) string {
@@ -207,20 +223,32 @@ func (t *table) refreshCells(r *row, now time.Time) {
 // layout lays the rows out as lines for now: cells refreshed, filtered, sorted,
 // grouped by kind (or as the owner tree), and the columns' widths.
 func (t *table) layout(now time.Time) {
-	var shown []*row
 	for _, r := range t.rows {
 		t.refreshCells(r, now)
-		if t.filter.match(r) {
-			shown = append(shown, r)
-		}
 	}
-	t.lines = t.lines[:0]
-	clear(t.groups)
 	t.clusterWidth, t.namespaceWidth, t.nameWidth = len("CLUSTER"), len("NAMESPACE"), len("NAME")
-	if t.tree {
-		t.layoutTree(shown)
+	if t.reorder || t.tree || t.filter.active() || t.filter.text != t.laidFilter || t.sortBy != t.laidSort {
+		var shown []*row
+		for _, r := range t.rows {
+			if t.filter.match(r) {
+				shown = append(shown, r)
+			}
+		}
+		t.lines = t.lines[:0]
+		clear(t.groups)
+		if t.tree {
+			t.layoutTree(shown)
+		} else {
+			t.layoutGroups(shown)
+		}
+		t.reorder, t.laidFilter, t.laidSort = false, t.filter.text, t.sortBy
 	} else {
-		t.layoutGroups(shown)
+		// The same rows in the same order: only the widths are measured again.
+		for _, g := range t.groups {
+			for i, h := range g.headers {
+				g.widths[i] = len(h)
+			}
+		}
 	}
 	for _, l := range t.lines {
 		if l.r == nil {
@@ -305,9 +333,7 @@ func (t *table) compareKinds(a, b schema.GroupKind) int {
 // layoutGroups makes one table per kind, each with its header, a blank line between.
 func (t *table) layoutGroups(shown []*row) {
 	slices.SortFunc(shown, func(a, b *row) int {
-		ak := schema.GroupKind{Group: a.key.group, Kind: a.key.kind}
-		bk := schema.GroupKind{Group: b.key.group, Kind: b.key.kind}
-		return cmp.Or(t.compareKinds(ak, bk), t.less(a, b))
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.kindName, b.kindName), t.less(a, b))
 	})
 	var last *group
 	for _, r := range shown {
