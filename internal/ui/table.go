@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -94,7 +95,7 @@ func (f filter) match(r *row) bool {
 		m, err := meta.Accessor(r.obj)
 		return err == nil && f.selector.Matches(labels.Set(m.GetLabels()))
 	}
-	return strings.Contains(r.search, f.lower)
+	return strings.Contains(r.searchText(), f.lower)
 }
 
 // group is the rows of one kind: their header and column widths (kubectl prints one
@@ -207,17 +208,39 @@ func (t *table) refreshCells(r *row, now time.Time) {
 	}
 	r.headers = t.kubectl.Row(&t.cells, ev, m)
 	r.cells, r.widths = r.cells[:0], r.widths[:0]
-	var search strings.Builder
-	search.WriteString(strings.ToLower(r.key.namespace + "/" + r.label))
 	for i := range t.cells.Len() {
 		cell := string(t.cells.Cell(i))
 		r.cells = append(r.cells, cell)
-		r.widths = append(r.widths, ansi.StringWidth(cell))
-		search.WriteByte(' ')
-		search.WriteString(strings.ToLower(cell))
+		r.widths = append(r.widths, textWidth(cell))
 	}
-	r.search = search.String()
+	r.search = "" // made again when a filter asks (searchText)
 	r.cellsAt, r.cellsOf = sec, r.version
+}
+
+// searchText is what a filter's substring is looked for in, made when first asked
+// after the cells changed: only a filter needs it.
+func (r *row) searchText() string {
+	if r.search == "" {
+		var search strings.Builder
+		search.WriteString(strings.ToLower(r.key.namespace + "/" + r.label))
+		for _, cell := range r.cells {
+			search.WriteByte(' ')
+			search.WriteString(strings.ToLower(cell))
+		}
+		r.search = search.String()
+	}
+	return r.search
+}
+
+// textWidth is how many columns s takes on the terminal: ansi.StringWidth, without its
+// cost for the usual printable ASCII (one column a byte).
+func textWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c >= utf8.RuneSelf-1 { // control, DEL, or not ASCII
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s)
 }
 
 // layout lays the rows out as lines for now: cells refreshed, filtered, sorted,
@@ -261,12 +284,12 @@ func (t *table) layout(now time.Time) {
 			}
 		}
 		if t.showCluster {
-			t.clusterWidth = max(t.clusterWidth, ansi.StringWidth(l.r.key.cluster))
+			t.clusterWidth = max(t.clusterWidth, textWidth(l.r.key.cluster))
 		}
 		if t.showNamespace {
-			t.namespaceWidth = max(t.namespaceWidth, ansi.StringWidth(l.r.key.namespace))
+			t.namespaceWidth = max(t.namespaceWidth, textWidth(l.r.key.namespace))
 		}
-		t.nameWidth = max(t.nameWidth, ansi.StringWidth(l.prefix)+ansi.StringWidth(l.r.label))
+		t.nameWidth = max(t.nameWidth, textWidth(l.prefix)+textWidth(l.r.label))
 	}
 	t.allWidths = append(t.allWidths[:0], t.clusterWidth, t.namespaceWidth, t.nameWidth)
 	kinds := slices.SortedFunc(maps.Keys(t.groups), t.compareKinds)
@@ -441,7 +464,7 @@ func (t *table) text(l line, width int) string {
 		}
 		b.WriteString(columnGap)
 	}
-	pad := func(s string, w int) { padTo(s, ansi.StringWidth(s), w) }
+	pad := func(s string, w int) { padTo(s, textWidth(s), w) }
 	switch {
 	case l.header != nil:
 		if t.showCluster {
@@ -484,7 +507,7 @@ func fit(s string, width int) string {
 	if width <= 0 {
 		return ""
 	}
-	if w := ansi.StringWidth(s); w > width {
+	if w := textWidth(s); w > width {
 		return ansi.Truncate(s, width, "…")
 	} else if w < width {
 		return s + strings.Repeat(" ", width-w)

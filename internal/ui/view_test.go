@@ -7,6 +7,7 @@ import (
 	"time"
 
 	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -319,5 +320,14 @@ func TestEntriesAreBounded(t *testing.T) {
 	got := bounded([]byte(b.String()))
 	if n := strings.Count(got, "\n"); n > entryLines+1 || len(got) > entryBytes+64 {
 		t.Errorf("bounded: %d lines, %d bytes", n, len(got))
+	}
+}
+
+// textWidth is ansi.StringWidth, quicker for printable ASCII.
+func TestTextWidth(t *testing.T) {
+	for _, s := range []string{"", "web-1", "Running   3/3", "\x1b[1mbold\x1b[m", "a\tb", "└─ pod/x", "日本", "x\x7fy"} {
+		if got, want := textWidth(s), ansi.StringWidth(s); got != want {
+			t.Errorf("textWidth(%q) = %d, want %d", s, got, want)
+		}
 	}
 }
