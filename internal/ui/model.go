@@ -69,7 +69,7 @@ type model struct {
 	content  string        // the last frame
 	drawnAt  time.Time     // when it was drawn
 	interval time.Duration // the least time until the next frame not forced
-	frames   int       // frames drawn, for the tests of the frame rate
+	frames   int           // frames drawn, for the tests of the frame rate
 	quitting bool
 }
 

@@ -35,7 +35,7 @@ type row struct {
 	// rank and kindName place the row's kind among the tables (table.kindRank).
 	rank     int
 	kindName string
-	search  string // what the filter's substring is looked for in, lower case
+	search   string // what the filter's substring is looked for in, lower case
 
 	// drawn is the row's last line on screen, styled, for drawnFor: a frame draws
 	// again only the rows whose object, AGE, look or layout changed.
