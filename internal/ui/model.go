@@ -446,11 +446,10 @@ func (m *model) draw(now time.Time) string {
 func (m *model) statusText(now time.Time) string {
 	o := &m.v.opts
 	left := " kubeevents · " + o.Watched
-	live, kinds := 0, map[string]int{}
+	live := 0
 	for _, r := range m.t.rows {
 		if r.deleted.IsZero() {
 			live++
-			kinds[r.key.kind]++
 		}
 	}
 	var parts []string
@@ -517,7 +516,11 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 				width: m.width, paint: m.st.rowPaint(&r.rowState, now, n == at)}
 			if r.drawn == "" || r.drawnFor != key {
 				p := m.st.paints[key.paint]
-				r.drawn, r.drawnFor = p.prefix+m.t.text(l, m.width)+p.suffix, key
+				text := m.t.text(l, m.width)
+				if key.paint != paintPlain {
+					text = fit(text, m.width) // the highlight covers the whole line
+				}
+				r.drawn, r.drawnFor = p.prefix+text+p.suffix, key
 			}
 			b.WriteString(r.drawn)
 		}
@@ -552,7 +555,7 @@ func (m *model) drawDetail(b *strings.Builder) {
 	for i := range h {
 		n := d.offset + i
 		if n < len(d.lines) {
-			b.WriteString(fit(d.lines[n], m.width))
+			b.WriteString(cut(d.lines[n], m.width))
 		}
 		b.WriteByte('\n')
 	}
@@ -578,7 +581,7 @@ func (m *model) drawHelp(b *strings.Builder) {
 	h := m.detailHeight()
 	for i := range h {
 		if i < len(helpText) {
-			b.WriteString(fit(helpText[i], m.width))
+			b.WriteString(cut(helpText[i], m.width))
 		}
 		b.WriteByte('\n')
 	}

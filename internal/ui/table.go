@@ -498,7 +498,20 @@ func (t *table) text(l line, width int) string {
 			b.WriteString("(left the selector)")
 		}
 	}
-	return fit(strings.TrimRight(b.String(), " "), width)
+	return cut(strings.TrimRight(b.String(), " "), width)
+}
+
+// cut cuts s to width columns (with an ellipsis). A line not painted needs no padding:
+// each frame is drawn on a cleared screen, and trailing spaces cost the renderer as
+// much as text.
+func cut(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if textWidth(s) > width {
+		return ansi.Truncate(s, width, "…")
+	}
+	return s
 }
 
 // fit cuts s to width columns (with an ellipsis) or pads it with spaces to width, so
