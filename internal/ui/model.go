@@ -495,6 +495,12 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 		}
 	}
 	m.offset = max(min(m.offset, len(m.t.lines)-h), 0)
+	for n := m.offset; n < min(m.offset+h, len(m.t.lines)); n++ {
+		if r := m.t.lines[n].r; r != nil {
+			m.t.refreshCells(r, now) // AGE as of now
+		}
+	}
+	m.t.measure()
 	for i := range h {
 		n := m.offset + i
 		if n >= len(m.t.lines) {

@@ -244,12 +244,17 @@ func textWidth(s string) int {
 }
 
 // layout lays the rows out as lines for now: cells refreshed, filtered, sorted,
-// grouped by kind (or as the owner tree), and the columns' widths.
+// grouped by kind (or as the owner tree).
+//
+// Only the rows whose object changed get their cells again here: AGE moves on every
+// second for every row, but only the rows on screen need it, and measure (after
+// refreshCells of those) takes the widths.
 func (t *table) layout(now time.Time) {
 	for _, r := range t.rows {
-		t.refreshCells(r, now)
+		if r.cells == nil || r.cellsOf != r.version {
+			t.refreshCells(r, now)
+		}
 	}
-	t.clusterWidth, t.namespaceWidth, t.nameWidth = len("CLUSTER"), len("NAMESPACE"), len("NAME")
 	if t.reorder || t.tree || t.filter.active() || t.filter.text != t.laidFilter || t.sortBy != t.laidSort {
 		var shown []*row
 		for _, r := range t.rows {
@@ -265,12 +270,16 @@ func (t *table) layout(now time.Time) {
 			t.layoutGroups(shown)
 		}
 		t.reorder, t.laidFilter, t.laidSort = false, t.filter.text, t.sortBy
-	} else {
-		// The same rows in the same order: only the widths are measured again.
-		for _, g := range t.groups {
-			for i, h := range g.headers {
-				g.widths[i] = len(h)
-			}
+	}
+}
+
+// measure takes the columns' widths from the rows laid out. A row off screen may have
+// an AGE a few seconds old: its width (rarely different) is caught up once it shows.
+func (t *table) measure() {
+	t.clusterWidth, t.namespaceWidth, t.nameWidth = len("CLUSTER"), len("NAMESPACE"), len("NAME")
+	for _, g := range t.groups {
+		for i, h := range g.headers {
+			g.widths[i] = len(h)
 		}
 	}
 	for _, l := range t.lines {
