@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -329,5 +330,28 @@ func TestTextWidth(t *testing.T) {
 		if got, want := textWidth(s), ansi.StringWidth(s); got != want {
 			t.Errorf("textWidth(%q) = %d, want %d", s, got, want)
 		}
+	}
+}
+
+// AGE moves on for the rows on screen, and a row scrolled into view shows its AGE as of
+// now, not as of when it was last drawn.
+func TestAgeOfRowsOnScreen(t *testing.T) {
+	h := newHarness(t, Options{})
+	for i := range 40 {
+		h.write(event.Added, testPod(fmt.Sprintf("web-%02d", i), nil, corev1.PodRunning), true)
+	}
+	h.frame()
+	if l, _ := h.screen().line("web-00"); !regexp.MustCompile(`\s60s$`).MatchString(l) {
+		t.Fatalf("web-00 at first: %q, want AGE 60s", l)
+	}
+	h.clock.add(30 * time.Second)
+	h.frame()
+	if l, _ := h.screen().line("web-00"); !regexp.MustCompile(`\s90s$`).MatchString(l) {
+		t.Errorf("web-00 30 s later: %q, want AGE 90s", l)
+	}
+	h.keys("G")
+	h.frame()
+	if l, _ := h.screen().line("web-39"); !regexp.MustCompile(`\s90s$`).MatchString(l) {
+		t.Errorf("web-39 scrolled into view: %q, want AGE 90s; the screen:\n%s", l, h.screen())
 	}
 }
