@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X github.com/kubeevents/kubeevents/cmd.version=$(VERSION) \
 	-X github.com/kubeevents/kubeevents/cmd.commit=$(shell git rev-parse --short HEAD 2>/dev/null) \
 	-X github.com/kubeevents/kubeevents/cmd.date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: docs build demo demo-rollout lint test test-unit test-e2e test-bench test-faults soak fuzz cluster-up cluster-down bench bench-mem completions release-check clean
+.PHONY: docs build demo demo-rollout lint test test-unit test-e2e test-bench test-faults soak fuzz cluster-up cluster-down bench bench-mem bench-replay completions release-check clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -118,6 +118,12 @@ bench: cluster-up build
 
 bench-mem: cluster-up build
 	KUBEEVENTS_BIN=$(BIN) hack/bench.sh mem
+
+# kubeevents replay against jq -c . on a recording of 200,000 pod events made by kubeevents
+# itself on a status churn: time (-o json, -o pretty with diffs) and memory on a recording
+# ten times larger; results in bench/results-replay.json (bench/README.md).
+bench-replay: cluster-up build
+	KUBEEVENTS_BIN=$(BIN) hack/bench.sh replay
 
 # The benchmark harness on a short run (every churn mode with N=50 M=2, the rollout with 3
 # Deployments x 2 replicas, the custom-resource variant, bench-mem with 50 pods): checks

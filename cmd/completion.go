@@ -284,13 +284,30 @@ func registerWatchCompletions(c *cobra.Command, configFlags *genericclioptions.C
 	_ = c.RegisterFlagCompletionFunc("on-full", complete.OnFull)
 	_ = c.RegisterFlagCompletionFunc("sink", complete.Sink)
 	_ = c.RegisterFlagCompletionFunc("event-types", complete.EventTypes)
+	_ = c.RegisterFlagCompletionFunc("on", complete.Transitions)
 	_ = c.RegisterFlagCompletionFunc("exclude-namespace", complete.NamespaceList(configFlags, false))
 	_ = c.RegisterFlagCompletionFunc("owned-types", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return complete.Cluster(cmd, configFlags, func(context.Context) []cobra.Completion {
 			return complete.Types(configFlags, toComplete)
 		}), complete.NoFiles
 	})
-	for _, name := range append([]string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until", "metrics-addr", "ui-history"}, leader.FlagNames[1:]...) {
+	for _, name := range append([]string{"selector", "field-selector", "jq", "buffer", "resync", "grace", "ignore-path", "max-events", "timeout", "until", "metrics-addr", "since", "ui-history"}, leader.FlagNames[1:]...) {
 		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
+	}
+}
+
+// registerReplayCompletions registers the value completions of replay and history: the
+// arguments are files (the shell's own completion); the flags shared with watch complete
+// as watch's.
+func registerReplayCompletions(c *cobra.Command) {
+	for name, f := range map[string]cobra.CompletionFunc{"output": complete.Formats, "color": complete.Color,
+		"on-full": complete.OnFull, "sink": complete.Sink, "event-types": complete.EventTypes} {
+		_ = c.RegisterFlagCompletionFunc(name, f)
+	}
+	for _, name := range []string{"selector", "jq", "buffer", "grace", "ignore-path", "max-events", "timeout", "until",
+		"since", "since-time", "until-time", "by", "not-by", "at"} {
+		if c.Flags().Lookup(name) != nil {
+			_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
+		}
 	}
 }

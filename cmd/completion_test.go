@@ -146,8 +146,9 @@ func TestCompleteSink(t *testing.T) {
 		directive  string
 	}{
 		{"f", []string{"file=", "file("}, ":6"},
-		{"file(", []string{"file(name=", "file(format=", "file(buffer=", "file(on-full=", "file(resync=", "file(event-types=", "file(max-size=", "file(max-backups=", "file(max-age=", "file(compress"}, ":6"},
-		{"jq(raw,o", []string{"jq(raw,on-full=", "jq(raw,output="}, ":6"},
+		{"file(", []string{"file(name=", "file(format=", "file(buffer=", "file(on-full=", "file(resync=", "file(event-types=", "file(on=", "file(fold", "file(max-size=", "file(max-backups=", "file(max-age=", "file(compress"}, ":6"},
+		{"jq(raw,o", []string{"jq(raw,on-full=", "jq(raw,output=", "jq(raw,on="}, ":6"},
+		{"http(format=slack,on=crash", []string{"http(format=slack,on=crashloop"}, ":6"},
 		{"jq(raw,on-full=drop-", []string{"jq(raw,on-full=drop-oldest", "jq(raw,on-full=drop-newest"}, ":6"},
 		{"file(format=", config.FileFormats(), ":6"},
 		{"terminal(format=n", []string{"terminal(format=name"}, ":6"},
@@ -187,7 +188,7 @@ func TestCompleteSink(t *testing.T) {
 	}
 	wantContains(t, c, "file(compress,max-size=5,max-backups=")
 	// Whatever completion offers for a file sink, the parser takes (filled in).
-	fill := map[string]string{"name": "x", "format": "json", "event-types": "DELETED", "buffer": "1", "on-full": "block", "resync": "1m", "max-size": "1", "max-backups": "1", "max-age": "1"}
+	fill := map[string]string{"name": "x", "format": "json", "event-types": "DELETED", "on": "deleted", "buffer": "1", "on-full": "block", "resync": "1m", "max-size": "1", "max-backups": "1", "max-age": "1"}
 	for _, v := range tabComplete(t, "watch", "--sink", "file(").values {
 		key := strings.TrimSuffix(strings.TrimPrefix(v, "file("), "=")
 		spec := v + fill[key]

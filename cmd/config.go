@@ -2,6 +2,9 @@ package cmd
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -9,6 +12,8 @@ import (
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/jq"
+	"github.com/kubeevents/kubeevents/internal/notify"
+	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
 // NewConfigCommand is `kubeevents config validate [FILE]`.
@@ -43,9 +48,49 @@ func NewConfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 					return usageErrorf("%s: sink %q: %v", s.Origin, s.Name, err)
 				}
 			}
+			if err := checkSignal(file, sinks); err != nil {
+				return usageErrorf("%s: %v", path, err)
+			}
 			fmt.Fprintf(streams.Out, "%s: OK, %d sink%s\n", path, len(sinks), diag.Plural(len(sinks)))
 			return nil
 		},
 	})
 	return c
+}
+
+// checkSignal compiles the file's own transitions and formats, and looks up those its
+// sinks name, as a watch would.
+func checkSignal(file *config.File, sinks []config.Sink) error {
+	transitions, err := transition.NewCatalog(file.Transitions)
+	if err != nil {
+		return err
+	}
+	names := slices.Sorted(maps.Keys(file.Transitions))
+	for _, s := range sinks {
+		if s.On != "" {
+			names = append(names, strings.Split(s.On, "|")...)
+		}
+	}
+	if _, err := transitions.Compile(names, nil); err != nil {
+		return err
+	}
+	formats, err := notify.NewCatalog(file.Formats)
+	if err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(file.Formats)) {
+		f, _ := formats.Lookup(name)
+		if _, err := f.Compile(); err != nil {
+			return err
+		}
+	}
+	for _, s := range sinks {
+		if s.Type != config.KindHTTP || s.Format == "" {
+			continue
+		}
+		if _, err := formats.Lookup(s.Format); err != nil {
+			return fmt.Errorf("sink %q: %v", s.Name, err)
+		}
+	}
+	return nil
 }

@@ -9,13 +9,14 @@ import (
 	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/recording"
 )
 
 // Exit codes, documented in README: scripts tell the outcomes apart by them.
 const (
 	ExitOK         = 0 // a condition was met, the stream was interrupted, or --timeout ended a plain watch
 	ExitError      = 1 // the watch could not start or failed, or the rollout --until-rollout waited for failed; also --leader-elect's lease lost (leader.LostError: the run was stopped cleanly, and the pod restarts as a standby) or not allowed (leader.ForbiddenError)
-	ExitUsage      = 2 // bad flags, arguments or configuration
+	ExitUsage      = 2 // bad flags, arguments or configuration, or a recording replay cannot read
 	ExitTimeout    = 3 // --timeout, --max-events or an interruption (Ctrl-C, SIGTERM) ended the run before --until / --until-deleted / --until-rollout was met
 	ExitSinkFailed = 4 // a sink (or the --resume checkpoint) could not be opened or written, or a sink failed to write while the others ran to the end
 )
@@ -44,8 +45,9 @@ func ExitCode(err error, errOut io.Writer) int {
 	var mismatch *checkpoint.MismatchError
 	var checkpointWrite *checkpoint.WriteError
 	var notOurs *clusterstore.NotOursError
+	var badLine *recording.BadLineError
 	switch {
-	case errors.As(err, &usage), errors.As(err, &corrupt), errors.As(err, &mismatch), errors.As(err, &notOurs):
+	case errors.As(err, &usage), errors.As(err, &corrupt), errors.As(err, &mismatch), errors.As(err, &notOurs), errors.As(err, &badLine):
 		return ExitUsage
 	case errors.As(err, &timeout), errors.As(err, &notMet), errors.As(err, &interrupted):
 		return ExitTimeout

@@ -68,7 +68,11 @@ from one shared informer, showing what changed in every update.`,
 	}
 
 	root.AddCommand(NewWatchCommand(configFlags, streams, verbosity))
+	root.AddCommand(NewReplayCommand(configFlags, streams, verbosity))
+	root.AddCommand(NewHistoryCommand(configFlags, streams, verbosity))
 	root.AddCommand(NewConfigCommand(streams))
+	root.AddCommand(NewOnCommand(streams))
+	root.AddCommand(NewFormatCommand(streams))
 	root.AddCommand(NewCompletionCommand(streams))
 	root.AddCommand(NewVersionCommand(configFlags, streams))
 	registerConfigFlagCompletions(root, configFlags)

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"os"
 	"strings"
 	"time"
 
@@ -9,13 +8,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/leader"
-	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/plan"
-	"github.com/kubeevents/kubeevents/internal/render"
-	"github.com/kubeevents/kubeevents/internal/switches"
 	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
@@ -31,6 +26,10 @@ const watchExample = `  # Coloured live stream of pods in the current namespace
   # Wait until a pod is deleted, for at most 2 minutes
   kubeevents watch pod web-0 --until-deleted --timeout 2m
 
+  # Only what matters: crash loops and failed rollouts; rollouts folded into their steps
+  kubeevents watch pods,deployments -A --on crashloop,oomkilled,rollout-failed
+  kubeevents watch pods,deployments --fold-rollouts
+
   # Follow a rollout: the Deployment, its ReplicaSets, their pods and their Events,
   # until it succeeds (exit 0) or passes its progress deadline (exit 1)
   kubeevents watch deployment/web --owned --with-events --until-rollout --timeout 5m`
@@ -38,31 +37,23 @@ const watchExample = `  # Coloured live stream of pods in the current namespace
 // watchFlags are the flags of `kubeevents watch`, as cobra fills them. config turns them,
 // with the arguments and the config file, into the engine's one Config.
 type watchFlags struct {
-	output, color, labelSelector, fieldSelector string
-	timestamps, allNamespaces, allContexts      bool
-	sinks                                       []string
-	configFile, jq                              string
-	rawOutput, noScreen                         bool
-	buffer                                      int
-	onFull                                      string
-	resync, grace, timeout                      time.Duration
-	watchOnly, changesOnly, showOld, noDiff     bool
-	ignorePaths                                 []string
-	maxEvents                                   int
-	until                                       string
-	untilDeleted, showSecrets, metadataOnly     bool
-	withEvents                                  bool
-	owned, untilRollout                         bool
-	ownedTypes                                  []string
-	metricsAddr, resume                         string
-	resumeReset                                 bool
-	excludeNamespaces, eventTypes               []string
-	leaderElect                                 leader.Flags
-	ui                                          bool
-	uiHistory                                   int
-
-	// changed reports whether a flag was given on the command line.
-	changed func(name string) bool
+	outputFlags
+	labelSelector, fieldSelector            string
+	allNamespaces, allContexts              bool
+	resync, since                           time.Duration
+	watchOnly                               bool
+	untilDeleted, showSecrets, metadataOnly bool
+	withEvents                              bool
+	owned, untilRollout                     bool
+	ownedTypes                              []string
+	metricsAddr, resume                     string
+	resumeReset                             bool
+	excludeNamespaces                       []string
+	on                                      []string
+	foldRollouts                            bool
+	leaderElect                             leader.Flags
+	ui                                      bool
+	uiHistory                               int
 }
 
 // runEngine runs a watch; tests replace it to see the Config the command line makes.
@@ -87,33 +78,17 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 		},
 	}
 	fs := c.Flags()
-	fs.StringVarP(&f.output, "output", "o", string(render.FormatPretty), "output format of the terminal: "+strings.Join(render.Formats(), "|"))
-	fs.StringVar(&f.color, "color", "auto", "colour the terminal output: auto|always|never (auto: only on a terminal, and never when NO_COLOR is set)")
-	fs.BoolVar(&f.timestamps, "timestamps", false, "full RFC 3339 times instead of 15:04:05 in pretty output")
+	f.addFlags(fs, "of the terminal")
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "watch every namespace")
 	fs.StringVarP(&f.labelSelector, "selector", "l", "", "label selector, e.g. -l app=web,tier!=db")
 	fs.StringVar(&f.fieldSelector, "field-selector", "", "field selector, e.g. --field-selector status.phase=Pending")
-	fs.StringArrayVar(&f.sinks, "sink", nil, config.SinkSyntaxHelp)
-	fs.StringVar(&f.configFile, "config", "", "config file with sinks and defaults (default $XDG_CONFIG_HOME/kubeevents/config.yaml, or ~/.config/kubeevents/config.yaml, if it exists)")
-	fs.StringVar(&f.jq, "jq", "", "jq expression applied to each event of the standard output stream (envelope: type, time, seq, resource, object, old, diff)")
-	fs.BoolVarP(&f.rawOutput, "raw-output", "r", false, "with --jq: print strings raw, not as JSON")
-	fs.BoolVar(&f.noScreen, "no-screen", false, "write no events to stdout, only to the --sink and config file sinks (an archiving run)")
-	fs.IntVar(&f.buffer, "buffer", listener.DefaultBuffer, "events each sink may queue")
-	fs.StringVar(&f.onFull, "on-full", listener.Block.String(), "what a sink does when its buffer is full: "+strings.Join(listener.Policies(), "|"))
 	fs.DurationVar(&f.resync, "resync", 0, "re-deliver every cached object to the sinks as SYNC events this often (0: never)")
-	fs.DurationVar(&f.grace, "grace", 5*time.Second, "on exit, how long sinks may take to write what they still hold")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on HOST:PORT/metrics, e.g. 127.0.0.1:9090 (off by default)")
 	fs.BoolVar(&f.watchOnly, "watch-only", false, "do not print the objects that exist at start-up, only later changes")
-	fs.BoolVar(&f.changesOnly, "changes-only", false, "leave out MODIFIED events whose diff is empty after ignored paths")
-	fs.BoolVar(&f.showOld, "show-old", false, "put the whole previous object into JSON output as \"old\"")
-	fs.BoolVar(&f.noDiff, "no-diff", false, "do not compute or show what changed")
-	fs.StringArrayVar(&f.ignorePaths, "ignore-path", nil, "leave a field out of diffs (JSON pointer or dotted path, * for any key; repeatable), e.g. status.conditions.*.lastHeartbeatTime")
-	fs.IntVar(&f.maxEvents, "max-events", 0, "exit after this many events (0: no limit); exit code 3 if --until or --until-deleted was not met by then")
-	fs.DurationVar(&f.timeout, "timeout", 0, "exit after this long; exit code 3 if --until, --until-deleted or --until-rollout was not met by then")
-	fs.StringVar(&f.until, "until", "", "exit 0 once an event makes this jq expression true (after printing it)")
 	fs.BoolVar(&f.untilDeleted, "until-deleted", false, "with NAME arguments: exit 0 once all named objects are deleted (in every namespace given)")
 	fs.BoolVar(&f.showSecrets, "show-secrets", false, "show Secret values (redacted by default, in every sink)")
 	fs.BoolVar(&f.withEvents, "with-events", false, "also show new core Events about the watched objects, interleaved (EVENT, or WARNING highlighted)")
+	fs.DurationVar(&f.since, "since", 0, "with --with-events: first the core Events of the last DURATION about the objects that exist (e.g. 10m), marked past")
 	fs.BoolVar(&f.metadataOnly, "metadata-only", false, "cache and report only object metadata (much less memory on large clusters)")
 	fs.BoolVar(&f.owned, "owned", false, "with TYPE/NAME: also follow every object it owns, transitively (a Deployment's ReplicaSets and their pods, a CronJob's Jobs and their pods, ...)")
 	fs.StringSliceVar(&f.ownedTypes, "owned-types", nil, "with --owned: also watch these types for children (e.g. a custom controller's resources), besides the defaults of the owner's kind")
@@ -125,7 +100,8 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.BoolVar(&f.resumeReset, "resume-reset", false, "with --resume: start afresh, replacing the checkpoint file whatever it holds")
 	fs.StringArrayVar(&f.excludeNamespaces, "exclude-namespace", nil, "with -A: leave out namespaces with this name or glob (repeatable), e.g. --exclude-namespace 'kube-*'")
 	fs.BoolVar(&f.allContexts, "all-contexts", false, "watch every context of the kubeconfig at once (see --context, which also takes a comma list and globs: --context 'prod-*,staging')")
-	fs.StringSliceVar(&f.eventTypes, "event-types", nil, "only these event types, e.g. --event-types ADDED,DELETED (ADDED, MODIFIED, DELETED, SYNC; left out before any sink)")
+	fs.StringSliceVar(&f.on, "on", nil, "only events in which one of these transitions happened, e.g. --on crashloop,oomkilled,rollout-failed (kubeevents on lists them)")
+	fs.BoolVar(&f.foldRollouts, "fold-rollouts", false, "fold the events of rollouts in progress (their pods', ReplicaSets', status updates) into one ROLLOUT line per step; a failed rollout unfolds them (a sink's fold=false: every event)")
 	registerWatchCompletions(c, configFlags)
 	return c
 }
@@ -147,18 +123,13 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if err != nil {
 		return engine.Config{}, err
 	}
-	cfg := engine.Config{Watch: req, Color: f.color, Timestamps: f.timestamps, WatchOnly: f.watchOnly,
-		WithEvents: f.withEvents, ChangesOnly: f.changesOnly, NoDiff: f.noDiff, IgnorePaths: f.ignorePaths,
-		ShowOld: f.showOld, MaxEvents: uint64(max(f.maxEvents, 0)), Until: f.until, Timeout: f.timeout, Grace: f.grace,
-		MetricsAddr: f.metricsAddr, Resume: f.resume, ResumeReset: f.resumeReset, LeaderElect: f.leaderElect,
-		UI: f.ui, UIHistory: f.uiHistory}
-	if cfg.EventTypes, err = parseEventTypes(f.eventTypes); err != nil {
-		return cfg, err
-	}
-	file, err := loadConfigFile(f.configFile)
+	cfg, file, err := f.engineConfig(streams, f.resync, f.changed("resync"))
 	if err != nil {
 		return cfg, err
 	}
+	cfg.Watch, cfg.WatchOnly, cfg.WithEvents, cfg.EventsSince = req, f.watchOnly, f.withEvents, f.since
+	cfg.MetricsAddr, cfg.Resume, cfg.ResumeReset, cfg.LeaderElect = f.metricsAddr, f.resume, f.resumeReset, f.leaderElect
+	cfg.UI, cfg.UIHistory, cfg.On, cfg.FoldRollouts = f.ui, f.uiHistory, f.on, f.foldRollouts
 	if file != nil {
 		if !f.changed("resume") && file.Resume != "" {
 			cfg.Resume = file.Resume
@@ -167,19 +138,6 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 			cfg.MetricsAddr = file.MetricsAddr
 		}
 	}
-	stdout, _ := streams.Out.(*os.File)
-	cfg.Sinks, err = config.Assemble(file, config.CommandLine{Specs: f.sinks, Output: f.output, OutputGiven: f.changed("output"),
-		JQ: f.jq, Raw: f.rawOutput, NoScreen: f.noScreen, Buffer: f.buffer, BufferGiven: f.changed("buffer"),
-		OnFull: f.onFull, OnFullGiven: f.changed("on-full"), Resync: f.resync, ResyncGiven: f.changed("resync"), Stdout: stdout})
-	if err != nil {
-		return cfg, err
-	}
-	if err := switches.Check(os.Getenv); err != nil {
-		return cfg, usageErrorf("%v", err)
-	}
-	cfg.NoFastPaths = !switches.FastPaths.Enabled()
-	cfg.PlainIO = !switches.QuietReads.Enabled()
-	cfg.PlainStdout = !switches.QuietStdout.Enabled()
 	return cfg, f.validate(cfg)
 }
 
@@ -188,28 +146,9 @@ func (f *watchFlags) request(args []string, configFlags *genericclioptions.Confi
 	req := plan.Request{AllNamespaces: f.allNamespaces, ExcludeNamespaces: f.excludeNamespaces, AllContexts: f.allContexts,
 		LabelSelector: f.labelSelector, FieldSelector: f.fieldSelector, MetadataOnly: f.metadataOnly, ShowSecrets: f.showSecrets,
 		Owned: f.owned, OwnedTypes: f.ownedTypes, UntilRollout: f.untilRollout, UntilDeleted: f.untilDeleted}
-	if typ, name, ok := strings.Cut(args[0], "/"); ok {
-		switch {
-		case len(args) > 1:
-			return req, usageErrorf("TYPE/NAME %s/%s is one object: give no other arguments after it (for several, kubeevents watch TYPE NAME...)", typ, name)
-		case typ == "" || name == "" || strings.Contains(typ, ",") || strings.Contains(name, "/"):
-			return req, usageErrorf("%q: give one object as TYPE/NAME, e.g. deployment/web", typ+"/"+name)
-		}
-		args = []string{typ, name}
-	}
-	for _, t := range strings.Split(args[0], ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			req.Types = append(req.Types, t)
-		}
-	}
-	if len(req.Types) == 0 {
-		return req, usageErrorf("no resource type given; e.g. kubeevents watch pods")
-	}
-	for _, name := range args[1:] {
-		if strings.Contains(name, "/") {
-			return req, usageErrorf("NAME %q: give the type once as the first argument and plain names after it (kubeevents watch pods web-0 web-1)", name)
-		}
-		req.Names = append(req.Names, name)
+	var err error
+	if req.Types, req.Names, err = typesAndNames(args, "watch"); err != nil {
+		return req, err
 	}
 	if configFlags.Namespace != nil && f.changed("namespace") {
 		req.Namespace, req.NamespaceGiven = *configFlags.Namespace, true
@@ -225,23 +164,31 @@ func (f *watchFlags) request(args []string, configFlags *genericclioptions.Confi
 	return req, checkRequestTimeout(configFlags)
 }
 
-// loadConfigFile reads the config file: the one given, else the default one if it
-// exists; nil when there is none.
-func loadConfigFile(path string) (*config.File, error) {
-	if path == "" {
-		def := config.DefaultPath()
-		if _, err := os.Stat(def); def == "" || err != nil {
-			return nil, nil
+// typesAndNames reads the arguments that say what to stream: TYPE[,TYPE...] [NAME...],
+// or TYPE/NAME; command is the command's words for the messages ("watch").
+func typesAndNames(args []string, command string) (types, names []string, err error) {
+	if typ, name, ok := strings.Cut(args[0], "/"); ok {
+		switch {
+		case len(args) > 1:
+			return nil, nil, usageErrorf("TYPE/NAME %s/%s is one object: give no other arguments after it (for several, kubeevents %s TYPE NAME...)", typ, name, command)
+		case typ == "" || name == "" || strings.Contains(typ, ",") || strings.Contains(name, "/"):
+			return nil, nil, usageErrorf("%q: give one object as TYPE/NAME, e.g. deployment/web", typ+"/"+name)
 		}
-		path = def
+		args = []string{typ, name}
 	}
-	file, err := config.Load(path)
-	if err != nil {
-		return nil, &UsageError{Err: err}
+	for _, t := range strings.Split(args[0], ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			types = append(types, t)
+		}
 	}
-	return file, nil
-}
-
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
+	if len(types) == 0 {
+		return nil, nil, usageErrorf("no resource type given; e.g. kubeevents %s pods", command)
+	}
+	for _, name := range args[1:] {
+		if strings.Contains(name, "/") {
+			return nil, nil, usageErrorf("NAME %q: give the type once as the first argument and plain names after it (kubeevents %s pods web-0 web-1)", name, command)
+		}
+		names = append(names, name)
+	}
+	return types, names, nil
 }

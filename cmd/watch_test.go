@@ -76,9 +76,13 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"no-screen and -o", []string{"watch", "pods", "--no-screen", "-o", "json", "--sink", "file=x.jsonl"}, `kubeevents: --no-screen turns off the standard output stream whose format -o sets`},
 		{"no-screen and a stdout sink", []string{"watch", "pods", "--no-screen", "--sink", "file=/dev/stdout"}, `kubeevents: --no-screen turns off the standard output stream, but --sink "file=/dev/stdout" writes to it`},
 		{"rotating stdout", []string{"watch", "pods", "--sink", "file(max-size=1)=-"}, `kubeevents: sink "stdout": - is the standard output, which cannot be rotated (rotation renames the file); drop max-size`},
+		{"--on with --fold-rollouts", []string{"watch", "pods", "--on", "crashloop", "--fold-rollouts"}, `kubeevents: --on keeps only events in which a transition happened, which are never folded`},
+		{"--on's name", []string{"watch", "pods", "--on", "CrashLoop"}, `kubeevents: --on: transition name "CrashLoop": use lower-case letters`},
+		{"format with jq", []string{"watch", "pods", "--sink", "http(format=slack,jq=.)=http://x"}, `kubeevents: sink "http": format slack and jq both say what is sent; drop one`},
 		{"ui on a pipe", []string{"watch", "pods", "--ui"}, `kubeevents: --ui needs a terminal, and the standard output is not one`},
 		{"ui with json", []string{"watch", "pods", "--ui", "-o", "json"}, `kubeevents: --ui shows kubectl's columns, as -o pretty or -o wide do, not -o json`},
 		{"ui with a stdout sink", []string{"watch", "pods", "--ui", "--sink", "jq=.type"}, `kubeevents: --ui takes the standard output, which sink "jq" writes to as well`},
+		{"ui with fold-rollouts", []string{"watch", "pods", "--ui", "--fold-rollouts"}, `kubeevents: --ui shows each object as it is now, which folding its events would leave stale; drop --fold-rollouts`},
 		{"ui-history without ui", []string{"watch", "pods", "--ui-history", "5"}, `kubeevents: --ui-history applies to --ui only; add --ui`},
 		{"rotating /dev/stdout", []string{"watch", "pods", "--sink", "file(max-size=1,name=out)=/dev/stdout"}, `kubeevents: sink "out": /dev/stdout is the standard output, which cannot be rotated`},
 	}
@@ -212,6 +216,13 @@ func TestEngineConfigFromFlags(t *testing.T) {
 		{"resume and metrics", []string{"watch", "pods", "--resume", "c.ckpt", "--metrics-addr", "127.0.0.1:0"}, func(c engine.Config) bool {
 			return c.Resume == "c.ckpt" && c.MetricsAddr == "127.0.0.1:0"
 		}},
+		{"signal", []string{"watch", "pods", "--on", "crashloop,oomkilled", "--on", "deleted", "--sink", "http(on=failed,format=slack)=http://x"}, func(c engine.Config) bool {
+			return slices.Equal(c.On, []string{"crashloop", "oomkilled", "deleted"}) && !c.FoldRollouts &&
+				c.Sinks[1].On == "failed" && c.Sinks[1].Format == "slack"
+		}},
+		{"folding", []string{"watch", "pods", "--fold-rollouts", "--sink", "file(fold=false)=all.jsonl"}, func(c engine.Config) bool {
+			return c.FoldRollouts && c.Sinks[1].Fold != nil && !*c.Sinks[1].Fold
+		}},
 	}
 	for _, tc := range cases {
 		if cfg := configOf(t, tc.args...); !tc.check(cfg) {
@@ -233,5 +244,35 @@ func TestConfigFileSettingsGiveWayToFlags(t *testing.T) {
 	c = configOf(t, "watch", "pods", "--config", cfgFile, "--resume", "flag.ckpt", "--metrics-addr", "127.0.0.1:1")
 	if c.Resume != "flag.ckpt" || c.MetricsAddr != "127.0.0.1:1" {
 		t.Errorf("flags: resume %q, metrics %q", c.Resume, c.MetricsAddr)
+	}
+}
+
+// kubeevents on and kubeevents format list what they know, the config file's among
+// them, and print one's program; an unknown name is bad usage.
+func TestOnAndFormatCommands(t *testing.T) {
+	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfgFile, []byte("transitions:\n  warning: |\n    # A Warning Event.\n    .object.type == \"Warning\"\n"+
+		"formats:\n  plain: |\n    # A line per event.\n    # content-type: text/plain\n    map(title) | join(\"\\n\")\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCommand(t, "on", "--config", cfgFile)
+	if code != 0 || !strings.HasPrefix(out, "crashloop  ") || !strings.Contains(out, "\nwarning           A Warning Event. (config file)\n") {
+		t.Errorf("kubeevents on: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCommand(t, "on", "deleted")
+	if code != 0 || !strings.Contains(out, `.type == "DELETED" and .reason != "selector"`) {
+		t.Errorf("kubeevents on deleted: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCommand(t, "format", "--config", cfgFile)
+	if code != 0 || !strings.HasPrefix(out, "slack  ") || !strings.Contains(out, "plain          text/plain                    A line per event. (config file)") {
+		t.Errorf("kubeevents format: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCommand(t, "format", "functions")
+	if code != 0 || !strings.Contains(out, "def title:") {
+		t.Errorf("kubeevents format functions: exit %d\n%s", code, out)
+	}
+	code, _, errOut := runCommand(t, "format", "slak")
+	if code != ExitUsage || errOut != "kubeevents: unknown format \"slak\" (did you mean \"slack\"?); kubeevents format lists them\n" {
+		t.Errorf("kubeevents format slak: exit %d, %q", code, errOut)
 	}
 }

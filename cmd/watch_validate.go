@@ -13,7 +13,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/plan"
-	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/transition"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -22,27 +22,14 @@ import (
 // validate checks the flags against each other.
 func (f *watchFlags) validate(cfg engine.Config) error {
 	req := cfg.Watch
-	if _, err := render.ParseFormat(f.output); err != nil {
-		return usageErrorf("-o: %v", err)
-	}
 	// Flags that would change nothing are refused rather than ignored.
 	switch {
-	case f.rawOutput && f.jq == "":
-		return usageErrorf("-r/--raw-output applies to --jq only; add --jq EXPRESSION (for a jq sink: --sink 'jq(raw)=EXPRESSION')")
-	case f.jq != "" && f.changed("output") && f.output != string(render.FormatJSON):
-		return usageErrorf("-o %s does not apply with --jq, which prints the expression's results as JSON (strings raw with -r); drop -o", f.output)
-	case f.color != "auto" && f.color != "always" && f.color != "never":
-		return usageErrorf("--color %q: use auto, always or never", f.color)
+	case f.since != 0 && !f.withEvents:
+		return usageErrorf("--since shows the core Events that happened before the start; add --with-events")
+	case f.since < 0:
+		return usageErrorf("--since %s: give a positive duration, e.g. 10m", f.since)
 	case req.UntilDeleted && len(req.Names) == 0:
 		return usageErrorf("--until-deleted needs the names of the objects to wait for: kubeevents watch TYPE NAME... --until-deleted")
-	case f.maxEvents < 0:
-		return usageErrorf("--max-events %d: give a positive number, or 0 for no limit", f.maxEvents)
-	case f.timeout < 0:
-		return usageErrorf("--timeout %s: give a positive duration, e.g. 30s or 5m, or 0 for no limit", f.timeout)
-	case f.grace < 0:
-		return usageErrorf("--grace %s: give a positive duration, e.g. 5s, or 0 to drop what sinks still hold", f.grace)
-	case f.noDiff && (f.changesOnly || len(f.ignorePaths) > 0):
-		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")
 	case f.resumeReset && cfg.Resume == "":
 		return usageErrorf("--resume-reset applies to --resume only; add --resume FILE")
 	case cfg.Resume != "" && req.Owned:
@@ -55,6 +42,15 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 		return usageErrorf("--ui-history %d: give a number of changes of at least 1", f.uiHistory)
 	case cfg.Resume != "" && f.watchOnly:
 		return usageErrorf("--resume and --watch-only do not go together: a resumed start emits what changed while kubeevents was down, which --watch-only leaves out; drop one")
+	case f.ui && f.foldRollouts:
+		return usageErrorf("--ui shows each object as it is now, which folding its events would leave stale; drop --fold-rollouts (a sink's fold folds that sink alone)")
+	case len(f.on) > 0 && f.foldRollouts:
+		return usageErrorf("--on keeps only events in which a transition happened, which are never folded: --fold-rollouts would change nothing; drop one (a sink's on= goes with folding)")
+	}
+	for _, name := range f.on {
+		if err := transition.CheckName(name); err != nil {
+			return usageErrorf("--on: %v", err)
+		}
 	}
 	if req.LabelSelector != "" {
 		if _, err := labels.Parse(req.LabelSelector); err != nil {

@@ -23,6 +23,12 @@ usage: hack/bench.sh COMMAND [HARNESS FLAGS...]
                             replicas, one update) plus the custom-resource variant, a client
                             with every speed piece off and the heavy-jq pair, and mem with 50
                             pods: checks that every client saw every event, not times.
+  replay  (make bench-replay) a recording of N pods (default 1000) x M status reports (default
+                            200) made by kubeevents itself (a file sink), then jq -c . and
+                            kubeevents replay -o json and -o pretty on it in turn, RUNS times
+                            (default 3), and replay's memory on it and on its first tenth.
+                            RECORDING=PATH replays that file instead (no cluster needed).
+                            Results: bench/results-replay.json.
   clean                     delete the pods and widgets of every kubeevents-bench-* namespace
                             (namespaces themselves never finish deleting: no controllers)
 
@@ -52,7 +58,7 @@ GO=${GO:-go}
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
-  e2e|mem|short|clean) ;;
+  e2e|mem|short|clean|replay) ;;
   -h|--help|help) usage; exit 0 ;;
   *) usage >&2; exit 2 ;;
 esac
@@ -97,6 +103,10 @@ case "$cmd" in
     bin/bench/harness mem "${common[@]}" -n 50 -workers 8 -settle 1s -cleanup -targets=false \
       -namespace "kubeevents-bench-mem-short-$suffix" -out "$tmp/results-mem.json" -outdir "$tmp/mem"
     echo "bench: short run OK (every client saw every event)"
+    ;;
+  replay)
+    exec bin/bench/harness replay "${common[@]}" -n "${N:-1000}" -m "${M:-200}" -workers "${WORKERS:-8}" -runs "${RUNS:-3}" \
+      ${RECORDING:+-recording "$RECORDING"} "$@"
     ;;
   clean)
     for ns in $("$KUBECTL" --kubeconfig "$KUBECONFIG_PATH" get namespaces -o name | sed -n 's|^namespace/\(kubeevents-bench-.*\)|\1|p'); do

@@ -4,6 +4,7 @@
 //
 //	harness e2e [flags]   `make bench`: kubeevents vs kubectl vs the decode floors on churn
 //	harness mem [flags]   `make bench-mem`: memory and initial-sync CPU with many cached pods
+//	harness replay [flags] `make bench-replay`: kubeevents replay against jq on a recording
 //
 // hack/bench.sh builds everything and passes the paths; see `harness e2e -h`.
 package main
@@ -212,8 +213,8 @@ func printTargets(ts []target) {
 }
 
 func main() {
-	if len(os.Args) < 2 || (os.Args[1] != "e2e" && os.Args[1] != "mem") {
-		fmt.Fprintln(os.Stderr, "usage: harness e2e|mem [flags]  (hack/bench.sh runs it; -h for the flags)")
+	if len(os.Args) < 2 || (os.Args[1] != "e2e" && os.Args[1] != "mem" && os.Args[1] != "replay") {
+		fmt.Fprintln(os.Stderr, "usage: harness e2e|mem|replay [flags]  (hack/bench.sh runs it; -h for the flags)")
 		os.Exit(2)
 	}
 	// Ctrl-C or SIGTERM: stop the clients rather than leave them running.
@@ -231,6 +232,8 @@ func main() {
 		err = runE2E(os.Args[2:])
 	case "mem":
 		err = runMem(os.Args[2:])
+	case "replay":
+		err = runReplay(os.Args[2:])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

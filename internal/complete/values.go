@@ -4,6 +4,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
 // Descriptions shown next to flag values; a value without one is offered bare.
@@ -230,6 +232,22 @@ func EventTypes(_ *cobra.Command, _ []string, toComplete string) ([]string, cobr
 	for _, t := range []event.EventType{event.Added, event.Modified, event.Deleted, event.Sync} {
 		if strings.HasPrefix(done+string(t), strings.ToUpper(toComplete)) && !strings.Contains(strings.ToUpper(done), string(t)+",") {
 			out = append(out, done+string(t))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+// Transitions completes --on's comma-separated list with the shipped transitions' names,
+// with what each says.
+func Transitions(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	done := ""
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		done = toComplete[:i+1]
+	}
+	var out []string
+	for _, t := range transition.Shipped().List() {
+		if strings.HasPrefix(done+t.Name, toComplete) && !slices.Contains(strings.Split(done, ","), t.Name) {
+			out = append(out, done+t.Name+"\t"+t.Description)
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace

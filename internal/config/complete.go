@@ -1,6 +1,9 @@
 package config
 
-import "github.com/kubeevents/kubeevents/internal/listener"
+import (
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/transition"
+)
 
 // These helpers expose the --sink syntax's vocabulary for shell completion, so that it
 // follows the kinds and the settings table instead of repeating their lists.
@@ -50,6 +53,8 @@ func OptionValues(kind, key string) (values []string, path bool) {
 		return []string{"true", "false"}, false
 	case eventTypesValue:
 		return EventTypeNames, false
+	case transitionsValue:
+		return transition.Shipped().Names(), false
 	case pathValue:
 		return nil, true
 	}

@@ -114,7 +114,8 @@ type Sink struct {
 	// Type is KindTerminal, KindFile or KindJQ.
 	Type string
 	// Format is, for terminal: pretty, wide, json, yaml or name, "" meaning the -o
-	// flag's format; for file: json (set when not given), pretty or yaml; for jq: "".
+	// flag's format; for file: json (set when not given), pretty or yaml; for http: the
+	// receiver's (package notify), "" for JSON Lines; for jq: "".
 	Format string
 	Path   string // file: the file written (required); Stdout ("-") means stdout
 	Expr   string // jq: the expression (required)
@@ -148,6 +149,12 @@ type Sink struct {
 	// (ADDED|DELETED); the others count as filtered in its summary. A string, so that a
 	// Sink stays comparable.
 	EventTypes string
+	// On, when set, names the transitions (package transition) the sink writes the events
+	// of, "|"-separated (crashloop|oomkilled); the others count as filtered.
+	On string
+	// Fold says whether the sink folds rollouts in progress (package fold); nil: as
+	// --fold-rollouts says.
+	Fold *bool
 
 	// AutoName reports that Name is a default rather than given by the user.
 	AutoName bool
@@ -174,6 +181,11 @@ type File struct {
 	Resume string
 	// MetricsAddr is --metrics-addr's HOST:PORT, which the flag overrides.
 	MetricsAddr string
+	// Transitions are the file's own transitions, name → jq program (package
+	// transition), and Formats its own formats for http sinks, name → jq program (package
+	// notify): each adds to the shipped ones, or replaces the one of its name.
+	Transitions map[string]string
+	Formats     map[string]string
 }
 
 // Defaults are the settings a sink gets when it leaves them unset (zero).

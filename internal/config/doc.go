@@ -127,7 +127,9 @@ func (set *setting) valueDoc() string {
 	case kindValue:
 		return kindList()
 	case eventTypesValue:
-		return orList(EventTypeNames) + ", separated by | (by , in the config file)"
+		return orList(EventTypeNames) + ", separated by | or ,"
+	case transitionsValue:
+		return "transitions' names (kubeevents on lists them), separated by | or ,"
 	case formatValue:
 		var per []string
 		templates := ""
@@ -136,6 +138,9 @@ func (set *setting) valueDoc() string {
 				continue
 			}
 			formats := k.Formats()
+			if k.namedFormats {
+				formats = append(formats, "one of the config file's formats")
+			}
 			if k.takesTemplates() {
 				formats = append(formats, "a template")
 				templates = "; a template is custom-columns=, jsonpath=, go-template= or their -file= forms"

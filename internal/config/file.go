@@ -14,7 +14,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kubeevents/kubeevents/internal/clusterstore"
+	"github.com/kubeevents/kubeevents/internal/notify"
 	"github.com/kubeevents/kubeevents/internal/suggest"
+	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
 // Load reads and parses the config file at path; see Parse. If the file cannot be read
@@ -142,8 +144,16 @@ func (d *decoder) parse(data []byte) (*File, error) {
 	if isNull(root) {
 		return f, nil
 	}
-	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume", "metricsAddr"}, func(key string, k, v *yaml.Node) error {
+	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume", "metricsAddr", "transitions", "formats"}, func(key string, k, v *yaml.Node) error {
 		switch key {
+		case "transitions":
+			var err error
+			f.Transitions, err = d.programs(v, key, transition.CheckName)
+			return err
+		case "formats":
+			var err error
+			f.Formats, err = d.programs(v, key, notify.CheckName)
+			return err
 		case "metricsAddr":
 			var err error
 			f.MetricsAddr, err = d.str(v, "metricsAddr")
@@ -169,6 +179,39 @@ func (d *decoder) parse(data []byte) (*File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// programs decodes the top level's transitions or formats: a mapping of names, each a
+// jq program (compiled by the run, or by config validate).
+func (d *decoder) programs(n *yaml.Node, field string, checkName func(string) error) (map[string]string, error) {
+	if isNull(n) {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, d.errorf(n, "%s: want a mapping of names to jq programs, got %s", field, describe(n))
+	}
+	programs := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			return nil, d.errorf(k, "%s: want a name, got %s", field, describe(k))
+		}
+		if err := checkName(k.Value); err != nil {
+			return nil, d.errorf(k, "%s: %v", field, err)
+		}
+		if _, ok := programs[k.Value]; ok {
+			return nil, d.errorf(k, "%s: %q is given twice", field, k.Value)
+		}
+		program, err := d.str(v, field+"."+k.Value)
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(program) == "" {
+			return nil, d.errorf(v, "%s.%s: want a jq program, got nothing", field, k.Value)
+		}
+		programs[k.Value] = program
+	}
+	return programs, nil
 }
 
 // resolve follows an alias to the node it stands for.
@@ -409,6 +452,25 @@ func (d *decoder) value(s *Sink, set *setting, n *yaml.Node, field string) (valu
 		v.n, err = d.count(n, field)
 	case bufferValue:
 		v.n, err = d.buffer(n, field)
+	case eventTypesValue, transitionsValue:
+		// A list, or its items in one string: [ADDED, DELETED] or ADDED,DELETED.
+		var text string
+		if n.Kind == yaml.SequenceNode {
+			var items []string
+			for _, item := range n.Content {
+				s, err := d.str(resolve(item), field)
+				if err != nil {
+					return value{}, err
+				}
+				items = append(items, s)
+			}
+			text = strings.Join(items, ",")
+		} else if text, err = d.str(n, field); err != nil {
+			return value{}, err
+		}
+		if v, err = parseText(s.Type, set.value, text); err != nil {
+			return value{}, d.errorf(n, "%s: %v", field, err)
+		}
 	default:
 		var text string
 		if text, err = d.str(n, field); err != nil {

@@ -172,7 +172,7 @@ func TestParseErrors(t *testing.T) {
 		{"field for another kind", "sinks:\n  - type: file\n    path: x\n    raw: true\n",
 			`config.yaml:4:5: sinks[0].raw: not valid for file sinks (only for jq)`},
 		{"format for jq", "sinks:\n  - type: jq\n    expr: .\n    format: json\n",
-			`config.yaml:4:5: sinks[0].format: not valid for jq sinks (only for terminal or file)`},
+			`config.yaml:4:5: sinks[0].format: not valid for jq sinks (only for terminal, file or http)`},
 		{"rotate for terminal", "sinks:\n  - {type: terminal, rotate: {maxSizeMB: 1}}\n",
 			`config.yaml:2:22: sinks[0].rotate: not valid for terminal sinks (only for file)`},
 		{"bad terminal format", "sinks:\n  - type: terminal\n    format: bogus\n",
@@ -208,6 +208,18 @@ func TestParseErrors(t *testing.T) {
 			`config.yaml:1: did not find expected key`},
 		{"unknown anchor", "sinks: *s\n",
 			`config.yaml: unknown anchor 's' referenced`},
+		{"a transition's name", "transitions:\n  Warning: '.object.type == \"Warning\"'\n",
+			`config.yaml:2:3: transitions: transition name "Warning": use lower-case letters, digits and '-', starting with a letter`},
+		{"a transition without a program", "transitions:\n  warning:\n",
+			`config.yaml:2:11: transitions.warning: want a jq program, got nothing`},
+		{"transitions as a list", "transitions: [a, b]\n",
+			`config.yaml:1:14: transitions: want a mapping of names to jq programs, got a list`},
+		{"the functions' name", "formats:\n  functions: '.'\n",
+			`config.yaml:2:3: formats: format name "functions" is taken: kubeevents format functions prints the functions every format may use`},
+		{"a transition's name in on", "sinks:\n  - type: file\n    path: x\n    on: [crashloop, Bad]\n",
+			`config.yaml:4:9: sinks[0].on: transition name "Bad": use lower-case letters, digits and '-', starting with a letter`},
+		{"an http format's name", "sinks:\n  - type: http\n    url: http://x\n    format: Slack\n",
+			`config.yaml:4:13: sinks[0].format: format name "Slack": use lower-case letters, digits and '-', starting with a letter`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,6 +234,41 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("Parse(%q) returned %+v with its error, want nil", tt.data, got)
 			}
 		})
+	}
+}
+
+// TestParseSignal: the file's own transitions and formats, and sinks that name them.
+func TestParseSignal(t *testing.T) {
+	f, err := Parse("config.yaml", []byte(`
+transitions:
+  warning: |
+    # A Warning Event.
+    .object.kind == "Event" and .object.type == "Warning"
+formats:
+  plain: "map(title) | join(\"\\n\")"
+sinks:
+  - type: http
+    url: https://hooks.example.com/x
+    format: plain
+    on: [warning, crashloop]
+  - type: file
+    path: all.jsonl
+    fold: false
+    on: oomkilled,rollout-failed
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Transitions["warning"] != "# A Warning Event.\n.object.kind == \"Event\" and .object.type == \"Warning\"\n" ||
+		f.Formats["plain"] != `map(title) | join("\n")` {
+		t.Errorf("transitions %q, formats %q", f.Transitions, f.Formats)
+	}
+	hook, file := f.Sinks[0], f.Sinks[1]
+	if hook.Format != "plain" || hook.On != "warning|crashloop" || hook.Fold != nil {
+		t.Errorf("http sink %+v", hook)
+	}
+	if file.On != "oomkilled|rollout-failed" || file.Fold == nil || *file.Fold {
+		t.Errorf("file sink %+v", file)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/notify"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
@@ -53,6 +54,10 @@ type Kind struct {
 	// to the caller: a terminal's format is the -o flag's).
 	formats       []render.Format
 	defaultFormat render.Format
+	// namedFormats says its formats are the receivers' of package notify, which the config
+	// file may add to: a name is checked for its form when read, and looked up when the
+	// run builds the sink.
+	namedFormats bool
 
 	// defaultName is a sink's name when none is given.
 	defaultName func(s *Sink) string
@@ -111,14 +116,16 @@ var kinds = []*Kind{
 		build:       buildExec,
 	},
 	{
-		Name: KindHTTP, Description: "an HTTP endpoint (POSTed JSON Lines)", TargetHint: ": http=URL", AfterOptions: "then the URL",
+		Name: KindHTTP, Description: "an HTTP endpoint (POSTed JSON Lines, or the receiver's format)", TargetHint: ": http=URL", AfterOptions: "then the URL",
 		target: "url", targetNoun: "a URL", targetMeta: "URL",
 		targetDoc: "the URL", nameDoc: KindHTTP,
-		settings: []string{"url", "jq", "batch", "batch-bytes", "batch-interval", "single", "timeout", "retries",
+		settings: []string{"format", "url", "jq", "batch", "batch-bytes", "batch-interval", "single", "timeout", "retries",
 			"header", "ca-file", "cert-file", "key-file"},
-		defaultName: func(*Sink) string { return KindHTTP },
-		elsewhere:   true,
-		build:       buildHTTP,
+		formats:      receiverFormats(),
+		namedFormats: true,
+		defaultName:  func(*Sink) string { return KindHTTP },
+		elsewhere:    true,
+		build:        buildHTTP,
 	},
 }
 
@@ -132,6 +139,16 @@ const (
 	DefaultHTTPBytes     = 1 << 20
 	DefaultBatchInterval = time.Second
 )
+
+// receiverFormats are the formats an http sink may post in: the shipped ones of package
+// notify (the config file may add more).
+func receiverFormats() []render.Format {
+	var fs []render.Format
+	for _, name := range notify.Shipped().Names() {
+		fs = append(fs, render.Format(name))
+	}
+	return fs
+}
 
 func allFormats() []render.Format {
 	var fs []render.Format
@@ -196,6 +213,9 @@ func (k *Kind) takesTemplates() bool { return slices.Contains(k.formats, render.
 func (k *Kind) checkFormat(format string) error {
 	if len(k.formats) == 0 {
 		return fmt.Errorf("%s sinks take no format", k.Name)
+	}
+	if k.namedFormats {
+		return notify.CheckName(format)
 	}
 	names := k.Formats()
 	if kubectl.IsTemplateFormat(format) && k.takesTemplates() {
@@ -275,7 +295,9 @@ type BuildEnv struct {
 	ShowOld       bool
 	// Query is the sink's compiled jq expression (jq sinks).
 	Query *jq.Query
-	Warn  func(format string, args ...any)
+	// Format is an http sink's compiled format (its Format names it), nil without one.
+	Format *notify.Compiled
+	Warn   func(format string, args ...any)
 	// Headers prints header lines on the terminal sink (stdout is a terminal);
 	// PrinterColumns are the watched CRDs' columns; TerminalPrinter, when set, is told of
 	// the terminal sink's printer (to print its headers again after a re-sync).
@@ -421,7 +443,7 @@ func buildExec(s Sink, env BuildEnv) (listener.Sink, error) {
 // buildHTTP makes an http sink; headers and TLS files that cannot be read are errors
 // like a file that cannot be opened.
 func buildHTTP(s Sink, env BuildEnv) (listener.Sink, error) {
-	if err := checkSingle(s); err != nil {
+	if err := CheckHTTP(s); err != nil {
 		return nil, &InvalidSinkError{Sink: s.Name, Err: err}
 	}
 	headers, err := sink.ParseHeaders(s.Headers)
@@ -436,9 +458,13 @@ func buildHTTP(s Sink, env BuildEnv) (listener.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Format != "" && env.Format == nil {
+		return nil, &InvalidSinkError{Sink: s.Name, Err: fmt.Errorf("format %q was not compiled", s.Format)}
+	}
 	return sink.NewHTTP(sink.HTTPOptions{Name: s.Name, URL: s.URL, Batching: batching(s, DefaultHTTPBatch, DefaultHTTPBytes),
 		Single: s.Single, Timeout: cmp.Or(s.Timeout, DefaultHTTPTimeout), Retries: httpRetries(s),
-		Headers: headers, TLS: tlsConfig, Encoder: enc, Warn: env.Warn}), nil
+		Headers: headers, TLS: tlsConfig, Encoder: enc, Format: env.Format, Differ: env.Differ, ShowOld: env.ShowOld,
+		Warn: env.Warn}), nil
 }
 
 // httpRetries is an http sink's retries: those it gives, else, under a policy that
@@ -452,11 +478,16 @@ func httpRetries(s Sink) int {
 	return retries(s, DefaultHTTPRetries)
 }
 
-// checkSingle refuses batch settings on an http sink that sends one event per request,
-// where they would change nothing.
-func checkSingle(s Sink) error {
-	if s.Single && (s.Batch > 1 || s.BatchBytes > 0) {
+// CheckHTTP refuses batch settings on an http sink that sends one event per request,
+// where they would change nothing, and settings a format leaves without use.
+func CheckHTTP(s Sink) error {
+	switch {
+	case s.Single && (s.Batch > 1 || s.BatchBytes > 0):
 		return errors.New("single sends one event per request; drop batch and batch-bytes, or single")
+	case s.Format != "" && s.Expr != "":
+		return fmt.Errorf("format %s and jq both say what is sent; drop one", s.Format)
+	case s.Format != "" && s.BatchBytes > 0:
+		return fmt.Errorf("batch-bytes counts the events' JSON lines, which format %s does not send; drop batch-bytes (batch limits a request's events)", s.Format)
 	}
 	return nil
 }
@@ -480,7 +511,7 @@ func CheckRunnable(s Sink) error {
 			return fmt.Errorf("command %q: %w", argv[0], err)
 		}
 	case KindHTTP:
-		if err := checkSingle(s); err != nil {
+		if err := CheckHTTP(s); err != nil {
 			return err
 		}
 		if _, err := sink.ParseHeaders(s.Headers); err != nil {

@@ -100,6 +100,8 @@ func sampleValue(k *Kind, set *setting) (flag, yaml string) {
 		return "30s", "30s"
 	case eventTypesValue:
 		return "ADDED|DELETED", "ADDED,DELETED"
+	case transitionsValue:
+		return "crashloop,oomkilled", "[crashloop, oomkilled]" // a bare item after on= continues its list
 	case formatValue:
 		last := k.Formats()[len(k.formats)-1]
 		return last, last

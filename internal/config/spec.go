@@ -68,6 +68,7 @@ func parseSpec(spec string) (Sink, error) {
 	}
 
 	s := Sink{Type: kind}
+	opts = joinLists(kindOf(&s), opts)
 	if err := applyOptions(&s, opts); err != nil {
 		return Sink{}, err
 	}
@@ -244,6 +245,29 @@ func applyOptions(s *Sink, opts []option) error {
 	return nil
 }
 
+// joinLists gives a list option the items that follow it bare, separated by commas as
+// options are: on=crashloop,oomkilled is on=crashloop|oomkilled. An item that is an
+// option of the kind stays an option (on=crashloop,single: single is the http sink's).
+func joinLists(k *Kind, opts []option) []option {
+	var out []option
+	for _, o := range opts {
+		if n := len(out); n > 0 && !o.hasValue && isList(out[n-1]) {
+			if set, ok := flagSetting(o.key); !ok || !k.takes(set) {
+				out[n-1].value += "|" + o.key
+				continue
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// isList reports whether o is a list option given a value (event-types, on).
+func isList(o option) bool {
+	set, ok := flagSetting(o.key)
+	return ok && o.hasValue && (set.value == eventTypesValue || set.value == transitionsValue)
+}
+
 // flagValue reads a --sink option's value, or the target's, as its setting says.
 func flagValue(s *Sink, set *setting, o option) (value, error) {
 	if set.value == boolValue {
@@ -274,7 +298,7 @@ func flagValue(s *Sink, set *setting, o option) (value, error) {
 	v, err := parseText(s.Type, set.value, o.value)
 	switch {
 	case err == nil:
-	case set.value == periodValue, set.value == durationValue, set.value == eventTypesValue:
+	case set.value == periodValue, set.value == durationValue, set.value == eventTypesValue, set.value == transitionsValue:
 		// The others' messages say what the value is (a format, a policy, a URL, a
 		// command); these would not.
 		err = fmt.Errorf("option %q: %w", o.key, err)

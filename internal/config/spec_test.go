@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -64,7 +65,7 @@ func quote(s string) string { return strconv.Quote(s) }
 
 func TestParseSinkSpecErrors(t *testing.T) {
 	const syntax = " (syntax: KIND[(OPTIONS)][=TARGET])"
-	const fileOpts = "file sinks take: name, format, buffer, on-full, resync, event-types, max-size, max-backups, max-age, compress"
+	const fileOpts = "file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, max-size, max-backups, max-age, compress"
 	tests := []struct {
 		spec, want string
 	}{
@@ -95,15 +96,15 @@ func TestParseSinkSpecErrors(t *testing.T) {
 		{`file(fromat=json)=x`, `unknown option "fromat" (did you mean "format"?); ` + fileOpts},
 		{`file(max_size=1)=x`, `unknown option "max_size" (did you mean "max-size"?); ` + fileOpts},
 		{`file(colour=always)=x`, `unknown option "colour"; ` + fileOpts},
-		{`terminal(Format=json)`, `unknown option "Format" (did you mean "format"?); terminal sinks take: name, format, buffer, on-full, resync, event-types`},
-		{`terminal(rwa)`, `unknown option "rwa"; terminal sinks take: name, format, buffer, on-full, resync, event-types`},
-		{`jq(rwa)=.`, `unknown option "rwa" (did you mean "raw"?); jq sinks take: name, buffer, on-full, resync, raw, output, event-types`},
+		{`terminal(Format=json)`, `unknown option "Format" (did you mean "format"?); terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold`},
+		{`terminal(rwa)`, `unknown option "rwa"; terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold`},
+		{`jq(rwa)=.`, `unknown option "rwa" (did you mean "raw"?); jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold`},
 		{`file(path=x)`, `unknown option "path"; the path is the target: file(...)=PATH`},
 		{`jq(expr=.)`, `unknown option "expr"; the expression is the target: jq(...)=EXPR`},
 		{`file(raw)=x`, `option "raw" is for jq sinks only; ` + fileOpts},
-		{`terminal(output=x)`, `option "output" is for jq sinks only; terminal sinks take: name, format, buffer, on-full, resync, event-types`},
-		{`jq(format=json)=.`, `option "format" is for terminal or file sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types`},
-		{`jq(compress)=.`, `option "compress" is for file sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types`},
+		{`terminal(output=x)`, `option "output" is for jq sinks only; terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold`},
+		{`jq(format=json)=.`, `option "format" is for terminal, file or http sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold`},
+		{`jq(compress)=.`, `option "compress" is for file sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold`},
 		{`file(name=a,name=b)=x`, `option "name" given twice; give it once`},
 		{`file(compress,compress=false)=x`, `option "compress" given twice; give it once`},
 		{`file(name=)=x`, `option "name" needs a value: name=VALUE`},
@@ -160,6 +161,45 @@ func TestParseSinkSpecErrors(t *testing.T) {
 
 // TestParseSinkSpecReusesLists checks that every policy and format the listener and
 // render packages know is accepted, so the lists are not copied here.
+// TestParseSinkSpecLists: a list option takes the items after it, separated by commas
+// as options are, up to an option of the kind; | separates them too.
+func TestParseSinkSpecLists(t *testing.T) {
+	for spec, want := range map[string]Sink{
+		`http(on=crashloop,oomkilled)=http://x`:                      {On: "crashloop|oomkilled"},
+		`http(on=crashloop,oomkilled,single)=http://x`:               {On: "crashloop|oomkilled", Single: true},
+		`http(format=slack,on=crashloop|not-ready,batch=5)=http://x`: {On: "crashloop|not-ready", Format: "slack", Batch: 5},
+		`http(on="crashloop,deleted")=http://x`:                      {On: "crashloop|deleted"},
+		`http(event-types=ADDED,DELETED,fold=false)=http://x`:        {EventTypes: "ADDED|DELETED", Fold: new(false)},
+		`http(fold)=http://x`:                                        {Fold: new(true)},
+	} {
+		s, err := ParseSinkSpec(spec)
+		if err != nil {
+			t.Errorf("ParseSinkSpec(%s): %v", spec, err)
+			continue
+		}
+		if s.On != want.On || s.Format != want.Format || s.Batch != want.Batch || s.Single != want.Single ||
+			s.EventTypes != want.EventTypes || fmt.Sprint(deref(s.Fold)) != fmt.Sprint(deref(want.Fold)) {
+			t.Errorf("ParseSinkSpec(%s) = %+v, want %+v", spec, s, want)
+		}
+	}
+	for spec, wantErr := range map[string]string{
+		`http(on=crashloop,Bad)=http://x`: `--sink "http(on=crashloop,Bad)=http://x": option "on": transition name "Bad": use lower-case letters, digits and '-', starting with a letter`,
+		`http(on=)=http://x`:              `--sink "http(on=)=http://x": option "on" needs a value: on=VALUE`,
+		`file(raw,on=x)=y`:                `--sink "file(raw,on=x)=y": option "raw" is for jq sinks only; file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, max-size, max-backups, max-age, compress`,
+	} {
+		if _, err := ParseSinkSpec(spec); err == nil || err.Error() != wantErr {
+			t.Errorf("ParseSinkSpec(%s) error\n got  %v\n want %s", spec, err, wantErr)
+		}
+	}
+}
+
+func deref(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
+}
+
 func TestParseSinkSpecReusesLists(t *testing.T) {
 	for _, p := range listener.Policies() {
 		if _, err := ParseSinkSpec("terminal(on-full=" + p + ")"); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
 // This file holds the checks shared by --sink flags and the config file. Their errors
@@ -20,21 +21,22 @@ import (
 type valueType int
 
 const (
-	textValue       valueType = iota // any string
-	pathValue                        // a file's path ("-": stdout); completed as a path
-	exprValue                        // a jq expression; blank is missing
-	boolValue                        // true or false; a bare --sink option is true
-	countValue                       // a non-negative integer
-	bufferValue                      // a buffer size, 0 to MaxBuffer
-	policyValue                      // an on-full policy
-	periodValue                      // a resync period
-	formatValue                      // an output format the sink's kind takes
-	durationValue                    // a positive duration (a time limit, a batch interval)
-	urlValue                         // an http:// or https:// URL
-	commandValue                     // a command line, split into words as a shell would (quotes, no expansion)
-	kindValue                        // the config file's type
-	groupValue                       // the config file's rotate: a mapping of the settings named "rotate.KEY"
-	eventTypesValue                  // event types: ADDED, MODIFIED, DELETED, separated by | (or , in the config file)
+	textValue        valueType = iota // any string
+	pathValue                         // a file's path ("-": stdout); completed as a path
+	exprValue                         // a jq expression; blank is missing
+	boolValue                         // true or false; a bare --sink option is true
+	countValue                        // a non-negative integer
+	bufferValue                       // a buffer size, 0 to MaxBuffer
+	policyValue                       // an on-full policy
+	periodValue                       // a resync period
+	formatValue                       // an output format the sink's kind takes
+	durationValue                     // a positive duration (a time limit, a batch interval)
+	urlValue                          // an http:// or https:// URL
+	commandValue                      // a command line, split into words as a shell would (quotes, no expansion)
+	kindValue                         // the config file's type
+	groupValue                        // the config file's rotate: a mapping of the settings named "rotate.KEY"
+	eventTypesValue                   // event types: ADDED, MODIFIED, DELETED, separated by | (or , in the config file)
+	transitionsValue                  // names of transitions (package transition), separated by | or ,
 )
 
 // value is a setting's value once read, from --sink or from the config file.
@@ -44,7 +46,7 @@ type value struct {
 	n      int
 	policy listener.Policy
 	period time.Duration
-	types  []string
+	types  []string // event types, or transitions' names
 }
 
 // setting is one sink setting: its names in flags and in the config file, which kinds
@@ -100,9 +102,12 @@ var settings = []*setting{
 		def:  func(k *Kind) string { return k.nameDoc },
 		text: func(s *Sink) *string { return &s.Name }},
 	{yaml: "type", common: true, value: kindValue, meta: "KIND", help: "what the sink writes to", def: always("required")},
-	{flag: "format", yaml: "format", value: formatValue, meta: "FORMAT", help: "output format",
+	{flag: "format", yaml: "format", value: formatValue, meta: "FORMAT", help: "output format; an http sink's: the receiver's (kubeevents format lists them)",
 		def: func(k *Kind) string {
-			if k.defaultFormat == "" {
+			switch {
+			case k.namedFormats:
+				return "none: JSON Lines"
+			case k.defaultFormat == "":
 				return "-o's format"
 			}
 			return string(k.defaultFormat)
@@ -129,6 +134,12 @@ var settings = []*setting{
 	{flag: "event-types", yaml: "eventTypes", common: true, value: eventTypesValue, meta: "TYPES", help: "only these event types; the others count as filtered",
 		def:    always("all"),
 		assign: func(s *Sink, v value) { s.EventTypes = strings.Join(v.types, "|") }},
+	{flag: "on", yaml: "on", common: true, value: transitionsValue, meta: "NAMES", help: "only events in which one of these transitions happened (kubeevents on lists them); the others count as filtered",
+		def:    always("all events"),
+		assign: func(s *Sink, v value) { s.On = strings.Join(v.types, "|") }},
+	{flag: "fold", yaml: "fold", common: true, value: boolValue, help: "fold rollouts in progress into ROLLOUT lines (fold=false: every event, whatever --fold-rollouts says)",
+		def:    always("--fold-rollouts (false)"),
+		assign: func(s *Sink, v value) { on := v.on; s.Fold = &on }},
 	{yaml: "rotate", value: groupValue},
 	{yaml: "command", value: commandValue, meta: "COMMAND", help: "the command run with the events on its stdin", def: always("required"),
 		text: func(s *Sink) *string { return &s.Command }},
@@ -262,7 +273,7 @@ func orList(names []string) string {
 // with the value; the callers add which setting it was and where.
 func parseText(kind string, vt valueType, text string) (value, error) {
 	v := value{text: text}
-	if text == "" && vt != eventTypesValue {
+	if text == "" && vt != eventTypesValue && vt != transitionsValue {
 		return v, nil
 	}
 	var err error
@@ -284,6 +295,8 @@ func parseText(kind string, vt valueType, text string) (value, error) {
 		v.period, err = parseDuration(text)
 	case eventTypesValue:
 		v.types, err = parseEventTypes(text)
+	case transitionsValue:
+		v.types, err = parseTransitionNames(text)
 	default:
 		err = errors.New("cannot be given here")
 	}
@@ -332,6 +345,24 @@ func parseEventTypes(s string) ([]string, error) {
 		return nil, errors.New("no event type given; use ADDED, MODIFIED, DELETED or SYNC, separated by |")
 	}
 	return types, nil
+}
+
+// parseTransitionNames reads crashloop|oomkilled (or crashloop,oomkilled): transitions'
+// names, which the run looks up among the shipped ones and the config file's.
+func parseTransitionNames(s string) ([]string, error) {
+	var names []string
+	for _, name := range strings.FieldsFunc(s, func(r rune) bool { return r == '|' || r == ',' || r == ' ' }) {
+		if err := transition.CheckName(name); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil, errors.New("no transition given; e.g. on=crashloop,oomkilled (kubeevents on lists them)")
+	}
+	return names, nil
 }
 
 // durationHint is appended to duration errors.

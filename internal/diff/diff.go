@@ -135,7 +135,15 @@ func (d *Differ) Changes(ev *event.Event) ([]Change, error) {
 
 // changes is Changes on ev's view, which the forms of the diff look up once for both.
 func (d *Differ) changes(ev *event.Event, view *view) ([]Change, error) {
-	view.diffOnce.Do(func() { view.changes, view.comparedOld, view.diffErr = d.compute(ev) })
+	view.diffOnce.Do(func() {
+		if ev.RecordedDiff != nil {
+			// Its JSON too: the recorded one, or written again without ignored paths.
+			view.changes, view.json, view.diffErr = d.recorded(ev)
+			view.jsonOnce.Do(func() { view.jsonErr = view.diffErr })
+			return
+		}
+		view.changes, view.comparedOld, view.diffErr = d.compute(ev)
+	})
 	return view.changes, view.diffErr
 }
 
@@ -179,9 +187,10 @@ func newView() any { return new(view) }
 func viewOf(ev *event.Event, d *Differ) *view { return ev.Memo(d, newView).(*view) }
 
 // Diffs reports whether ev carries a diff: diffs are on and ev is a MODIFIED event with
-// its previous state. SYNC events never do: they re-deliver an unchanged object.
+// its previous state, or with a diff a recording holds. SYNC events never do: they
+// re-deliver an unchanged object.
 func (d *Differ) Diffs(ev *event.Event) bool {
-	return d != nil && ev.Type == event.Modified && ev.Old != nil
+	return d != nil && ev.Type == event.Modified && (ev.Old != nil || ev.RecordedDiff != nil)
 }
 
 func (d *Differ) compute(ev *event.Event) ([]Change, any, error) {

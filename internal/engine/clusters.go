@@ -42,6 +42,7 @@ type clusterRun struct {
 	informers []*informer.Informer // all of them, in start order
 	watched   []*informer.Informer // the watched types' (not the children's or Events')
 	events    []*informer.Informer // the core Events' (WithEvents)
+	folding   []*informer.Informer // the workloads' of --fold-rollouts (package fold)
 	made      atomic.Uint64
 
 	// resume and checkpoint are its part of the checkpoint (runConfig.Resume); zero and
@@ -72,6 +73,18 @@ func (c *clusterRun) waitForSync(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// watchedAndOwned are the informers of the stream's objects: the watched types' and the
+// owned children's, not the core Events' or --fold-rollouts' own.
+func (c *clusterRun) watchedAndOwned() []*informer.Informer {
+	var out []*informer.Informer
+	for _, inf := range c.informers {
+		if !slices.Contains(c.events, inf) && !slices.Contains(c.folding, inf) {
+			out = append(out, inf)
+		}
+	}
+	return out
 }
 
 // isGone reports whether c was left out after the start.
@@ -107,6 +120,9 @@ func (c *clusterRun) checkAccess(ctx context.Context) error {
 		if err := inf.CheckAccess(ctx); err != nil {
 			if slices.Contains(c.events, inf) {
 				return &withEventsError{err}
+			}
+			if slices.Contains(c.folding, inf) {
+				return &foldError{err}
 			}
 			return err
 		}

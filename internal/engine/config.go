@@ -29,6 +29,10 @@ type Config struct {
 
 	WatchOnly  bool // leave out the objects that exist at start-up
 	WithEvents bool // also core Events about the watched objects
+	// EventsSince, with WithEvents, also shows the core Events of that long before the
+	// start about the objects that exist then, marked past, before the changes; with a
+	// checkpoint to resume from, those since it was written are shown instead.
+	EventsSince time.Duration
 	// ChangesOnly leaves out MODIFIED events whose diff is empty after IgnorePaths,
 	// before they are numbered: no gap in seq, not counted against MaxEvents.
 	ChangesOnly bool
@@ -38,6 +42,16 @@ type Config struct {
 	NoDiff      bool
 	IgnorePaths []string
 	ShowOld     bool // the previous object as "old" in JSON, and in jq's input
+	// On names transitions (package transition): only events in which one of them
+	// happened are made, the others left out like ChangesOnly's, before they are
+	// numbered. Transitions and Formats are the config file's own, which add to the
+	// shipped ones or replace them by name.
+	On          []string
+	Transitions map[string]string
+	Formats     map[string]string
+	// FoldRollouts folds the events of rollouts in progress into ROLLOUT lines in every
+	// sink but those whose fold is false (package fold).
+	FoldRollouts bool
 
 	MaxEvents uint64        // stop after this many events (0: no limit)
 	Until     string        // a jq expression: stop after the event that makes it true

@@ -25,10 +25,12 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/fold"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/plan"
+	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
 // runConfig is one watch resolved and built: the plain Config, the clusters with their
@@ -47,6 +49,10 @@ type runConfig struct {
 	Differ *diff.Differ // nil with NoDiff
 	// UntilQuery is Config.Until compiled.
 	UntilQuery *jq.Query
+	// Transitions are the transitions the run names, compiled (nil: none); Folder, when
+	// not nil, folds rollouts for the listeners that fold.
+	Transitions *transition.Set
+	Folder      *fold.Folder
 
 	Listeners []*listener.Listener // one per sink, not yet running
 	// OutputGone, when not nil, ends the run once it is closed: every sink writes to a
@@ -66,6 +72,10 @@ type runConfig struct {
 	// Resume, when not nil, keeps a checkpoint of what the sinks were delivered
 	// (--resume) and, if it holds one from an earlier run, starts from it.
 	Resume *Resume
+
+	// Source, when not nil, hands over the events instead of informers (RunReplay):
+	// Clusters, Owned and Resume are then unused.
+	Source Source
 }
 
 // Resume is --resume: the checkpoint file and, per cluster, the watch its section
@@ -101,6 +111,7 @@ const (
 	StopTimeout                       // Timeout expired
 	StopOutputGone                    // every sink stopped, or nobody reads stdout any more
 	StopFatal                         // an error the informers cannot retry past
+	StopInputEnd                      // the Source's input ended (a recording read to its end)
 )
 
 // Result is what became of a run's events.
@@ -166,9 +177,11 @@ func stream(ctx context.Context, cfg runConfig) (Result, error) {
 	}
 	defer r.undoSynced()
 	reason, err := r.wait(ctx)
-	if reason == StopInterrupted && r.conditions != nil {
-		if _, met := r.conditions.until.MetAt(); !met {
+	if r.conditions != nil && (reason == StopInterrupted || reason == StopInputEnd) {
+		if _, met := r.conditions.until.MetAt(); !met && reason == StopInterrupted {
 			err = &InterruptedError{Err: fmt.Errorf("interrupted before %s was met", r.conditions.awaited())}
+		} else if !met {
+			err = &NotMetError{Err: fmt.Errorf("the recording ended before %s was met", r.conditions.awaited())}
 		}
 	}
 	res := r.shutdown(reason)
@@ -201,6 +214,7 @@ type run struct {
 	unchanged  atomic.Uint64
 	fatal      chan error
 	limit      chan struct{} // closed once MaxEvents were made
+	stopping   chan struct{} // closed once the run shuts down
 	limitOnce  sync.Once
 	conditions *exitConditions      // nil without Until and UntilDeleted
 	informers  []*informer.Informer // every cluster's
@@ -223,6 +237,12 @@ type run struct {
 	// Dropped once said.
 	seeded map[*informer.Informer]map[string]string
 
+	// The Source's run (runConfig.Source): sourceDone has its end, stopSource stops it
+	// and waits for it to return; emitSkip is the Skip of its events.
+	sourceDone chan error
+	stopSource func()
+	emitSkip   func(*event.Event) bool
+
 	// synced is what Config.Synced returned, undone when the run ends (and not called
 	// once it has ended).
 	synced struct {
@@ -233,7 +253,7 @@ type run struct {
 }
 
 func newRun(cfg runConfig) *run {
-	r := &run{cfg: cfg, fatal: make(chan error, 1), limit: make(chan struct{})}
+	r := &run{cfg: cfg, fatal: make(chan error, 1), limit: make(chan struct{}), stopping: make(chan struct{})}
 	if cfg.UntilQuery != nil || cfg.Watch.UntilDeleted || cfg.Owned != nil && cfg.Owned.UntilRollout {
 		r.conditions = newConditions(cfg)
 	}
@@ -256,6 +276,10 @@ func (r *run) limitReached() { r.limitOnce.Do(func() { close(r.limit) }) }
 // is it an error.
 func (r *run) start(ctx context.Context) (started bool, _ error) {
 	cfg := r.cfg
+	if cfg.Source != nil {
+		r.startSource(ctx)
+		return true, nil
+	}
 	r.clusters = r.clusterRuns()
 	r.allClusters = r.clusters
 	if cfg.Resume != nil {
@@ -276,6 +300,9 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 			c.checkpoint = &checkpoint.Section{Context: section, Watch: c.resume.Watch,
 				Tracker: checkpoint.NewTracker(len(cfg.Listeners))}
 			made = c.checkpoint.Tracker.Made
+		}
+		if cfg.Folder != nil {
+			made = chainMade(made, cfg.Folder.Made)
 		}
 		if err := r.buildInformers(c, made, redactionKey); err != nil {
 			return false, err
@@ -436,10 +463,13 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 			c.informers = append(c.informers, inf)
 		}
 	}
+	if err := r.buildFoldInformers(c, fatal); err != nil {
+		return err
+	}
 	if !cfg.WithEvents {
 		return nil
 	}
-	accept, annotate := involvesWatched(c.informers), func(*event.Event) {}
+	accept, annotate := involvesWatched(c.watchedAndOwned()), func(*event.Event) {}
 	if cfg.Owned != nil {
 		accept, annotate = cfg.Owned.Tree.AcceptEvent, cfg.Owned.Tree.Annotate
 	}
@@ -448,8 +478,9 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 	if len(eventNamespaces) == 0 {
 		eventNamespaces = []string{""}
 	}
+	since := r.pastEventsSince(c)
 	for _, ns := range eventNamespaces {
-		inf, err := informer.New(coreEvents, c.Clients, informer.Options{
+		opts := informer.Options{
 			Cluster:     c.Name,
 			Namespace:   ns,
 			Seq:         &r.seq,
@@ -466,7 +497,11 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 			Fatal:       fatal,
 			Observer:    cfg.Observer,
 			Made:        counted,
-		}, registrations(cfg.Listeners, false))
+		}
+		if !since.IsZero() {
+			r.withPastEvents(c, &opts, since)
+		}
+		inf, err := informer.New(coreEvents, c.Clients, opts, registrations(cfg.Listeners, false))
 		if err != nil {
 			return err
 		}
@@ -651,6 +686,8 @@ func (r *run) wait(ctx context.Context) (StopReason, error) {
 		return StopInterrupted, nil
 	case err := <-r.fatal:
 		return StopFatal, err
+	case err := <-r.sourceDone:
+		return r.sourceEnded(ctx, err)
 	case <-met:
 		return StopCondition, nil
 	case <-r.limit:
@@ -679,6 +716,7 @@ func (r *run) wait(ctx context.Context) (StopReason, error) {
 // Grace, and counts what every sink got.
 func (r *run) shutdown(reason StopReason) Result {
 	cfg := r.cfg
+	close(r.stopping)
 	// The event that met a condition must reach every sink before the informers stop.
 	switch reason {
 	case StopCondition:
@@ -691,7 +729,7 @@ func (r *run) shutdown(reason StopReason) Result {
 	if r.stopNamespaceWatch != nil {
 		r.stopNamespaceWatch()
 	}
-	stopInformers(r.informers, cfg.Listeners, deadline)
+	stopInformers(r.informers, r.stopSource, cfg.Listeners, deadline)
 	made := r.seq.Load()
 	if cfg.MaxEvents > 0 {
 		made = min(made, cfg.MaxEvents) // numbers beyond it were drawn, not used
@@ -722,12 +760,15 @@ func (r *run) shutdown(reason StopReason) Result {
 // feeds a full sink under on-full=block (or coalesce) waits for room: if the informers
 // have not stopped by the deadline, the receivers are closed, which makes such waiting
 // handlers give up (their events count as dropped), and the informers can stop.
-func stopInformers(informers []*informer.Informer, receivers []*listener.Listener, deadline time.Time) {
+func stopInformers(informers []*informer.Informer, stopSource func(), receivers []*listener.Listener, deadline time.Time) {
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
 		for _, inf := range informers {
 			inf.Stop()
+		}
+		if stopSource != nil {
+			stopSource()
 		}
 	}()
 	timer := time.NewTimer(max(time.Until(deadline), 0))

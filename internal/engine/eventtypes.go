@@ -3,7 +3,9 @@ package engine
 import "github.com/kubeevents/kubeevents/internal/event"
 
 // skip is the informers' Skip: EventTypes' (only the events of those types), the
-// excluded namespace patterns' (namespaceFilter), then ChangesOnly's (see changesOnly).
+// excluded namespace patterns' (namespaceFilter), the transitions' (which says in each
+// event which happened and, with --on, leaves out those in which none did), then
+// ChangesOnly's (see changesOnly).
 // Each leaves events out before they are numbered, so that no sink, jq filter or
 // --max-events ever sees them and seq has no gap for them. Nil when none is set.
 func (r *run) skip() func(*event.Event) bool {
@@ -16,6 +18,9 @@ func (r *run) skip() func(*event.Event) bool {
 		skips = append(skips, func(ev *event.Event) bool { return !wanted[ev.Type] })
 	}
 	if f := namespaceFilter(r.cfg.Watch.ExcludeNamespaces); f != nil {
+		skips = append(skips, f)
+	}
+	if f := transitionsSkip(r.cfg.Transitions, r.cfg.On); f != nil {
 		skips = append(skips, f)
 	}
 	// Last: it counts what it leaves out, which must be updates the others kept.

@@ -15,15 +15,19 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/fold"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/jq"
+	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
+	"github.com/kubeevents/kubeevents/internal/notify"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/quietio"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sink"
+	"github.com/kubeevents/kubeevents/internal/transition"
 	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
@@ -46,12 +50,21 @@ type session struct {
 	differ  *diff.Differ
 	until   *jq.Query
 	queries map[string]*jq.Query // each sink's compiled expression, by sink name
-	plan    *plan.Plan
-	stdout  io.Writer // what the sinks that write to stdout write through
-	metrics *metrics.Metrics
-	elector *leader.Elector // nil without --leader-elect
-	headers *headerPrinters
-	files   []*sink.File // every file a sink opened
+	// transitions are the transitions the run names, compiled (nil: none); formats the
+	// http sinks' formats, by sink name; folder folds rollouts for the sinks that fold
+	// (nil: none does).
+	transitions *transition.Set
+	formats     map[string]*notify.Compiled
+	folder      *fold.Folder
+	plan        *plan.Plan
+	stdout      io.Writer // what the sinks that write to stdout write through
+	metrics     *metrics.Metrics
+	elector     *leader.Elector // nil without --leader-elect
+	headers     *headerPrinters
+	files       []*sink.File // every file a sink opened
+	// replay, when not nil, is where the events come from instead of a watch (RunReplay):
+	// no plan is resolved, no cluster reached.
+	replay *Replay
 	// view is the full-screen view (--ui), nil without; diagnostics, when set, is where
 	// diagnostics go instead of sys.ErrOut (through the view).
 	view        *ui.View
@@ -68,6 +81,18 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 	// The view's q and Ctrl-C stop the run as Ctrl-C (SIGINT) stops a stream.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
+	defer func() {
+		// A run that never got going (bad credentials, missing rights) leaves no empty
+		// output files behind; a run that streamed keeps its files, even empty ones.
+		if runErr != nil && !startedErr(runErr) {
+			for _, f := range w.files {
+				f.RemoveIfUnused()
+			}
+		}
+	}()
+	if w.replay != nil {
+		return w.stream(ctx)
+	}
 	var err error
 	w.plan, err = plan.Resolve(ctx, w.sys.Kubeconfig, w.request(), plan.Notices{Warn: w.warnf, Info: w.infof, Debug: w.debugf})
 	if ctx.Err() != nil {
@@ -80,15 +105,6 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 	if err := w.newView(quit); err != nil {
 		return Result{}, err
 	}
-	defer func() {
-		// A run that never got going (bad credentials, missing rights) leaves no empty
-		// output files behind; a run that streamed keeps its files, even empty ones.
-		if runErr != nil && !startedErr(runErr) {
-			for _, f := range w.files {
-				f.RemoveIfUnused()
-			}
-		}
-	}()
 	stopMetrics, err := w.startMetrics()
 	if err != nil {
 		return Result{}, err
@@ -227,7 +243,7 @@ func (w *session) compile() error {
 		}
 		w.queries[s.Name] = q
 	}
-	return nil
+	return w.compileSignal()
 }
 
 // keepSecretsOutOfLogs has the command cap client-go's logging when any watched type
@@ -275,7 +291,7 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 			}
 		}
 	}()
-	var ls []*listener.Listener
+	var ls, folding []*listener.Listener
 	for _, s := range w.cfg.Sinks {
 		out, err := w.newSink(s)
 		if err != nil {
@@ -289,14 +305,20 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 			}
 			return nil, &SinkOpenError{Name: s.Name, Err: err}
 		}
-		out = sink.WithEventTypes(out, s.EventTypes)
+		filter := w.filter(s)
+		out = sink.WithFilter(out, filter)
 		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
 		w.viewListener(s, &lc)
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
 		}
-		ls = append(ls, listener.New(lc, out, w.warnf))
+		l := listener.New(lc, out, w.warnf)
+		ls = append(ls, l)
+		if filter.Fold {
+			folding = append(folding, l)
+		}
 	}
+	w.folder = newFolder(folding)
 	if w.metrics != nil {
 		w.metrics.Sinks(ls)
 	}
@@ -317,17 +339,35 @@ func (e *SinkOpenError) Unwrap() error { return e.Err }
 func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 	out := w.sys.Out
 	tty := w.sys.Terminals.IsTerminal(out)
+	facts := w.sinkFacts()
 	return config.Build(s, config.BuildEnv{
 		Stdout: w.stdoutWriter(), Color: w.colorFor(out), Terminal: tty,
 		TerminalWidth: w.sys.Terminals.Width(out), Timestamps: w.cfg.Timestamps,
-		ShowKind:  len(w.plan.Resources()) > 1 || w.cfg.WithEvents || w.cfg.Watch.Owned,
-		Namespace: w.plan.Namespace(),
+		ShowKind:  facts.ShowKind,
+		Namespace: facts.Namespace,
 		Differ:    w.differ, ShowOld: w.cfg.ShowOld,
-		Query: w.queries[s.Name], Warn: w.warnf,
-		Headers: tty, PrinterColumns: w.plan.Columns(), TerminalPrinter: w.headers.add,
-		Clusters: w.plan.Names(), View: w.viewSink(),
+		Headers: tty, PrinterColumns: facts.Columns, TerminalPrinter: w.headers.add,
+		Clusters: facts.Clusters, View: w.viewSink(),
 		Opened: func(f *sink.File) { w.files = append(w.files, f) },
 	})
+}
+
+// sinkFacts is what the sinks are told of what they are given: whether several types
+// come (the kind leads each name), the one namespace (left out of names), the custom
+// resources' printer columns and the clusters' names when there are several.
+type sinkFacts struct {
+	ShowKind  bool
+	Namespace string
+	Columns   kubectl.PrinterColumns
+	Clusters  []string
+}
+
+func (w *session) sinkFacts() sinkFacts {
+	if w.replay != nil {
+		return sinkFacts{ShowKind: w.replay.ShowKind, Namespace: w.replay.Namespace, Clusters: w.replay.Clusters}
+	}
+	return sinkFacts{ShowKind: len(w.plan.Resources()) > 1 || w.cfg.WithEvents || w.cfg.Watch.Owned,
+		Namespace: w.plan.Namespace(), Columns: w.plan.Columns(), Clusters: w.plan.Names()}
 }
 
 // stdoutWriter is what the sinks that write to the standard output write through:
@@ -376,7 +416,12 @@ func (w *session) clientConfig(c *rest.Config) *rest.Config {
 // runConfig builds every cluster's clients, the followed object's tree (--owned) and the
 // checkpoint (--resume): the watch, ready to stream.
 func (w *session) runConfig(ctx context.Context, listeners []*listener.Listener) (runConfig, error) {
+	if w.replay != nil {
+		return runConfig{Config: w.cfg, Differ: w.differ, UntilQuery: w.until, Listeners: listeners, Warn: w.warn,
+			Source: w.replay.Source, Started: w.replayStarted(listeners)}, nil
+	}
 	rc := runConfig{Config: w.cfg, Several: w.plan.Several, Differ: w.differ, UntilQuery: w.until,
+		Transitions: w.transitions, Folder: w.folder,
 		Listeners: listeners, Warn: w.warn, Started: w.started(listeners), Synced: w.synced}
 	if w.metrics != nil {
 		rc.Observer = w.metrics
@@ -520,6 +565,9 @@ func (w *session) informerCount() int {
 		n += len(c.Children)
 		if w.cfg.WithEvents {
 			n += perNamespace
+		}
+		if w.folder != nil {
+			n += len(fold.Workloads) * perNamespace
 		}
 	}
 	return n

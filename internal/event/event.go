@@ -31,6 +31,11 @@ const (
 	// Sync is a periodic resync re-delivery of an unchanged object. It reaches only the
 	// listener whose resync period asked for it, so it carries no sequence number.
 	Sync EventType = "SYNC"
+	// RolloutStep is one step of a workload's rollout, made by --fold-rollouts (package
+	// fold) for the sinks that fold the rollout's own events: Object is the workload,
+	// Rollout says where its rollout stands and FoldedEvents how many events it stands
+	// for. It is no change of its own, so it carries no sequence number.
+	RolloutStep EventType = "ROLLOUT"
 )
 
 // ReasonSelector is the Reason of a DELETED event for an object that still exists but no
@@ -67,6 +72,10 @@ type Event struct {
 	// Related is true for a core Event about one of the watched objects (--with-events),
 	// interleaved with their changes.
 	Related bool
+	// Past is true for a core Event about a watched object that happened before the
+	// watch started (--with-events --since, or while kubeevents was down, --resume):
+	// Time is then when it last happened.
+	Past bool
 	// FinalStateUnknown is true for a DELETED event whose deletion the watch missed
 	// (client-go's DeletedFinalStateUnknown): Object is the last state seen before.
 	FinalStateUnknown bool
@@ -79,8 +88,23 @@ type Event struct {
 	// is about, that object included.
 	Owners []Owner
 	// Rollout says where the object's rollout stands (--owned, for the kinds that have
-	// one: Deployments, StatefulSets, DaemonSets, Jobs); nil otherwise.
+	// one: Deployments, StatefulSets, DaemonSets, Jobs; a RolloutStep); nil otherwise.
 	Rollout *Rollout
+
+	// On names the transitions (--on, a sink's on=) that happened in this change: set,
+	// before the event is numbered, to those of the run's transitions that did; nil when
+	// none did (package transition).
+	On []string
+	// Folded is set, before any sink has the event, when sinks that fold rollouts
+	// (--fold-rollouts) leave it out: it is one of the expected events of a rollout in
+	// progress (package fold).
+	Folded bool
+	// FoldedEvents is, for a RolloutStep, how many events were folded since the
+	// workload's last step.
+	FoldedEvents int
+	// UnfoldedSeq is, for an event a failed rollout unfolded (a copy made by Unfold), the
+	// sequence number the event had when it was folded; 0 otherwise.
+	UnfoldedSeq uint64
 
 	// Encoder is the informer's part encoder, if any: it copies the JSON of parts that
 	// did not change since the object's previous version. Nil encodes every object whole.
@@ -93,6 +117,11 @@ type Event struct {
 	// checkpoint (--resume) counts an object's state as delivered once every sink has
 	// called it. Set by the informer's Made hook before the event reaches any listener.
 	Written func()
+
+	// RecordedDiff is the diff a recording holds for this event (kubeevents replay): the
+	// JSON array of the envelope's "diff", shown as it is rather than computed, even
+	// without Old. Nil for events of a watch, and where the recording has none.
+	RecordedDiff []byte
 
 	object, old encoded // JSON and generic forms of Object and Old, each computed at most once
 	memoMu      sync.Mutex
@@ -191,6 +220,18 @@ func floatNumber(f float64) any {
 	return json.Number(raw)
 }
 
+// SetJSON gives the JSON of Object and Old (either may be nil: encoded as usual when
+// asked for), as a recording holds them (kubeevents replay): written as they are, never
+// encoded again. Call it before the event is shared.
+func (e *Event) SetJSON(object, old []byte) {
+	if object != nil {
+		e.object.jsonOnce.Do(func() { e.object.json = object })
+	}
+	if old != nil {
+		e.old.jsonOnce.Do(func() { e.old.json = old })
+	}
+}
+
 // ObjectJSON is the compact JSON encoding of Object, computed at most once per event.
 func (e *Event) ObjectJSON() ([]byte, error) {
 	return e.object.jsonOf(e.Object, e.Encoder, e.objectUpdate())
@@ -249,6 +290,19 @@ func (e *Event) Memo(key any, compute func() any) any {
 	value := compute()
 	e.memos = append(e.memos, memo{key, value})
 	return value
+}
+
+// Unfold is a copy of a folded event, to be handed again to the sinks that left it out
+// once its rollout failed: the same change, with its time, objects, owners and
+// transitions, and the sequence number it had as UnfoldedSeq. The copy has no number of its
+// own, as it is no new change; it is not followed by the checkpoint (no Written), and its
+// objects are encoded whole (no Encoder: the informer's part encoder follows each
+// object's versions once).
+func (e *Event) Unfold() *Event {
+	return &Event{Type: e.Type, Time: e.Time, Cluster: e.Cluster, Resource: e.Resource, Kind: e.Kind,
+		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related,
+		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, Rollout: e.Rollout,
+		On: e.On, UnfoldedSeq: e.Seq}
 }
 
 // HasOld reports whether the event carries a previous state worth showing: MODIFIED and

@@ -54,8 +54,17 @@ type Query struct {
 }
 
 // Compile parses and compiles expr once for all events. A syntax error is a
-// *SyntaxError; other errors (an undefined function or variable) are one line.
+// *SyntaxError; other errors (an undefined function or variable) are one line. Besides
+// jq's own functions, the expression may use kubeevents' (functions.go).
 func Compile(expr string) (*Query, error) {
+	return CompileWith(expr, "")
+}
+
+// CompileWith is Compile with jq definitions (def NAME: ...; and nothing else) that the
+// expression may use, as if written before it: a library of functions shared by several
+// expressions (http sinks' formats). Errors in expr are placed in expr itself; the
+// definitions are the caller's own and must compile.
+func CompileWith(expr, definitions string) (*Query, error) {
 	query, err := gojq.Parse(expr)
 	if err != nil {
 		var parseErr *gojq.ParseError
@@ -64,9 +73,17 @@ func Compile(expr string) (*Query, error) {
 		}
 		return nil, err
 	}
+	if definitions != "" {
+		defs, err := gojq.Parse(definitions + " .")
+		if err != nil {
+			return nil, fmt.Errorf("the shared definitions: %w", err)
+		}
+		query.FuncDefs = append(defs.FuncDefs, query.FuncDefs...)
+	}
 	code, err := gojq.Compile(query,
 		gojq.WithEnvironLoader(func() []string { return nil }),
 		gojq.WithInputIter(noInput{}),
+		withFunctions,
 	)
 	if err != nil {
 		return nil, err
@@ -267,8 +284,24 @@ func buildEnvelopeValue(ev *event.Event, d *diff.Differ, showOld bool, reads *di
 		}
 		envelope["diff"] = changesValue(changes)
 	}
+	if ev.On != nil && reads.At("on") != nil {
+		on := make([]any, len(ev.On))
+		for i, name := range ev.On {
+			on[i] = name
+		}
+		envelope["on"] = on
+	}
+	if ev.Type == event.RolloutStep && reads.At("folded") != nil {
+		envelope["folded"] = json.Number(strconv.Itoa(ev.FoldedEvents))
+	}
+	if ev.UnfoldedSeq != 0 && reads.At("unfolded") != nil {
+		envelope["unfolded"] = json.Number(strconv.FormatUint(ev.UnfoldedSeq, 10))
+	}
 	if ev.FinalStateUnknown && reads.At("finalStateUnknown") != nil {
 		envelope["finalStateUnknown"] = true
+	}
+	if ev.Past && reads.At("past") != nil {
+		envelope["past"] = true
 	}
 	if ev.Reason != "" && reads.At("reason") != nil {
 		envelope["reason"] = ev.Reason

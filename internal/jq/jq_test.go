@@ -191,6 +191,7 @@ func TestJQAgreesWithJSONLines(t *testing.T) {
 		"keys",
 		`select(.type == "DELETED") | .object.metadata.name`,
 		"[.type, .time, .seq, .resource, .finalStateUnknown]",
+		"[.on, .folded, .unfolded, .rollout]",
 		".diff | map(.path)",
 		`[.diff[]? | select(.op == "replace") | .old]`,
 		`[.diff[]? | select(.op == "add") | has("old"), has("value")]`,
@@ -201,7 +202,7 @@ func TestJQAgreesWithJSONLines(t *testing.T) {
 	}
 	d := diff.NewDiffer(eventtest.MustParseAll(t, diff.ParseIgnorePath, eventtest.UserIgnores...))
 	for _, showOld := range []bool{false, true} {
-		events := append(eventtest.DiffGoldenEvents(), eventtest.Events()...)
+		events := append(append(eventtest.DiffGoldenEvents(), eventtest.Events()...), eventtest.SignalEvents()...)
 		for _, expr := range exprs {
 			q := mustCompile(t, expr)
 			for i, ev := range events {
@@ -334,5 +335,55 @@ func TestEnvelopeValueNoSeqForSync(t *testing.T) {
 	}
 	if _, ok := envelope["old"]; !ok {
 		t.Error("SYNC envelope with showOld has no old")
+	}
+}
+
+// TestRolloutStatus: rollout_status judges a workload by kubectl rollout status's rules
+// (package owners), and is null for anything else.
+func TestRolloutStatus(t *testing.T) {
+	for _, tc := range []struct{ object, want string }{
+		{`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","generation":2},"spec":{"replicas":3},
+		   "status":{"observedGeneration":2,"replicas":3,"updatedReplicas":1}}`,
+			`{"message":"Waiting for deployment \"web\" rollout to finish: 1 out of 3 new replicas have been updated...","state":"progressing"}`},
+		{`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","generation":2},"spec":{"replicas":3},
+		   "status":{"observedGeneration":2,"replicas":3,"updatedReplicas":1,"conditions":[{"type":"Progressing","status":"False","reason":"ProgressDeadlineExceeded"}]}}`,
+			`{"message":"deployment \"web\" exceeded its progress deadline","state":"failed"}`},
+		{`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"once"},"status":{"succeeded":1,"conditions":[{"type":"Complete","status":"True"}]}}`,
+			`{"message":"job \"once\" completed: 1 succeeded","state":"complete"}`},
+		{`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1"}}`, `null`},
+		{`null`, `null`},
+	} {
+		var input any
+		dec := json.NewDecoder(strings.NewReader(tc.object))
+		dec.UseNumber()
+		if err := dec.Decode(&input); err != nil {
+			t.Fatal(err)
+		}
+		outs, err := mustCompile(t, "rollout_status").Run(context.Background(), input)
+		if err != nil || len(outs) != 1 {
+			t.Fatalf("rollout_status on %s: %v %v", tc.object, outs, err)
+		}
+		got, err := AppendOutput(nil, outs[0], false)
+		if err != nil || strings.TrimSpace(string(got)) != tc.want {
+			t.Errorf("rollout_status on %s = %s %v, want %s", tc.object, got, err, tc.want)
+		}
+	}
+}
+
+// TestCompileWith: the shared definitions are there for the expression, and its errors
+// are placed in the expression, not in the definitions before it.
+func TestCompileWith(t *testing.T) {
+	q, err := CompileWith(`shout(.name)`, "def shout(f): f | ascii_upcase;\n# a comment\ndef twice: . * 2;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := q.Run(context.Background(), map[string]any{"name": "web"})
+	if err != nil || len(outs) != 1 || outs[0] != "WEB" {
+		t.Errorf("outputs %v, %v", outs, err)
+	}
+	_, err = CompileWith(".a |", "def twice: . * 2;")
+	var syntax *SyntaxError
+	if !errors.As(err, &syntax) || syntax.Line != 1 || syntax.Text != ".a |" {
+		t.Errorf("a syntax error in the expression: %#v", err)
 	}
 }

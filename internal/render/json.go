@@ -18,7 +18,10 @@ import (
 // seq is left out for SYNC events (which have none), cluster unless several clusters are
 // watched (the kubeconfig context the event came through), finalStateUnknown unless true, and
 // reason unless the event has one ("selector": a DELETED object that still exists but no
-// longer matches the selectors, written last).
+// longer matches the selectors, written last). After seq and cluster come "on", the
+// transitions that happened (--on, a sink's on=), and "unfolded", the seq a folded event
+// had, for one a failed rollout unfolded (--fold-rollouts); after the owners and rollout,
+// a ROLLOUT line's "folded", how many events it stands for (see signal.go).
 // The object is copied from ev.ObjectJSON, so it is encoded once however many sinks
 // write it. On error dst is returned unchanged. After "object" come the previous object
 // as "old" (if showOld, for MODIFIED and SYNC events) and the changes as "diff" (if d is
@@ -55,11 +58,13 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 	if ev.Cluster != "" {
 		dst = wire.AppendJSONField(dst, `,"cluster":`, ev.Cluster)
 	}
+	dst = appendOnJSON(dst, ev)
 	dst = wire.AppendJSONField(dst, `,"resource":{"group":`, ev.Resource.Group)
 	dst = wire.AppendJSONField(dst, `,"version":`, ev.Resource.Version)
 	dst = wire.AppendJSONField(dst, `,"resource":`, ev.Resource.Resource)
 	dst = append(dst, '}')
 	dst = appendOwnersJSON(dst, ev)
+	dst = appendFoldedJSON(dst, ev)
 	dst = append(dst, `,"object":`...)
 	dst = append(dst, object...)
 	if old != nil {
@@ -72,6 +77,9 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 	}
 	if ev.FinalStateUnknown {
 		dst = append(dst, `,"finalStateUnknown":true`...)
+	}
+	if ev.Past {
+		dst = append(dst, `,"past":true`...)
 	}
 	if ev.Reason != "" {
 		dst = wire.AppendJSONField(dst, `,"reason":`, ev.Reason)

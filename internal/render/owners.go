@@ -97,7 +97,11 @@ func appendRollout(dst []byte, r *event.Rollout) []byte {
 	if r == nil {
 		return dst
 	}
-	dst = append(dst, columnGap...)
+	return appendRolloutText(append(dst, columnGap...), r)
+}
+
+// appendRolloutText appends a rollout's state, as a mark, and its message.
+func appendRolloutText(dst []byte, r *event.Rollout) []byte {
 	switch r.State {
 	case event.RolloutComplete:
 		dst = append(dst, "✓ "...)

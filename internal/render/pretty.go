@@ -54,13 +54,14 @@ const (
 // column's width changes as wider labels are seen (see appendType).
 func newTypeLabels(enabled bool) map[string]string {
 	styles := map[string][]color.Attribute{
-		string(event.Added):    {color.FgGreen},
-		string(event.Modified): {color.FgYellow},
-		string(event.Deleted):  {color.FgRed},
-		string(event.Sync):     {color.Faint},
-		terminating:            {color.FgRed},
-		relatedEvent:           {color.FgCyan},
-		relatedWarning:         {color.FgRed, color.Bold},
+		string(event.Added):       {color.FgGreen},
+		string(event.Modified):    {color.FgYellow},
+		string(event.Deleted):     {color.FgRed},
+		string(event.Sync):        {color.Faint},
+		string(event.RolloutStep): {color.FgBlue},
+		terminating:               {color.FgRed},
+		relatedEvent:              {color.FgCyan},
+		relatedWarning:            {color.FgRed, color.Bold},
 	}
 	labels := make(map[string]string, len(styles))
 	for label, style := range styles {
@@ -110,7 +111,10 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	}
 
 	if related, ok := ev.Object.(*corev1.Event); ok && ev.Related {
-		return p.appendRelatedEvent(dst, related, ev.Owners, line), nil
+		return p.appendRelatedEvent(dst, related, ev.Owners, ev.Past, line), nil
+	}
+	if ev.Type == event.RolloutStep {
+		return p.appendRolloutStep(dst, ev, m.GetName(), m.GetNamespace(), line), nil
 	}
 	label := string(ev.Type)
 	isTerminating := ev.Type == event.Modified && m.GetDeletionTimestamp() != nil
@@ -137,6 +141,7 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	p.lastTable = nil
 	dst = p.appendSummary(dst, ev, m, isTerminating, line)
 	dst = appendRollout(dst, ev.Rollout)
+	dst = p.appendTags(dst, ev)
 	dst = append(dst, '\n')
 	if t := p.lastTable; p.headerDue(t) {
 		t.headed = true
@@ -244,7 +249,7 @@ const (
 //	15:04:09  WARNING   pod/web-1        BackOff: Back-off restarting failed container (x3)
 //
 // With --owned, owners is the chain down to that object, which the line starts with.
-func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event, owners []event.Owner, line lineLayout) []byte {
+func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event, owners []event.Owner, past bool, line lineLayout) []byte {
 	label := relatedEvent
 	if ev.Type == corev1.EventTypeWarning {
 		label = relatedWarning
@@ -263,7 +268,11 @@ func (p *Printer) appendRelatedEvent(dst []byte, ev *corev1.Event, owners []even
 	dst = escape.Append(dst, obj.Name)
 	dst = p.padName(dst, start, line)
 	line.summaryColumn = line.timeWidth + p.typeColumn + len(columnGap) + utf8.RuneCount(dst[start:])
-	return append(appendEventText(dst, ev.Reason, ev.Message, coreEventCount(ev), line.summaryColumn, line), '\n')
+	dst = appendEventText(dst, ev.Reason, ev.Message, coreEventCount(ev), line.summaryColumn, line)
+	if past {
+		dst = appendNote(dst, start, "(past)")
+	}
+	return append(dst, '\n')
 }
 
 // coreEventCount is how often a core Event happened, as `kubectl get events` counts it:

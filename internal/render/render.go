@@ -129,6 +129,7 @@ type Printer struct {
 	showOld    bool
 	namespace  string     // left out of names (Options.Namespace)
 	width      func() int // the terminal's width (Options.TerminalWidth)
+	color      bool       // ANSI colours (Options.Color)
 	// typeLabels maps an event type (and TERMINATING) to its maybe coloured label, built
 	// once so that a line costs no colour formatting.
 	typeLabels map[string]string
@@ -178,6 +179,7 @@ func NewPrinter(o Options) (*Printer, error) {
 	p := &Printer{
 		format:       format,
 		timestamps:   o.Timestamps,
+		color:        o.Color,
 		showKind:     o.ShowKind,
 		location:     location,
 		typeLabels:   newTypeLabels(o.Color),

@@ -56,6 +56,26 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestGoldenSignal renders what the noise reducers add: transitions that happened, ROLLOUT
+// lines, an unfolded event.
+func TestGoldenSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"signal-pretty", Options{Format: FormatPretty, ShowKind: true}},
+		{"signal-pretty-color", Options{Format: FormatPretty, Color: true, Namespace: "default"}},
+		{"signal-json", Options{Format: FormatJSON}},
+		{"signal-yaml", Options{Format: FormatYAML}},
+		{"signal-name", Options{Format: FormatName}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Location = time.UTC
+			checkGolden(t, tc.name, render(t, tc.opts, eventtest.SignalEvents()))
+		})
+	}
+}
+
 // checkGolden compares got with testdata/<name>.golden, or rewrites that file when the
 // test runs with -update.
 func checkGolden(t *testing.T, name string, got []byte) {

@@ -53,6 +53,7 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	if ev.Cluster != "" {
 		envelope.Content = append(envelope.Content, str("cluster"), str(ev.Cluster))
 	}
+	envelope.Content = append(envelope.Content, onYAML(ev)...)
 	envelope.Content = append(envelope.Content,
 		str("resource"), mapping(
 			str("group"), str(ev.Resource.Group),
@@ -61,6 +62,7 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 		),
 	)
 	envelope.Content = append(envelope.Content, ownersYAML(ev)...)
+	envelope.Content = append(envelope.Content, foldedYAML(ev)...)
 	envelope.Content = append(envelope.Content, str("object"), object)
 	if old != nil {
 		envelope.Content = append(envelope.Content, str("old"), old)
@@ -70,6 +72,9 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	}
 	if ev.FinalStateUnknown {
 		envelope.Content = append(envelope.Content, str("finalStateUnknown"), scalar("!!bool", "true"))
+	}
+	if ev.Past {
+		envelope.Content = append(envelope.Content, str("past"), scalar("!!bool", "true"))
 	}
 	if ev.Reason != "" {
 		envelope.Content = append(envelope.Content, str("reason"), str(ev.Reason))

@@ -22,8 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubeevents/kubeevents/internal/diag"
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/escape"
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/notify"
 )
 
 // HTTPOptions configure an http sink.
@@ -42,11 +46,19 @@ type HTTPOptions struct {
 	Backoff wait.Backoff // between attempts; zero means NewBackoff()
 	Headers *Headers     // nil for none; never printed
 	TLS     *tls.Config  // nil: Go's defaults
+	// Encoder makes what is sent for each event, unless Format is set.
 	Encoder *Encoder
+	// Format, when set, makes each request's body from its batch of events, in the
+	// receiver's own format (package notify), instead of the Encoder's lines; Differ and
+	// ShowOld make the envelopes it is given. Batching.Size is then at most its MaxBatch.
+	Format  *notify.Compiled
+	Differ  *diff.Differ
+	ShowOld bool
 	Warn    func(format string, args ...any)
 }
 
-// HTTP POSTs events to a URL, in batches of JSON Lines or one JSON document per request.
+// HTTP POSTs events to a URL, in batches of JSON Lines, one JSON document per request,
+// or in a receiver's own format.
 // Connection errors, time-outs, 5xx, 408 and 429 are retried with exponential backoff
 // and jitter, and Retry-After is honoured; another 4xx fails the batch at once (after a
 // 401, once more if a header file changed). It implements listener.Holder: each event is
@@ -61,6 +73,7 @@ type HTTP struct {
 	retryNotice  listener.Throttle
 	failNotice   listener.Throttle
 	headerNotice listener.Throttle
+	formatNotice listener.Throttle
 	failed       int
 	statusSaid   map[int]bool // 4xx statuses already reported
 }
@@ -73,6 +86,13 @@ func NewHTTP(o HTTPOptions) *HTTP {
 	if o.Single {
 		o.Batching = Batching{Size: 1}
 	}
+	encode := o.Encoder.Encode
+	if o.Format != nil {
+		if o.Format.MaxBatch > 0 && o.Batching.Size > o.Format.MaxBatch {
+			o.Batching.Size = o.Format.MaxBatch
+		}
+		encode = func(*event.Event) ([]byte, error) { return nil, nil } // the body is made per batch
+	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = o.TLS
 	// The proxy is taken from the environment, as by curl and kubectl.
@@ -80,30 +100,26 @@ func NewHTTP(o HTTPOptions) *HTTP {
 		retryNotice:  listener.Throttle{Period: listener.NoticeEvery},
 		failNotice:   listener.Throttle{Period: listener.NoticeEvery},
 		headerNotice: listener.Throttle{Period: listener.NoticeEvery},
+		formatNotice: listener.Throttle{Period: listener.NoticeEvery},
 		statusSaid:   map[int]bool{}}
 	s.target = o.URL
 	if u, err := url.Parse(o.URL); err == nil {
 		s.target = u.Redacted()
 	}
-	s.pool = newPool(1, o.Batching, o.Encoder.Encode, s.send)
+	s.pool = newPool(1, o.Batching, encode, s.send)
 	return s
 }
 
 // send POSTs one batch, with retries.
 func (s *HTTP) send(ctx context.Context, batch []item) error {
-	var body bytes.Buffer
-	for _, it := range batch {
-		body.Write(it.data)
-	}
-	data := body.Bytes()
-	contentType := "application/x-ndjson"
-	if s.opts.Single {
-		data = bytes.TrimSuffix(data, []byte("\n"))
-		contentType = "application/json"
+	data, contentType, err := s.body(ctx, batch)
+	if err != nil {
+		s.formatFailed(len(batch), err)
+		return err
 	}
 	var firstFailure time.Time
 	said := false // a retry of this batch was said: its end will be too
-	err := withRetries(ctx, s.opts.Retries, s.opts.Backoff, func(ctx context.Context) error {
+	err = withRetries(ctx, s.opts.Retries, s.opts.Backoff, func(ctx context.Context) error {
 		return s.post(ctx, data, contentType)
 	}, func(err error, n int, wait time.Duration) {
 		if n == 1 {
@@ -128,6 +144,46 @@ func (s *HTTP) send(ctx context.Context, batch []item) error {
 		s.report(len(batch), err)
 	}
 	return err
+}
+
+// body is a batch's request body and its content type: the events' lines, JSON Lines or
+// (Single) one JSON document; or what the format makes of the batch.
+func (s *HTTP) body(ctx context.Context, batch []item) ([]byte, string, error) {
+	if s.opts.Format == nil {
+		var body bytes.Buffer
+		for _, it := range batch {
+			body.Write(it.data)
+		}
+		if s.opts.Single {
+			return bytes.TrimSuffix(body.Bytes(), []byte("\n")), "application/json", nil
+		}
+		return body.Bytes(), "application/x-ndjson", nil
+	}
+	envelopes := make([]any, len(batch))
+	for i, it := range batch {
+		envelope, err := jq.EnvelopeValue(it.ev, s.opts.Differ, s.opts.ShowOld)
+		if err != nil {
+			return nil, "", err
+		}
+		envelopes[i] = envelope
+	}
+	body, err := s.opts.Format.Body(ctx, envelopes)
+	if err != nil {
+		return nil, "", fmt.Errorf("format %s: %w", s.opts.Format.Name, err)
+	}
+	return body, s.opts.Format.ContentType, nil
+}
+
+// formatFailed says that a batch's body could not be made (its format failed on it): at
+// most once per NoticeEvery, with the count so far. Nothing was sent; the events count as
+// failed.
+func (s *HTTP) formatFailed(n int, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failed += n
+	if s.formatNotice.Allow(time.Now()) {
+		s.opts.Warn("http sink %q: %v; %s not sent (%s failed so far)", s.opts.Name, err, diag.Events(uint64(n)), diag.Count(s.failed))
+	}
 }
 
 // report says a batch failed: a 4xx once per status, the rest at most once per

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/notify"
 )
 
 // tokenReceiver is a real HTTP server that accepts requests carrying the token it is
@@ -368,5 +369,81 @@ func TestHTTPSinkEscapesTheAnswer(t *testing.T) {
 	defer mu.Unlock()
 	if len(warned) != 1 || !strings.Contains(warned[0], `400 Bad Request: bad \x1b]0;pwned\a\x1b[2J payload; the receiver refused 1 event (1 failed so far)`) {
 		t.Errorf("said %q", warned)
+	}
+}
+
+// An http sink with a format posts each batch in the receiver's own language, with its
+// content type, no more events a request than the format takes; a batch the format fails
+// on is not sent, and its events count as failed.
+func TestHTTPSinkPostsInAFormat(t *testing.T) {
+	type got struct {
+		contentType string
+		body        string
+	}
+	var mu sync.Mutex
+	var requests []got
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		requests = append(requests, got{req.Header.Get("Content-Type"), string(body)})
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	catalog, err := notify.NewCatalog(map[string]string{
+		"names": "# content-type: text/plain\n# max-batch: 2\nmap(.object.metadata.name) | join(\" \")",
+		"fails": "error(\"no\")",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		format string
+		want   []got
+		failed int
+	}{
+		{"names", []got{{"text/plain", "a b"}, {"text/plain", "c"}}, 0},
+		{"fails", nil, 3},
+	} {
+		mu.Lock()
+		requests = nil
+		mu.Unlock()
+		f, _ := catalog.Lookup(tc.format)
+		compiled, err := f.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var warned []string
+		s := NewHTTP(HTTPOptions{Name: "hook", URL: "http://" + ln.Addr().String() + "/hook", Batching: Batching{Size: 100, Interval: time.Hour},
+			Timeout: 5 * time.Second, Format: compiled, Warn: func(format string, args ...any) { warned = append(warned, fmt.Sprintf(format, args...)) }})
+		rec := &settled{}
+		s.Hold(rec.settle)
+		for _, name := range []string{"a", "b", "c"} {
+			if err := s.Write(podEvent(event.Added, name, "1", nil)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		failed := 0
+		for _, err := range rec.wait(t, 3) {
+			if err != nil {
+				failed++
+			}
+		}
+		mu.Lock()
+		if fmt.Sprint(requests) != fmt.Sprint(tc.want) || failed != tc.failed {
+			t.Errorf("%s: requests %q, %d failed; want %q, %d failed", tc.format, requests, failed, tc.want, tc.failed)
+		}
+		mu.Unlock()
+		if tc.failed > 0 && (len(warned) != 1 || !strings.Contains(warned[0], "format fails: error: no; 3 events not sent")) {
+			t.Errorf("%s: warned %q", tc.format, warned)
+		}
 	}
 }

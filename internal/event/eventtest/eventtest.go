@@ -73,6 +73,25 @@ func webDeployment(replicas int32, status appsv1.DeploymentStatus) *appsv1.Deplo
 	}
 }
 
+// SignalEvents are what the noise reducers add to a stream (--on, --fold-rollouts): a
+// pod update in which two transitions happened, the ROLLOUT lines of a Deployment's
+// rollout (a step, and its end), and a folded event unfolded. Fresh events each call.
+func SignalEvents() []*event.Event {
+	running := WebPod(corev1.PodRunning, true, "worker-1", "8812")
+	looping := WebPod(corev1.PodRunning, false, "worker-1", "8813")
+	looping.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	crashed := Modified(12, Pods, "Pod", running, looping)
+	crashed.On = []string{"crashloop", "not-ready"}
+	rolling := webDeployment(5, appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 7, UpdatedReplicas: 3, AvailableReplicas: 4})
+	rolled := webDeployment(5, appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 5, UpdatedReplicas: 5, AvailableReplicas: 5})
+	step := &event.Event{Type: event.RolloutStep, Time: T0.Add(20 * time.Second), Resource: Deployments, Kind: "Deployment",
+		Object: rolling, Rollout: &event.Rollout{State: event.RolloutProgressing, Message: "3/5 updated, 4 available, 2 old"}, FoldedEvents: 6}
+	done := &event.Event{Type: event.RolloutStep, Time: T0.Add(30 * time.Second), Resource: Deployments, Kind: "Deployment",
+		Object: rolled, Rollout: &event.Rollout{State: event.RolloutComplete, Message: `deployment "web" successfully rolled out`}, FoldedEvents: 1}
+	folded := Modified(14, Pods, "Pod", WebPod(corev1.PodPending, false, "", "8801"), WebPod(corev1.PodRunning, true, "worker-2", "8815"))
+	return []*event.Event{crashed, step, done, folded.Unfold()}
+}
+
 // Events covers every summary and lifecycle case once. Fresh events each call,
 // since an Event caches its JSON.
 func Events() []*event.Event {

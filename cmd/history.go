@@ -1,0 +1,110 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/recording"
+	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/replay"
+)
+
+const historyExample = `  # Every recorded version of a Deployment, oldest first, with what changed each time
+  kubeevents history deployment/web --file events.jsonl -n shop
+
+  # The ConfigMap as it was at 14:05, as kubectl get -o yaml printed it then
+  kubeevents history cm/settings --file /var/log/kubeevents/ --at 2026-11-23T14:05:00Z`
+
+// historyFlags are the flags of `kubeevents history`.
+type historyFlags struct {
+	outputFlags
+	files        []string
+	at           string
+	skipBadLines bool
+}
+
+// NewHistoryCommand is `kubeevents history TYPE/NAME --file FILE...`.
+func NewHistoryCommand(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, verbosity *int) *cobra.Command {
+	f := &historyFlags{}
+	c := &cobra.Command{
+		Use:   "history TYPE/NAME --file FILE... [--at TIME]",
+		Short: "Every recorded version of one object, with what changed; or the object at a time",
+		Long: `Reads recordings as replay does (--file: files, directories of a file sink's files, quoted
+patterns, - for stdin) and streams every recorded version of one object, oldest first,
+with the diff between consecutive versions. --at TIME prints the object as it was then
+instead: its last version recorded at or before TIME, as kubectl get -o yaml (or -o json)
+printed it.`,
+		Example: historyExample,
+		Args:    cobra.RangeArgs(1, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			f.changed = c.Flags().Changed
+			opts, err := f.options(args, configFlags, streams)
+			if err != nil {
+				return err
+			}
+			if f.at != "" {
+				return f.printAt(c, opts, streams)
+			}
+			cfg, _, err := f.engineConfig(streams, 0, false)
+			if err != nil {
+				return err
+			}
+			opts.Objects, opts.Diffs = cfg.ReadsObjects(), !cfg.NoDiff
+			src, err := replay.New(opts)
+			if err != nil {
+				return err
+			}
+			_, err = runReplay(c.Context(), system(configFlags, streams, *verbosity), cfg,
+				engine.Replay{Source: src, What: src.What(), Namespace: src.Namespace(), Clusters: src.Clusters()})
+			return err
+		},
+	}
+	fs := c.Flags()
+	f.addFlags(fs, "(with --at: yaml or json)")
+	fs.StringArrayVar(&f.files, "file", nil, "a recording: a file, a directory of a file sink's files, a quoted pattern, or - for stdin (repeatable)")
+	fs.StringVar(&f.at, "at", "", "print the object as it was at this RFC 3339 time, e.g. 2026-11-23T14:05:00Z")
+	fs.BoolVar(&f.skipBadLines, "skip-bad-lines", false, "skip the lines that are not events kubeevents wrote (counted), rather than stop at the first")
+	registerReplayCompletions(c)
+	return c
+}
+
+// options are the replay of the one object the arguments name.
+func (f *historyFlags) options(args []string, configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) (replay.Options, error) {
+	if len(f.files) == 0 {
+		return replay.Options{}, usageErrorf("no recording given: kubeevents history TYPE/NAME --file FILE...")
+	}
+	types, names, err := typesAndNames(args, "history")
+	switch {
+	case err != nil:
+		return replay.Options{}, err
+	case len(types) != 1 || len(names) != 1:
+		return replay.Options{}, usageErrorf("history shows one object: give it as TYPE/NAME, e.g. deployment/web")
+	}
+	sel := replay.Selection{Types: types, Names: names}
+	if err := selectWhere(&sel, configFlags, f.changed, false); err != nil {
+		return replay.Options{}, err
+	}
+	warn := func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, "kubeevents: "+format+"\n", args...) }
+	return replay.Options{Args: f.files, Select: sel, Warn: warn,
+		Read: recording.Options{SkipBadLines: f.skipBadLines, Stdin: streams.In}}, nil
+}
+
+// printAt prints the object at --at.
+func (f *historyFlags) printAt(c *cobra.Command, opts replay.Options, streams genericiooptions.IOStreams) error {
+	t, err := parseTime("--at", f.at)
+	if err != nil {
+		return err
+	}
+	format := string(render.FormatYAML)
+	if f.changed("output") {
+		format = f.output
+	}
+	if format != string(render.FormatYAML) && format != string(render.FormatJSON) {
+		return usageErrorf("-o %s: --at prints the object as kubectl get does, -o yaml (the default) or -o json", format)
+	}
+	return replay.At(c.Context(), opts, t, format, streams.Out)
+}

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/listener"
+)
+
+// fakeSource emits n pod events, web-1 ... web-n, then ends (or fails with err).
+type fakeSource struct {
+	n       int
+	err     error
+	emitted int
+}
+
+func (f *fakeSource) Run(ctx context.Context, emit func(*event.Event) bool) error {
+	for i := 1; i <= f.n; i++ {
+		pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i), Namespace: "shop"}}
+		typ := event.Modified
+		if i%2 == 1 {
+			typ = event.Added
+		}
+		ev := &event.Event{Type: typ, Time: time.Date(2026, 11, 23, 14, 0, i, 0, time.UTC), Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Object: pod}
+		f.emitted++
+		if !emit(ev) {
+			return nil
+		}
+	}
+	return f.err
+}
+
+func replayOn(t *testing.T, src *fakeSource, cfg Config) (string, Result, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cfg.Sinks = []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block}}
+	cfg.Grace, cfg.PlainStdout, cfg.NoDiff = time.Second, true, true
+	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
+	res, err := RunReplay(context.Background(), sys, cfg, Replay{Source: src, What: "test"})
+	return out.String(), res, err
+}
+
+// TestReplayRunsTheSourceThroughTheSinks: every event reaches the sink, numbered, the
+// input's end ends the run; --event-types and --max-events apply as to a watch's.
+func TestReplayRunsTheSourceThroughTheSinks(t *testing.T) {
+	out, res, err := replayOn(t, &fakeSource{n: 20}, Config{})
+	if err != nil || res.Reason != StopInputEnd || res.Made != 20 || strings.Count(out, "\n") != 20 {
+		t.Fatalf("%d lines, made %d, reason %v, err %v", strings.Count(out, "\n"), res.Made, res.Reason, err)
+	}
+	out, res, _ = replayOn(t, &fakeSource{n: 20}, Config{EventTypes: []event.EventType{event.Added}})
+	if res.Made != 10 || strings.Contains(out, "MODIFIED") {
+		t.Errorf("--event-types ADDED: made %d:\n%s", res.Made, out)
+	}
+	src := &fakeSource{n: 20}
+	out, res, err = replayOn(t, src, Config{MaxEvents: 3})
+	if err != nil || res.Reason != StopLimit || out != "ADDED pod/web-1\nMODIFIED pod/web-2\nADDED pod/web-3\n" || src.emitted != 3 {
+		t.Errorf("--max-events 3: reason %v, err %v, %d read:\n%s", res.Reason, err, src.emitted, out)
+	}
+}
+
+// TestReplayConditions: --until met ends the run there; a recording that ends before it
+// is met is a NotMetError (exit 3); the source's error ends the run.
+func TestReplayConditions(t *testing.T) {
+	src := &fakeSource{n: 20}
+	out, res, err := replayOn(t, src, Config{Until: `.object.metadata.name == "web-4"`})
+	if err != nil || res.Reason != StopCondition || !strings.HasSuffix(out, "MODIFIED pod/web-4\n") || src.emitted != 4 {
+		t.Errorf("--until: reason %v, err %v, %d read:\n%s", res.Reason, err, src.emitted, out)
+	}
+	_, _, err = replayOn(t, &fakeSource{n: 2}, Config{Until: `.object.metadata.name == "web-4"`})
+	var notMet *NotMetError
+	if !errors.As(err, &notMet) || !strings.Contains(err.Error(), "the recording ended before --until was met") {
+		t.Errorf("a recording that ends first: %v", err)
+	}
+	bad := errors.New("events.jsonl:3: not an event kubeevents wrote")
+	_, _, err = replayOn(t, &fakeSource{n: 2, err: bad}, Config{})
+	if !errors.Is(err, bad) {
+		t.Errorf("the source's error: %v", err)
+	}
+}
+
+// Only pretty, wide and template formats and jq read objects beyond their JSON.
+func TestReadsObjects(t *testing.T) {
+	for _, c := range []struct {
+		sinks []config.Sink
+		until string
+		want  bool
+	}{
+		{[]config.Sink{{Type: config.KindTerminal, Format: "json"}, {Type: config.KindFile, Format: "yaml"}, {Type: config.KindHTTP}}, "", false},
+		{[]config.Sink{{Type: config.KindTerminal, Format: "name"}}, ".type", true},
+		{[]config.Sink{{Type: config.KindTerminal, Format: "pretty"}}, "", true},
+		{[]config.Sink{{Type: config.KindTerminal, Format: "jsonpath={.metadata.name}"}}, "", true},
+		{[]config.Sink{{Type: config.KindJQ, Expr: "."}}, "", true},
+		{[]config.Sink{{Type: config.KindExec, Expr: "select(.type)"}}, "", true},
+	} {
+		if got := (Config{Sinks: c.sinks, Until: c.until}).ReadsObjects(); got != c.want {
+			t.Errorf("%+v until %q: %v", c.sinks, c.until, got)
+		}
+	}
+}

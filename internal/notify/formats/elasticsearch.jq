@@ -1,0 +1,12 @@
+# Elasticsearch: bulk API NDJSON (POST /INDEX/_bulk), a create action and a document in Elastic Common Schema fields per event.
+# Its documentation: https://www.elastic.co/docs/api/doc/elasticsearch/operation/operation-bulk
+# content-type: application/x-ndjson
+# max-batch: 500
+.[] | {create: {}},
+  ({"@timestamp": .time,
+    message: (title + (detail | if . == "" then "" else ": " + . end)),
+    event: {kind: "event", action: what, dataset: "kubeevents"},
+    orchestrator: {type: "kubernetes", cluster: {name: .cluster}, namespace: .object.metadata.namespace, api_version: .object.apiVersion,
+      resource: {type: (.object.kind | ascii_downcase), name: .object.metadata.name}},
+    kubeevents: {type, on, seq}}
+   | del(.. | select(. == null)) | del(.. | select(. == {})))

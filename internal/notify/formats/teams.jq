@@ -1,0 +1,11 @@
+# Microsoft Teams: an Adaptive Card, a title and facts per event, for a workflow's incoming webhook.
+# Its documentation: https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/connectors-using
+# content-type: application/json
+# max-batch: 20
+{type: "message",
+ attachments: [{contentType: "application/vnd.microsoft.card.adaptive", contentUrl: null,
+   content: {"$schema": "http://adaptivecards.io/schemas/adaptive-card.json", type: "AdaptiveCard", version: "1.4",
+     body: [.[] |
+       {type: "TextBlock", text: title, weight: "Bolder", wrap: true, color: (if problem then "Attention" else "Default" end)},
+       {type: "FactSet", facts: ([{title: "Event", value: .type}, {title: "Time", value: .time}]
+         + (detail | if . == "" then [] else [{title: "State", value: .}] end))}]}}]}

@@ -1,0 +1,231 @@
+// Package notify holds the formats an http sink can post its events in
+// (http(format=NAME)): each a jq program over one batch of events, the array of their
+// envelopes, whose outputs are the request's body, and the body's content type. They
+// speak each receiver's own language: chat webhooks (Slack, Mattermost, Teams, Discord),
+// Alertmanager's alerts API, log stores' ingestion APIs (Loki, Elasticsearch,
+// OpenTelemetry's OTLP) and CloudEvents. The shipped ones are files of this package
+// (formats/NAME.jq), printed by `kubeevents format NAME`; the config file adds more, or
+// replaces shipped ones by name. Every format may use the functions of functions.jq
+// (title, detail, unixnano, ...).
+package notify
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kubeevents/kubeevents/internal/jq"
+	"github.com/kubeevents/kubeevents/internal/suggest"
+)
+
+//go:embed formats/*.jq
+var shippedFiles embed.FS
+
+// functions are the jq functions every format may use.
+//
+//go:embed functions.jq
+var functions string
+
+// shippedOrder is the order `kubeevents format` lists the shipped formats in: chat, alerts,
+// logs, events. Every file of formats/ is in it (TestShippedOrderNamesEveryFile).
+var shippedOrder = []string{"slack", "mattermost", "teams", "discord", "alertmanager", "loki", "elasticsearch", "otlp", "cloudevents"}
+
+// FunctionsName is the name `kubeevents format NAME` prints the shared functions under; no
+// format may have it.
+const FunctionsName = "functions"
+
+// Functions is the jq definitions every format may use, with their comments.
+func Functions() string { return functions }
+
+// DefaultContentType is a format's content type when its program does not say.
+const DefaultContentType = "application/json"
+
+// Format is one format.
+type Format struct {
+	Name string
+	// Program is the jq program, with its comment lines, as `kubeevents format NAME`
+	// prints it. Its first comment line describes it; comment lines of its header may say
+	// "content-type: TYPE" and "max-batch: N".
+	Program     string
+	Description string
+	ContentType string
+	// MaxBatch is the most events one request may hold (the receiver's limit: Discord's
+	// 10 embeds, CloudEvents' one event per request in structured mode); 0: the sink's
+	// batch setting alone.
+	MaxBatch int
+	Shipped  bool
+}
+
+// Parse reads a format's header: its description and the content-type and max-batch
+// comment lines among the comment lines it starts with.
+func Parse(name, program string, shipped bool) (Format, error) {
+	f := Format{Name: name, Program: program, ContentType: DefaultContentType, Shipped: shipped}
+	for line := range strings.SplitSeq(program, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		text, ok := strings.CutPrefix(line, "#")
+		if !ok {
+			break // the header ends at the program
+		}
+		text = strings.TrimSpace(text)
+		key, value, _ := strings.Cut(text, ":")
+		switch strings.ToLower(strings.TrimSpace(key)) {
+		case "content-type":
+			f.ContentType = strings.TrimSpace(value)
+			if f.ContentType == "" {
+				return Format{}, fmt.Errorf("format %q: its content-type line names no type", name)
+			}
+		case "max-batch":
+			n, err := strconv.Atoi(strings.TrimSpace(value))
+			if err != nil || n < 1 {
+				return Format{}, fmt.Errorf("format %q: max-batch %q: give a whole number, 1 or more", name, strings.TrimSpace(value))
+			}
+			f.MaxBatch = n
+		default:
+			if f.Description == "" {
+				f.Description = text
+			}
+		}
+	}
+	return f, nil
+}
+
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+
+// CheckName reports a name a format cannot have.
+func CheckName(name string) error {
+	switch {
+	case !namePattern.MatchString(name):
+		return fmt.Errorf("format name %q: use lower-case letters, digits and '-', starting with a letter", name)
+	case name == FunctionsName:
+		return fmt.Errorf("format name %q is taken: kubeevents format %s prints the functions every format may use", name, name)
+	}
+	return nil
+}
+
+// Catalog is the formats a run knows: the shipped ones and the config file's.
+type Catalog struct {
+	list []Format
+}
+
+// Shipped is the catalog of the shipped formats alone.
+func Shipped() *Catalog {
+	c, err := NewCatalog(nil)
+	if err != nil {
+		panic(err) // the shipped files are checked by the tests
+	}
+	return c
+}
+
+// NewCatalog is the shipped formats and the user's (name → program): the user's replace
+// shipped ones of the same name and come after them in name order otherwise.
+func NewCatalog(user map[string]string) (*Catalog, error) {
+	c := &Catalog{}
+	for _, name := range shippedOrder {
+		src, err := shippedFiles.ReadFile("formats/" + name + ".jq")
+		if err != nil {
+			return nil, err
+		}
+		f, err := Parse(name, string(src), true)
+		if err != nil {
+			return nil, err
+		}
+		c.list = append(c.list, f)
+	}
+	names := make([]string, 0, len(user))
+	for name := range user {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if err := CheckName(name); err != nil {
+			return nil, err
+		}
+		f, err := Parse(name, user[name], false)
+		if err != nil {
+			return nil, err
+		}
+		if i := slices.IndexFunc(c.list, func(s Format) bool { return s.Name == name }); i >= 0 {
+			c.list[i] = f
+			continue
+		}
+		c.list = append(c.list, f)
+	}
+	return c, nil
+}
+
+// List is every format, the shipped ones first.
+func (c *Catalog) List() []Format { return slices.Clone(c.list) }
+
+// Names lists the formats' names.
+func (c *Catalog) Names() []string {
+	names := make([]string, len(c.list))
+	for i, f := range c.list {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// Lookup finds a format by name; the error says which exist.
+func (c *Catalog) Lookup(name string) (Format, error) {
+	for _, f := range c.list {
+		if f.Name == name {
+			return f, nil
+		}
+	}
+	return Format{}, fmt.Errorf("unknown format %q%s; kubeevents format lists them", name, suggest.DidYouMean(name, c.Names()))
+}
+
+// Compiled is a format ready to make request bodies. Safe for concurrent use.
+type Compiled struct {
+	Format
+	query *jq.Query
+}
+
+// Compile compiles the format's program with the shared functions.
+func (f Format) Compile() (*Compiled, error) {
+	q, err := jq.CompileWith(f.Program, functions)
+	if err != nil {
+		return nil, fmt.Errorf("format %q: %v", f.Name, err)
+	}
+	return &Compiled{Format: f, query: q}, nil
+}
+
+// errNoBody is a batch the program gave nothing for.
+var errNoBody = errors.New("the format gave no body for it")
+
+// Body runs the format on a batch (the events' envelopes, as jq.EnvelopeValue gives
+// them) and returns the request's body: its one output, a string as it is or any other
+// value as compact JSON; several outputs as JSON lines, each ending with a newline (an
+// NDJSON body, such as Elasticsearch's bulk API takes).
+func (c *Compiled) Body(ctx context.Context, batch []any) ([]byte, error) {
+	outs, err := c.query.Run(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	switch len(outs) {
+	case 0:
+		return nil, errNoBody
+	case 1:
+		if s, ok := outs[0].(string); ok {
+			return []byte(s), nil
+		}
+		b, err := jq.AppendOutput(nil, outs[0], false)
+		return bytes.TrimSuffix(b, []byte("\n")), err
+	}
+	var body []byte
+	for _, v := range outs {
+		if body, err = jq.AppendOutput(body, v, false); err != nil {
+			return nil, err
+		}
+	}
+	return body, nil
+}

@@ -1,0 +1,317 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubeevents/kubeevents/internal/diff"
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/recording"
+)
+
+var t0 = time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
+
+// rec is one line of a recording being written by hand.
+type rec struct {
+	typ      string
+	at       int // seconds after t0
+	resource string
+	obj      runtime.Object
+	extra    string // more members, e.g. `"diff":[...]`
+}
+
+func (r rec) line(t *testing.T) string {
+	t.Helper()
+	raw, err := json.Marshal(r.obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group, version := "", "v1"
+	if gv := r.obj.GetObjectKind().GroupVersionKind(); gv.Group != "" {
+		group, version = gv.Group, gv.Version
+	}
+	line := fmt.Sprintf(`{"type":%q,"time":%q,"resource":{"group":%q,"version":%q,"resource":%q},"object":%s`,
+		r.typ, t0.Add(time.Duration(r.at)*time.Second).Format(time.RFC3339Nano), group, version, r.resource, raw)
+	if r.extra != "" {
+		line += "," + r.extra
+	}
+	return line + "}"
+}
+
+func recordingOf(t *testing.T, recs ...rec) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range recs {
+		b.WriteString(r.line(t) + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func pod(name, ns string, uid types.UID, labels map[string]string, phase corev1.PodPhase, owner *metav1.OwnerReference) *corev1.Pod {
+	p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: uid, Labels: labels, CreationTimestamp: metav1.NewTime(t0)},
+		Status:     corev1.PodStatus{Phase: phase}}
+	if owner != nil {
+		p.OwnerReferences = []metav1.OwnerReference{*owner}
+	}
+	return p
+}
+
+func controller(kind, name string, uid types.UID) *metav1.OwnerReference {
+	yes := true
+	apiVersion := "apps/v1"
+	return &metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid, Controller: &yes}
+}
+
+// replayed runs a replay of path and returns what it emitted.
+func replayed(t *testing.T, opts Options) []*event.Event {
+	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []*event.Event
+	if err := s.Run(context.Background(), func(ev *event.Event) bool { events = append(events, ev); return true }); err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+func summary(events []*event.Event) string {
+	var parts []string
+	for _, ev := range events {
+		s := fmt.Sprintf("%s %s/%s", ev.Type, strings.ToLower(ev.Kind), ev.Meta().GetName())
+		if ev.Reason != "" {
+			s += "(" + ev.Reason + ")"
+		}
+		if ev.Related {
+			s += "(related)"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// TestDiffsAreComputedWhereNoneWasRecorded: a recording made with --no-diff gets its
+// diffs from the consecutive versions, the previous one decoded whole even where only
+// metadata is read; a recorded diff is used as it is.
+func TestDiffsAreComputedWhereNoneWasRecorded(t *testing.T) {
+	pending := pod("web-1", "shop", "u1", nil, corev1.PodPending, nil)
+	running := pod("web-1", "shop", "u1", nil, corev1.PodRunning, nil)
+	path := recordingOf(t,
+		rec{typ: "ADDED", at: 0, resource: "pods", obj: pending},
+		rec{typ: "MODIFIED", at: 1, resource: "pods", obj: running},
+		rec{typ: "MODIFIED", at: 2, resource: "pods", obj: running, extra: `"diff":[{"op":"add","path":"/metadata/labels","value":{"tier":"web"}}]`})
+	d := diff.NewDiffer(nil)
+	for _, objects := range []bool{true, false} {
+		events := replayed(t, Options{Args: []string{path}, Objects: objects, Diffs: true})
+		if len(events) != 3 {
+			t.Fatalf("objects %v: %d events", objects, len(events))
+		}
+		computed, err := d.ChangesJSON(events[1])
+		if err != nil || string(computed) != `[{"op":"replace","path":"/status/phase","value":"Running","old":"Pending"}]` {
+			t.Errorf("objects %v: computed %s, %v", objects, computed, err)
+		}
+		recorded, _ := d.ChangesJSON(events[2])
+		if string(recorded) != `[{"op":"add","path":"/metadata/labels","value":{"tier":"web"}}]` {
+			t.Errorf("objects %v: recorded diff %s", objects, recorded)
+		}
+		if _, ok := events[2].Object.(*corev1.Pod); ok != objects {
+			t.Errorf("objects %v: the event with a recorded diff has a %T", objects, events[2].Object)
+		}
+	}
+	// Paths ignored beyond the defaults are left out of a recorded diff too.
+	ignore, _ := diff.ParseIgnorePath("metadata.labels")
+	events := replayed(t, Options{Args: []string{path}, Diffs: true})
+	if got, _ := diff.NewDiffer([]diff.IgnorePath{ignore}).ChangesJSON(events[2]); string(got) != "[]" {
+		t.Errorf("ignored path in a recorded diff: %s", got)
+	}
+}
+
+// TestSelection: types by every name kubectl takes, names, namespaces, clusters, a
+// window of time and the recorded field managers.
+func TestSelection(t *testing.T) {
+	web := pod("web-1", "shop", "u1", nil, corev1.PodRunning, nil)
+	db := pod("db-1", "data", "u2", nil, corev1.PodRunning, nil)
+	deploy := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "d1"}}
+	path := recordingOf(t,
+		rec{typ: "ADDED", at: 0, resource: "pods", obj: web, extra: `"cluster":"prod","by":[{"manager":"kubelet"}]`},
+		rec{typ: "ADDED", at: 1, resource: "pods", obj: db, extra: `"cluster":"dev","by":[{"manager":"kube-scheduler"}]`},
+		rec{typ: "ADDED", at: 2, resource: "deployments", obj: deploy, extra: `"cluster":"prod"`})
+	for _, c := range []struct {
+		sel  Selection
+		want string
+	}{
+		{Selection{}, "ADDED pod/web-1, ADDED pod/db-1, ADDED deployment/web"},
+		{Selection{Types: []string{"po"}}, "ADDED pod/web-1, ADDED pod/db-1"},
+		{Selection{Types: []string{"Pod", "deployments.apps"}, Names: []string{"web-1", "web"}}, "ADDED pod/web-1, ADDED deployment/web"},
+		{Selection{Types: []string{"deploy.v1.apps"}}, "ADDED deployment/web"},
+		{Selection{Types: []string{"all"}, Namespaces: []string{"data"}}, "ADDED pod/db-1"},
+		{Selection{Clusters: []string{"prod"}}, "ADDED pod/web-1, ADDED deployment/web"},
+		{Selection{Since: t0.Add(time.Second), Until: t0.Add(time.Second)}, "ADDED pod/db-1"},
+		{Selection{By: []string{"kube-*"}}, "ADDED pod/db-1"},
+		{Selection{NotBy: []string{"kubelet"}}, "ADDED pod/db-1, ADDED deployment/web"},
+	} {
+		if got := summary(replayed(t, Options{Args: []string{path}, Select: c.sel})); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.sel, got, c.want)
+		}
+	}
+	var warned []string
+	replayed(t, Options{Args: []string{path}, Select: Selection{Types: []string{"podz"}}, Warn: func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }})
+	if len(warned) != 1 || warned[0] != "no events of podz in the recording, which holds deployments.apps, pods" {
+		t.Errorf("a type not recorded: %q", warned)
+	}
+}
+
+// TestLabelSelectorAsAWatchSeesIt: an object relabelled out of -l is DELETED (reason
+// selector, its last state that matched), and ADDED when it matches again.
+func TestLabelSelectorAsAWatchSeesIt(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	path := recordingOf(t,
+		rec{typ: "ADDED", at: 0, resource: "pods", obj: pod("p", "shop", "u1", web, corev1.PodPending, nil)},
+		rec{typ: "MODIFIED", at: 1, resource: "pods", obj: pod("p", "shop", "u1", web, corev1.PodRunning, nil)},
+		rec{typ: "MODIFIED", at: 2, resource: "pods", obj: pod("p", "shop", "u1", map[string]string{"app": "db"}, corev1.PodRunning, nil)},
+		rec{typ: "MODIFIED", at: 3, resource: "pods", obj: pod("p", "shop", "u1", nil, corev1.PodFailed, nil)},
+		rec{typ: "MODIFIED", at: 4, resource: "pods", obj: pod("p", "shop", "u1", web, corev1.PodFailed, nil)})
+	events := replayed(t, Options{Args: []string{path}, Select: Selection{LabelSelector: "app=web"}, Objects: true})
+	if got, want := summary(events), "ADDED pod/p, MODIFIED pod/p, DELETED pod/p(selector), ADDED pod/p"; got != want {
+		t.Fatalf("%s, want %s", got, want)
+	}
+	if phase := events[2].Object.(*corev1.Pod).Status.Phase; phase != corev1.PodRunning {
+		t.Errorf("left the selection with its last state that matched: phase %s", phase)
+	}
+}
+
+// TestOwnedChainsFromTheRecording: --owned takes the objects a Deployment owns,
+// transitively, even a pod recorded before its ReplicaSet (the informers list one type
+// after the other), with its owner chain; others are left out. The standard input is
+// read once: there what comes before its owner (the ReplicaSet before its Deployment)
+// is left out, and taken in at its next change (the pod).
+func TestOwnedChainsFromTheRecording(t *testing.T) {
+	deploy := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "d1"}}
+	rs := &appsv1.ReplicaSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web-5d9f", Namespace: "shop", UID: "r1", OwnerReferences: []metav1.OwnerReference{*controller("Deployment", "web", "d1")}}}
+	ownedPod := pod("web-5d9f-a", "shop", "p1", nil, corev1.PodPending, controller("ReplicaSet", "web-5d9f", "r1"))
+	strayPod := pod("other", "shop", "p2", nil, corev1.PodPending, controller("ReplicaSet", "other", "r9"))
+	event := &corev1.Event{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Event"}, ObjectMeta: metav1.ObjectMeta{Name: "e1", Namespace: "shop", UID: "e1"},
+		InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Name: "web-5d9f-a", Namespace: "shop", UID: "p1"}, Reason: "Scheduled"}
+	recs := []rec{
+		{typ: "ADDED", at: 0, resource: "pods", obj: ownedPod},
+		{typ: "ADDED", at: 0, resource: "pods", obj: strayPod},
+		{typ: "ADDED", at: 1, resource: "replicasets", obj: rs},
+		{typ: "ADDED", at: 1, resource: "deployments", obj: deploy},
+		{typ: "ADDED", at: 2, resource: "events", obj: event},
+		{typ: "MODIFIED", at: 3, resource: "pods", obj: pod("web-5d9f-a", "shop", "p1", nil, corev1.PodRunning, controller("ReplicaSet", "web-5d9f", "r1"))},
+	}
+	path := recordingOf(t, recs...)
+	sel := Selection{Types: []string{"deploy"}, Names: []string{"web"}, Owned: true, WithEvents: true}
+	events := replayed(t, Options{Args: []string{path}, Select: sel})
+	if got, want := summary(events), "ADDED pod/web-5d9f-a, ADDED replicaset/web-5d9f, ADDED deployment/web, ADDED event/e1(related), MODIFIED pod/web-5d9f-a"; got != want {
+		t.Fatalf("%s\nwant %s", got, want)
+	}
+	if got := fmt.Sprint(events[0].Owners); got != "[{Deployment web} {ReplicaSet web-5d9f}]" {
+		t.Errorf("the pod's chain: %s", got)
+	}
+	if events[2].Owners == nil || len(events[2].Owners) != 0 || events[2].Rollout == nil {
+		t.Errorf("the Deployment's own event: owners %v, rollout %v", events[2].Owners, events[2].Rollout)
+	}
+
+	var stdin strings.Builder
+	for _, r := range recs {
+		stdin.WriteString(r.line(t) + "\n")
+	}
+	events = replayed(t, Options{Args: []string{"-"}, Read: recording.Options{Stdin: strings.NewReader(stdin.String())}, Select: sel})
+	if got, want := summary(events), "ADDED deployment/web, ADDED event/e1(related), MODIFIED pod/web-5d9f-a"; got != want {
+		t.Errorf("from the standard input: %s\nwant %s", got, want)
+	}
+}
+
+// TestWithEventsAboutTheObjectsSelected: core Events about the objects replayed are
+// EVENT lines with --with-events; the others are left out.
+func TestWithEventsAboutTheObjectsSelected(t *testing.T) {
+	about := func(name, pod string) *corev1.Event {
+		return &corev1.Event{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Event"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop"},
+			InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Name: pod, Namespace: "shop"}}
+	}
+	path := recordingOf(t,
+		rec{typ: "ADDED", at: 0, resource: "pods", obj: pod("web-1", "shop", "u1", nil, corev1.PodRunning, nil)},
+		rec{typ: "ADDED", at: 1, resource: "events", obj: about("e1", "web-1")},
+		rec{typ: "ADDED", at: 2, resource: "events", obj: about("e2", "db-1")})
+	got := summary(replayed(t, Options{Args: []string{path}, Select: Selection{Types: []string{"pods"}, WithEvents: true}}))
+	if want := "ADDED pod/web-1, ADDED event/e1(related)"; got != want {
+		t.Errorf("%s, want %s", got, want)
+	}
+	got = summary(replayed(t, Options{Args: []string{path}, Select: Selection{Types: []string{"events"}}}))
+	if want := "ADDED event/e1, ADDED event/e2"; got != want {
+		t.Errorf("events as objects: %s, want %s", got, want)
+	}
+}
+
+// TestObjectJSONIsWrittenAsRecorded: whole objects or metadata alone, the JSON the
+// sinks write is the recorded one, byte for byte.
+func TestObjectJSONIsWrittenAsRecorded(t *testing.T) {
+	p := pod("web-1", "shop", "u1", map[string]string{"a": "b"}, corev1.PodRunning, nil)
+	path := recordingOf(t, rec{typ: "ADDED", at: 0, resource: "pods", obj: p})
+	want, _ := json.Marshal(p)
+	for _, objects := range []bool{true, false} {
+		events := replayed(t, Options{Args: []string{path}, Objects: objects})
+		got, err := events[0].ObjectJSON()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("objects %v: %s, %v", objects, got, err)
+		}
+		if events[0].Meta().GetLabels()["a"] != "b" || events[0].Kind != "Pod" {
+			t.Errorf("objects %v: metadata %v, kind %q", objects, events[0].Meta(), events[0].Kind)
+		}
+	}
+}
+
+// TestAt: the object as it was at a time, as kubectl get -o yaml prints it; one not
+// recorded by then, or deleted, is said to be so.
+func TestAt(t *testing.T) {
+	cm := func(value string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "shop", UID: "c1"}, Data: map[string]string{"mode": value}}
+	}
+	path := recordingOf(t,
+		rec{typ: "ADDED", at: 10, resource: "configmaps", obj: cm("a")},
+		rec{typ: "MODIFIED", at: 20, resource: "configmaps", obj: cm("b")},
+		rec{typ: "DELETED", at: 30, resource: "configmaps", obj: cm("b")})
+	opts := Options{Args: []string{path}, Select: Selection{Types: []string{"cm"}, Names: []string{"settings"}}}
+	var out bytes.Buffer
+	if err := At(context.Background(), opts, t0.Add(15*time.Second), "yaml", &out); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := (&printers.YAMLPrinter{}).PrintObj(cm("a"), &want); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want.String() || !strings.Contains(want.String(), "mode: a") {
+		t.Errorf("at 15s:\n%s\nwant:\n%s", out.String(), want.String())
+	}
+	var notRecorded *NotRecordedError
+	for _, at := range []time.Duration{5 * time.Second, 35 * time.Second} {
+		err := At(context.Background(), opts, t0.Add(at), "yaml", &bytes.Buffer{})
+		if !errors.As(err, &notRecorded) {
+			t.Errorf("at %s: %v", at, err)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package sink
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/listener"
+)
+
+// Filter says which events a sink writes, by what config.Sink says of it; the others are
+// ErrFiltered, so that the sink's summary counts them as filtered.
+type Filter struct {
+	// EventTypes, when set, are the only event types written, "|"-separated
+	// (ADDED|DELETED), as config.Sink holds them. SYNC (a resync's re-delivery) is a type
+	// like the others: left out unless listed. ROLLOUT lines pass: only sinks that fold
+	// get them.
+	EventTypes string
+	// On, when not empty, names transitions: only events in which one of them happened
+	// are written (event.Event.On). SYNC re-deliveries and ROLLOUT lines, in which
+	// nothing happened, are not.
+	On []string
+	// Fold leaves out what a rollout in progress folds (event.Event.Folded).
+	Fold bool
+}
+
+// WithFilter wraps s so that it writes only the events f keeps; s itself when f keeps
+// every event.
+func WithFilter(s listener.Sink, f Filter) listener.Sink {
+	if f.EventTypes == "" && len(f.On) == 0 && !f.Fold {
+		return s
+	}
+	filtered := &filter{Sink: s, on: f.On, fold: f.Fold}
+	if f.EventTypes != "" {
+		for _, t := range strings.Split(f.EventTypes, "|") {
+			filtered.types = append(filtered.types, event.EventType(t))
+		}
+	}
+	// The listener asks the sink it is given whether it holds events after Write (exec,
+	// http) and can abort them: the filter must answer as the sink it wraps does.
+	if h, ok := s.(listener.Holder); ok {
+		return &holdingFilter{filter: filtered, holder: h}
+	}
+	return filtered
+}
+
+// filter is a sink behind a Filter.
+type filter struct {
+	listener.Sink
+	types []event.EventType
+	on    []string
+	fold  bool
+}
+
+// holdingFilter is a filter around a sink that holds events after Write.
+type holdingFilter struct {
+	*filter
+	holder listener.Holder
+}
+
+func (f *holdingFilter) Hold(settle func(ev *event.Event, err error)) { f.holder.Hold(settle) }
+
+func (f *holdingFilter) Abort() {
+	if a, ok := f.holder.(listener.Aborter); ok {
+		a.Abort()
+	}
+}
+
+func (f *filter) Write(ev *event.Event) error {
+	if !f.keeps(ev) {
+		return listener.ErrFiltered
+	}
+	return f.Sink.Write(ev)
+}
+
+func (f *filter) keeps(ev *event.Event) bool {
+	switch {
+	case f.types != nil && ev.Type != event.RolloutStep && !slices.Contains(f.types, ev.Type):
+		return false
+	case f.on != nil && !slices.ContainsFunc(ev.On, func(name string) bool { return slices.Contains(f.on, name) }):
+		return false
+	}
+	return !f.fold || !ev.Folded
+}

@@ -1,0 +1,113 @@
+package sink
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/listener"
+)
+
+type recordingSink struct{ got []event.EventType }
+
+func (r *recordingSink) Write(ev *event.Event) error { r.got = append(r.got, ev.Type); return nil }
+func (r *recordingSink) Close() error                { return nil }
+
+func TestFilterEventTypes(t *testing.T) {
+	rec := &recordingSink{}
+	if WithFilter(rec, Filter{}) != listener.Sink(rec) {
+		t.Error("no filter: the sink itself")
+	}
+	// SYNC is a type like the others: left out unless listed.
+	for types, want := range map[string][]event.EventType{
+		"ADDED|DELETED":      {event.Added, event.Deleted},
+		"ADDED|DELETED|SYNC": {event.Added, event.Deleted, event.Sync},
+	} {
+		rec.got = nil
+		s := WithFilter(rec, Filter{EventTypes: types})
+		for _, typ := range []event.EventType{event.Added, event.Modified, event.Deleted, event.Sync} {
+			err := s.Write(&event.Event{Type: typ})
+			if filtered := errors.Is(err, listener.ErrFiltered); filtered != !slices.Contains(want, typ) {
+				t.Errorf("%s, %s: Write = %v", types, typ, err)
+			}
+		}
+		if !slices.Equal(rec.got, want) {
+			t.Errorf("%s: written %v, want %v", types, rec.got, want)
+		}
+	}
+}
+
+// holdingSink holds events after Write and can abort them, as exec and http sinks do.
+type holdingSink struct {
+	recordingSink
+	held    bool
+	aborted bool
+}
+
+func (h *holdingSink) Hold(func(*event.Event, error)) { h.held = true }
+func (h *holdingSink) Abort()                         { h.aborted = true }
+
+// The filter answers the listener's questions as the sink it wraps: a sink that holds
+// events (exec, http) is still one behind its event types, and one that does not is not.
+func TestFilterKeepsHolding(t *testing.T) {
+	h := &holdingSink{}
+	s := WithFilter(h, Filter{EventTypes: "ADDED"})
+	holder, ok := s.(listener.Holder)
+	if !ok {
+		t.Fatalf("%T around a holding sink is no listener.Holder", s)
+	}
+	holder.Hold(func(*event.Event, error) {})
+	aborter, ok := s.(listener.Aborter)
+	if !ok {
+		t.Fatalf("%T around an aborting sink is no listener.Aborter", s)
+	}
+	aborter.Abort()
+	if !h.held || !h.aborted {
+		t.Errorf("Hold reached the sink: %v, Abort: %v", h.held, h.aborted)
+	}
+	if _, ok := WithFilter(&recordingSink{}, Filter{Fold: true}).(listener.Holder); ok {
+		t.Error("the filter around a sink that holds nothing claims to hold events")
+	}
+}
+
+// TestFilterOnAndFold: on= keeps the events in which one of its transitions happened
+// (never a SYNC or a ROLLOUT line); fold leaves out folded events and keeps ROLLOUT
+// lines; event types let ROLLOUT lines through (only folding sinks get them).
+func TestFilterOnAndFold(t *testing.T) {
+	crash := &event.Event{Type: event.Modified, On: []string{"crashloop", "not-ready"}}
+	oom := &event.Event{Type: event.Modified, On: []string{"oomkilled"}}
+	plain := &event.Event{Type: event.Modified}
+	folded := &event.Event{Type: event.Added, Folded: true}
+	step := &event.Event{Type: event.RolloutStep}
+	sync := &event.Event{Type: event.Sync}
+	all := []*event.Event{crash, oom, plain, folded, step, sync}
+	for _, tc := range []struct {
+		filter Filter
+		want   []*event.Event
+	}{
+		{Filter{On: []string{"not-ready", "deleted"}}, []*event.Event{crash}},
+		{Filter{On: []string{"oomkilled", "crashloop"}}, []*event.Event{crash, oom}},
+		{Filter{Fold: true}, []*event.Event{crash, oom, plain, step, sync}},
+		{Filter{Fold: true, EventTypes: "ADDED"}, []*event.Event{step}},
+		{Filter{EventTypes: "MODIFIED|SYNC"}, []*event.Event{crash, oom, plain, step, sync}},
+		{Filter{On: []string{"oomkilled"}, Fold: true}, []*event.Event{oom}},
+	} {
+		var written []*event.Event
+		s := WithFilter(&funcSink{write: func(ev *event.Event) { written = append(written, ev) }}, tc.filter)
+		for _, ev := range all {
+			err := s.Write(ev)
+			if kept := slices.Contains(tc.want, ev); kept != (err == nil) || !kept && !errors.Is(err, listener.ErrFiltered) {
+				t.Errorf("%+v: Write(%s %v folded %v) = %v", tc.filter, ev.Type, ev.On, ev.Folded, err)
+			}
+		}
+		if !slices.Equal(written, tc.want) {
+			t.Errorf("%+v: wrote %d events, want %d", tc.filter, len(written), len(tc.want))
+		}
+	}
+}
+
+type funcSink struct{ write func(*event.Event) }
+
+func (f *funcSink) Write(ev *event.Event) error { f.write(ev); return nil }
+func (f *funcSink) Close() error                { return nil }

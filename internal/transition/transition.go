@@ -1,0 +1,235 @@
+// Package transition holds the named transitions of --on and of a sink's on=: each a jq
+// program over an event's envelope, which sees the previous state of the object as "old"
+// and the new one as "object", and is true when something worth telling happened between
+// the two (a container entered CrashLoopBackOff, a node stopped being Ready, a rollout
+// failed). The shipped ones are files of this package (shipped/NAME.jq), printed by
+// `kubeevents on NAME`; the config file adds more, or replaces shipped ones by name.
+//
+// A run evaluates the transitions named anywhere (--on, the sinks' on=) once per event,
+// as it is made and before it is numbered (Set.Eval): the event's On lists those that
+// happened, every sink shows them, and --on and on= keep the events whose On names one
+// of theirs.
+package transition
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/jq"
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/suggest"
+)
+
+//go:embed shipped/*.jq
+var shippedFiles embed.FS
+
+// shippedOrder is the order `kubeevents on` lists the shipped transitions in: a pod's
+// troubles, readiness, then workloads' and any object's changes. Every file of shipped/
+// is in it (TestShippedOrderNamesEveryFile).
+var shippedOrder = []string{"crashloop", "oomkilled", "image-pull", "evicted", "failed", "not-ready", "ready",
+	"restarted", "rollout-failed", "rollout-complete", "scaled", "image-changed", "deleted"}
+
+// Transition is one named transition.
+type Transition struct {
+	Name string
+	// Program is the jq program, its comment lines included, as `kubeevents on NAME`
+	// prints it.
+	Program string
+	// Description is its first comment line, without the "# ".
+	Description string
+	// Shipped is false for one the config file defines.
+	Shipped bool
+}
+
+// namePattern is what a transition's name may be: it goes into on= lists (separated by
+// commas or |) and into output as it is.
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+
+// CheckName reports a name a transition cannot have.
+func CheckName(name string) error {
+	if !namePattern.MatchString(name) {
+		return fmt.Errorf("transition name %q: use lower-case letters, digits and '-', starting with a letter", name)
+	}
+	return nil
+}
+
+// Catalog is the transitions a run knows: the shipped ones, and the config file's,
+// which replace shipped ones of the same name.
+type Catalog struct {
+	list []Transition
+}
+
+// Shipped is the catalog of the shipped transitions alone.
+func Shipped() *Catalog {
+	c, err := NewCatalog(nil)
+	if err != nil {
+		panic(err) // the shipped files are checked by the tests
+	}
+	return c
+}
+
+// NewCatalog is the shipped transitions and the user's (name → jq program): the user's
+// replace shipped ones of the same name and come after them in name order otherwise.
+// A bad name is an error; programs are compiled by Compile.
+func NewCatalog(user map[string]string) (*Catalog, error) {
+	c := &Catalog{}
+	for _, name := range shippedOrder {
+		src, err := shippedFiles.ReadFile("shipped/" + name + ".jq")
+		if err != nil {
+			return nil, err
+		}
+		c.list = append(c.list, newTransition(name, string(src), true))
+	}
+	names := make([]string, 0, len(user))
+	for name := range user {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if err := CheckName(name); err != nil {
+			return nil, err
+		}
+		t := newTransition(name, user[name], false)
+		if i := slices.IndexFunc(c.list, func(s Transition) bool { return s.Name == name }); i >= 0 {
+			c.list[i] = t
+			continue
+		}
+		c.list = append(c.list, t)
+	}
+	return c, nil
+}
+
+func newTransition(name, program string, shipped bool) Transition {
+	return Transition{Name: name, Program: program, Description: Description(program), Shipped: shipped}
+}
+
+// Description is a program's first comment line, without "# "; "" when it starts with
+// none.
+func Description(program string) string {
+	for line := range strings.SplitSeq(program, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if text, ok := strings.CutPrefix(line, "#"); ok {
+			return strings.TrimSpace(text)
+		}
+		return ""
+	}
+	return ""
+}
+
+// List is every transition, the shipped ones first.
+func (c *Catalog) List() []Transition { return slices.Clone(c.list) }
+
+// Names lists the transitions' names.
+func (c *Catalog) Names() []string {
+	names := make([]string, len(c.list))
+	for i, t := range c.list {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Lookup finds a transition by name; the error says which exist.
+func (c *Catalog) Lookup(name string) (Transition, error) {
+	for _, t := range c.list {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return Transition{}, fmt.Errorf("unknown transition %q%s; kubeevents on lists them", name, suggest.DidYouMean(name, c.Names()))
+}
+
+// Set is the transitions a run evaluates, compiled.
+type Set struct {
+	names   []string
+	queries []*jq.Query
+	warn    func(format string, args ...any)
+
+	mu       sync.Mutex
+	notice   listener.Throttle // how often failing runs are reported
+	failures int
+}
+
+// Compile compiles the named transitions (each once, in the catalog's order). An unknown
+// name or a program that does not compile is an error naming the transition.
+func (c *Catalog) Compile(names []string, warn func(format string, args ...any)) (*Set, error) {
+	s := &Set{warn: warn, notice: listener.Throttle{Period: listener.NoticeEvery}}
+	if s.warn == nil {
+		s.warn = func(string, ...any) {}
+	}
+	for _, name := range names {
+		if _, err := c.Lookup(name); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range c.list {
+		if !slices.Contains(names, t.Name) {
+			continue
+		}
+		q, err := jq.Compile(t.Program)
+		if err != nil {
+			return nil, fmt.Errorf("transition %q: %v", t.Name, err)
+		}
+		s.names = append(s.names, t.Name)
+		s.queries = append(s.queries, q)
+	}
+	return s, nil
+}
+
+// Names lists the transitions the set evaluates.
+func (s *Set) Names() []string { return slices.Clone(s.names) }
+
+// Eval returns the names of the transitions that happened in ev, in the set's order; nil
+// when none did. Each program sees ev's envelope with the previous object as "old"
+// (whatever --show-old says) and no diff. A program that fails on an event counts as
+// false there, said at most once per listener.NoticeEvery. Safe for concurrent use (the
+// informers of every watched type call it).
+func (s *Set) Eval(ev *event.Event) []string {
+	var on []string
+	for i, q := range s.queries {
+		if !q.Selects(string(ev.Type)) {
+			continue
+		}
+		if s.happened(q, ev, s.names[i]) {
+			on = append(on, s.names[i])
+		}
+	}
+	return on
+}
+
+func (s *Set) happened(q *jq.Query, ev *event.Event, name string) bool {
+	input, err := q.Input(ev, nil, true)
+	if err == nil {
+		var outs []any
+		if outs, err = q.Run(context.Background(), input); err == nil {
+			return slices.ContainsFunc(outs, jq.Truthy)
+		}
+	}
+	s.failed(ev, name, err)
+	return false
+}
+
+// failed says that a program failed on an event: at most once per NoticeEvery, with the
+// count so far.
+func (s *Set) failed(ev *event.Event, name string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures++
+	if !s.notice.Allow(time.Now()) {
+		return
+	}
+	more := ""
+	if s.failures > 1 {
+		more = fmt.Sprintf(" (%d failures so far)", s.failures)
+	}
+	s.warn("transition %q: jq: %v on %s %s %s; taken as not happened%s", name, err, ev.Type, ev.Kind, ev.Key(), more)
+}

@@ -1,0 +1,328 @@
+package e2e
+
+// kubeevents replay and history on recordings kubeevents made of the living cluster: a
+// rollout replayed as pretty output with diffs and as --owned chains, history --at
+// against what kubectl get -o yaml printed at that time, --follow across a rotation,
+// and bad input.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// waitRecorded waits until the recording at path holds a line that match accepts.
+func waitRecorded(t *testing.T, recorder *proc, path string, what string, match func(line string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(livingWait)
+	for {
+		raw, _ := os.ReadFile(path)
+		for _, line := range strings.Split(string(raw), "\n") {
+			if line != "" && match(line) {
+				return
+			}
+		}
+		if time.Now().After(deadline) || !recorder.Alive() {
+			t.Fatalf("the recording does not hold %s; recorder's stderr:\n%s", what, recorder.Stderr())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func hasResourceVersion(kind, name, rv string) func(string) bool {
+	return func(line string) bool {
+		var ev envelope
+		return json.Unmarshal([]byte(line), &ev) == nil && ev.meta().Kind == kind && ev.name() == name && ev.meta().Metadata.ResourceVersion == rv
+	}
+}
+
+// TestReplayRollout: a rollout recorded by kubeevents itself (a file sink), replayed as
+// pretty output with diffs and as --owned chains; history --at prints the Deployment and a
+// ConfigMap exactly as kubectl get -o yaml printed them at that time.
+func TestReplayRollout(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.jsonl")
+	recorder := startKubeevents(t, "watch", "deployments,replicasets,pods,configmaps", "-n", ns, "--with-events", "--no-screen",
+		"--sink", "file="+path, "-v=1")
+	recorder.waitStderr(20*time.Second, literal("watching"))
+
+	createLivingDeployment(t, ns, "web", "nginx:1.27", 2)
+	kubectlOut(t, "", "rollout", "status", "deployment/web", "-n", ns, "--timeout", "80s")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "a"}}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// What kubectl printed then, once the recording has that version of each.
+	var printed = map[string]string{}
+	var rv struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	for _, obj := range []struct{ kind, ref, name string }{{"Deployment", "deployment/web", "web"}, {"ConfigMap", "configmap/settings", "settings"}} {
+		printed[obj.ref] = kubectlOut(t, "", "get", obj.ref, "-n", ns, "-o", "yaml")
+		if err := json.Unmarshal([]byte(kubectlOut(t, "", "get", obj.ref, "-n", ns, "-o", "json")), &rv); err != nil {
+			t.Fatal(err)
+		}
+		waitRecorded(t, recorder, path, obj.ref+" at resourceVersion "+rv.Metadata.ResourceVersion, hasResourceVersion(obj.kind, obj.name, rv.Metadata.ResourceVersion))
+	}
+	at := time.Now().UTC().Format(time.RFC3339Nano)
+
+	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`
+	if _, err := client.AppsV1().Deployments(ns).Patch(context.Background(), "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().ConfigMaps(ns).Patch(context.Background(), "settings", types.MergePatchType, []byte(`{"data":{"mode":"b"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubectlOut(t, "", "rollout", "status", "deployment/web", "-n", ns, "--timeout", "80s")
+	waitRecorded(t, recorder, path, "the second rollout's end", func(line string) bool {
+		var ev struct {
+			Object struct {
+				Kind   string         `json:"kind"`
+				Spec   map[string]any `json:"spec"`
+				Status map[string]any `json:"status"`
+			} `json:"object"`
+		}
+		if json.Unmarshal([]byte(line), &ev) != nil || ev.Object.Kind != "Deployment" {
+			return false
+		}
+		spec, status := ev.Object.Spec, ev.Object.Status
+		return strings.Contains(line, "nginx:1.28") && status["updatedReplicas"] == spec["replicas"] && status["availableReplicas"] == spec["replicas"] && status["replicas"] == spec["replicas"]
+	})
+	recorder.interrupt(10 * time.Second)
+
+	// Pretty, with the diffs of the recording.
+	pretty := runKubeevents(t, 30*time.Second, "replay", path, "deployment/web", "-n", ns, "--owned", "--with-events")
+	if pretty.code != 0 {
+		t.Fatalf("replay --owned: exit %d; stderr:\n%s", pretty.code, pretty.stderr)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^\S+\s+ADDED\s+deploy/web\s`),
+		regexp.MustCompile(`(?m)^\S+\s+\S+\s+deploy/web › rs/web-\w+ › pod/web-\w+-\w+\s`),
+		regexp.MustCompile(`(?m)^\s+~ spec\.template\.spec\.containers\[app\]\.image: nginx:1\.27 → nginx:1\.28$`),
+		regexp.MustCompile(`(?m)^\S+\s+EVENT\s+deploy/web\s.*ScalingReplicaSet`),
+		regexp.MustCompile(`successfully rolled out`),
+	} {
+		if !want.MatchString(pretty.stdout) {
+			t.Errorf("replay --owned --with-events: no line matching %s in:\n%s", want, pretty.stdout)
+		}
+	}
+	if strings.Contains(pretty.stdout, "settings") {
+		t.Errorf("replay --owned shows the ConfigMap, which web does not own:\n%s", pretty.stdout)
+	}
+
+	// As JSON: every pod's chain is the Deployment's, through one of its ReplicaSets.
+	js := runKubeevents(t, 30*time.Second, "replay", path, "deploy/web", "-n", ns, "--owned", "-o", "json")
+	pods := 0
+	for _, line := range strings.Split(strings.TrimSpace(js.stdout), "\n") {
+		ev := parseOwned(t, line)
+		if ev.kind() == "Pod" {
+			pods++
+			if !strings.HasPrefix(ev.chain(), "Deployment/web>ReplicaSet/web-") {
+				t.Errorf("pod %s: chain %q", ev.name(), ev.chain())
+			}
+		}
+	}
+	if pods < 8 { // two pods of the first rollout, two of the second, each a few times
+		t.Errorf("replay --owned -o json: %d pod events:\n%s", pods, js.stdout)
+	}
+
+	// history: every version, and the objects as kubectl printed them.
+	history := runKubeevents(t, 30*time.Second, "history", "cm/settings", "-n", ns, "--file", dir)
+	if history.code != 0 || !regexp.MustCompile(`(?m)^\s+~ data\.mode: a → b$`).MatchString(history.stdout) {
+		t.Errorf("history cm/settings: exit %d, stderr %s, stdout:\n%s", history.code, history.stderr, history.stdout)
+	}
+	for ref, want := range printed {
+		got := runKubeevents(t, 30*time.Second, "history", ref, "-n", ns, "--file", path, "--at", at)
+		if got.code != 0 || got.stdout != want {
+			t.Errorf("history %s --at %s: exit %d, stderr %s\ngot:\n%s\nkubectl printed:\n%s", ref, at, got.code, got.stderr, got.stdout, want)
+		}
+	}
+}
+
+// TestReplayFollowsAcrossRotation: replay --follow of a file sink's file that kubeevents
+// is writing, and rotating, prints every change in order, from before and after the
+// rotation.
+func TestReplayFollowsAcrossRotation(t *testing.T) {
+	ns := newNamespace(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.jsonl")
+	recorder := startKubeevents(t, "watch", "configmaps", "-n", ns, "--no-screen", "--sink", "file(max-size=1)="+path, "-v=1")
+	recorder.waitStderr(20*time.Second, literal("watching"))
+	follow := startKubeevents(t, "replay", path, "--follow", "-o", "json", "--jq", `.object.data.round`, "-r")
+	big := strings.Repeat("x", 300<<10) // four changes fill the 1 MB the file may hold
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "big"}, Data: map[string]string{"round": "0", "pad": big}}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 10
+	for i := 1; i < rounds; i++ {
+		patch := fmt.Sprintf(`{"data":{"round":"%d"}}`, i)
+		if _, err := client.CoreV1().ConfigMaps(ns).Patch(context.Background(), "big", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	follow.waitFor(30*time.Second, "the last round", func(line string) bool { return line == fmt.Sprint(rounds-1) })
+	backups, _ := filepath.Glob(filepath.Join(dir, "events-*.jsonl*"))
+	if len(backups) == 0 {
+		t.Fatalf("the file sink did not rotate; files: %v", backups)
+	}
+	var want []string
+	for i := range rounds {
+		want = append(want, fmt.Sprint(i))
+	}
+	if got := follow.Seen(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("replay --follow across %d rotations printed %v, want %v", len(backups), got, want)
+	}
+	// The backups and the file, read together afterwards, hold the same in time order.
+	again := runKubeevents(t, 30*time.Second, "replay", dir, "--jq", `.object.data.round`, "-r")
+	if got := strings.Fields(again.stdout); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("replay of the directory: %v, want %v; stderr:\n%s", got, want, again.stderr)
+	}
+}
+
+// TestReplayBadInput: a line that is not an event is one line naming file and line, exit
+// 2; --skip-bad-lines skips and counts; a last line cut short is said to be so; a file
+// that does not exist and flags that do not go together are usage errors. --by selects
+// on the recorded field managers.
+func TestReplayBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := func(name, manager string) string {
+		return fmt.Sprintf(`{"type":"ADDED","time":"2026-11-23T14:00:00Z","seq":1,"resource":{"group":"","version":"v1","resource":"configmaps"},`+
+			`"object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":%q,"namespace":"shop"}},"by":[{"manager":%q,"operation":"Update","time":"2026-11-23T14:00:00Z"}]}`, name, manager)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(good("a", "kubectl-edit")+"\n"+good("b", "helm")+"\n15:04:05  ADDED  web-1  1/1  Running\n"+good("c", "kubectl-patch")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runKubeevents(t, 20*time.Second, "replay", bad, "-o", "name")
+	if r.code != 2 || r.stdout != "ADDED configmap/a\nADDED configmap/b\n" {
+		t.Errorf("a bad line: exit %d, stdout %q", r.code, r.stdout)
+	}
+	checkOneLine(t, r.stderr, regexp.MustCompile(`^kubeevents: .*bad\.jsonl:3: not an event kubeevents wrote: not JSON .*--skip-bad-lines`))
+
+	r = runKubeevents(t, 20*time.Second, "replay", bad, "-o", "name", "--skip-bad-lines")
+	if r.code != 0 || r.stdout != "ADDED configmap/a\nADDED configmap/b\nADDED configmap/c\n" || !strings.Contains(r.stderr, "skipped 1 line that kubeevents did not write (the first: "+bad+":3)") {
+		t.Errorf("--skip-bad-lines: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+
+	r = runKubeevents(t, 20*time.Second, "replay", bad, "-o", "name", "--skip-bad-lines", "--by", "kubectl-*")
+	if r.stdout != "ADDED configmap/a\nADDED configmap/c\n" {
+		t.Errorf("--by kubectl-*: %q", r.stdout)
+	}
+	r = runKubeevents(t, 20*time.Second, "replay", bad, "-o", "name", "--skip-bad-lines", "--not-by", "helm")
+	if r.stdout != "ADDED configmap/a\nADDED configmap/c\n" {
+		t.Errorf("--not-by helm: %q", r.stdout)
+	}
+
+	cut := filepath.Join(dir, "cut.jsonl")
+	if err := os.WriteFile(cut, []byte(good("a", "x")+"\n"+good("b", "x")[:40]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runKubeevents(t, 20*time.Second, "replay", cut, "-o", "name")
+	if r.code != 2 || r.stdout != "ADDED configmap/a\n" {
+		t.Errorf("a last line cut short: exit %d, stdout %q", r.code, r.stdout)
+	}
+	checkOneLine(t, r.stderr, regexp.MustCompile(`cut\.jsonl:2: the last line is cut short .*--follow waits for the rest`))
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", filepath.Join(dir, "missing.jsonl")}, "missing.jsonl: no such file"},
+		{[]string{"replay", "pods"}, "no recording given"},
+		{[]string{"replay", bad, "--since", "1h", "--since-time", "2026-11-23T14:00:00Z"}, "give one"},
+		{[]string{"replay", bad, "--until-time", "yesterday"}, `--until-time "yesterday": give an RFC 3339 time`},
+		{[]string{"replay", bad, "pods", "--owned"}, "--owned follows one object"},
+		{[]string{"replay", "-", "--follow"}, "drop --follow"},
+		{[]string{"history", "cm/a"}, "no recording given"},
+		{[]string{"history", "cm/a", "--file", bad, "--at", "2026-11-23T14:00:00Z", "-o", "wide"}, "-o wide: --at prints the object as kubectl get does"},
+	} {
+		r := runKubeevents(t, 20*time.Second, c.args...)
+		if r.code != 2 {
+			t.Errorf("%v: exit %d, want 2; stderr %q", c.args, r.code, r.stderr)
+		}
+		checkOneLine(t, r.stderr, literal(c.want))
+	}
+}
+
+// TestWatchShowsPastEvents: watch --with-events --since shows the core Events of the
+// watched objects that happened before the start, marked past, with when they happened;
+// --resume shows those that happened while kubeevents was down, and not those it showed.
+func TestWatchShowsPastEvents(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	createLivingDeployment(t, ns, "web", "nginx:1.27", 1)
+	kubectlOut(t, "", "rollout", "status", "deployment/web", "-n", ns, "--timeout", "80s")
+	scaled := func(to string) func(ev envelope) bool {
+		return func(ev envelope) bool {
+			var e struct {
+				Reason  string `json:"reason"`
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(ev.Object, &e)
+			return e.Reason == "ScalingReplicaSet" && strings.HasSuffix(e.Message, "to "+to)
+		}
+	}
+	past := func(line string) bool { return strings.Contains(line, `"past":true`) }
+
+	since := startKubeevents(t, "watch", "deployments", "-n", ns, "--with-events", "--since", "10m", "-o", "json")
+	since.waitJSON(30*time.Second, "the past ScalingReplicaSet Event", scaled("1"))
+	since.interrupt(10 * time.Second)
+	for _, l := range since.Seen() {
+		if strings.Contains(l, "ScalingReplicaSet") && (!past(l) || !strings.Contains(l, `"lastTimestamp":`)) {
+			t.Errorf("the Event from before the start is not marked past: %s", l)
+		}
+	}
+
+	ckpt := filepath.Join(t.TempDir(), "events.ckpt")
+	first := startKubeevents(t, "watch", "deployments", "-n", ns, "--with-events", "--resume", ckpt, "-o", "json", "-v=1")
+	first.waitStderr(30*time.Second, literal("watching"))
+	first.waitJSON(30*time.Second, "the Deployment", func(ev envelope) bool { return ev.name() == "web" })
+	first.interrupt(10 * time.Second)
+	kubectlOut(t, "", "scale", "deployment/web", "-n", ns, "--replicas", "2")
+	waitUntilEvent(t, ns, "to 2")
+
+	second := startKubeevents(t, "watch", "deployments", "-n", ns, "--with-events", "--resume", ckpt, "-o", "json")
+	second.waitJSON(30*time.Second, "the Event of the scaling while it was down", scaled("2"))
+	second.interrupt(10 * time.Second)
+	for _, l := range second.Seen() {
+		if strings.Contains(l, "ScalingReplicaSet") && strings.Contains(l, "to 1") {
+			t.Errorf("the resumed run shows an Event the first one could have shown: %s", l)
+		}
+		if strings.Contains(l, "ScalingReplicaSet") && !past(l) {
+			t.Errorf("an Event of while it was down is not marked past: %s", l)
+		}
+	}
+}
+
+// waitUntilEvent waits until a core Event in ns has a message ending in suffix.
+func waitUntilEvent(t *testing.T, ns, suffix string) {
+	t.Helper()
+	deadline := time.Now().Add(livingWait)
+	for time.Now().Before(deadline) {
+		events, err := client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		if err == nil {
+			for _, e := range events.Items {
+				if strings.HasSuffix(e.Message, suffix) {
+					return
+				}
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("no Event in %s ends with %q", ns, suffix)
+}

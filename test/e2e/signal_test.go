@@ -1,0 +1,277 @@
+package e2e
+
+// Tests of the noise reducers on the real binary: named transitions (--on, a sink's on=)
+// caused for real by the living cluster, rollouts folded into ROLLOUT lines, and the http
+// sink's formats posted to a server the test runs, which checks each request as the
+// service's documentation says (package receivers names the source of every rule).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeevents/kubeevents/internal/notify/receivers"
+	"github.com/kubeevents/kubeevents/internal/proctest"
+)
+
+// formatReceiver is an HTTP server that plays the receivers of several formats, one path each,
+// and keeps what each got; a request its format refuses is answered 400, as the services
+// do, and kept as an error.
+type formatReceiver struct {
+	t      *testing.T
+	srv    *httptest.Server
+	byPath map[string]string // path -> format
+
+	mu     sync.Mutex
+	bodies map[string][]string // format -> bodies that passed
+	errs   []string
+}
+
+func newFormatReceiver(t *testing.T, byPath map[string]string) *formatReceiver {
+	r := &formatReceiver{t: t, byPath: byPath, bodies: map[string][]string{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *formatReceiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	format, ok := r.byPath[req.URL.Path]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !ok {
+		r.errs = append(r.errs, fmt.Sprintf("a request to %s, which no format posts to", req.URL.Path))
+		http.NotFound(w, req)
+		return
+	}
+	if req.Method != http.MethodPost {
+		r.errs = append(r.errs, fmt.Sprintf("%s: method %s, want POST", format, req.Method))
+	}
+	errs := receivers.Check(format, receivers.Request{Path: req.URL.Path, ContentType: req.Header.Get("Content-Type"), Body: body})
+	for _, err := range errs {
+		r.errs = append(r.errs, fmt.Sprintf("%s: %v\nbody: %s", format, err, body))
+	}
+	if len(errs) > 0 {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	r.bodies[format] = append(r.bodies[format], string(body))
+	if format == "elasticsearch" {
+		// The bulk API answers 200 with each item's result; errors:false says all were taken.
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"errors":false,"took":1,"items":[]}`)
+	}
+}
+
+// got returns the bodies format's receiver took, and fails the test on any refused request.
+func (r *formatReceiver) got(format string) []string {
+	r.t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.errs) > 0 {
+		r.t.Fatalf("the receivers refused requests:\n%s", strings.Join(r.errs, "\n"))
+	}
+	return slices.Clone(r.bodies[format])
+}
+
+// waitBodies waits until format's receiver took a body for which match is true.
+func (r *formatReceiver) waitBodies(p *proc, format string, match func(body string) bool) {
+	r.t.Helper()
+	waitUntil(r.t, p, livingWait, format+"'s receiver took the events", func() bool {
+		return slices.ContainsFunc(r.got(format), match)
+	})
+}
+
+// onEnvelope is what these tests read of a JSON line: the transitions and a ROLLOUT
+// line's rollout besides the envelope.
+type onEnvelope struct {
+	envelope
+	On       []string `json:"on"`
+	Unfolded uint64   `json:"unfolded"`
+	Folded   int      `json:"folded"`
+	Rollout  *struct {
+		State   string `json:"state"`
+		Message string `json:"message"`
+	} `json:"rollout"`
+}
+
+// The transitions happen for real: kwok's crash loop (hack/kwok/stages.yaml), kwok's own
+// failure stage, and a Deployment past its progress deadline. --on prints only the events
+// in which they happened, each naming its transition; an alertmanager sink with
+// on=crashloop gets only the crash loop, in Alertmanager's v2 API shape.
+func TestSignalTransitionsLiving(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	rcv := newFormatReceiver(t, map[string]string{"/api/v2/alerts": "alertmanager"})
+	js := startKubeevents(t, "watch", "pods,deployments", "-n", ns, "-o", "json",
+		"--on", "crashloop,failed,rollout-failed",
+		"--sink", "http(format=alertmanager,on=crashloop,batch-interval=200ms)="+rcv.srv.URL+"/api/v2/alerts")
+
+	ctx := context.Background()
+	flaky := pod("flaky", map[string]string{"sim.kubeevents.dev/behavior": "crashloop"})
+	flaky.Spec.SchedulerName = ""
+	flaky.Annotations = map[string]string{"sim.kubeevents.dev/crash-after-ms": "500", "sim.kubeevents.dev/restart-after-ms": "3000"}
+	doomed := pod("doomed", map[string]string{"pod-container-running-failed.stage.kwok.x-k8s.io": "true"})
+	doomed.Spec.SchedulerName = ""
+	for _, p := range []*corev1.Pod{flaky, doomed} {
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating pod: %v", err)
+		}
+	}
+	// Its pods ask for a scheduler that does not exist, so none ever becomes available and
+	// the controller marks the rollout failed once its second-long deadline is past.
+	one, deadline := int32(1), int32(1)
+	labels := map[string]string{"app": "stuck"}
+	stuck := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "stuck"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &one, ProgressDeadlineSeconds: &deadline,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       pod("x", nil).Spec,
+			},
+		},
+	}
+	if _, err := client.AppsV1().Deployments(ns).Create(ctx, stuck, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating deployment: %v", err)
+	}
+
+	want := map[string]string{"flaky": "crashloop", "doomed": "failed", "stuck": "rollout-failed"}
+	seen := map[string]bool{}
+	_, err := proctest.WaitJSON(js.Process, livingWait, func(ev onEnvelope) bool {
+		if len(ev.On) == 0 {
+			t.Errorf("a line without a transition under --on: %s %s", ev.Type, ev.name())
+		}
+		for _, name := range ev.On {
+			if !slices.Contains([]string{"crashloop", "failed", "rollout-failed"}, name) {
+				t.Errorf("%s %s names %q, which --on did not ask for", ev.Type, ev.name(), name)
+			}
+		}
+		if w, ok := want[ev.name()]; ok && slices.Contains(ev.On, w) {
+			seen[ev.name()] = true
+		}
+		return len(seen) == len(want)
+	})
+	if err != nil {
+		js.fail(err, fmt.Sprintf("the transitions %v (seen %v)", want, seen), livingWait)
+	}
+
+	rcv.waitBodies(js, "alertmanager", func(body string) bool { return strings.Contains(body, `"alertname":"crashloop"`) })
+	for _, body := range rcv.got("alertmanager") {
+		var alerts []struct {
+			Labels map[string]string `json:"labels"`
+		}
+		if err := json.Unmarshal([]byte(body), &alerts); err != nil {
+			t.Fatalf("alertmanager body: %v", err)
+		}
+		for _, a := range alerts {
+			if a.Labels["alertname"] != "crashloop" || a.Labels["name"] != "flaky" || a.Labels["namespace"] != ns || a.Labels["severity"] != "warning" {
+				t.Errorf("an alert the sink's on=crashloop should have left out, or mislabelled: %v", a.Labels)
+			}
+		}
+	}
+}
+
+// Every shipped format, posted by one run to its receiver: each request passes the
+// service's documented checks and carries the pod's events.
+func TestSignalFormatsToReceivers(t *testing.T) {
+	ns := newNamespace(t)
+	paths := map[string]string{
+		"/slack/hook":        "slack",
+		"/mattermost/hook":   "mattermost",
+		"/teams/hook":        "teams",
+		"/discord/hook":      "discord",
+		"/api/v2/alerts":     "alertmanager",
+		"/loki/api/v1/push":  "loki",
+		"/kubeevents/_bulk":  "elasticsearch",
+		"/v1/logs":           "otlp",
+		"/cloudevents/event": "cloudevents",
+	}
+	rcv := newFormatReceiver(t, paths)
+	args := []string{"watch", "pods", "-n", ns, "--no-screen"}
+	for path, format := range paths {
+		args = append(args, "--sink", fmt.Sprintf("http(format=%s,batch-interval=200ms)=%s%s", format, rcv.srv.URL, path))
+	}
+	// The pod is there first, so that its ADDED, from the first list, says the run watches.
+	name := "notified-" + randomHex(3)
+	createPod(t, ns, name, nil)
+	p := startKubeevents(t, args...)
+	for _, format := range paths {
+		rcv.waitBodies(p, format, func(body string) bool { return strings.Contains(body, name) })
+	}
+	deletePod(t, ns, name)
+	for _, format := range paths {
+		rcv.waitBodies(p, format, func(body string) bool {
+			return strings.Contains(body, name) && strings.Contains(strings.ToLower(body), "deleted")
+		})
+	}
+}
+
+// A rolling update under --fold-rollouts: the terminal gets ROLLOUT lines (at least one
+// step and the end), not the pods' events, while a fold=false sink gets every event.
+func TestSignalFoldRollouts(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	createLivingDeployment(t, ns, "web", "nginx:1.27", 2)
+	all := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json")
+	waitPodsReady(t, all, 2, func(podState) bool { return true })
+
+	full := t.TempDir() + "/full.jsonl"
+	js := startKubeevents(t, "watch", "pods,deployments", "-n", ns, "-o", "json", "--fold-rollouts",
+		"--sink", "file(fold=false)="+full)
+	js.waitJSON(livingWait, "the deployment listed", func(ev envelope) bool { return ev.name() == "web" })
+	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`)
+	if _, err := client.AppsV1().Deployments(ns).Patch(context.Background(), "web", "application/strategic-merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("updating the deployment: %v", err)
+	}
+
+	var steps, podLines int
+	_, err := proctest.WaitJSON(js.Process, livingWait, func(ev onEnvelope) bool {
+		if ev.Type != "ROLLOUT" {
+			if strings.Contains(string(ev.Object), `"kind":"Pod"`) && strings.Contains(string(ev.Object), `"image":"nginx:1.28"`) {
+				podLines++
+			}
+			return false
+		}
+		if ev.meta().Metadata.Name != "web" || ev.Rollout == nil {
+			t.Errorf("a ROLLOUT line of something else: %+v", ev)
+			return false
+		}
+		steps++
+		return ev.Rollout.State == "complete"
+	})
+	if err != nil {
+		js.fail(err, "a ROLLOUT line saying the rollout completed", livingWait)
+	}
+	if steps < 2 {
+		t.Errorf("%d ROLLOUT lines, want a step and the end", steps)
+	}
+	// The fold=false sink got the pods' events the screen did not.
+	var fullPods int
+	waitUntil(t, js, livingWait, "the unfolded sink wrote the new pods' events", func() bool {
+		fullPods = 0
+		for _, l := range readLines(t, full, true) {
+			var ev onEnvelope
+			if json.Unmarshal([]byte(l), &ev) == nil && ev.Type != "ROLLOUT" && strings.Contains(string(ev.Object), `"image":"nginx:1.28"`) {
+				fullPods++
+			}
+		}
+		return fullPods >= 4
+	})
+	if podLines >= fullPods {
+		t.Errorf("the folded screen printed %d pod events during the rollout, the unfolded sink %d: nothing folded", podLines, fullPods)
+	}
+	t.Logf("rollout: %d ROLLOUT lines and %d new pods' lines on the folded screen, %d new pods' events in the unfolded sink", steps, podLines, fullPods)
+}
