@@ -86,8 +86,15 @@ func (h *harness) write(typ event.EventType, obj runtime.Object, listed bool) *e
 	return ev
 }
 
-// frame is the tick of a frame at the clock's time.
-func (h *harness) frame() { h.m.Update(frameMsg(h.clock.now)) }
+// frame is a frame at the clock's time, drawn as the first tick after the frame
+// interval draws it (the tests of the interval use tick).
+func (h *harness) frame() {
+	h.m.drawnAt = time.Time{}
+	h.tick()
+}
+
+// tick is the tick of a frame at the clock's time: drawn if the interval has passed.
+func (h *harness) tick() { h.m.Update(frameMsg(h.clock.now)) }
 
 // keys types keys: "enter", "esc", "down", "up", "ctrl+c", "backspace", or text.
 func (h *harness) keys(keys ...string) {

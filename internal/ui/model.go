@@ -19,8 +19,16 @@ import (
 
 // frameEvery is the least time between two frames: the view is drawn at most 20 times
 // a second however many events come, and only when something changed (or a highlight
-// fades, or AGE moves on).
-const frameEvery = 50 * time.Millisecond
+// fades, or AGE moves on). That is the pace while the objects are quiet, so that the
+// first change shows at once; while changes keep coming, the time between frames
+// doubles at each frame that brings some, up to frameEveryBusy, and goes back to
+// frameEvery at the first look that finds none. A table is read by a person, a few
+// times a second is enough for that (k9s redraws every 2 s), and every frame costs the
+// same whatever it brings; highlights fade by the clock, so they look the same.
+const (
+	frameEvery     = 50 * time.Millisecond
+	frameEveryBusy = 250 * time.Millisecond
+)
 
 // mode is what the screen shows.
 type mode int
@@ -58,9 +66,10 @@ type model struct {
 	rate   rate
 	detail detail
 
-	content  string    // the last frame
-	drawnAt  time.Time // when it was drawn
-	frames   int       // frames drawn, for the tests of the frame rate
+	content  string        // the last frame
+	drawnAt  time.Time     // when it was drawn
+	interval time.Duration // the least time until the next frame not forced
+	frames   int           // frames drawn, for the tests of the frame rate
 	quitting bool
 }
 
@@ -81,15 +90,21 @@ func newModel(v *View) *model {
 	t.showNamespace = v.opts.Namespace == "" && !v.opts.Owned
 	t.showCluster = len(v.opts.Clusters) > 1
 	t.tree = v.opts.Owned
-	return &model{v: v, st: newStyles(true), t: t, width: 80, height: 24}
+	return &model{v: v, st: newStyles(true), t: t, width: 80, height: 24, interval: frameEvery}
 }
 
-func tick() tea.Cmd {
-	return tea.Tick(frameEvery, func(t time.Time) tea.Msg { return frameMsg(t) })
+func tick(after time.Duration) tea.Cmd {
+	return tea.Tick(after, func(t time.Time) tea.Msg { return frameMsg(t) })
+}
+
+// nextTick is when to look at the store again: once the interval since the last frame
+// has passed, frameEvery at the soonest.
+func (m *model) nextTick(now time.Time) time.Duration {
+	return max(m.drawnAt.Add(m.interval).Sub(now), frameEvery)
 }
 
 func (m *model) Init() tea.Cmd {
-	return tea.Batch(tea.RequestBackgroundColor, tick())
+	return tea.Batch(tea.RequestBackgroundColor, tick(frameEvery))
 }
 
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -100,13 +115,14 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.frame(now, false)
-		return m, tick()
+		return m, tick(m.nextTick(now))
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.v.width.Store(int64(msg.Width))
 		m.frame(now, true)
 	case tea.BackgroundColorMsg:
 		m.st = newStyles(msg.IsDark())
+		m.t.generation++ // every row's line is to be drawn in the new looks
 		m.frame(now, true)
 	case tea.KeyPressMsg:
 		if cmd := m.key(msg, now); cmd != nil {
@@ -119,10 +135,19 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // frame draws the screen anew if anything it shows changed: objects (unless paused),
 // the second (AGE, the rate), a fading highlight, or forced (a key, a resize).
+//
+// Unless forced, it draws only when m.interval has passed since the last frame; the
+// changes wait in the store meanwhile.
 func (m *model) frame(now time.Time, force bool) {
+	if !force && now.Sub(m.drawnAt) < m.interval {
+		return
+	}
 	changed := force
 	if !m.paused && m.v.store.pull(now, m.t.set) {
 		changed = true
+		m.interval = min(2*m.interval, frameEveryBusy)
+	} else if !force {
+		m.interval = frameEvery
 	}
 	// Half-second steps: highlights fade and AGE moves on without any event.
 	if now.Truncate(time.Second/2) != m.drawnAt.Truncate(time.Second/2) {
@@ -421,11 +446,10 @@ func (m *model) draw(now time.Time) string {
 func (m *model) statusText(now time.Time) string {
 	o := &m.v.opts
 	left := " kubeevents · " + o.Watched
-	live, kinds := 0, map[string]int{}
+	live := 0
 	for _, r := range m.t.rows {
 		if r.deleted.IsZero() {
 			live++
-			kinds[r.key.kind]++
 		}
 	}
 	var parts []string
@@ -471,6 +495,12 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 		}
 	}
 	m.offset = max(min(m.offset, len(m.t.lines)-h), 0)
+	for n := m.offset; n < min(m.offset+h, len(m.t.lines)); n++ {
+		if r := m.t.lines[n].r; r != nil {
+			m.t.refreshCells(r, now) // AGE as of now
+		}
+	}
+	m.t.measure()
 	for i := range h {
 		n := m.offset + i
 		if n >= len(m.t.lines) {
@@ -481,23 +511,24 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 			continue
 		}
 		l := m.t.lines[n]
-		text := m.t.text(l, m.width)
 		switch {
 		case l.header != nil:
-			b.WriteString(m.st.header.Render(text))
+			m.st.headerPaint.wrap(b, m.t.text(l, m.width))
 		case l.r == nil:
-			b.WriteString(text)
+			b.WriteString(m.t.text(l, m.width))
 		default:
-			style, ok := m.st.rowStyle(&l.r.rowState, now)
-			switch {
-			case n == at:
-				// Selected: reversed, and still struck or bold if it is.
-				b.WriteString(style.Inherit(m.st.selected).Reverse(true).Render(text))
-			case ok:
-				b.WriteString(style.Render(text))
-			default:
-				b.WriteString(text)
+			r := l.r
+			key := drawnKey{layout: m.t.generation, cellsAt: r.cellsAt, cellsOf: r.cellsOf, prefix: l.prefix,
+				width: m.width, paint: m.st.rowPaint(&r.rowState, now, n == at)}
+			if r.drawn == "" || r.drawnFor != key {
+				p := m.st.paints[key.paint]
+				text := m.t.text(l, m.width)
+				if key.paint != paintPlain {
+					text = fit(text, m.width) // the highlight covers the whole line
+				}
+				r.drawn, r.drawnFor = p.prefix+text+p.suffix, key
 			}
+			b.WriteString(r.drawn)
 		}
 		b.WriteByte('\n')
 	}
@@ -530,7 +561,7 @@ func (m *model) drawDetail(b *strings.Builder) {
 	for i := range h {
 		n := d.offset + i
 		if n < len(d.lines) {
-			b.WriteString(fit(d.lines[n], m.width))
+			b.WriteString(cut(d.lines[n], m.width))
 		}
 		b.WriteByte('\n')
 	}
@@ -556,7 +587,7 @@ func (m *model) drawHelp(b *strings.Builder) {
 	h := m.detailHeight()
 	for i := range h {
 		if i < len(helpText) {
-			b.WriteString(fit(helpText[i], m.width))
+			b.WriteString(cut(helpText[i], m.width))
 		}
 		b.WriteByte('\n')
 	}

@@ -148,3 +148,57 @@ func TestFramesAtMostTwentyASecond(t *testing.T) {
 		t.Errorf("the store has %d events, %d were written", got, written)
 	}
 }
+
+// While changes keep coming, frames come further apart, up to frameEveryBusy; the first
+// look that finds no change brings the pace back to frameEvery, so that a change after a
+// quiet spell shows at the next tick.
+func TestFramesSlowDownWhileChangesKeepComing(t *testing.T) {
+	h := newHarness(t, Options{})
+	pod := testPod("web-1", nil, corev1.PodPending)
+	h.write(event.Added, pod, true)
+	h.frame()
+	start := h.clock.now
+	// bubbletea's ticks every frameEvery, an event every 10 ms, for 5 s.
+	frames, last, gap := h.m.frames, start, time.Duration(0)
+	for i := 1; i <= 500; i++ {
+		h.clock.add(10 * time.Millisecond)
+		h.write(event.Modified, testPod("web-1", map[string]string{"n": fmt.Sprint(i)}, corev1.PodPending), false)
+		if i%5 == 0 {
+			before := h.m.frames
+			h.tick()
+			if h.m.frames != before {
+				gap = max(gap, h.clock.now.Sub(last))
+				last = h.clock.now
+			}
+		}
+	}
+	busy := h.m.frames - frames
+	if want := int(5*time.Second/frameEveryBusy) + 2; busy > want {
+		t.Errorf("%d frames in 5 s of steady changes, want at most %d", busy, want)
+	}
+	if gap > frameEveryBusy {
+		t.Errorf("%s between two frames while changes came, want at most %s", gap, frameEveryBusy)
+	}
+	if busy < 5*int(time.Second/frameEveryBusy)-2 {
+		t.Errorf("%d frames in 5 s of steady changes: the table is not kept up to date", busy)
+	}
+	// Quiet: the ticks find nothing, the pace is back to frameEvery.
+	for range 10 {
+		h.clock.add(frameEvery)
+		h.tick()
+	}
+	if h.m.interval != frameEvery {
+		t.Errorf("quiet, the interval is %s, want %s", h.m.interval, frameEvery)
+	}
+	h.clock.add(time.Millisecond)
+	h.write(event.Modified, testPod("web-1", nil, corev1.PodRunning), false)
+	before := h.m.frames
+	h.clock.add(frameEvery - time.Millisecond)
+	h.tick()
+	if h.m.frames != before+1 {
+		t.Fatalf("a change after a quiet spell was not drawn at the next tick")
+	}
+	if l, _ := h.screen().line("web-1"); !strings.Contains(l, "Running") {
+		t.Errorf("the row after the change: %q, want Running", l)
+	}
+}

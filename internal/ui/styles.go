@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"time"
 
 	"charm.land/lipgloss/v2"
@@ -27,7 +28,44 @@ type styles struct {
 	// added and modified are the highlights of a row changed fadeFor ago or less,
 	// strongest first.
 	added, modified [fadeSteps]lipgloss.Style
+
+	// paints are the row looks as escape strings, computed once: a frame writes
+	// prefix, text, suffix for each row instead of styling each line anew.
+	paints [paintCount]paint
+	// header is the groups' header look, as an escape string.
+	headerPaint paint
 }
+
+// paint is a look as the escape sequences around a line's text.
+type paint struct{ prefix, suffix string }
+
+func (p paint) wrap(b *strings.Builder, text string) {
+	b.WriteString(p.prefix)
+	b.WriteString(text)
+	b.WriteString(p.suffix)
+}
+
+// paintOf is what style writes before and after a line's text.
+func paintOf(style lipgloss.Style) paint {
+	const mark = "x"
+	out := style.Render(mark)
+	i := strings.Index(out, mark)
+	if i < 0 {
+		return paint{}
+	}
+	return paint{prefix: out[:i], suffix: out[i+len(mark):]}
+}
+
+// A row's look: plain, struck, or a highlight's fading step; each also selected
+// (reversed, still struck or bold if it is). The index into styles.paints.
+const (
+	paintPlain    = 0
+	paintStruck   = 1
+	paintAdded    = 2                         // + step
+	paintModified = paintAdded + fadeSteps    // + step
+	paintKinds    = paintModified + fadeSteps // the looks unselected
+	paintCount    = 2 * paintKinds            // and selected: + paintKinds
+)
 
 func newStyles(dark bool) styles {
 	pick := lipgloss.LightDark(dark)
@@ -55,25 +93,43 @@ func newStyles(dark bool) styles {
 	}
 	s.added[0] = s.added[0].Bold(true)
 	s.modified[0] = s.modified[0].Bold(true)
+	looks := [paintKinds]lipgloss.Style{paintPlain: {}, paintStruck: s.struck}
+	for i := range fadeSteps {
+		looks[paintAdded+i], looks[paintModified+i] = s.added[i], s.modified[i]
+	}
+	for i, look := range looks {
+		s.paints[i] = paintOf(look)
+		s.paints[paintKinds+i] = paintOf(look.Inherit(s.selected).Reverse(true))
+	}
+	s.headerPaint = paintOf(s.header)
 	return s
 }
 
-// rowStyle is how a row looks at now: struck while deleted, highlighted (fading) for a
-// while after a change, plain otherwise; ok is false for plain.
-func (s *styles) rowStyle(r *rowState, now time.Time) (lipgloss.Style, bool) {
+// rowPaint is the index of a row's look at now (styles.paints): struck while deleted,
+// highlighted (fading) for a while after a change, plain otherwise; reversed too when
+// selected.
+func (s *styles) rowPaint(r *rowState, now time.Time, selected bool) int {
+	look := lookOf(r, now)
+	if selected {
+		look += paintKinds
+	}
+	return look
+}
+
+func lookOf(r *rowState, now time.Time) int {
 	if !r.deleted.IsZero() {
-		return s.struck, true
+		return paintStruck
 	}
 	since := now.Sub(r.changed)
 	if r.changed.IsZero() || since >= fadeFor || since < 0 && -since > time.Second {
-		return lipgloss.Style{}, false
+		return paintPlain
 	}
 	step := max(int(since*fadeSteps/fadeFor), 0)
 	switch r.change {
 	case event.Added:
-		return s.added[step], true
+		return paintAdded + step
 	case event.Modified:
-		return s.modified[step], true
+		return paintModified + step
 	}
-	return lipgloss.Style{}, false
+	return paintPlain
 }

@@ -2,9 +2,11 @@ package ui
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,11 +27,30 @@ const columnGap = "   "
 type row struct {
 	rowState
 	cells   []string // kubectl's columns after NAME, escaped
+	widths  []int    // the cells' widths on screen
 	headers []string
 	cellsAt int64  // the Unix second the cells are for (AGE moves)
 	cellsOf uint64 // the version of the object they are for
 	label   string // the NAME cell: name, kind/name (several types), kind/name in the tree
-	search  string // what the filter's substring is looked for in, lower case
+	// rank and kindName place the row's kind among the tables (table.kindRank).
+	rank     int
+	kindName string
+	search   string // what the filter's substring is looked for in, lower case
+
+	// drawn is the row's last line on screen, styled, for drawnFor: a frame draws
+	// again only the rows whose object, AGE, look or layout changed.
+	drawn    string
+	drawnFor drawnKey
+}
+
+// drawnKey is what a row's drawn line depends on.
+type drawnKey struct {
+	layout  uint64 // table.generation
+	cellsAt int64
+	cellsOf uint64
+	prefix  string
+	width   int
+	paint   int
 }
 
 // sortKey is the order of the rows (of siblings in the owner tree).
@@ -74,7 +95,7 @@ func (f filter) match(r *row) bool {
 		m, err := meta.Accessor(r.obj)
 		return err == nil && f.selector.Matches(labels.Set(m.GetLabels()))
 	}
-	return strings.Contains(r.search, f.lower)
+	return strings.Contains(r.searchText(), f.lower)
 }
 
 // group is the rows of one kind: their header and column widths (kubectl prints one
@@ -115,6 +136,18 @@ type table struct {
 	groups map[schema.GroupKind]*group
 	// widths of the CLUSTER, NAMESPACE and NAME columns (the name with its tree branches)
 	clusterWidth, namespaceWidth, nameWidth int
+	// generation counts the layouts whose column widths differ from the one before:
+	// a row's line drawn for the same generation is still good.
+	generation uint64
+	allWidths  []int // this layout's column widths, every group's, to compare with the next
+	lastWidths []int
+
+	// reorder: rows came or went, or changed while the order depends on their changes,
+	// since the last layout; the lines are sorted again only then (or when the filter or
+	// the sort key changed, or in the tree), else the last layout's lines are kept.
+	reorder    bool
+	laidFilter string
+	laidSort   sortKey
 }
 
 func newTable(t *kubectl.Table, order map[schema.GroupKind]int) *table {
@@ -125,15 +158,21 @@ func newTable(t *kubectl.Table, order map[schema.GroupKind]int) *table {
 func (t *table) set(key objectKey, s *rowState) {
 	if s == nil {
 		delete(t.rows, key)
+		t.reorder = true
 		return
 	}
 	r := t.rows[key]
 	if r == nil {
 		r = &row{}
 		t.rows[key] = r
+		r.label = t.labelOf(key)
+		r.rank, r.kindName = t.kindRank(schema.GroupKind{Group: key.group, Kind: key.kind})
+		t.reorder = true
+	}
+	if t.sortBy != sortName {
+		t.reorder = true
 	}
 	r.rowState = *s
-	r.label = t.labelOf(key)
 }
 
 func (t *table) labelOf(key objectKey) string {
@@ -168,50 +207,108 @@ func (t *table) refreshCells(r *row, now time.Time) {
 		return
 	}
 	r.headers = t.kubectl.Row(&t.cells, ev, m)
-	r.cells = r.cells[:0]
-	var search strings.Builder
-	search.WriteString(strings.ToLower(r.key.namespace + "/" + r.label))
+	r.cells, r.widths = r.cells[:0], r.widths[:0]
 	for i := range t.cells.Len() {
 		cell := string(t.cells.Cell(i))
 		r.cells = append(r.cells, cell)
-		search.WriteByte(' ')
-		search.WriteString(strings.ToLower(cell))
+		r.widths = append(r.widths, textWidth(cell))
 	}
-	r.search = search.String()
+	r.search = "" // made again when a filter asks (searchText)
 	r.cellsAt, r.cellsOf = sec, r.version
 }
 
-// layout lays the rows out as lines for now: cells refreshed, filtered, sorted,
-// grouped by kind (or as the owner tree), and the columns' widths.
-func (t *table) layout(now time.Time) {
-	var shown []*row
-	for _, r := range t.rows {
-		t.refreshCells(r, now)
-		if t.filter.match(r) {
-			shown = append(shown, r)
+// searchText is what a filter's substring is looked for in, made when first asked
+// after the cells changed: only a filter needs it.
+func (r *row) searchText() string {
+	if r.search == "" {
+		var search strings.Builder
+		search.WriteString(strings.ToLower(r.key.namespace + "/" + r.label))
+		for _, cell := range r.cells {
+			search.WriteByte(' ')
+			search.WriteString(strings.ToLower(cell))
+		}
+		r.search = search.String()
+	}
+	return r.search
+}
+
+// textWidth is how many columns s takes on the terminal: ansi.StringWidth, without its
+// cost for the usual printable ASCII (one column a byte).
+func textWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c >= utf8.RuneSelf-1 { // control, DEL, or not ASCII
+			return ansi.StringWidth(s)
 		}
 	}
-	t.lines = t.lines[:0]
-	clear(t.groups)
+	return len(s)
+}
+
+// layout lays the rows out as lines for now: cells refreshed, filtered, sorted,
+// grouped by kind (or as the owner tree).
+//
+// Only the rows whose object changed get their cells again here: AGE moves on every
+// second for every row, but only the rows on screen need it, and measure (after
+// refreshCells of those) takes the widths.
+func (t *table) layout(now time.Time) {
+	for _, r := range t.rows {
+		if r.cells == nil || r.cellsOf != r.version {
+			t.refreshCells(r, now)
+		}
+	}
+	if t.reorder || t.tree || t.filter.active() || t.filter.text != t.laidFilter || t.sortBy != t.laidSort {
+		var shown []*row
+		for _, r := range t.rows {
+			if t.filter.match(r) {
+				shown = append(shown, r)
+			}
+		}
+		t.lines = t.lines[:0]
+		clear(t.groups)
+		if t.tree {
+			t.layoutTree(shown)
+		} else {
+			t.layoutGroups(shown)
+		}
+		t.reorder, t.laidFilter, t.laidSort = false, t.filter.text, t.sortBy
+	}
+}
+
+// measure takes the columns' widths from the rows laid out. A row off screen may have
+// an AGE a few seconds old: its width (rarely different) is caught up once it shows.
+func (t *table) measure() {
 	t.clusterWidth, t.namespaceWidth, t.nameWidth = len("CLUSTER"), len("NAMESPACE"), len("NAME")
-	if t.tree {
-		t.layoutTree(shown)
-	} else {
-		t.layoutGroups(shown)
+	for _, g := range t.groups {
+		for i, h := range g.headers {
+			g.widths[i] = len(h)
+		}
 	}
 	for _, l := range t.lines {
 		if l.r == nil {
 			continue
 		}
 		g := t.groupOf(l.r)
-		for i, c := range l.r.cells {
+		for i, w := range l.r.widths {
 			if i < len(g.widths) {
-				g.widths[i] = max(g.widths[i], ansi.StringWidth(c))
+				g.widths[i] = max(g.widths[i], w)
 			}
 		}
-		t.clusterWidth = max(t.clusterWidth, ansi.StringWidth(l.r.key.cluster))
-		t.namespaceWidth = max(t.namespaceWidth, ansi.StringWidth(l.r.key.namespace))
-		t.nameWidth = max(t.nameWidth, ansi.StringWidth(l.prefix)+ansi.StringWidth(l.r.label))
+		if t.showCluster {
+			t.clusterWidth = max(t.clusterWidth, textWidth(l.r.key.cluster))
+		}
+		if t.showNamespace {
+			t.namespaceWidth = max(t.namespaceWidth, textWidth(l.r.key.namespace))
+		}
+		t.nameWidth = max(t.nameWidth, textWidth(l.prefix)+textWidth(l.r.label))
+	}
+	t.allWidths = append(t.allWidths[:0], t.clusterWidth, t.namespaceWidth, t.nameWidth)
+	kinds := slices.SortedFunc(maps.Keys(t.groups), t.compareKinds)
+	for _, gk := range kinds {
+		t.allWidths = append(t.allWidths, -1)
+		t.allWidths = append(t.allWidths, t.groups[gk].widths...)
+	}
+	if !slices.Equal(t.allWidths, t.lastWidths) {
+		t.generation++
+		t.allWidths, t.lastWidths = t.lastWidths, t.allWidths
 	}
 }
 
@@ -268,9 +365,7 @@ func (t *table) compareKinds(a, b schema.GroupKind) int {
 // layoutGroups makes one table per kind, each with its header, a blank line between.
 func (t *table) layoutGroups(shown []*row) {
 	slices.SortFunc(shown, func(a, b *row) int {
-		ak := schema.GroupKind{Group: a.key.group, Kind: a.key.kind}
-		bk := schema.GroupKind{Group: b.key.group, Kind: b.key.kind}
-		return cmp.Or(t.compareKinds(ak, bk), t.less(a, b))
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.kindName, b.kindName), t.less(a, b))
 	})
 	var last *group
 	for _, r := range shown {
@@ -371,13 +466,14 @@ func (t *table) root() *row {
 // text is a line as plain text, width columns at most; headers too.
 func (t *table) text(l line, width int) string {
 	var b strings.Builder
-	pad := func(s string, w int) {
+	padTo := func(s string, n, w int) {
 		b.WriteString(s)
-		for n := ansi.StringWidth(s); n < w; n++ {
+		for ; n < w; n++ {
 			b.WriteByte(' ')
 		}
 		b.WriteString(columnGap)
 	}
+	pad := func(s string, w int) { padTo(s, textWidth(s), w) }
 	switch {
 	case l.header != nil:
 		if t.showCluster {
@@ -405,13 +501,26 @@ func (t *table) text(l line, width int) string {
 			if i < len(g.widths) {
 				w = g.widths[i]
 			}
-			pad(c, w)
+			padTo(c, r.widths[i], w)
 		}
 		if r.reason == event.ReasonSelector && !r.deleted.IsZero() {
 			b.WriteString("(left the selector)")
 		}
 	}
-	return fit(strings.TrimRight(b.String(), " "), width)
+	return cut(strings.TrimRight(b.String(), " "), width)
+}
+
+// cut cuts s to width columns (with an ellipsis). A line not painted needs no padding:
+// each frame is drawn on a cleared screen, and trailing spaces cost the renderer as
+// much as text.
+func cut(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if textWidth(s) > width {
+		return ansi.Truncate(s, width, "…")
+	}
+	return s
 }
 
 // fit cuts s to width columns (with an ellipsis) or pads it with spaces to width, so
@@ -420,7 +529,7 @@ func fit(s string, width int) string {
 	if width <= 0 {
 		return ""
 	}
-	if w := ansi.StringWidth(s); w > width {
+	if w := textWidth(s); w > width {
 		return ansi.Truncate(s, width, "…")
 	} else if w < width {
 		return s + strings.Repeat(" ", width-w)

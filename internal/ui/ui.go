@@ -8,8 +8,9 @@
 // newest state of each object and its last changes, rendered as the stream would print
 // them), which never waits for the terminal. The terminal is drawn by bubbletea on its
 // own goroutine, from the store, at most 20 times a second (frameEvery) and only when
-// something changed, however many events come: a slow terminal holds up nothing but
-// itself, and the cost of drawing does not grow with the event rate.
+// something changed, however many events come; while changes keep coming, at most 4
+// times a second (frameEveryBusy). A slow terminal holds up nothing but itself, and the
+// cost of drawing does not grow with the event rate.
 //
 // Nothing in it grows without bound: a deleted object goes a few seconds after its
 // deletion (strikeFor), every history holds the last Options.History changes, and the

@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -319,5 +321,37 @@ func TestEntriesAreBounded(t *testing.T) {
 	got := bounded([]byte(b.String()))
 	if n := strings.Count(got, "\n"); n > entryLines+1 || len(got) > entryBytes+64 {
 		t.Errorf("bounded: %d lines, %d bytes", n, len(got))
+	}
+}
+
+// textWidth is ansi.StringWidth, quicker for printable ASCII.
+func TestTextWidth(t *testing.T) {
+	for _, s := range []string{"", "web-1", "Running   3/3", "\x1b[1mbold\x1b[m", "a\tb", "└─ pod/x", "日本", "x\x7fy"} {
+		if got, want := textWidth(s), ansi.StringWidth(s); got != want {
+			t.Errorf("textWidth(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// AGE moves on for the rows on screen, and a row scrolled into view shows its AGE as of
+// now, not as of when it was last drawn.
+func TestAgeOfRowsOnScreen(t *testing.T) {
+	h := newHarness(t, Options{})
+	for i := range 40 {
+		h.write(event.Added, testPod(fmt.Sprintf("web-%02d", i), nil, corev1.PodRunning), true)
+	}
+	h.frame()
+	if l, _ := h.screen().line("web-00"); !regexp.MustCompile(`\s60s$`).MatchString(l) {
+		t.Fatalf("web-00 at first: %q, want AGE 60s", l)
+	}
+	h.clock.add(30 * time.Second)
+	h.frame()
+	if l, _ := h.screen().line("web-00"); !regexp.MustCompile(`\s90s$`).MatchString(l) {
+		t.Errorf("web-00 30 s later: %q, want AGE 90s", l)
+	}
+	h.keys("G")
+	h.frame()
+	if l, _ := h.screen().line("web-39"); !regexp.MustCompile(`\s90s$`).MatchString(l) {
+		t.Errorf("web-39 scrolled into view: %q, want AGE 90s; the screen:\n%s", l, h.screen())
 	}
 }
