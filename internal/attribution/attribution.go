@@ -55,12 +55,6 @@ func resolve(ev *event.Event, d *diff.Differ) Attribution {
 	// Without a diff (--no-diff, or one that failed) only the times can decide: several
 	// entries that moved still all wrote.
 	changes, err := d.Changes(ev)
-	var old any
-	if err == nil && len(changes) > 0 {
-		// The previous object names the list elements of the changes' paths (diff
-		// indexes them as they were); built only here, where the times did not decide.
-		old, err = ev.OldValue(diff.TypedValue)
-	}
 	if err != nil {
 		changes = nil
 	}
@@ -68,7 +62,15 @@ func resolve(ev *event.Event, d *diff.Differ) Attribution {
 	for i, c := range changes {
 		cs[i] = managedfields.Change{Op: c.Op, Path: c.Path, Value: c.Value, Old: c.Old}
 	}
-	a := ev.ManagedFields.Resolve(cs, old)
+	// The previous object names the list elements of the changes' paths (diff indexes
+	// them as they were); made only when the candidates' fields need it.
+	a := ev.ManagedFields.ResolveLazily(cs, func() (any, bool) {
+		old, err := ev.OldValue(diff.TypedValue)
+		if err != nil {
+			changes = nil // as without a diff: only the times decide (and no binding)
+		}
+		return old, err == nil
+	})
 	if len(a.By) == 0 {
 		if binder, ok := binding(ev, changes); ok {
 			return Attribution{By: []Entry{binder}}

@@ -138,6 +138,33 @@ func TestNobodysChangeIsNobodys(t *testing.T) {
 	}
 }
 
+// The previous object is made only when a change may be a candidate's: a deletion's
+// metadata needs none, a label the candidate owns does.
+func TestPreviousObjectOnlyWhenFieldsNeedIt(t *testing.T) {
+	tr := NewTracker()
+	r := observe(t, tr,
+		pod("1", mf("kube-controller-manager", "", "", 0, labelFields)),
+		pod("2", mf("kube-controller-manager", "", "", 0, labelFields)),
+	)
+	made := 0
+	old := func() (any, bool) {
+		made++
+		return map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "a"}}}, true
+	}
+	deletion := []Change{{Op: "add", Path: "/metadata/deletionTimestamp", Value: "2026-11-27T10:00:09Z"}}
+	if a := r[1].ResolveLazily(deletion, old); len(a.By) != 0 || made != 0 {
+		t.Errorf("a deletion: %+v, previous object made %d times, want nobody and 0", a, made)
+	}
+	label := []Change{{Op: "replace", Path: "/metadata/labels/app", Value: "b", Old: "a"}}
+	if a := r[1].ResolveLazily(label, old); !reflect.DeepEqual(managers(a), []string{"kube-controller-manager"}) || made != 1 {
+		t.Errorf("a label: %+v, previous object made %d times, want kube-controller-manager and 1", a, made)
+	}
+	failed := func() (any, bool) { return nil, false }
+	if a := r[1].ResolveLazily(label, failed); len(a.By) != 0 {
+		t.Errorf("without the previous object: %+v, want only the times to decide (nobody)", a)
+	}
+}
+
 func TestAmbiguousWhenBothOwnIt(t *testing.T) {
 	tr := NewTracker()
 	r := observe(t, tr,

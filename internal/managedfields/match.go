@@ -111,6 +111,54 @@ func (s *fieldSet) covers(path []segment) bool {
 	return true
 }
 
+// anyMayCover reports whether one of sets may own something at or under pointer (a
+// change's path), false only when none can whatever the previous object holds: read as
+// field names, the path leaves every set at a node that has neither that field nor any
+// list element (only list elements depend on the object: which one an index names).
+func anyMayCover(sets []*fieldSet, pointer string) bool {
+	if pointer == "" || pointer[0] != '/' {
+		return true // walk decides
+	}
+	for _, s := range sets {
+		if s != nil && s.mayCover(pointer[1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *fieldSet) mayCover(tokens string) bool {
+	node := s.set
+	for {
+		token, rest, more := strings.Cut(tokens, "/")
+		if strings.Contains(token, "~") {
+			token = strings.ReplaceAll(strings.ReplaceAll(token, "~1", "/"), "~0", "~")
+		}
+		pe := fieldpath.FieldNameElement(token)
+		child, hasChild := node.Children.Get(pe)
+		if !hasChild && !node.Members.Has(pe) {
+			return hasListElement(node) // an index may name one of them
+		}
+		if !hasChild || child.Empty() || !more {
+			return true
+		}
+		node, tokens = child, rest
+	}
+}
+
+// hasListElement reports whether node has a member or child that is not a field name.
+func hasListElement(node *fieldpath.Set) bool {
+	found := false
+	check := func(pe fieldpath.PathElement) {
+		found = found || pe.FieldName == nil
+	}
+	node.Members.Iterate(check)
+	if !found {
+		node.Children.Iterate(check)
+	}
+	return found
+}
+
 // find is the path element of node (a member or a child) that seg is: the field, or the
 // list element whose key fields, value or index match.
 func find(node *fieldpath.Set, seg segment) (fieldpath.PathElement, bool) {

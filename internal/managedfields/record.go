@@ -127,6 +127,15 @@ func entriesOf(candidates []candidate) []Entry {
 // Without changes (no diff), only the times decide: entries that moved all wrote, and
 // the latest second's candidates are left unsaid.
 func (r *Record) Resolve(changes []Change, old any) Attribution {
+	return r.ResolveLazily(changes, func() (any, bool) { return old, true })
+}
+
+// ResolveLazily is Resolve with the previous object made by old only when a changed
+// path's owners cannot be told without it: a change under fields no candidate owns (a
+// deletion's metadata.deletionTimestamp, say) is nobody's whatever the object holds, and
+// making the previous object as generic JSON costs more than all the rest. If old fails
+// (false), the changes are not used: only the times decide, as Resolve without changes.
+func (r *Record) ResolveLazily(changes []Change, old func() (any, bool)) Attribution {
 	if a, ok := r.Decided(false); ok {
 		return a
 	}
@@ -137,11 +146,23 @@ func (r *Record) Resolve(changes []Change, old any) Attribution {
 	perChange := make([][]int, len(changes))
 	owned := make([]bool, len(r.candidates))
 	ambiguous := false
+	var oldValue any
+	oldMade := false
 	for i, change := range changes {
 		if change.Op == "remove" {
 			continue // a removed field is in nobody's set any more
 		}
-		path, ok := walk(change, old)
+		if !anyMayCover(sets, change.Path) {
+			continue
+		}
+		if !oldMade {
+			var ok bool
+			if oldValue, ok = old(); !ok {
+				return r.Resolve(nil, nil)
+			}
+			oldMade = true
+		}
+		path, ok := walk(change, oldValue)
 		if !ok {
 			continue
 		}
