@@ -194,8 +194,12 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)
 			// Without attribution the transform only drops managedFields: the watch need
-			// not decode them.
-			decoding := wire.TypedDecoding{DropManagedFields: inf.managers == nil, NoPartReuse: opts.NoFastPaths}
+			// not decode them. With it, the tracker reads them as they are decoded, which
+			// costs less than decoding them into the object for the transform to read.
+			decoding := wire.TypedDecoding{DropManagedFields: true, NoPartReuse: opts.NoFastPaths}
+			if inf.managers != nil {
+				decoding.ManagedFields = inf.managers.ObserveProtobuf
+			}
 			if w, ok := wire.WatchTyped(ctx, client, res.GVR.Resource, ns, o, decoding); ok {
 				return w, nil
 			}

@@ -3,10 +3,13 @@ package managedfields
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -281,4 +284,85 @@ func TestEntryWithoutTime(t *testing.T) {
 	if len(a.By) != 1 || a.By[0].Manager != "kubectl" || a.By[0].Subresource != "scale" {
 		t.Errorf("second scale: %+v, want kubectl (scale)", a)
 	}
+}
+
+// ObserveProtobuf, given the managedFields as the protobuf watch's decoder leaves them out
+// of the object, keeps the same Records as Observe given the decoded object.
+func TestObserveProtobufAsDecoded(t *testing.T) {
+	noTime := mf("kubectl-scale", "", "scale", 0, replicasFields)
+	noTime.Time = nil
+	noFields := mf("quiet", "", "", 0, "")
+	noFields.FieldsV1 = nil
+	versions := []*corev1.Pod{
+		pod("1", mf("kubectl-create", "", "", 0, labelFields)),
+		pod("2", mf("kubectl-create", "", "", 0, labelFields), mf("kwok", "", "status", 3, statusFields)),
+		pod("3", mf("kubectl-create", "", "", 0, labelFields), mf("kwok", "", "status", 3, statusFields), noTime),
+		pod("4", mf("kubectl-create", "", "", 0, labelFields), mf("kwok", "", "status", 5, statusFields), mf("x", "Apply", "", 5, imageFields), noTime),
+		pod("5", mf("kubectl-create", "", "", 0, labelFields), mf("kwok", "", "status", 5, statusFields), mf("x", "Apply", "", 5, imageFields), noFields),
+		pod("5"), // the same version again: no Record
+		pod("6"),
+	}
+	decoded, fromProtobuf := NewTracker(), NewTracker()
+	for i, v := range versions {
+		decoded.Observe(v)
+		want := decoded.Take(v)
+
+		stripped := v.DeepCopy()
+		stripped.ManagedFields = nil
+		fromProtobuf.ObserveProtobuf(stripped, managedFieldsProtobuf(t, &v.ObjectMeta))
+		fromProtobuf.Observe(stripped) // as the transform then does: nothing more
+		got := fromProtobuf.Take(stripped)
+
+		if w, g := recordText(want), recordText(got); w != g {
+			t.Errorf("version %d: from protobuf\n%s\nwant, as decoded,\n%s", i+1, g, w)
+		}
+	}
+	if n := len(fromProtobuf.Pending()); n != 0 {
+		t.Errorf("%d records left", n)
+	}
+}
+
+// managedFieldsProtobuf is m's managedFields as the watch's decoder finds them in the
+// ObjectMeta message: each occurrence of the field, tag included.
+func managedFieldsProtobuf(t *testing.T, m *metav1.ObjectMeta) []byte {
+	t.Helper()
+	raw, err := m.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const managedFieldsNumber = 17 // ObjectMeta's, in generated.proto
+	var out []byte
+	for b := raw; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if n < 0 || m < 0 {
+			t.Fatalf("ObjectMeta does not parse")
+		}
+		if num == managedFieldsNumber {
+			out = append(out, b[:n+m]...)
+		}
+		b = b[n+m:]
+	}
+	return out
+}
+
+// recordText is what a Record says, its field sets as their JSON.
+func recordText(r *Record) string {
+	if r == nil {
+		return "none"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "previous %v moved %d creators %v\n", r.previous, r.moved, r.creators)
+	for _, c := range r.candidates {
+		var raw []byte
+		switch f := c.fields.(type) {
+		case *metav1.FieldsV1:
+			raw = f.Raw
+		case []byte:
+			raw = f
+		}
+		fmt.Fprintf(&b, "  %s %s %s %s kept %v fields %s\n", c.Manager, c.Operation, c.Subresource,
+			c.Time.Format(time.RFC3339), c.fields != nil, raw)
+	}
+	return b.String()
 }

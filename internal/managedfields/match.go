@@ -20,6 +20,8 @@ type fieldSet struct{ set *fieldpath.Set }
 func parseFields(fields any) *fieldSet {
 	var raw []byte
 	switch f := fields.(type) {
+	case []byte:
+		raw = f
 	case *metav1.FieldsV1:
 		raw = f.GetRawBytes()
 	case map[string]any:

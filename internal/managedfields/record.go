@@ -20,6 +20,8 @@ type Record struct {
 	// was created (only when the previous version is unknown: an object new to the
 	// informer), for an ADDED event.
 	creators []Entry
+	// one holds the candidates when there is one (the commonest case): no allocation.
+	one [1]candidate
 }
 
 // candidate is an entry and its field set: *metav1.FieldsV1, or an unstructured object's
@@ -35,17 +37,23 @@ func newRecord(entries []rawEntry, ids []uint32, prev []stamp, known bool, creat
 	r := &Record{previous: known}
 	if known {
 		for i, e := range entries {
-			if !movedSince(ids[i], secondOf(e.time), prev) {
-				continue
+			if movedSince(ids[i], secondOf(e.time), prev) {
+				r.moved++
 			}
-			r.moved++
-			r.candidates = append(r.candidates, candidate{Entry: e.entry(), fields: e.fields})
 		}
-		switch {
-		case r.moved == 1:
-			r.candidates[0].fields = nil // decided by time alone
-			return r
-		case r.moved > 1:
+		if r.moved > 0 {
+			r.candidates = r.one[:0]
+			for i := range entries {
+				e := &entries[i]
+				if !movedSince(ids[i], secondOf(e.time), prev) {
+					continue
+				}
+				c := candidate{Entry: e.entry()}
+				if r.moved > 1 {
+					c.fields = e.keptFields() // one moved is decided by time alone
+				}
+				r.candidates = append(r.candidates, c)
+			}
 			return r
 		}
 	} else {
@@ -63,9 +71,9 @@ func newRecord(entries []rawEntry, ids []uint32, prev []stamp, known bool, creat
 			latest = e.time
 		}
 	}
-	for _, e := range entries {
-		if e.time.IsZero() || e.time.Unix() == latest.Unix() {
-			r.candidates = append(r.candidates, candidate{Entry: e.entry(), fields: e.fields})
+	for i := range entries {
+		if e := &entries[i]; e.time.IsZero() || e.time.Unix() == latest.Unix() {
+			r.candidates = append(r.candidates, candidate{Entry: e.entry(), fields: e.keptFields()})
 		}
 	}
 	return r

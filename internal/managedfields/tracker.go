@@ -1,10 +1,12 @@
 package managedfields
 
 import (
+	"bytes"
 	"hash/maphash"
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,6 +27,7 @@ type Tracker struct {
 	// a summary holds numbers rather than strings; ids is the reverse.
 	identities map[identity]uint32
 	ids        []identity
+	strings    map[string]string // ObserveProtobuf's names, interned
 	objects    map[objectKey]summary
 	// pending are the Records of objects observed and not yet taken, by the object: the
 	// same pointer the handlers are given.
@@ -64,7 +67,7 @@ type objectKey [16]byte
 
 // NewTracker returns an empty Tracker.
 func NewTracker() *Tracker {
-	return &Tracker{identities: map[identity]uint32{}, objects: map[objectKey]summary{}, pending: map[any]*Record{},
+	return &Tracker{identities: map[identity]uint32{}, strings: map[string]string{}, objects: map[objectKey]summary{}, pending: map[any]*Record{},
 		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, version: maphash.MakeSeed()}
 }
 
@@ -74,27 +77,68 @@ type rawEntry struct {
 	identity
 	time   time.Time
 	fields any
+	// raw is the field set as FieldsV1's JSON, in place of fields, when read from
+	// protobuf (ObserveProtobuf): valid only during the call, copied when kept.
+	raw []byte
+}
+
+// keptFields is the entry's field set as a Record keeps it.
+func (e *rawEntry) keptFields() any {
+	if e.raw != nil {
+		return bytes.Clone(e.raw)
+	}
+	return e.fields
 }
 
 // Observe reads obj's managedFields (before the informer drops them) and leaves a
 // Record for its handler to Take. An object seen at the same resourceVersion as before
-// (a re-list that found it unchanged) leaves none: no event is made of it.
+// (a re-list that found it unchanged) leaves none: no event is made of it. An object
+// ObserveProtobuf saw as it was decoded is not read again.
 func (t *Tracker) Observe(obj runtime.Object) {
 	m, err := meta.Accessor(obj)
 	if err != nil || m.GetUID() == "" {
 		return
 	}
-	entries := readEntries(obj, m)
-	key := t.keyOf(string(m.GetUID()))
-	version := maphash.String(t.version, m.GetResourceVersion())
-	created := m.GetCreationTimestamp().Unix()
-
+	var buf [8]rawEntry
+	entries := readEntries(obj, m, buf[:0])
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if _, observed := t.pending[obj]; observed {
+		return
+	}
+	t.observe(obj, m, entries)
+}
+
+// ObserveProtobuf is Observe for a typed object decoded without its managedFields (the
+// protobuf watch's decoder leaves them out), which are given as protobuf instead: the
+// occurrences of ObjectMeta's repeated managedFields field, tags included, read only
+// during the call. Reading them here rather than decoding them into the object spares a
+// string per name and a copy of every field set per event: names are interned, and a
+// field set is copied only when its Record keeps it (when times alone cannot decide).
+func (t *Tracker) ObserveProtobuf(obj runtime.Object, managed []byte) {
+	m, err := meta.Accessor(obj)
+	if err != nil || m.GetUID() == "" {
+		return
+	}
+	var buf [8]rawEntry
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	entries, ok := t.protobufEntries(managed, buf[:0])
+	if !ok {
+		entries = nil // broken, which the API server never writes: as if there were none
+	}
+	t.observe(obj, m, entries)
+}
+
+// observe is Observe's work on entries, with t.mu held.
+func (t *Tracker) observe(obj runtime.Object, m metav1.Object, entries []rawEntry) {
+	key := t.keyOf(string(m.GetUID()))
+	version := maphash.String(t.version, m.GetResourceVersion())
 	prev, known := t.objects[key]
 	if known && prev.version == version {
 		return
 	}
+	created := m.GetCreationTimestamp().Unix()
 	var buf [8]uint32
 	ids, numbered := t.number(entries, buf[:0])
 	if !numbered {
@@ -182,26 +226,155 @@ func (t *Tracker) keyOf(uid string) objectKey {
 
 // readEntries reads obj's managedFields: a typed object's (or PartialObjectMetadata's)
 // as they are, an unstructured one's from its maps, without converting the field sets.
-func readEntries(obj runtime.Object, m metav1.Object) []rawEntry {
+func readEntries(obj runtime.Object, m metav1.Object, entries []rawEntry) []rawEntry {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return unstructuredEntries(u)
 	}
 	managed := m.GetManagedFields()
-	if len(managed) == 0 {
-		return nil
-	}
-	entries := make([]rawEntry, len(managed))
 	for i := range managed {
 		e := &managed[i]
-		entries[i] = rawEntry{identity: identityOf(e.Manager, string(e.Operation), e.APIVersion, e.Subresource)}
+		entry := rawEntry{identity: identityOf(e.Manager, string(e.Operation), e.APIVersion, e.Subresource)}
 		if e.Time != nil {
-			entries[i].time = e.Time.Time
+			entry.time = e.Time.Time
 		}
 		if e.FieldsV1 != nil {
-			entries[i].fields = e.FieldsV1 // the pointer only: not the whole managedFields
+			entry.fields = e.FieldsV1 // the pointer only: not the whole managedFields
 		}
+		entries = append(entries, entry)
 	}
 	return entries
+}
+
+// The protobuf numbers of ManagedFieldsEntry's fields, of FieldsV1's raw bytes and of
+// Time's seconds and nanoseconds (k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto;
+// TestObserveProtobufAsDecoded checks them against the generated decoder).
+const (
+	pbManager, pbOperation, pbAPIVersion, pbTime, pbFieldsV1, pbSubresource = 1, 2, 3, 4, 7, 8
+	pbFieldsV1Raw                                                           = 1
+	pbSeconds, pbNanos                                                      = 1, 2
+)
+
+// protobufEntries appends the entries of managed (ObserveProtobuf's) to entries, their
+// names interned, their field sets in place; false if it does not parse. With t.mu held.
+func (t *Tracker) protobufEntries(managed []byte, entries []rawEntry) ([]rawEntry, bool) {
+	for len(managed) > 0 {
+		_, typ, n := protowire.ConsumeTag(managed)
+		if n < 0 || typ != protowire.BytesType {
+			return entries, false
+		}
+		msg, m := protowire.ConsumeBytes(managed[n:])
+		if m < 0 {
+			return entries, false
+		}
+		managed = managed[n+m:]
+		var e rawEntry
+		var manager, operation, apiVersion, subresource []byte
+		ok := fields(msg, func(num protowire.Number, v []byte) bool {
+			switch num {
+			case pbManager:
+				manager = v
+			case pbOperation:
+				operation = v
+			case pbAPIVersion:
+				apiVersion = v
+			case pbSubresource:
+				subresource = v
+			case pbTime:
+				var ok bool
+				e.time, ok = protobufTime(v)
+				return ok
+			case pbFieldsV1:
+				e.raw = []byte{} // present, if empty
+				return fields(v, func(num protowire.Number, v []byte) bool {
+					if num == pbFieldsV1Raw {
+						e.raw = v
+					}
+					return true
+				})
+			}
+			return true
+		})
+		if !ok {
+			return entries, false
+		}
+		e.identity = identityOf(t.intern(manager), t.intern(operation), t.intern(apiVersion), t.intern(subresource))
+		entries = append(entries, e)
+	}
+	return entries, true
+}
+
+// fields calls f with each length-delimited field of msg in turn (the decoder keeps the
+// last of a field written twice, as f does by overwriting); false if msg does not parse
+// or f says so.
+func fields(msg []byte, f func(num protowire.Number, v []byte) bool) bool {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return false
+		}
+		msg = msg[n:]
+		if typ != protowire.BytesType {
+			m := protowire.ConsumeFieldValue(num, typ, msg)
+			if m < 0 {
+				return false
+			}
+			msg = msg[m:]
+			continue
+		}
+		v, m := protowire.ConsumeBytes(msg)
+		if m < 0 || !f(num, v) {
+			return false
+		}
+		msg = msg[m:]
+	}
+	return true
+}
+
+// protobufTime decodes a metav1.Time as its Unmarshal does: empty is the zero time.
+func protobufTime(msg []byte) (time.Time, bool) {
+	if len(msg) == 0 {
+		return time.Time{}, true
+	}
+	var sec, nsec int64
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return time.Time{}, false
+		}
+		msg = msg[n:]
+		if typ == protowire.VarintType && (num == pbSeconds || num == pbNanos) {
+			v, m := protowire.ConsumeVarint(msg)
+			if m < 0 {
+				return time.Time{}, false
+			}
+			if num == pbSeconds {
+				sec = int64(v)
+			} else {
+				nsec = int64(int32(v))
+			}
+			msg = msg[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, msg)
+		if m < 0 {
+			return time.Time{}, false
+		}
+		msg = msg[m:]
+	}
+	return time.Unix(sec, nsec), true
+}
+
+// intern is b as a string, the same string each time for the names t has seen (a
+// bounded number of them), so that reading an entry allocates none. With t.mu held.
+func (t *Tracker) intern(b []byte) string {
+	if s, ok := t.strings[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(t.strings) < maxIdentities {
+		t.strings[s] = s
+	}
+	return s
 }
 
 func unstructuredEntries(u *unstructured.Unstructured) []rawEntry {

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -39,6 +40,8 @@ type partReuse struct {
 	// dropManagedFields leaves metadata.managedFields out of the decoded objects: for
 	// an informer whose transform drops them anyway, decoding them is wasted work.
 	dropManagedFields bool
+	// managedFields is TypedDecoding.ManagedFields: the stripped managedFields go there.
+	managedFields func(obj runtime.Object, managed []byte)
 	// off decodes every object whole, keeping nothing (TypedDecoding.NoPartReuse).
 	off bool
 	// The last object type's layout: a watch's objects are of one type.
@@ -55,7 +58,8 @@ type decodedParts struct {
 
 func newPartReuse(decoding TypedDecoding) *partReuse {
 	return &partReuse{seen: map[string]*decodedParts{}, budget: partReuseBudget,
-		dropManagedFields: decoding.DropManagedFields, off: decoding.NoPartReuse}
+		dropManagedFields: decoding.DropManagedFields || decoding.ManagedFields != nil,
+		managedFields:     decoding.ManagedFields, off: decoding.NoPartReuse}
 }
 
 // unmarshal decodes raw (the object's protobuf message) into obj, a new object of the
@@ -78,6 +82,10 @@ func (r *partReuse) unmarshal(typ watch.EventType, obj protoUnmarshaler, raw []b
 		return obj.Unmarshal(raw)
 	}
 	strip := r.dropManagedFields && meta.managedFields.end > meta.managedFields.start
+	var managed []byte // handed to r.managedFields: none, or the stripped ones
+	if strip {
+		managed = meta.value[meta.managedFields.start:meta.managedFields.end]
+	}
 	prev := r.seen[string(uid)] // always nil when off: nothing is remembered
 	if prev != nil && prev.obj.Type() != v.Type() {
 		prev = nil
@@ -111,6 +119,11 @@ func (r *partReuse) unmarshal(typ watch.EventType, obj protoUnmarshaler, raw []b
 	}
 	if err := obj.Unmarshal(msg); err != nil {
 		return err
+	}
+	if r.managedFields != nil && !meta.scattered {
+		if ro, ok := obj.(runtime.Object); ok {
+			r.managedFields(ro, managed)
+		}
 	}
 	for i, part := range layout.parts {
 		if reused&(1<<i) != 0 {
@@ -272,6 +285,8 @@ type objectMetadata struct {
 	// managedFields is where its managedFields entries are in value (all adjacent, as
 	// the API server writes them); empty if there are none, or they are not adjacent.
 	managedFields struct{ start, end int }
+	// scattered says its managedFields are not adjacent (and so not left out).
+	scattered bool
 }
 
 // metadataOf finds the metadata of a message split into spans; its uid is nil if it has
@@ -307,6 +322,7 @@ func (l *protoLayout) metadataOf(raw []byte, spans []fieldSpan) (meta objectMeta
 					meta.managedFields.start = off
 				} else if meta.managedFields.end != off {
 					meta.managedFields.start, meta.managedFields.end, mfDone = 0, 0, true // scattered: leave them
+					meta.scattered = true
 					break
 				}
 				meta.managedFields.end = off + n + m

@@ -77,6 +77,13 @@ type TypedDecoding struct {
 	// DropManagedFields leaves metadata.managedFields out, for an informer whose
 	// transform drops them anyway.
 	DropManagedFields bool
+	// ManagedFields, when set, is given each object's managedFields as protobuf instead
+	// of the object (which is decoded without them): the occurrences of ObjectMeta's
+	// managedFields field, tags included, valid only during the call, which runs on the
+	// watch's decoding goroutine right after the object is decoded. Not called for an
+	// object whose managedFields were not left out (it has none of the usual layout, or
+	// no UID): they are then in the object.
+	ManagedFields func(obj runtime.Object, managed []byte)
 	// NoPartReuse decodes every part of every object: one of the fast paths off
 	// (KUBEEVENTS_FAST_PATHS).
 	NoPartReuse bool
