@@ -366,3 +366,71 @@ func recordText(r *Record) string {
 	}
 	return b.String()
 }
+
+// BenchmarkObserveProtobuf is the tracker's work per event of a label churn: one entry
+// moved, as the watch's decoder hands the managedFields over.
+func BenchmarkObserveProtobuf(b *testing.B) {
+	tr := NewTracker()
+	var versions [2]*corev1.Pod
+	var raw [2][]byte
+	for i := range versions {
+		v := pod(fmt.Sprint(i), mf("kubectl-create", "", "", 0, labelFields), mf("kwok", "", "status", 3, statusFields),
+			mf("bench", "", "", 5+i, labelFields))
+		var err error
+		if raw[i], err = v.ObjectMeta.Marshal(); err != nil {
+			b.Fatal(err)
+		}
+		raw[i] = managedFieldsOf(raw[i])
+		v.ManagedFields = nil
+		versions[i] = v
+	}
+	tr.ObserveProtobuf(versions[1], raw[1]) // new to the tracker: no previous version
+	tr.Take(versions[1])
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		v := versions[i%2]
+		tr.ObserveProtobuf(v, raw[i%2])
+		if r := tr.Take(v); r == nil {
+			b.Fatal("no record")
+		} else if a, ok := r.Decided(false); !ok || len(a.By) != 1 {
+			b.Fatalf("%+v", a)
+		}
+	}
+}
+
+func managedFieldsOf(raw []byte) []byte {
+	var out []byte
+	for b := raw; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if num == 17 {
+			out = append(out, b[:n+m]...)
+		}
+		b = b[n+m:]
+	}
+	return out
+}
+
+// Read from a field set's JSON, rawMayCover answers as the parsed set does, and says
+// "may" where the JSON is unusual.
+func TestRawMayCoverAsParsed(t *testing.T) {
+	sets := []string{replicasFields, labelFields, imageFields, statusFields, portFields,
+		`{"f:metadata":{"f:annotations":{".":{}},"f:labels":{}}, "f:spec" : {"f:a~b/c":{}}}`}
+	paths := []string{"/metadata/deletionTimestamp", "/metadata/labels/app", "/metadata/labels/other",
+		"/metadata/annotations/x", "/spec/replicas", "/spec/containers/0/image", "/spec/containers/1",
+		"/spec/nodeName", "/status/phase", "/status/conditions/0/status", "/status/podIP", "/spec/a~0b~1c",
+		"/spec/a~0b~1d", "/metadata", "/kind"}
+	for _, raw := range sets {
+		parsed := parseFields([]byte(raw))
+		for _, p := range paths {
+			if got, want := rawMayCover([]byte(raw), p[1:]), parsed.mayCover(p[1:]); got != want {
+				t.Errorf("%s in %s: from JSON %v, parsed %v", p, raw, got, want)
+			}
+		}
+	}
+	for _, raw := range []string{`{"f:metadata":{"f:la\u0062els":{}}}`, `{"f:metadata":`, `[]`} {
+		if !rawMayCover([]byte(raw), "metadata/labels/app") {
+			t.Errorf("%s: not in doubt", raw)
+		}
+	}
+}

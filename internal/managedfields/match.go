@@ -148,6 +148,158 @@ func (s *fieldSet) mayCover(tokens string) bool {
 	}
 }
 
+// anyMayCover is anyMayCover before the candidates' field sets are parsed: read from
+// their JSON (FieldsV1's form), true where it is in doubt.
+func (r *Record) anyMayCover(pointer string) bool {
+	if pointer == "" || pointer[0] != '/' {
+		return true
+	}
+	for _, c := range r.candidates {
+		var raw []byte
+		switch f := c.fields.(type) {
+		case nil:
+			continue // owns nothing
+		case []byte:
+			raw = f
+		case *metav1.FieldsV1:
+			raw = f.Raw
+		default:
+			return true // an unstructured object's map: parsed to tell
+		}
+		if len(raw) > 0 && rawMayCover(raw, pointer[1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawMayCover is mayCover on a field set's JSON: false only when, read as field names,
+// the path leaves it at an object that has neither that field ("f:NAME") nor any list
+// element ("k:", "v:", "i:"). Keys with escapes, and JSON that does not scan, are in
+// doubt (true).
+func rawMayCover(node []byte, tokens string) bool {
+	for {
+		token, rest, more := strings.Cut(tokens, "/")
+		if strings.Contains(token, "~") {
+			token = strings.ReplaceAll(strings.ReplaceAll(token, "~1", "/"), "~0", "~")
+		}
+		var child []byte
+		found, lists, doubt := false, false, false
+		ok := eachKey(node, func(key []byte, escaped bool, value []byte) {
+			switch {
+			case escaped:
+				doubt = true
+			case len(key) == len(token)+2 && string(key[:2]) == "f:" && string(key[2:]) == token:
+				found, child = true, value
+			case len(key) >= 2 && key[1] == ':' && (key[0] == 'k' || key[0] == 'v' || key[0] == 'i'):
+				lists = true
+			}
+		})
+		switch {
+		case !ok || doubt || lists:
+			return true
+		case !found:
+			return false
+		case !more:
+			return true
+		}
+		// A field it owns whole (no member below it but itself) covers what is under it.
+		whole := true
+		if !eachKey(child, func(key []byte, escaped bool, _ []byte) {
+			whole = whole && !escaped && string(key) == "."
+		}) || whole {
+			return true
+		}
+		node, tokens = child, rest
+	}
+}
+
+// eachKey calls f with each key of the JSON object obj (its bytes between the quotes;
+// escaped says it holds a backslash) and its value, an object; false if obj is not an
+// object of objects, as FieldsV1 is.
+func eachKey(obj []byte, f func(key []byte, escaped bool, value []byte)) bool {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return true
+	}
+	for i < len(obj) {
+		if obj[i] != '"' {
+			return false
+		}
+		start, escaped := i+1, false
+		i++
+		for i < len(obj) && obj[i] != '"' {
+			if obj[i] == '\\' {
+				escaped = true
+				i++
+			}
+			i++
+		}
+		if i >= len(obj) {
+			return false
+		}
+		key := obj[start:i]
+		i = skipSpace(obj, i+1)
+		if i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		i = skipSpace(obj, i+1)
+		end, ok := objectEnd(obj, i)
+		if !ok {
+			return false
+		}
+		f(key, escaped, obj[i:end])
+		i = skipSpace(obj, end)
+		if i >= len(obj) {
+			return false
+		}
+		if obj[i] == '}' {
+			return true
+		}
+		if obj[i] != ',' {
+			return false
+		}
+		i = skipSpace(obj, i+1)
+	}
+	return false
+}
+
+// objectEnd is the index after the JSON object starting at b[i].
+func objectEnd(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return i + 1, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
 // hasListElement reports whether node has a member or child that is not a field name.
 func hasListElement(node *fieldpath.Set) bool {
 	found := false

@@ -147,10 +147,9 @@ func (r *Record) ResolveLazily(changes []Change, old func() (any, bool)) Attribu
 	if a, ok := r.Decided(false); ok {
 		return a
 	}
-	sets := make([]*fieldSet, len(r.candidates))
-	for i, c := range r.candidates {
-		sets[i] = parseFields(c.fields) // nil when it has none or does not parse: owns nothing
-	}
+	// The field sets are parsed only when a change may be one of theirs: read from
+	// their JSON, a deletion's metadata.deletionTimestamp is nobody's at a glance.
+	var sets []*fieldSet
 	perChange := make([][]int, len(changes))
 	owned := make([]bool, len(r.candidates))
 	ambiguous := false
@@ -159,6 +158,15 @@ func (r *Record) ResolveLazily(changes []Change, old func() (any, bool)) Attribu
 	for i, change := range changes {
 		if change.Op == "remove" {
 			continue // a removed field is in nobody's set any more
+		}
+		if !r.anyMayCover(change.Path) {
+			continue
+		}
+		if sets == nil {
+			sets = make([]*fieldSet, len(r.candidates))
+			for i, c := range r.candidates {
+				sets[i] = parseFields(c.fields) // nil when it has none or does not parse: owns nothing
+			}
 		}
 		if !anyMayCover(sets, change.Path) {
 			continue
