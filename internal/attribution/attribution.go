@@ -65,7 +65,7 @@ func resolve(ev *event.Event, d *diff.Differ) Attribution {
 	// The previous object names the list elements of the changes' paths (diff indexes
 	// them as they were); made only when the candidates' fields need it.
 	a := ev.ManagedFields.ResolveLazily(cs, func() (any, bool) {
-		old, err := ev.OldValue(diff.TypedValue)
+		old, err := oldAlong(ev, cs)
 		if err != nil {
 			changes = nil // as without a diff: only the times decide (and no binding)
 		}
@@ -77,6 +77,38 @@ func resolve(ev *event.Event, d *diff.Differ) Attribution {
 		}
 	}
 	return a
+}
+
+// oldAlong is the previous object as generic JSON, as far as the changes' paths need
+// it: the keys along them (a path is walked through the previous object only), the rest
+// left out; the whole of it where it cannot be built in part.
+func oldAlong(ev *event.Event, changes []managedfields.Change) (any, error) {
+	part := &diff.Part{Keys: map[string]*diff.Part{}}
+	for _, c := range changes {
+		if c.Path == "" || c.Path[0] != '/' {
+			continue
+		}
+		node := part
+		for token := range strings.SplitSeq(c.Path[1:], "/") {
+			if node.Whole {
+				break
+			}
+			token = strings.ReplaceAll(strings.ReplaceAll(token, "~1", "/"), "~0", "~")
+			next := node.Keys[token]
+			if next == nil {
+				next = &diff.Part{Keys: map[string]*diff.Part{}}
+				node.Keys[token] = next
+			}
+			node = next
+		}
+		node.Whole, node.Keys = true, nil
+	}
+	if ev.Old != nil {
+		if old, built, err := diff.PartOf(ev.Old, part); built {
+			return old, err
+		}
+	}
+	return ev.OldValue(diff.TypedValue)
 }
 
 // binding is the binder of a pod whose change set spec.nodeName. The API server records

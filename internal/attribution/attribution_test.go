@@ -1,6 +1,7 @@
 package attribution
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -151,4 +152,45 @@ func TestAppendJSON(t *testing.T) {
 	if got != want {
 		t.Errorf("%s\nwant %s", got, want)
 	}
+}
+
+// The previous object is built along the changes' paths only, with the same values
+// there as the whole of it: the list elements walked through are those it had.
+func TestOldAlongThePathsAsWhole(t *testing.T) {
+	old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"a/b": "1"}},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "app", Image: "web:1",
+			Ports: []corev1.ContainerPort{{ContainerPort: 8080, Protocol: "TCP"}}}, {Name: "side", Image: "s:1"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	ev := &event.Event{Type: event.Modified, Resource: pods, Kind: "Pod", Object: old.DeepCopy(), Old: old}
+	changes := []managedfields.Change{
+		{Op: "replace", Path: "/spec/containers/1/image"},
+		{Op: "replace", Path: "/spec/containers/0/ports/0/containerPort"},
+		{Op: "replace", Path: "/metadata/labels/a~1b"},
+		{Op: "add", Path: "/spec/containers/0/ports/0/name/x"},
+	}
+	got, err := oldAlong(ev, changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := ev.OldValue(diff.TypedValue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range [][]string{{"spec", "containers"}, {"metadata", "labels"}} {
+		g, w := at(got, path), at(whole, path)
+		if g == nil || !reflect.DeepEqual(g, w) {
+			t.Errorf("%v: %v, want %v", path, g, w)
+		}
+	}
+	if at(got, []string{"status"}) != nil || at(got, []string{"spec", "nodeName"}) != nil {
+		t.Errorf("built beyond the paths: %v", got)
+	}
+}
+
+func at(v any, path []string) any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
 }
