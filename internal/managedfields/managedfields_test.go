@@ -357,7 +357,7 @@ func recordText(r *Record) string {
 		var raw []byte
 		switch f := c.fields.(type) {
 		case *metav1.FieldsV1:
-			raw = f.Raw
+			raw = f.GetRawBytes()
 		case []byte:
 			raw = f
 		}

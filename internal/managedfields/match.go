@@ -162,7 +162,7 @@ func (r *Record) anyMayCover(pointer string) bool {
 		case []byte:
 			raw = f
 		case *metav1.FieldsV1:
-			raw = f.Raw
+			raw = f.GetRawBytes()
 		default:
 			return true // an unstructured object's map: parsed to tell
 		}
