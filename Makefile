@@ -3,9 +3,9 @@ SHELL := bash
 GO ?= go
 BIN := bin/kubeevents
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/kubeevents/kubeevents/cmd.version=$(VERSION) \
-	-X github.com/kubeevents/kubeevents/cmd.commit=$(shell git rev-parse --short HEAD 2>/dev/null) \
-	-X github.com/kubeevents/kubeevents/cmd.date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -s -w -X github.com/kubeevents/kubeevents/internal/version.version=$(VERSION) \
+	-X github.com/kubeevents/kubeevents/internal/version.commit=$(shell git rev-parse --short HEAD 2>/dev/null) \
+	-X github.com/kubeevents/kubeevents/internal/version.date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
 .PHONY: docs build demo demo-rollout lint test test-unit test-e2e test-bench test-faults soak fuzz cluster-up cluster-down bench bench-mem bench-replay completions release-check clean
 

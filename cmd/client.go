@@ -2,14 +2,14 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"sync"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubeevents/kubeevents/internal/version"
 )
 
 // configureClients makes every client built from configFlags (discovery, the REST
@@ -25,22 +25,12 @@ func configureClients(configFlags *genericclioptions.ConfigFlags, ctx func() con
 		if wrap != nil {
 			c = wrap(c)
 		}
-		c.UserAgent = userAgent(buildVersion())
+		c.UserAgent = version.UserAgent(version.Get())
 		if ctx := ctx(); ctx != nil && ctx.Done() != nil {
 			c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &interruptible{ctx: ctx, next: rt} })
 		}
 		return c
 	}
-}
-
-// userAgent is what the API server (and its audit log) sees, in kubectl's form:
-// "kubeevents/v1.2.3 (linux/amd64) kubeevents/abc1234".
-func userAgent(v VersionInfo) string {
-	commit := v.Commit
-	if len(commit) > 7 {
-		commit = commit[:7]
-	}
-	return fmt.Sprintf("kubeevents/%s (%s/%s) kubeevents/%s", v.Version, runtime.GOOS, runtime.GOARCH, commit)
 }
 
 // interruptible gives up a request, whatever stage it is in (dialling, the TLS

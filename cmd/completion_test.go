@@ -241,25 +241,6 @@ func TestCompleteSinkPaths(t *testing.T) {
 	}
 }
 
-// Every change to cobra's bash script applies, with descriptions and without: a cobra
-// upgrade that changes the script fails here rather than in a user's shell.
-func TestPatchBashCompletion(t *testing.T) {
-	for _, descriptions := range []bool{true, false} {
-		var b bytes.Buffer
-		if err := genCompletion(NewRootCommand(genericiooptions.NewTestIOStreamsDiscard()), "bash", &b, descriptions); err != nil {
-			t.Fatalf("descriptions %v: %v", descriptions, err)
-		}
-		for _, want := range []string{"__kubeevents_unquote", "__kubeevents_quote \"${COMPREPLY[0]", "${compline%%$tab*} == \"$cur\"*"} {
-			if !strings.Contains(b.String(), want) {
-				t.Errorf("descriptions %v: the script lacks %q", descriptions, want)
-			}
-		}
-	}
-	if _, err := patchBashCompletion("# not cobra's script", "kubeevents"); err == nil {
-		t.Error("patching a script without cobra's lines did not fail")
-	}
-}
-
 // writeKubeconfig writes a kubeconfig with contexts alpha (current) and beta, both for
 // the API server at server.
 func writeKubeconfig(t *testing.T, server string) string {
@@ -379,9 +360,9 @@ func TestCompleteUnreachableServer(t *testing.T) {
 // The scripts in completions/ are what the code generates; `make completions` updates them.
 func TestCompletionFilesUpToDate(t *testing.T) {
 	root := NewRootCommand(genericiooptions.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
-	for _, sh := range shells {
+	for _, sh := range complete.Shells {
 		var want bytes.Buffer
-		if err := genCompletion(root, sh.Name, &want, true); err != nil {
+		if err := complete.Script(root, sh.Name, &want, true); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join("..", "completions", sh.File)
@@ -397,7 +378,7 @@ func TestCompletionFilesUpToDate(t *testing.T) {
 }
 
 func TestCompletionCommand(t *testing.T) {
-	for _, sh := range shells {
+	for _, sh := range complete.Shells {
 		var out, errOut bytes.Buffer
 		err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, []string{"kubeevents", "completion", sh.Name})
 		if err != nil {

@@ -4,8 +4,6 @@ import (
 	"flag"
 	"io"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 
 	"github.com/mattn/go-isatty"
@@ -17,7 +15,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/plan"
-	"github.com/kubeevents/kubeevents/internal/switches"
+	"github.com/kubeevents/kubeevents/internal/runtimetune"
 )
 
 // Process-wide settings: client-go's logging, memory and processors. They are set
@@ -74,9 +72,9 @@ func system(configFlags *genericclioptions.ConfigFlags, streams genericiooptions
 			return contextFlags(configFlags, name)
 		}},
 		NewClients:     informer.NewClients,
-		Synced:         tuneRuntimeForWatching,
+		Synced:         runtimetune.ForWatching,
 		SecretsWatched: func() int { return capVerbosityForSecrets(verbosity) },
-		Starting:       releaseStartupPages,
+		Starting:       runtimetune.ReleaseStartupPages,
 	}
 }
 
@@ -113,33 +111,4 @@ func (t osTerminals) Width(w io.Writer) func() int {
 		}
 		return width
 	}
-}
-
-// tuneRuntimeForWatching is called once every informer has its initial list (the
-// engine's Config.Synced); it returns what undoes it at the end of the run.
-func tuneRuntimeForWatching() (undo func()) {
-	// The initial list arrives as whole responses that are decoded at once: the heap
-	// peaks far above what the cache then holds. Give that memory back now, once,
-	// rather than holding it as RSS for the life of the watch.
-	debug.FreeOSMemory()
-	releaseStartupPages()
-	return oneProcessorForWatching()
-}
-
-// oneProcessorForWatching runs the watch on one processor (GOMAXPROCS=1) unless the user
-// set GOMAXPROCS or turned it off (switches.OneProcessor); it returns what restores Go's default. Why: every event passes
-// through five goroutines in turn (the HTTP/2 reader, the watch decoder, client-go's
-// reflector and informer, the sink's listener), and with a second processor idle each
-// hand-off wakes it (a futex call, a thread spinning for work) only for it to find one
-// goroutine to run. Events of a watch come one at a time, so on one processor each
-// goroutine runs where the last one stopped: side by side on the same events, 17% less
-// CPU on kubelet-like status churn and 22% less on a rollout, for the same lag
-// (bench/README.md). The initial list, decoded in bulk, keeps every processor: this is
-// called once it is in.
-func oneProcessorForWatching() (restore func()) {
-	if os.Getenv("GOMAXPROCS") != "" || !switches.OneProcessor.Enabled() {
-		return func() {}
-	}
-	runtime.GOMAXPROCS(1)
-	return runtime.SetDefaultGOMAXPROCS
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubeevents/kubeevents/internal/version"
 )
 
 // Execute runs kubeevents with the command line argv (the program name first), writing
@@ -50,9 +52,9 @@ coloured live stream in the terminal, JSON lines for scripts, jq filters and fil
 from one shared informer, showing what changed in every update.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Version:       shortVersion(buildVersion()),
+		Version:       version.Short(version.Get()),
 	}
-	root.SetVersionTemplate(versionTemplate)
+	root.SetVersionTemplate(version.Template)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)

@@ -1,15 +1,11 @@
 package cmd
 
 import (
-	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/notify"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
@@ -35,17 +31,13 @@ the config file's transitions: to change it.`,
 				return usageErrorf("%v", err)
 			}
 			if len(args) == 0 {
-				tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-				for _, t := range catalog.List() {
-					fmt.Fprintf(tw, "%s\t%s%s\n", t.Name, t.Description, fromFile(t.Shipped))
-				}
-				return tw.Flush()
+				return catalog.WriteList(streams.Out)
 			}
 			t, err := catalog.Lookup(args[0])
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			return printProgram(streams.Out, t.Program)
+			return jq.WriteProgram(streams.Out, t.Program)
 		},
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			return transition.Shipped().Names(), cobra.ShellCompDirectiveNoFileComp
@@ -79,19 +71,15 @@ file's formats: to change it.`,
 			}
 			switch {
 			case len(args) == 0:
-				tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-				for _, f := range catalog.List() {
-					fmt.Fprintf(tw, "%s\t%s\t%s%s\n", f.Name, f.ContentType, f.Description, fromFile(f.Shipped))
-				}
-				return tw.Flush()
+				return catalog.WriteList(streams.Out)
 			case args[0] == notify.FunctionsName:
-				return printProgram(streams.Out, notify.Functions())
+				return jq.WriteProgram(streams.Out, notify.Functions())
 			}
 			f, err := catalog.Lookup(args[0])
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			return printProgram(streams.Out, f.Program)
+			return jq.WriteProgram(streams.Out, f.Program)
 		},
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			return append(notify.Shipped().Names(), notify.FunctionsName), cobra.ShellCompDirectiveNoFileComp
@@ -109,21 +97,4 @@ func configFileOrNone(path string) (*config.File, error) {
 		file = &config.File{}
 	}
 	return file, err
-}
-
-// fromFile marks what the config file defines, in a listing.
-func fromFile(shipped bool) string {
-	if shipped {
-		return ""
-	}
-	return " (config file)"
-}
-
-// printProgram prints a jq program, ending with a newline.
-func printProgram(w io.Writer, program string) error {
-	if !strings.HasSuffix(program, "\n") {
-		program += "\n"
-	}
-	_, err := io.WriteString(w, program)
-	return err
 }

@@ -8,12 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubeevents/kubeevents/internal/version"
 )
 
 func runVersion(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -24,22 +25,14 @@ func runVersion(t *testing.T, args ...string) (stdout, stderr string, code int) 
 	return out.String(), errOut.String(), code
 }
 
-// setBuildVars sets what -ldflags -X sets at release time.
-func setBuildVars(t *testing.T, v, c, d string) {
-	t.Helper()
-	oldV, oldC, oldD := version, commit, date
-	version, commit, date = v, c, d
-	t.Cleanup(func() { version, commit, date = oldV, oldC, oldD })
-}
-
 func TestVersionText(t *testing.T) {
 	isolate(t)
-	setBuildVars(t, "v1.2.3", "abc1234", "2026-01-02T03:04:05Z")
+	v := version.Get()
 	out, errOut, code := runVersion(t, "--client")
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"version:    v1.2.3\n", "commit:     abc1234\n", "built:      2026-01-02T03:04:05Z\n", "go:         " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + "\n", "client-go:  "} {
+	for _, want := range []string{"version:    " + v.Version + "\n", "commit:     " + v.Commit + "\n", "built:      " + v.Date + "\n", "go:         " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + "\n", "client-go:  "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -49,37 +42,9 @@ func TestVersionText(t *testing.T) {
 	}
 }
 
-func TestVersionDefaults(t *testing.T) {
-	setBuildVars(t, "", "", "")
-	if v := versionFrom(nil); v.Version != "dev" || v.Commit != "unknown" || v.Date != "unknown" || v.ClientGoVersion != "unknown" {
-		t.Errorf("without -ldflags and build information: %+v", v)
-	}
-	bi := &debug.BuildInfo{
-		Main: debug.Module{Path: "github.com/kubeevents/kubeevents", Version: "v1.4.0"},
-		Deps: []*debug.Module{
-			{Path: "github.com/spf13/cobra", Version: "v1.10.2"},
-			{Path: "k8s.io/client-go", Version: "v0.37.1"},
-		},
-		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-05-06T07:08:09Z"}},
-	}
-	v := versionFrom(bi)
-	if v.Version != "v1.4.0" || v.Commit != "0123456789ab" || v.Date != "2026-05-06T07:08:09Z" || v.ClientGoVersion != "v0.37.1" {
-		t.Errorf("from build information (go install ...@v1.4.0): %+v", v)
-	}
-	bi.Main.Version = "(devel)"
-	bi.Deps[1].Replace = &debug.Module{Path: "../client-go", Version: "v0.37.2-fork"}
-	if v := versionFrom(bi); v.Version != "dev" || v.ClientGoVersion != "v0.37.2-fork" {
-		t.Errorf("devel build with a replaced client-go: %+v", v)
-	}
-	setBuildVars(t, "v2.0.0", "feedbee", "2027-01-01T00:00:00Z")
-	if v := versionFrom(bi); v.Version != "v2.0.0" || v.Commit != "feedbee" || v.Date != "2027-01-01T00:00:00Z" {
-		t.Errorf("-ldflags must win over build information: %+v", v)
-	}
-}
-
 func TestVersionJSON(t *testing.T) {
 	isolate(t)
-	setBuildVars(t, "v1.2.3", "abc1234", "2026-01-02T03:04:05Z")
+	v := version.Get()
 	out, _, code := runVersion(t, "--client", "-o", "json")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -88,7 +53,7 @@ func TestVersionJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	want := map[string]string{"version": "v1.2.3", "commit": "abc1234", "date": "2026-01-02T03:04:05Z", "goVersion": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH}
+	want := map[string]string{"version": v.Version, "commit": v.Commit, "date": v.Date, "goVersion": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %q", k, got[k], v)
@@ -101,7 +66,7 @@ func TestVersionJSON(t *testing.T) {
 		t.Errorf("serverVersion with --client")
 	}
 	out, errOut, code := runVersion(t, "--client", "-o", "yaml")
-	if code != 0 || !strings.Contains(out, "version: v1.2.3\n") || !strings.Contains(out, "commit: abc1234\n") {
+	if code != 0 || !strings.Contains(out, "version: "+v.Version+"\n") || !strings.Contains(out, "commit: "+v.Commit+"\n") {
 		t.Errorf("-o yaml: exit %d, stderr %q, output:\n%s", code, errOut, out)
 	}
 	if _, errOut, code := runVersion(t, "--client", "-o", "xml"); code != ExitUsage || !strings.Contains(errOut, "use json or yaml") {
@@ -112,20 +77,18 @@ func TestVersionJSON(t *testing.T) {
 // `kubeevents --version`, cobra's and most CLIs' form: one line, no connection.
 func TestVersionFlag(t *testing.T) {
 	isolate(t)
-	setBuildVars(t, "v1.2.3", "abc1234", "2026-01-02T03:04:05Z")
 	var out, errOut bytes.Buffer
 	err := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, []string{"kubeevents", "--version"})
 	if code := ExitCode(err, &errOut); code != 0 || errOut.Len() != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())
 	}
-	if want := "kubeevents version v1.2.3 (commit abc1234, built 2026-01-02T03:04:05Z, " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"; out.String() != want {
+	if want := "kubeevents version " + version.Short(version.Get()) + "\n"; out.String() != want {
 		t.Errorf("--version printed %q, want %q", out.String(), want)
 	}
 }
 
 func TestVersionServer(t *testing.T) {
 	isolate(t)
-	setBuildVars(t, "v1.2.3", "abc1234567", "2026-01-02T03:04:05Z")
 	var agents sync.Map // every User-Agent the server saw
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		agents.Store(r.UserAgent(), true)
@@ -160,7 +123,7 @@ func TestVersionServer(t *testing.T) {
 	}
 	// The API server (and its audit log) sees which kubeevents asked, in kubectl's form.
 	agents.Range(func(k, _ any) bool {
-		if want := "kubeevents/v1.2.3 (" + runtime.GOOS + "/" + runtime.GOARCH + ") kubeevents/abc1234"; k != want {
+		if want := version.UserAgent(version.Get()); k != want {
 			t.Errorf("User-Agent %q, want %q", k, want)
 		}
 		return true

@@ -364,3 +364,26 @@ func NamespaceList(configFlags *genericclioptions.ConfigFlags, list bool) cobra.
 		return names, NoFiles
 	}
 }
+
+// Contexts completes --context from the kubeconfig: a comma list of contexts (watch
+// several clusters), whose last one is completed; those already given are not offered
+// again.
+func Contexts(configFlags *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		done, last := "", toComplete
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			done, last = toComplete[:i+1], toComplete[i+1:]
+		}
+		given := map[string]bool{}
+		for _, c := range strings.Split(done, ",") {
+			given[strings.TrimSpace(c)] = true
+		}
+		var comps []cobra.Completion
+		for _, c := range Kubeconfig(configFlags, "context", last) {
+			if name, _, _ := strings.Cut(c, "\t"); !given[name] {
+				comps = append(comps, done+c)
+			}
+		}
+		return comps, NoFiles
+	}
+}

@@ -39,10 +39,10 @@ var (
 	// watch decoder in place of client-go's (part reuse lives in the protobuf watch: off
 	// turns it off too).
 	WireDecoders = Switch{"KUBEEVENTS_WIRE_DECODERS", "reads lists and watches with client-go's decoders"}
-	// OneProcessor: GOMAXPROCS=1 once the initial list is in (cmd/process.go).
+	// OneProcessor: GOMAXPROCS=1 once the initial list is in (internal/runtimetune).
 	OneProcessor = Switch{"KUBEEVENTS_ONE_PROCESSOR", "leaves GOMAXPROCS to Go"}
 	// StartupPages: the executable's pages that start-up left resident taken out of RSS
-	// (cmd/startup_pages_linux.go).
+	// (internal/runtimetune/startup_pages_linux.go).
 	StartupPages = Switch{"KUBEEVENTS_RELEASE_STARTUP_PAGES", "keeps the executable's start-up pages resident"}
 	// RelistInPlace, EndedEarlyBookmark and ReadinessProbe: the informer's recovery
 	// pieces, which bend client-go's reflector (internal/informer/reflector.go).

@@ -1,4 +1,4 @@
-package cmd
+package runtimetune
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
-// releaseStartupPages takes out of this process's memory the pages of its executable
+// ReleaseStartupPages takes out of this process's memory the pages of its executable
 // (code and read-only data) that are resident; the watch calls it before its informers
 // start and again once the initial list is in. Start-up runs the init of every API
 // group's types, discovery and the list's decoding: about 40 MB of a 70 MB executable
@@ -25,7 +25,7 @@ import (
 // a private mapping would lose what was written (the relocated RELRO page of a PIE
 // binary). A dirty page of the file itself (an executable just built, not yet written
 // back) is the page cache's and safe to unmap. switches.StartupPages turns it off.
-func releaseStartupPages() {
+func ReleaseStartupPages() {
 	if !switches.StartupPages.Enabled() {
 		return
 	}

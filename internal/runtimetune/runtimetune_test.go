@@ -1,4 +1,4 @@
-package cmd
+package runtimetune
 
 import (
 	"runtime"
@@ -15,7 +15,7 @@ func TestOneProcessorForWatching(t *testing.T) {
 	defer runtime.SetDefaultGOMAXPROCS()
 	def := runtime.GOMAXPROCS(0)
 	runtime.GOMAXPROCS(4) // so that 1 is not what it was anyway, on a machine of one core
-	restore := oneProcessorForWatching()
+	restore := oneProcessor()
 	if n := runtime.GOMAXPROCS(0); n != 1 {
 		t.Errorf("GOMAXPROCS %d while watching, want 1", n)
 	}
@@ -26,7 +26,7 @@ func TestOneProcessorForWatching(t *testing.T) {
 
 	t.Setenv("GOMAXPROCS", "3")
 	runtime.GOMAXPROCS(3) // as the runtime read it at start
-	restore = oneProcessorForWatching()
+	restore = oneProcessor()
 	if n := runtime.GOMAXPROCS(0); n != 3 {
 		t.Errorf("GOMAXPROCS %d while watching with GOMAXPROCS=3 set, want 3: the user's choice stands", n)
 	}
@@ -35,7 +35,7 @@ func TestOneProcessorForWatching(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "")
 	t.Setenv(switches.OneProcessor.Env, "off")
 	runtime.GOMAXPROCS(4)
-	restore = oneProcessorForWatching()
+	restore = oneProcessor()
 	if n := runtime.GOMAXPROCS(0); n != 4 {
 		t.Errorf("GOMAXPROCS %d while watching with %s=off, want 4: left alone", n, switches.OneProcessor.Env)
 	}

@@ -1,4 +1,4 @@
-package cmd
+package runtimetune
 
 import (
 	"bufio"
@@ -51,13 +51,13 @@ Private_Dirty:         0 kB
 func TestReleaseStartupPages(t *testing.T) {
 	t.Setenv(switches.StartupPages.Env, "off")
 	before := rssFileKB(t)
-	releaseStartupPages()
+	ReleaseStartupPages()
 	if after := rssFileKB(t); before-after >= 1024 {
 		t.Errorf("RssFile went from %d kB to %d kB with %s=off: released anyway", before, after, switches.StartupPages.Env)
 	}
 	t.Setenv(switches.StartupPages.Env, "")
 	before = rssFileKB(t)
-	releaseStartupPages()
+	ReleaseStartupPages()
 	after := rssFileKB(t)
 	t.Logf("RssFile %d kB → %d kB", before, after)
 	if before-after < 1024 {
