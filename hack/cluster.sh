@@ -117,14 +117,16 @@ build() {
     export CGO_ENABLED=0 GOFLAGS=-mod=mod
     [ -x "$BIN_DIR.tmp/etcd" ] || { log "building etcd $ETCD_VERSION (about 1 minute, once)"; \
       go build -trimpath -ldflags "-s -w" -o "$BIN_DIR.tmp/etcd" go.etcd.io/etcd/server/v3; }
-    [ -x "$BIN_DIR.tmp/kubectl" ] || { log "building kubectl $KUBE_VERSION (about 2 minutes, once)"; \
-      go build -trimpath -ldflags "$ld" -o "$BIN_DIR.tmp/kubectl" k8s.io/kubernetes/cmd/kubectl; }
-    [ -x "$BIN_DIR.tmp/kube-apiserver" ] || { log "building kube-apiserver $KUBE_VERSION (about 6 minutes on 2 cores, once)"; \
-      go build -trimpath -ldflags "$ld" -o "$BIN_DIR.tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver; }
-    [ -x "$BIN_DIR.tmp/kube-controller-manager" ] || { log "building kube-controller-manager $KUBE_VERSION (about 3 minutes, once)"; \
-      go build -trimpath -ldflags "$ld" -o "$BIN_DIR.tmp/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager; }
-    [ -x "$BIN_DIR.tmp/kube-scheduler" ] || { log "building kube-scheduler $KUBE_VERSION (about 1 minute, once)"; \
-      go build -trimpath -ldflags "$ld" -o "$BIN_DIR.tmp/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler; }
+    # The four Kubernetes commands in one go build: their shared packages compile once
+    # and their links (single-threaded, the longest steps) overlap other work.
+    local pkgs=() b
+    for b in kubectl kube-apiserver kube-controller-manager kube-scheduler; do
+      [ -x "$BIN_DIR.tmp/$b" ] || pkgs+=("k8s.io/kubernetes/cmd/$b")
+    done
+    if [ ${#pkgs[@]} -gt 0 ]; then
+      log "building ${pkgs[*]##*/} $KUBE_VERSION (about 10 minutes on 2 cores, once)"
+      go build -trimpath -ldflags "$ld" -o "$BIN_DIR.tmp/" "${pkgs[@]}"
+    fi
   ) || die "build failed (see above); rerun 'hack/cluster.sh build' to resume"
   # kwok is a module of its own with its own dependency versions: go install builds it
   # from its published go.mod, apart from hack/tools.
