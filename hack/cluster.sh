@@ -8,8 +8,10 @@
 #     go once their grace period is over; Deployments roll out; Jobs complete; namespaces
 #     finish terminating;
 #     garbage collection works. Pods labelled sim.kubeevents.dev/behavior=crashloop restart
-#     every few seconds (CrashLoopBackOff in between); pods labelled
-#     pod-container-running-failed.stage.kwok.x-k8s.io=true fail (kwok's own chaos stage).
+#     every few seconds (CrashLoopBackOff in between), and those labelled =oomkill the same
+#     with their containers OOMKilled (exit code 137) (hack/kwok/stages.yaml); pods labelled
+#     pod-container-running-failed.stage.kwok.x-k8s.io=true fail, and nodes labelled
+#     node-not-ready.stage.kwok.x-k8s.io=true go NotReady (kwok's own chaos stages).
 #   bare (KUBEEVENTS_CLUSTER_MODE=bare): etcd and kube-apiserver alone. Nothing changes an
 #     object by itself: pods stay Pending, namespaces never finish terminating.
 set -euo pipefail
@@ -292,9 +294,10 @@ start_apiserver() {
 # kwok's own stages, from its published module: nodes initialised and heart-beating with
 # leases (what kwokctl configures), pods through kwok's "general" stages (created with
 # containers ContainerCreating, then Running and Ready, a second or a few later; Jobs' pods
-# completing; deleted pods removed once their grace period is over), and its chaos stage
-# for failing containers. hack/kwok/stages.yaml adds ours.
+# completing; deleted pods removed once their grace period is over), and its chaos stages
+# for failing containers and for nodes going NotReady. hack/kwok/stages.yaml adds ours.
 KWOK_STAGES="node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml
+  node/chaos/node-not-ready.yaml
   pod/general/pod-create.yaml pod/general/pod-init-container-running.yaml
   pod/general/pod-init-container-completed.yaml pod/general/pod-ready.yaml
   pod/general/pod-complete.yaml pod/general/pod-delete.yaml
