@@ -73,8 +73,9 @@ func TestWatchPodsPretty(t *testing.T) {
 	createPod(t, ns, "web-1", nil)
 	line := s.waitFor(eventWait, "ADDED line", func(l string) bool { return strings.Contains(l, "ADDED") })
 	// -n says the namespace, so the name leaves it out, as kubectl get does; the node
-	// is shown with -o wide, as in kubectl.
-	want := regexp.MustCompile(`^\d\d:\d\d:\d\d  ADDED\s+web-1\s+0/1\s+Pending\s+0\s+\d+s$`)
+	// is shown with -o wide, as in kubectl. The creating manager closes the line: the
+	// test's own client, named after its binary as client-go names every client.
+	want := regexp.MustCompile(`^\d\d:\d\d:\d\d  ADDED\s+web-1\s+0/1\s+Pending\s+0\s+\d+s  by e2e\.test$`)
 	if !want.MatchString(line) {
 		t.Errorf("pretty ADDED line = %q, want it to match %s", line, want)
 	}
