@@ -109,3 +109,18 @@ func TestReadsObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestSinksGetTheirExpression: a jq sink is built with its compiled expression, so each
+// event is what the expression makes of it (a sink built without it fails every event).
+func TestSinksGetTheirExpression(t *testing.T) {
+	var out, errOut bytes.Buffer
+	cfg := Config{Grace: time.Second, PlainStdout: true, NoDiff: true, Sinks: []config.Sink{{Name: "jq", Type: config.KindJQ,
+		Expr: `select(.type == "ADDED") | .object.metadata.name`, Raw: true, Output: config.Stdout, Buffer: 4, OnFull: listener.Block}}}
+	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
+	if _, err := RunReplay(context.Background(), sys, cfg, Replay{Source: &fakeSource{n: 4}, What: "test"}); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, errOut.String())
+	}
+	if out.String() != "web-1\nweb-3\n" || errOut.Len() > 0 {
+		t.Errorf("jq sink printed %q, want the ADDED pods' names; stderr:\n%s", out.String(), errOut.String())
+	}
+}
