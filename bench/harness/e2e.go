@@ -694,6 +694,11 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 			if i == 0 {
 				c.outputResult = *out
 			}
+			if kubectlCutOff(p.name, c, res, out) {
+				logf("%s: the API server closed kubectl's watch as too slow a client (kubectl does not watch again): "+
+					"left out of the counts check, which is about kubeevents; the figures of this run are not comparable", ps.label)
+				continue
+			}
 			res.CountsOK = res.CountsOK && out.CountsOK
 		}
 		// Per event printed: equal to cpu_s / events when the counts are right, and still a
@@ -707,6 +712,14 @@ func runPhase(o *e2eOpts, ns string, ps phaseSpec) (*phaseResult, error) {
 	}
 	printPhase(ps.label, res)
 	return res, nil
+}
+
+// kubectlCutOff reports, in the short run (no targets: counts only), kubectl short of
+// events because it ended when the API server closed its watch: kubectl get -w does not
+// watch again, and a loaded machine makes the server close slow watchers now and then.
+// The full run keeps it a failure: its ratios need kubectl's every event.
+func kubectlCutOff(name string, c *clientResult, res *phaseResult, out *outputResult) bool {
+	return !showTargets && name == "kubectl" && !out.CountsOK && c.ExitedEarly != "" && len(res.TerminatedWatchers) > 0
 }
 
 func exitedEarly(procs []*proc) error {
