@@ -53,6 +53,8 @@ type clusterRun struct {
 	leaveOnce sync.Once
 	left      error         // why it was left out (nil: watched to the end)
 	gone      chan struct{} // closed once it is left out after the start
+	// stop stops its sources (they run in a context of their own).
+	stop context.CancelFunc
 }
 
 // waitForSync waits for the initial list of every informer of c, and reports false
@@ -135,11 +137,14 @@ type withEventsError struct{ err error }
 func (e *withEventsError) Error() string { return "--with-events: " + e.err.Error() }
 func (e *withEventsError) Unwrap() error { return e.err }
 
-// fatal is the Fatal of c's informers when several clusters are watched: an error the
-// informers cannot retry past (a first list that failed after the rights were checked)
-// leaves this cluster out, said in one line, and ends the run only when no cluster is
-// left.
-func (c *clusterRun) fatal(r *run) func(error) {
+// fatalOf is the Fatal of c's informers: an error they cannot retry past (a first list
+// that failed after the rights were checked) ends the run, or, when several clusters are
+// watched, leaves this cluster out, said in one line, and ends the run only when no
+// cluster is left.
+func (c *clusterRun) fatalOf(r *run) func(error) {
+	if !r.cfg.Several {
+		return r.reportFatal
+	}
 	return func(err error) {
 		c.leaveOnce.Do(func() {
 			c.left = err
@@ -149,13 +154,9 @@ func (c *clusterRun) fatal(r *run) func(error) {
 				return
 			}
 			c.warn("%v; watching the other clusters without it", err)
-			// Not from this goroutine: an informer stops once its goroutines return,
-			// this one among them.
-			go func() {
-				for _, inf := range c.informers {
-					inf.Stop()
-				}
-			}()
+			if c.stop != nil {
+				c.stop()
+			}
 		})
 	}
 }

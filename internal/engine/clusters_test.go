@@ -89,8 +89,8 @@ func TestClusterFatalLeavesItOut(t *testing.T) {
 	}})
 	runs := r.clusterRuns()
 	r.live.Store(2)
-	runs[0].fatal(r)(fmt.Errorf("forbidden"))
-	runs[0].fatal(r)(fmt.Errorf("again")) // said once
+	runs[0].fatalOf(r)(fmt.Errorf("forbidden"))
+	runs[0].fatalOf(r)(fmt.Errorf("again")) // said once
 	select {
 	case err := <-r.fatal:
 		t.Fatalf("the run ended (%v) with cluster b still watched", err)
@@ -99,7 +99,7 @@ func TestClusterFatalLeavesItOut(t *testing.T) {
 	if len(warned) != 1 || !strings.HasPrefix(warned[0], "cluster a: forbidden; watching the other clusters without it") {
 		t.Errorf("warnings %q", warned)
 	}
-	runs[1].fatal(r)(fmt.Errorf("gone"))
+	runs[1].fatalOf(r)(fmt.Errorf("gone"))
 	if err := <-r.fatal; err == nil || err.Error() != "gone" {
 		t.Errorf("fatal %v, want the last cluster's error", err)
 	}

@@ -11,24 +11,20 @@ import (
 	"github.com/kubeevents/kubeevents/internal/jq"
 )
 
-// exitConditions decides the exit conditions Until and UntilDeleted (MaxEvents is counted
-// where events are numbered, in the informer). The informers ask it about each event as
-// they number it (event.Until), before any sink has it: no event is made after the one
-// that met a condition, even in the middle of the initial list.
+// exitConditions decides the exit conditions Until, UntilDeleted and UntilRollout: the
+// pipeline's conditions step asks it about each event as it is numbered, before any
+// sink has it (pipeline.Sequence), so no event is made after the one that met a
+// condition, even in the middle of the initial list.
 type exitConditions struct {
 	cfg       runConfig
 	informers []*informer.Informer // the watched types' informers, not the Events'
-	until     *event.Until
-	met       chan struct{} // closed once a condition is met
 	isSynced  atomic.Bool
 	// failedRollout is the rollout whose failure met --until-rollout.
 	failedRollout atomic.Pointer[event.Rollout]
 }
 
 func newConditions(cfg runConfig) *exitConditions {
-	c := &exitConditions{cfg: cfg, met: make(chan struct{})}
-	c.until = &event.Until{Met: c.metBy, Done: func() { close(c.met) }}
-	return c
+	return &exitConditions{cfg: cfg}
 }
 
 // awaited names the condition for messages, as the user wrote it.
@@ -42,7 +38,7 @@ func (c *exitConditions) awaited() string {
 	return "--until"
 }
 
-// metBy runs on an informer's goroutine, once per event, in the order they are numbered.
+// metBy is asked about each event in the order they are numbered (pipeline.Sequence).
 // For UntilDeleted the informer's cache no longer holds a deleted object when it is
 // asked.
 func (c *exitConditions) metBy(ev *event.Event) bool {
@@ -85,13 +81,12 @@ func (c *exitConditions) untilTrue(ev *event.Event) bool {
 	return false
 }
 
-// synced is called once every informer has its initial list: named objects that do not
-// exist then count as deleted already, as with `kubectl wait --for=delete`.
-func (c *exitConditions) synced() {
+// synced is called once every informer has its initial list, and reports whether the
+// condition is met already: named objects that do not exist then count as deleted, as
+// with `kubectl wait --for=delete`.
+func (c *exitConditions) synced() bool {
 	c.isSynced.Store(true)
-	if c.allDeleted() {
-		c.until.Meet()
-	}
+	return c.allDeleted()
 }
 
 // allDeleted reports whether no informer's cache holds any of the named objects. Each

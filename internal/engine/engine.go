@@ -17,18 +17,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/cache"
-
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
-	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fold"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/pipeline"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
@@ -55,6 +51,8 @@ type runConfig struct {
 	Folder      *fold.Folder
 
 	Listeners []*listener.Listener // one per sink, not yet running
+	// Deliver hands the events to the Listeners: the pipeline's last step.
+	Deliver *pipeline.Deliver
 	// OutputGone, when not nil, ends the run once it is closed: every sink writes to a
 	// stdout that nobody reads any more.
 	OutputGone <-chan struct{}
@@ -177,10 +175,10 @@ func stream(ctx context.Context, cfg runConfig) (Result, error) {
 	}
 	defer r.undoSynced()
 	reason, err := r.wait(ctx)
-	if r.conditions != nil && (reason == StopInterrupted || reason == StopInputEnd) {
-		if _, met := r.conditions.until.MetAt(); !met && reason == StopInterrupted {
+	if r.conditions != nil && (reason == StopInterrupted || reason == StopInputEnd) && !r.conditionMet() {
+		if reason == StopInterrupted {
 			err = &InterruptedError{Err: fmt.Errorf("interrupted before %s was met", r.conditions.awaited())}
-		} else if !met {
+		} else {
 			err = &NotMetError{Err: fmt.Errorf("the recording ended before %s was met", r.conditions.awaited())}
 		}
 	}
@@ -189,8 +187,8 @@ func stream(ctx context.Context, cfg runConfig) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if r.checkpointErr != nil {
-		return res, r.checkpointErr
+	if r.checkpoint != nil && r.checkpoint.err != nil {
+		return res, r.checkpoint.err
 	}
 	if failed := r.conditions.rolloutFailed(); failed != nil && reason == StopCondition {
 		err = &RolloutFailedError{Message: failed.Message}
@@ -209,15 +207,16 @@ func stream(ctx context.Context, cfg runConfig) (Result, error) {
 
 // run is one Run's state between its start, its wait and its shutdown.
 type run struct {
-	cfg        runConfig
-	seq        atomic.Uint64
-	unchanged  atomic.Uint64
+	cfg runConfig
+	// The pipeline every event takes (pipeline.go), its numbering and its last step.
+	pipe    *pipeline.Pipeline
+	seq     *pipeline.Sequence
+	deliver *pipeline.Deliver
+	// conditions decides --until, --until-deleted and --until-rollout (nil: none).
+	conditions *exitConditions
 	fatal      chan error
-	limit      chan struct{} // closed once MaxEvents were made
 	stopping   chan struct{} // closed once the run shuts down
-	limitOnce  sync.Once
-	conditions *exitConditions      // nil without Until and UntilDeleted
-	informers  []*informer.Informer // every cluster's
+	sources    *sources      // what runs the sources, and stops them
 	// clusters are the clusters being watched;
 	// allClusters those asked for, with those left out at start; live counts those not
 	// left out since.
@@ -226,23 +225,8 @@ type run struct {
 	live        atomic.Int32
 	// stopNamespaceWatch ends watchNamespace (nil when it does not run).
 	stopNamespaceWatch func()
-
 	// The checkpoint (Config.Resume): nil without one.
-	checkpoint     *checkpoint.Writer // its Sections are set once the clusters are known
-	stopCheckpoint chan struct{}      // ends the periodic writes
-	checkpointDone chan struct{}      // closed once they have ended
-	checkpointErr  error              // the last write's, at shutdown
-	// seeded is, per informer, the resourceVersion of every object the checkpoint put
-	// into its cache by key: what the first list is compared with, to say what changed.
-	// Dropped once said.
-	seeded map[*informer.Informer]map[string]string
-
-	// The Source's run (runConfig.Source): sourceDone has its end, stopSource stops it
-	// and waits for it to return; emitSkip is the Skip of its events.
-	sourceDone chan error
-	stopSource func()
-	emitSkip   func(*event.Event) bool
-
+	checkpoint *checkpointRun
 	// synced is what Config.Synced returned, undone when the run ends (and not called
 	// once it has ended).
 	synced struct {
@@ -253,7 +237,11 @@ type run struct {
 }
 
 func newRun(cfg runConfig) *run {
-	r := &run{cfg: cfg, fatal: make(chan error, 1), limit: make(chan struct{}), stopping: make(chan struct{})}
+	r := &run{cfg: cfg, fatal: make(chan error, 1), stopping: make(chan struct{}), seq: pipeline.NewSequence(), sources: &sources{}}
+	r.deliver = cfg.Deliver
+	if r.deliver == nil {
+		r.deliver = newDeliver(cfg.Listeners, cfg.resyncs())
+	}
 	if cfg.UntilQuery != nil || cfg.Watch.UntilDeleted || cfg.Owned != nil && cfg.Owned.UntilRollout {
 		r.conditions = newConditions(cfg)
 	}
@@ -267,44 +255,28 @@ func (r *run) reportFatal(err error) {
 	}
 }
 
-func (r *run) limitReached() { r.limitOnce.Do(func() { close(r.limit) }) }
-
-// start builds the informers of every cluster, checks their rights, and starts
-// delivery. An error, or an interruption while the rights are checked, returns before
-// any goroutine runs and anything is printed (started is false). With several clusters,
-// one whose rights are missing is said in one line and left out; only when none is left
-// is it an error.
+// start builds the sources of every cluster (or the replay's), checks their rights, and
+// starts delivery. An error, or an interruption while the rights are checked, returns
+// before any goroutine runs and anything is printed (started is false). With several
+// clusters, one whose rights are missing is said in one line and left out; only when
+// none is left is it an error.
 func (r *run) start(ctx context.Context) (started bool, _ error) {
 	cfg := r.cfg
 	if cfg.Source != nil {
-		r.startSource(ctx)
+		r.pipe = r.pipeline()
+		r.startReplay(ctx)
 		return true, nil
 	}
 	r.clusters = r.clusterRuns()
 	r.allClusters = r.clusters
 	if cfg.Resume != nil {
-		r.checkpoint = &checkpoint.Writer{Store: cfg.Resume.Store, Path: cfg.Resume.Path, Warn: cfg.Warn}
+		r.checkpoint = newCheckpointRun(cfg)
 	}
 	for _, c := range r.clusters {
-		var made func(*event.Event)
-		var redactionKey []byte
-		if cfg.Resume != nil {
-			c.resume = cfg.Resume.Clusters[c.Name]
-			// A section keeps its context; one of a run of one cluster takes the name of
-			// the cluster that resumes from it.
-			section := c.Name
-			if c.resume.Saved != nil {
-				section = cmp.Or(c.resume.Saved.Context, c.Name)
-				redactionKey = c.resume.Saved.RedactionKey
-			}
-			c.checkpoint = &checkpoint.Section{Context: section, Watch: c.resume.Watch,
-				Tracker: checkpoint.NewTracker(len(cfg.Listeners))}
-			made = c.checkpoint.Tracker.Made
+		if r.checkpoint != nil {
+			r.checkpoint.section(c)
 		}
-		if cfg.Folder != nil {
-			made = chainMade(made, cfg.Folder.Made)
-		}
-		if err := r.buildInformers(c, made, redactionKey); err != nil {
+		if err := r.buildInformers(c); err != nil {
 			return false, err
 		}
 	}
@@ -313,6 +285,7 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 			r.conditions.informers = append(r.conditions.informers, c.watched...)
 		}
 	}
+	r.pipe = r.pipeline()
 
 	// An informer's own first list says that its rights are missing, but only after the
 	// other informers printed what they listed, and a missing right to watch only after
@@ -348,25 +321,13 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 	}
 	r.clusters = watched
 	r.live.Store(int32(len(watched)))
-	r.informers = nil
-	for _, c := range watched {
-		r.informers = append(r.informers, c.informers...)
-	}
 	if ctx.Err() != nil {
 		return false, nil // interrupted while connecting: nothing was printed, nothing is
 	}
 	if r.checkpoint != nil {
-		r.checkpoint.Sections = r.checkpointSections()
-		// Written once before anything is printed: a file that cannot be written is
-		// found now, and a resumed checkpoint is a whole one from the start.
-		if err := r.checkpoint.Write(); err != nil {
+		if err := r.checkpoint.start(r.allClusters); err != nil {
 			return false, err
 		}
-		r.stopCheckpoint, r.checkpointDone = make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(r.checkpointDone)
-			r.checkpoint.Run(r.stopCheckpoint)
-		}()
 	}
 	if cfg.Started != nil {
 		cfg.Started()
@@ -375,8 +336,16 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 	for _, l := range cfg.Listeners {
 		go l.Run()
 	}
-	for _, inf := range r.informers {
-		inf.Start()
+	for _, c := range watched {
+		var cctx context.Context
+		cctx, c.stop = context.WithCancel(ctx)
+		for _, inf := range c.informers {
+			take := r.pipe.Take
+			if slices.Contains(c.folding, inf) {
+				take = r.cfg.Folder.Observe // the Folder's own informers: no part of the stream
+			}
+			r.sources.run(cctx, inf, take, c.fatalOf(r))
+		}
 	}
 	go r.afterSync(ctx)
 	nsCtx, stop := context.WithCancel(ctx)
@@ -393,71 +362,52 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 }
 
 // buildInformers builds c's informers: one per watched type (and namespace), the
-// owned object's children's, and the core Events' (WithEvents), every one numbering its
-// events from the run's one sequence and handing them to every listener.
-func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKey []byte) error {
+// owned object's children's, the workloads' of --fold-rollouts and the core Events'
+// (WithEvents). Each hands its changes to the run's one pipeline.
+func (r *run) buildInformers(c *clusterRun) error {
 	cfg := r.cfg
-	var until *event.Until
-	if r.conditions != nil {
-		until = r.conditions.until
+	fatal := c.fatalOf(r)
+	base := informer.Options{
+		Cluster:       c.Name,
+		LabelSelector: cfg.Watch.LabelSelector,
+		Names:         cfg.Watch.Names,
+		WatchOnly:     cfg.WatchOnly,
+		MetadataOnly:  cfg.Watch.MetadataOnly,
+		ShowSecrets:   cfg.Watch.ShowSecrets,
+		NoFastPaths:   cfg.NoFastPaths,
+		NoAttribution: cfg.NoAttribution,
+		Warn:          c.warn,
+		Fatal:         fatal,
+		Observer:      cfg.Observer,
 	}
-	skip := r.skip()
-	// With several clusters each counts its events (for the summary); the core Events'
-	// informer is not the checkpoint's.
-	var counted func(*event.Event)
-	if cfg.Several {
-		counted = func(*event.Event) { c.made.Add(1) }
-		if checkpointed := made; checkpointed != nil {
-			made = func(ev *event.Event) { counted(ev); checkpointed(ev) }
-		} else {
-			made = counted
-		}
+	if r.checkpoint != nil {
+		base.RedactionKey = c.checkpoint.RedactionKey
 	}
-	fatal := r.reportFatal
-	if cfg.Several {
-		fatal = c.fatal(r)
-	}
-	var rootOptions informer.Options
 	for _, ri := range r.resourceInformers(c) {
-		opts := informer.Options{
-			Cluster:       c.Name,
-			Namespace:     ri.namespace,
-			LabelSelector: cfg.Watch.LabelSelector,
-			FieldSelector: ri.fieldSelector,
-			Names:         cfg.Watch.Names,
-			Seq:           &r.seq,
-			WatchOnly:     cfg.WatchOnly,
-			MetadataOnly:  cfg.Watch.MetadataOnly,
-			ShowSecrets:   cfg.Watch.ShowSecrets,
-			RedactionKey:  redactionKey,
-			NoFastPaths:   cfg.NoFastPaths,
-			NoAttribution: cfg.NoAttribution,
-			MaxEvents:     cfg.MaxEvents,
-			Limit:         r.limitReached,
-			Skip:          skip,
-			Until:         until,
-			Warn:          c.warn,
-			Fatal:         fatal,
-			Observer:      cfg.Observer,
-			Made:          made,
-		}
-		if cfg.Owned != nil {
-			cfg.Owned.ownedRoot(&opts)
-			rootOptions = opts
-		}
-		inf, err := informer.New(ri.res, c.Clients, opts, registrations(cfg.Listeners, cfg.resyncs()))
+		opts := base
+		opts.Namespace, opts.FieldSelector = ri.namespace, ri.fieldSelector
+		opts.Resync = r.deliver.NewResync()
+		inf, err := informer.New(ri.res, c.Clients, opts)
 		if err != nil {
 			return err
 		}
-		if err := r.resumeFrom(c, inf); err != nil {
-			return err
+		if base.RedactionKey == nil {
+			base.RedactionKey = inf.RedactionKey() // one key for all its Secret informers
+		}
+		if r.checkpoint != nil {
+			if err := r.checkpoint.seed(c, inf); err != nil {
+				return err
+			}
 		}
 		c.informers = append(c.informers, inf)
 	}
 	c.watched = c.informers[:len(c.informers):len(c.informers)]
 	if cfg.Owned != nil {
 		for _, child := range cfg.Owned.Children {
-			inf, err := informer.New(child.Resource, c.Clients, cfg.Owned.childOptions(rootOptions, child), registrations(cfg.Listeners, cfg.resyncs()))
+			opts := base
+			opts.Names, opts.LabelSelector, opts.Child = nil, child.LabelSelector, true
+			opts.Resync = r.deliver.NewResync()
+			inf, err := informer.New(child.Resource, c.Clients, opts)
 			if err != nil {
 				return err
 			}
@@ -470,39 +420,18 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 	if !cfg.WithEvents {
 		return nil
 	}
-	accept, annotate := involvesWatched(c.watchedAndOwned()), func(*event.Event) {}
-	if cfg.Owned != nil {
-		accept, annotate = cfg.Owned.Tree.AcceptEvent, cfg.Owned.Tree.Annotate
-	}
 	// The core Events of the namespaces watched, one informer each, as the watched types'.
 	eventNamespaces := c.Namespaces
 	if len(eventNamespaces) == 0 {
 		eventNamespaces = []string{""}
 	}
-	since := r.pastEventsSince(c)
 	for _, ns := range eventNamespaces {
-		opts := informer.Options{
-			Cluster:     c.Name,
-			Namespace:   ns,
-			Seq:         &r.seq,
-			WatchOnly:   true, // only what happens from now on, like the changes they explain
-			NoFastPaths: cfg.NoFastPaths,
-			MaxEvents:   cfg.MaxEvents,
-			Limit:       r.limitReached,
-			Skip:        skip,
-			Until:       until,
-			Related:     true,
-			Accept:      accept,
-			Annotate:    annotate,
-			Warn:        c.warn,
-			Fatal:       fatal,
-			Observer:    cfg.Observer,
-			Made:        counted,
-		}
-		if !since.IsZero() {
-			r.withPastEvents(c, &opts, since)
-		}
-		inf, err := informer.New(coreEvents, c.Clients, opts, registrations(cfg.Listeners, false))
+		opts := informer.Options{Cluster: c.Name, Namespace: ns, Related: true, NoFastPaths: cfg.NoFastPaths,
+			// Only what happens from now on, like the changes they explain; past ones
+			// (--since, --resume) are listed and kept by the pipeline's related step.
+			WatchOnly: r.pastEventsSince(c).IsZero(),
+			Warn:      c.warn, Fatal: fatal, Observer: cfg.Observer}
+		inf, err := informer.New(coreEvents, c.Clients, opts)
 		if err != nil {
 			return err
 		}
@@ -512,119 +441,18 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 	return nil
 }
 
-// resumeFrom puts the objects the checkpoint holds for inf's resource into its cache, so
-// that its first list emits only what changed since (informer.Seed), and tells the
-// tracker they were delivered.
-func (r *run) resumeFrom(c *clusterRun, inf *informer.Informer) error {
-	if c.checkpoint == nil {
-		return nil
-	}
-	if key := inf.RedactionKey(); key != nil {
-		c.checkpoint.RedactionKey = key
-	}
-	saved := c.resume.Saved
-	if saved == nil {
-		return nil
-	}
-	name := checkpoint.ResourceName(inf.Resource.GVR)
-	objects, err := inf.Seed(saved.Objects[name])
-	if err != nil {
-		what := fmt.Sprintf("an object of %s cannot be read: %v", inf.Resource, err)
-		if c.Name != "" {
-			what = fmt.Sprintf("cluster %s: %s", c.Name, what)
-		}
-		return &checkpoint.CorruptError{Path: saved.Path, What: what}
-	}
-	c.checkpoint.Tracker.Seed(name, objects)
-	versions := make(map[string]string, len(objects))
-	for _, obj := range objects {
-		if m, err := meta.Accessor(obj); err == nil {
-			versions[cache.MetaObjectToName(m).String()] = m.GetResourceVersion()
-		}
-	}
-	if r.seeded == nil {
-		r.seeded = map[*informer.Informer]map[string]string{}
-	}
-	r.seeded[inf] = versions
-	return nil
-}
-
-// sayResumed tells, per resource, what the first list found changed since the
-// checkpoint, as a re-list after an outage does ("re-synced ..."), and lets the tracker
-// share the cache's unchanged objects.
-func (r *run) sayResumed(c *clusterRun) {
-	saved := c.resume.Saved
-	for _, inf := range c.watched {
-		store := inf.Store()
-		c.checkpoint.Tracker.Adopt(checkpoint.ResourceName(inf.Resource.GVR), func(key string) (runtime.Object, bool) {
-			obj, ok, _ := store.GetByKey(key)
-			ro, isObject := obj.(runtime.Object)
-			return ro, ok && isObject
-		})
-		seeded := r.seeded[inf]
-		var changed, created int
-		keys := store.ListKeys()
-		for _, key := range keys {
-			rv, ok := seeded[key]
-			switch {
-			case !ok:
-				created++
-			case rv != storedVersion(store, key):
-				changed++
-			}
-		}
-		deleted := len(seeded) - (len(keys) - created)
-		c.warn("resumed %s from %s (written %s): %s now, %d changed, %d created, %d deleted since",
-			inf.Resource, saved.Path, saved.Written.Local().Format(time.RFC3339), diag.Count(len(keys)), changed, created, deleted)
-	}
-}
-
-// checkpointSections are the checkpoint file's sections: every watched cluster's
-// tracker; for a cluster left out at start, its section as it was read (it was down this
-// time, its checkpoint stays); and the sections of clusters not asked for, as they were.
-func (r *run) checkpointSections() []*checkpoint.Section {
-	var sections []*checkpoint.Section
-	for _, c := range r.allClusters {
-		switch {
-		case c.left == nil:
-			sections = append(sections, c.checkpoint)
-		case c.resume.Saved != nil:
-			sections = append(sections, &checkpoint.Section{Context: c.checkpoint.Context, Kept: c.resume.Saved})
-		}
-	}
-	for _, kept := range r.cfg.Resume.Kept {
-		sections = append(sections, &checkpoint.Section{Context: kept.Context, Kept: kept})
-	}
-	return sections
-}
-
-func storedVersion(store cache.Store, key string) string {
-	obj, ok, _ := store.GetByKey(key)
-	if !ok {
-		return ""
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return ""
-	}
-	return m.GetResourceVersion()
-}
-
 // afterSync waits for every informer's initial list (of the clusters not left out
-// meanwhile), then lets the checkpoint's tracker
-// share the cache's unchanged objects, calls Config.Synced and tells the exit conditions.
+// meanwhile), then lets the checkpoint's tracker share the cache's unchanged objects,
+// calls Config.Synced and tells the exit conditions.
 func (r *run) afterSync(ctx context.Context) {
 	for _, c := range r.clusters {
 		if !c.waitForSync(ctx) {
 			return
 		}
 	}
-	for _, c := range r.clusters {
-		if c.checkpoint != nil && c.resume.Saved != nil && !c.isGone() {
-			r.sayResumed(c)
-		}
+	if r.checkpoint != nil {
+		r.checkpoint.synced(r.clusters)
 	}
-	r.seeded = nil
 	if r.cfg.Synced != nil {
 		r.synced.Lock()
 		if !r.synced.ended {
@@ -633,7 +461,11 @@ func (r *run) afterSync(ctx context.Context) {
 		r.synced.Unlock()
 	}
 	if r.conditions != nil && r.cfg.Watch.UntilDeleted {
-		r.conditions.synced()
+		r.pipe.Locked(func() {
+			if r.conditions.synced() {
+				r.seq.End(pipeline.Condition)
+			}
+		})
 	}
 }
 
@@ -646,22 +478,6 @@ func (r *run) undoSynced() {
 	}
 }
 
-// changesOnly is the informers' Skip for ChangesOnly (nil without it): it leaves out
-// MODIFIED events whose diff is empty after the ignored paths before they are numbered,
-// and counts them.
-func (r *run) changesOnly() func(*event.Event) bool {
-	if !r.cfg.ChangesOnly {
-		return nil
-	}
-	return func(ev *event.Event) bool {
-		if ev.Type != event.Modified || !r.cfg.Differ.Unchanged(ev) {
-			return false
-		}
-		r.unchanged.Add(1)
-		return true
-	}
-}
-
 // wait blocks until the stream should end and says why.
 func (r *run) wait(ctx context.Context) (StopReason, error) {
 	cfg := r.cfg
@@ -670,10 +486,6 @@ func (r *run) wait(ctx context.Context) (StopReason, error) {
 		t := time.NewTimer(cfg.Timeout)
 		defer t.Stop()
 		timeout = t.C
-	}
-	var met <-chan struct{}
-	if r.conditions != nil {
-		met = r.conditions.met
 	}
 	allStopped := make(chan struct{})
 	go func() {
@@ -687,20 +499,10 @@ func (r *run) wait(ctx context.Context) (StopReason, error) {
 		return StopInterrupted, nil
 	case err := <-r.fatal:
 		return StopFatal, err
-	case err := <-r.sourceDone:
+	case err := <-r.sources.ended:
 		return r.sourceEnded(ctx, err)
-	case <-met:
-		return StopCondition, nil
-	case <-r.limit:
-		if r.conditions == nil {
-			return StopLimit, nil
-		}
-		// The informer asks the condition about an event before it counts it against
-		// MaxEvents: if the last event met it, it is met by now.
-		if _, met := r.conditions.until.MetAt(); met {
-			return StopCondition, nil
-		}
-		return StopLimit, &NotMetError{Err: fmt.Errorf("--max-events %d reached before %s was met", cfg.MaxEvents, r.conditions.awaited())}
+	case <-r.seq.Ended():
+		return r.ended()
 	case <-allStopped:
 		return StopOutputGone, nil
 	case <-cfg.OutputGone:
@@ -713,28 +515,40 @@ func (r *run) wait(ctx context.Context) (StopReason, error) {
 	}
 }
 
-// shutdown stops the informers and lets the sinks write what they hold, all within
-// Grace, and counts what every sink got.
+// ended says why the stream ended by itself: a condition met, or --max-events made
+// (before an awaited condition was met: NotMetError).
+func (r *run) ended() (StopReason, error) {
+	cause, _ := r.seq.EndedAt()
+	switch {
+	case cause == pipeline.Condition:
+		return StopCondition, nil
+	case r.conditions == nil:
+		return StopLimit, nil
+	}
+	return StopLimit, &NotMetError{Err: fmt.Errorf("--max-events %d reached before %s was met", r.cfg.MaxEvents, r.conditions.awaited())}
+}
+
+// conditionMet reports whether the run's exit condition was met.
+func (r *run) conditionMet() bool {
+	cause, _ := r.seq.EndedAt()
+	return cause == pipeline.Condition
+}
+
+// shutdown stops the sources and lets the sinks write what they hold, all within Grace,
+// and counts what every sink got.
 func (r *run) shutdown(reason StopReason) Result {
 	cfg := r.cfg
 	close(r.stopping)
-	// The event that met a condition must reach every sink before the informers stop.
-	switch reason {
-	case StopCondition:
-		last, _ := r.conditions.until.MetAt()
+	// The event that ended the stream must reach every sink before the sources stop.
+	if _, last := r.seq.EndedAt(); reason == StopCondition || reason == StopLimit {
 		awaitSeen(cfg.Listeners, last, cfg.Grace)
-	case StopLimit:
-		awaitSeen(cfg.Listeners, cfg.MaxEvents, cfg.Grace)
 	}
 	deadline := time.Now().Add(cfg.Grace)
 	if r.stopNamespaceWatch != nil {
 		r.stopNamespaceWatch()
 	}
-	stopInformers(r.informers, r.stopSource, cfg.Listeners, deadline)
-	made := r.seq.Load()
-	if cfg.MaxEvents > 0 {
-		made = min(made, cfg.MaxEvents) // numbers beyond it were drawn, not used
-	}
+	r.stopSources(deadline)
+	made := r.seq.Numbered()
 	for _, l := range cfg.Listeners {
 		l.Missed(made)
 	}
@@ -743,34 +557,29 @@ func (r *run) shutdown(reason StopReason) Result {
 		dropped[l] = l.Stats().Dropped
 	}
 	// At least a moment, for sinks that are only finishing: a deadline spent waiting for
-	// a blocked handler (stopInformers) is no reason to cut them short.
+	// a blocked lane (stopSources) is no reason to cut them short.
 	var late []Late
 	for _, l := range listener.Drain(cfg.Listeners, max(time.Until(deadline), time.Second)) {
 		late = append(late, Late{Name: l.Name(), Dropped: l.Stats().Dropped - dropped[l]})
 	}
 	if r.checkpoint != nil {
-		close(r.stopCheckpoint)
-		<-r.checkpointDone
-		r.checkpointErr = r.checkpoint.Write()
+		r.checkpoint.stop()
 	}
-	return Result{Reason: reason, Made: made, Unchanged: r.unchanged.Load(), Late: late, Clusters: r.clusterResults(r.allClusters)}
+	return Result{Reason: reason, Made: made, Unchanged: r.pipe.LeftOut(event.LeftOutUnchanged), Late: late,
+		Clusters: r.clusterResults(r.allClusters)}
 }
 
-// stopInformers stops the informers, so that no event is made after those the sinks are
-// about to drain. An informer stops only once its handlers return, and a handler that
-// feeds a full sink under on-full=block (or coalesce) waits for room: if the informers
-// have not stopped by the deadline, the receivers are closed, which makes such waiting
-// handlers give up (their events count as dropped), and the informers can stop.
-func stopInformers(informers []*informer.Informer, stopSource func(), receivers []*listener.Listener, deadline time.Time) {
+// stopSources stops the sources, so that no event is made after those the sinks are
+// about to drain, and waits until every listener was handed every event made. A lane
+// that feeds a full sink under on-full=block (or coalesce) waits for room: if that has
+// not ended by the deadline, the listeners are closed, which makes such lanes give up
+// (their events count as dropped).
+func (r *run) stopSources(deadline time.Time) {
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		for _, inf := range informers {
-			inf.Stop()
-		}
-		if stopSource != nil {
-			stopSource()
-		}
+		r.sources.stop()
+		r.deliver.Drained()
 	}()
 	timer := time.NewTimer(max(time.Until(deadline), 0))
 	defer timer.Stop()
@@ -779,14 +588,14 @@ func stopInformers(informers []*informer.Informer, stopSource func(), receivers 
 		return
 	case <-timer.C:
 	}
-	for _, l := range receivers {
+	for _, l := range r.cfg.Listeners {
 		l.Close()
 	}
 	<-stopped
 }
 
-// awaitSeen waits until every listener has been handed the event numbered seq (client-go
-// hands each change to each handler on its own goroutine), for at most grace.
+// awaitSeen waits until every listener has been handed the event numbered seq (each
+// source hands its events on from its own goroutine), for at most grace.
 func awaitSeen(listeners []*listener.Listener, seq uint64, grace time.Duration) {
 	if seq == 0 {
 		return
@@ -814,16 +623,46 @@ func (cfg runConfig) resyncs() bool {
 	return len(cfg.EventTypes) == 0 || slices.Contains(cfg.EventTypes, event.Sync)
 }
 
-// registrations registers every listener with an informer, each with its own resync
-// period when resync is set (Events interleaved by WithEvents are never re-sent).
-func registrations(listeners []*listener.Listener, resync bool) []informer.Registration {
-	regs := make([]informer.Registration, 0, len(listeners))
-	for _, l := range listeners {
-		reg := informer.Registration{Receiver: l}
-		if resync {
-			reg.Resync = l.Config().Resync
+// sources runs the run's sources, each on a goroutine of its own, and stops them.
+type sources struct {
+	cancels []context.CancelFunc
+	running sync.WaitGroup
+	// ended has the end of a source that ends by itself (a recording): nil once its
+	// input is read to the end, else why it could not go on.
+	ended chan error
+}
+
+// run starts src, handing its events to take; fatal is told of its error.
+func (s *sources) run(ctx context.Context, src pipeline.Source, take func(*event.Event) bool, fatal func(error)) {
+	ctx, cancel := context.WithCancel(ctx)
+	s.cancels = append(s.cancels, cancel)
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		if err := src.Run(ctx, take); err != nil && ctx.Err() == nil {
+			fatal(err)
 		}
-		regs = append(regs, reg)
+	}()
+}
+
+// stop stops every source and waits until none hands on events any more.
+func (s *sources) stop() {
+	for _, cancel := range s.cancels {
+		cancel()
 	}
-	return regs
+	s.running.Wait()
+}
+
+// newDeliver is the pipeline's last step for listeners, with their resync periods when
+// resync is set.
+func newDeliver(listeners []*listener.Listener, resync bool) *pipeline.Deliver {
+	receivers := make([]pipeline.Receiver, len(listeners))
+	var periods []time.Duration
+	for i, l := range listeners {
+		receivers[i] = l
+		if resync {
+			periods = append(periods, l.Config().Resync)
+		}
+	}
+	return pipeline.NewDeliver(receivers, periods)
 }

@@ -1,12 +1,10 @@
 package engine
 
 import (
-	"path"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/fields"
 
-	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
@@ -61,30 +59,4 @@ func withExcludedNamespaces(selector string, excluded []string) string {
 		}
 	}
 	return selector
-}
-
-// namespaceFilter is a Skip that leaves out objects whose namespace matches an excluded
-// pattern (path.Match, as checked by the command); nil without patterns.
-func namespaceFilter(excluded []string) func(*event.Event) bool {
-	var patterns []string
-	for _, ns := range excluded {
-		if isPattern(ns) {
-			patterns = append(patterns, ns)
-		}
-	}
-	if len(patterns) == 0 {
-		return nil
-	}
-	return func(ev *event.Event) bool {
-		m := ev.Meta()
-		if m == nil || m.GetNamespace() == "" {
-			return false
-		}
-		for _, p := range patterns {
-			if ok, _ := path.Match(p, m.GetNamespace()); ok {
-				return true
-			}
-		}
-		return false
-	}
 }

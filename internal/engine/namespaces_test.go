@@ -43,30 +43,39 @@ func TestResourceInformersPerNamespace(t *testing.T) {
 	}
 }
 
+// leftOutBy runs the filter step of a run of cfg on ev and says why it left it out.
+func leftOutBy(cfg Config, ev *event.Event) event.LeftOut {
+	stage := newRun(runConfig{Config: cfg}).filterStage()
+	if stage == nil {
+		return event.Kept
+	}
+	stage.Process(ev)
+	return ev.LeftOut
+}
+
 func TestNamespaceFilterMatchesGlobs(t *testing.T) {
-	if namespaceFilter([]string{"kube-system"}) != nil {
+	if newRun(runConfig{Config: Config{Watch: plan.Request{ExcludeNamespaces: []string{"kube-system"}}}}).filterStage() != nil {
 		t.Error("a plain name needs no client-side filter")
 	}
-	skip := namespaceFilter([]string{"team-*", "x?"})
+	cfg := Config{Watch: plan.Request{ExcludeNamespaces: []string{"team-*", "x?"}}}
 	for ns, want := range map[string]bool{"team-a": true, "team-": true, "xy": true, "xyz": false, "default": false, "": false} {
 		ev := &event.Event{Type: event.Added, Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns}}}
-		if got := skip(ev); got != want {
-			t.Errorf("namespace %q skipped = %v, want %v", ns, got, want)
+		if got := leftOutBy(cfg, ev) == event.LeftOutNamespace; got != want {
+			t.Errorf("namespace %q left out = %v, want %v", ns, got, want)
 		}
 	}
 }
 
-func TestSkipKeepsOnlyEventTypes(t *testing.T) {
-	r := newRun(runConfig{Config: Config{EventTypes: []event.EventType{event.Added, event.Deleted}}})
-	skip := r.skip()
+func TestFilterKeepsOnlyEventTypes(t *testing.T) {
+	cfg := Config{EventTypes: []event.EventType{event.Added, event.Deleted}}
 	for typ, want := range map[event.EventType]bool{event.Added: false, event.Modified: true, event.Deleted: false} {
 		ev := &event.Event{Type: typ, Object: &corev1.Pod{}}
-		if got := skip(ev); got != want {
-			t.Errorf("%s skipped = %v, want %v", typ, got, want)
+		if got := leftOutBy(cfg, ev) == event.LeftOutEventType; got != want {
+			t.Errorf("%s left out = %v, want %v", typ, got, want)
 		}
 	}
-	if newRun(runConfig{}).skip() != nil {
-		t.Error("no filter set: Skip should be nil")
+	if newRun(runConfig{}).filterStage() != nil {
+		t.Error("no filter set: no filter step")
 	}
 }
 
@@ -82,21 +91,24 @@ func TestEventTypesWithoutSyncNoResync(t *testing.T) {
 	}
 }
 
-// --by and --not-by are part of Skip, before numbering, and count nothing as unchanged.
-func TestSkipByManager(t *testing.T) {
+// --by and --not-by are part of the filter step, before numbering: what they leave out is
+// not counted as unchanged.
+func TestFilterByManager(t *testing.T) {
 	events := eventtest.AttributedEvents() // kube-controller-manager, default-scheduler, kwok, DELETED, ...
 	r := newRun(runConfig{Config: Config{By: attribution.Filter{By: []string{"kwok", "default-*"}}, ChangesOnly: true}, Differ: diff.NewDiffer(nil)})
-	skip := r.skip()
+	filter := r.filterStage()
 	var kept []string
 	for _, ev := range events[:4] {
-		if !skip(ev) {
+		if filter.Process(ev); ev.LeftOut == event.Kept {
 			kept = append(kept, string(ev.Type)+" "+attribution.Mark(attribution.Of(ev, r.cfg.Differ).By, false))
 		}
 	}
 	if want := []string{"MODIFIED default-scheduler (binding)", "MODIFIED kwok (status)"}; !slices.Equal(kept, want) {
 		t.Errorf("kept %q, want %q", kept, want)
 	}
-	if n := r.unchanged.Load(); n != 0 {
-		t.Errorf("%d events left out by --by counted as unchanged", n)
+	for _, ev := range events[:4] {
+		if ev.LeftOut == event.LeftOutUnchanged {
+			t.Errorf("an event left out by --by said to be unchanged")
+		}
 	}
 }

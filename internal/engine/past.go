@@ -5,9 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/kubeevents/kubeevents/internal/event"
-	"github.com/kubeevents/kubeevents/internal/informer"
 )
 
 // pastEventsSince is from when the core Events about the watched objects that exist at
@@ -23,39 +20,6 @@ func (r *run) pastEventsSince(c *clusterRun) time.Time {
 		return time.Now().Add(-r.cfg.EventsSince)
 	}
 	return time.Time{}
-}
-
-// withPastEvents makes the core Events' informer of c list the Events that exist, and
-// keep those since since, marked past, with the time each last happened. The list is
-// taken in only once the watched types' informers have theirs, so that what an Event is
-// about is known.
-func (r *run) withPastEvents(c *clusterRun, opts *informer.Options, since time.Time) {
-	opts.WatchOnly = false
-	accept, annotate, skip := opts.Accept, opts.Annotate, opts.Skip
-	listed := c.watchedListed(r.stopping)
-	opts.Accept = func(obj any) bool {
-		select {
-		case <-listed:
-		case <-r.stopping:
-			return false
-		}
-		return accept(obj)
-	}
-	opts.Annotate = func(ev *event.Event) {
-		annotate(ev)
-		if ev.InInitialList {
-			ev.Past = true
-			if core, ok := ev.Object.(*corev1.Event); ok {
-				ev.Time = lastHappened(core)
-			}
-		}
-	}
-	opts.Skip = func(ev *event.Event) bool {
-		if ev.Past && ev.Time.Before(since) {
-			return true
-		}
-		return skip != nil && skip(ev)
-	}
 }
 
 // watchedListed is closed once every watched type's informer of c has its initial list

@@ -7,21 +7,14 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
-	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/pipeline"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
 
-// Source hands over events from elsewhere than informers: a recording read back
-// (package replay). The engine numbers them, applies --event-types, --changes-only,
-// --until and --max-events, and hands them to every sink, as it does an informer's.
-type Source interface {
-	// Run hands each event to emit, in order, until its input ends (it returns nil), ctx
-	// ends (it returns ctx's error, or nil), or emit returns false: the stream is over (a
-	// condition met, MaxEvents made). Any other error ends the run with it. An event is
-	// shared read-only with the sinks once handed over.
-	Run(ctx context.Context, emit func(*event.Event) bool) error
-}
+// Source hands over the events of a recording read back (package replay): a source of
+// the pipeline, as a watch's informers are.
+type Source = pipeline.Source
 
 // Replay is what `kubeevents replay` and `history` run instead of a watch: the events
 // come from Source, and go through everything else a watch has (the sinks with their
@@ -81,85 +74,37 @@ func (w *session) replayStarted(listeners []*listener.Listener) func() {
 	}
 }
 
-// startSource starts the listeners, then the Source on its own goroutine.
-func (r *run) startSource(ctx context.Context) {
+// startReplay starts the listeners, then the recording's Source on its own goroutine:
+// its end (the input read to the end) is a stop reason of its own.
+func (r *run) startReplay(ctx context.Context) {
 	cfg := r.cfg
-	r.emitSkip = r.skip()
 	if cfg.Started != nil {
 		cfg.Started()
 	}
 	for _, l := range cfg.Listeners {
 		go l.Run()
 	}
+	r.sources.ended = make(chan error, 1)
 	ctx, cancel := context.WithCancel(ctx)
-	r.sourceDone = make(chan error, 1)
-	returned := make(chan struct{})
-	r.stopSource = func() {
-		cancel()
-		<-returned
-	}
+	r.sources.cancels = append(r.sources.cancels, cancel)
+	r.sources.running.Add(1)
 	go func() {
-		defer close(returned)
-		err := cfg.Source.Run(ctx, r.emit)
+		defer r.sources.running.Done()
+		err := cfg.Source.Run(ctx, r.pipe.Take)
 		if ctx.Err() != nil {
 			err = nil // stopped, or interrupted: said by wait
 		}
-		r.sourceDone <- err
+		r.sources.ended <- err
 	}()
-}
-
-// emit is the Source's emit: it makes ev an event of the run as an informer's minter
-// does (Skip first, then the number and the exit conditions) and hands it to every
-// listener. It reports whether the stream goes on.
-func (r *run) emit(ev *event.Event) bool {
-	if r.emitSkip != nil && r.emitSkip(ev) {
-		return true
-	}
-	if ev.Type != event.Sync { // a re-delivery has no number, as a listener's resync
-		var numbered bool
-		if r.conditions != nil {
-			numbered = r.conditions.until.Number(ev, r.number)
-		} else {
-			numbered = r.number(ev)
-		}
-		if !numbered {
-			return false
-		}
-		if max := r.cfg.MaxEvents; max > 0 && ev.Seq == max {
-			r.limitReached()
-		}
-	}
-	for _, l := range r.cfg.Listeners {
-		l.Add(ev)
-	}
-	if max := r.cfg.MaxEvents; max > 0 && ev.Seq >= max {
-		return false
-	}
-	if r.conditions != nil {
-		_, met := r.conditions.until.MetAt()
-		return !met
-	}
-	return true
-}
-
-// number gives ev the run's next number; false past MaxEvents.
-func (r *run) number(ev *event.Event) bool {
-	ev.Seq = r.seq.Add(1)
-	return r.cfg.MaxEvents == 0 || ev.Seq <= r.cfg.MaxEvents
 }
 
 // sourceEnded says why the stream ends when the Source returned: the condition it met
 // or the limit it reached comes first; then its error; else its input ended, and the
 // sinks are given the time to write all they hold (unless ctx ends meanwhile).
 func (r *run) sourceEnded(ctx context.Context, err error) (StopReason, error) {
-	if r.conditions != nil {
-		if _, met := r.conditions.until.MetAt(); met {
-			return StopCondition, nil
-		}
-	}
 	select {
-	case <-r.limit:
-		return StopLimit, nil
+	case <-r.seq.Ended():
+		return r.ended()
 	default:
 	}
 	if err != nil {

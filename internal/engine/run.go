@@ -23,6 +23,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
 	"github.com/kubeevents/kubeevents/internal/notify"
+	"github.com/kubeevents/kubeevents/internal/pipeline"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/quietio"
 	"github.com/kubeevents/kubeevents/internal/render"
@@ -56,6 +57,7 @@ type session struct {
 	transitions *transition.Set
 	formats     map[string]*notify.Compiled
 	folder      *fold.Folder
+	deliver     *pipeline.Deliver // hands the events to the listeners
 	plan        *plan.Plan
 	stdout      io.Writer // what the sinks that write to stdout write through
 	metrics     *metrics.Metrics
@@ -291,7 +293,8 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 			}
 		}
 	}()
-	var ls, folding []*listener.Listener
+	var ls []*listener.Listener
+	var folding []int
 	for _, s := range w.cfg.Sinks {
 		out, err := w.newSink(s)
 		if err != nil {
@@ -313,15 +316,16 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 			lc.Delivered = w.metrics.Lag(s.Name)
 		}
 		l := listener.New(lc, out, w.warnf)
-		ls = append(ls, l)
 		if filter.Fold {
-			folding = append(folding, l)
+			folding = append(folding, len(ls))
 		}
+		ls = append(ls, l)
 	}
 	for _, s := range w.cfg.InProcess {
 		ls = append(ls, listener.New(listener.Config{Name: s.Name}, s.Build(w.differ), w.warnf))
 	}
-	w.folder = newFolder(folding)
+	w.deliver = newDeliver(ls, runConfig{Config: w.cfg}.resyncs())
+	w.folder = newFolder(w.deliver, folding)
 	if w.metrics != nil {
 		w.metrics.Sinks(ls)
 	}
@@ -421,12 +425,12 @@ func (w *session) clientConfig(c *rest.Config) *rest.Config {
 // checkpoint (--resume): the watch, ready to stream.
 func (w *session) runConfig(ctx context.Context, listeners []*listener.Listener) (runConfig, error) {
 	if w.replay != nil {
-		return runConfig{Config: w.cfg, Differ: w.differ, UntilQuery: w.until, Listeners: listeners, Warn: w.warn,
-			Source: w.replay.Source, Started: w.replayStarted(listeners)}, nil
+		return runConfig{Config: w.cfg, Differ: w.differ, UntilQuery: w.until, Listeners: listeners, Deliver: w.deliver,
+			Warn: w.warn, Source: w.replay.Source, Started: w.replayStarted(listeners)}, nil
 	}
 	rc := runConfig{Config: w.cfg, Several: w.plan.Several, Differ: w.differ, UntilQuery: w.until,
 		Transitions: w.transitions, Folder: w.folder,
-		Listeners: listeners, Warn: w.warn, Started: w.started(listeners), Synced: w.synced}
+		Listeners: listeners, Deliver: w.deliver, Warn: w.warn, Started: w.started(listeners), Synced: w.synced}
 	if w.metrics != nil {
 		rc.Observer = w.metrics
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fold"
 	"github.com/kubeevents/kubeevents/internal/informer"
-	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/notify"
+	"github.com/kubeevents/kubeevents/internal/pipeline"
 	"github.com/kubeevents/kubeevents/internal/sink"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
@@ -87,19 +87,6 @@ func sinkOn(s config.Sink) []string {
 	return strings.Split(s.On, "|")
 }
 
-// transitionsSkip is the informers' Skip for the transitions (nil when the run names
-// none): it says in each event which happened, before the event is numbered, and with
-// --on leaves out the events in which none of its own did.
-func transitionsSkip(set *transition.Set, only []string) func(*event.Event) bool {
-	if set == nil {
-		return nil
-	}
-	return func(ev *event.Event) bool {
-		ev.On = set.Eval(ev)
-		return len(only) > 0 && !slices.ContainsFunc(ev.On, func(name string) bool { return slices.Contains(only, name) })
-	}
-}
-
 // filter is what sink s writes of the stream, and whether it folds rollouts.
 func (w *session) filter(s config.Sink) sink.Filter {
 	folds := w.cfg.FoldRollouts
@@ -111,15 +98,11 @@ func (w *session) filter(s config.Sink) sink.Filter {
 
 // newFolder is the run's Folder when some of its listeners fold rollouts (nil
 // otherwise): it hands them the ROLLOUT lines and the events a failed rollout unfolds.
-func newFolder(folding []*listener.Listener) *fold.Folder {
+func newFolder(deliver *pipeline.Deliver, folding []int) *fold.Folder {
 	if len(folding) == 0 {
 		return nil
 	}
-	return fold.New(fold.Options{Deliver: func(ev *event.Event) {
-		for _, l := range folding {
-			l.Add(ev)
-		}
-	}})
+	return fold.New(fold.Options{Deliver: func(ev *event.Event) { deliver.To(ev, folding) }})
 }
 
 // buildFoldInformers builds c's informers of the workloads whose rollouts fold, one per
@@ -136,8 +119,7 @@ func (r *run) buildFoldInformers(c *clusterRun, fatal func(error)) error {
 	for _, res := range fold.Workloads {
 		for _, ns := range namespaces {
 			inf, err := informer.New(res, c.Clients, informer.Options{Cluster: c.Name, Namespace: ns,
-				NoFastPaths: r.cfg.NoFastPaths, Warn: c.warn, Fatal: fatal},
-				[]informer.Registration{{Receiver: r.cfg.Folder.Observer()}})
+				NoFastPaths: r.cfg.NoFastPaths, Warn: c.warn, Fatal: fatal})
 			if err != nil {
 				return err
 			}
@@ -153,11 +135,3 @@ type foldError struct{ err error }
 
 func (e *foldError) Error() string { return "--fold-rollouts: " + e.err.Error() }
 func (e *foldError) Unwrap() error { return e.err }
-
-// chainMade is an informer's Made that calls a, when set, then b.
-func chainMade(a, b func(*event.Event)) func(*event.Event) {
-	if a == nil {
-		return b
-	}
-	return func(ev *event.Event) { a(ev); b(ev) }
-}

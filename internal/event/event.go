@@ -39,6 +39,26 @@ const (
 	RolloutStep EventType = "ROLLOUT"
 )
 
+// LeftOut is why a step of the pipeline left an event out of the stream.
+type LeftOut uint8
+
+const (
+	Kept LeftOut = iota
+	// LeftOutUnfollowed: not an object the run follows (--owned's tree, the objects a
+	// core Event of --with-events must be about), or not one of the NAME arguments.
+	LeftOutUnfollowed
+	LeftOutEventType // --event-types
+	LeftOutNamespace // --exclude-namespace's patterns
+	LeftOutBy        // --by, --not-by
+	LeftOutOn        // --on: none of its transitions happened
+	LeftOutUnchanged // --changes-only: nothing changed beyond the ignored paths
+	LeftOutPast      // a core Event that happened before --since
+	// LeftOutOver: the stream is over (a condition was met, or --max-events were made)
+	// before this event was numbered.
+	LeftOutOver
+	LeftOutReasons // how many reasons there are
+)
+
 // ReasonSelector is the Reason of a DELETED event for an object that still exists but no
 // longer matches the label or field selector: it left the watch, which the server says
 // with a DELETED event.
@@ -73,6 +93,9 @@ type Event struct {
 	// Related is true for a core Event about one of the watched objects (--with-events),
 	// interleaved with their changes.
 	Related bool
+	// Child is true for an object of a type --owned watches for what the followed
+	// object owns (which may be the followed object's own type too).
+	Child bool
 	// Past is true for a core Event about a watched object that happened before the
 	// watch started (--with-events --since, or while kubeevents was down, --resume):
 	// Time is then when it last happened.
@@ -96,10 +119,19 @@ type Event struct {
 	// one: Deployments, StatefulSets, DaemonSets, Jobs; a RolloutStep); nil otherwise.
 	Rollout *Rollout
 
-	// On names the transitions (--on, a sink's on=) that happened in this change: set,
-	// before the event is numbered, to those of the run's transitions that did; nil when
-	// none did (package transition).
+	// On names the transitions (--on, a sink's on=) that happened in this change: the
+	// transitions step's decision, before the event is numbered, of those of the run's
+	// transitions that did; nil when none did (package transition).
 	On []string
+	// LeftOut is why a step of the pipeline left the event out of the stream (Kept: it
+	// was not): no later step, and no sink, sees it.
+	LeftOut LeftOut
+	// EndsStream says the event is the stream's last: it met the run's exit condition, or
+	// it is the last one --max-events allows.
+	EndsStream bool
+	// SyncTo, for a SYNC event, are the listeners (by their index in the run) whose
+	// resync period was due: it goes to those alone.
+	SyncTo []int
 	// Folded is set, before any sink has the event, when sinks that fold rollouts
 	// (--fold-rollouts) leave it out: it is one of the expected events of a rollout in
 	// progress (package fold).

@@ -104,18 +104,13 @@ func New(o Options) *Folder {
 	return &Folder{opts: o, workloads: map[key]*workload{}}
 }
 
-// Observer is the receiver of the workload informers (the Workloads types, in every
-// cluster and namespace watched).
-func (f *Folder) Observer() Receiver { return observer{f} }
-
-// Receiver takes events from an informer (informer.Receiver).
-type Receiver interface {
-	Add(ev *event.Event)
+// Observe takes the events of the workload informers (the Workloads types, in every
+// cluster and namespace watched): they are the Folder's alone, no part of the stream.
+// It always reports true (a source goes on).
+func (f *Folder) Observe(ev *event.Event) bool {
+	f.observe(ev)
+	return true
 }
-
-type observer struct{ f *Folder }
-
-func (o observer) Add(ev *event.Event) { o.f.observe(ev) }
 
 // observe follows a workload's rollout from its informer's events, and says each step,
 // its end, and for a failed one what led to it.

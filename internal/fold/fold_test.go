@@ -109,7 +109,7 @@ func (f *folder) delivered() []string {
 // gone; the Deployment's own updates folded from the one after its start.
 func TestFoldsARolloutThatCompletes(t *testing.T) {
 	f := newFolder(0)
-	observer := f.Observer()
+	observer := observerOf(f.Folder)
 	observer.Add(ev(event.Added, web(1, 1, 3, 0, 3), nil)) // complete: nothing to say
 	if got := f.delivered(); got != nil {
 		t.Fatalf("a complete Deployment: %q", got)
@@ -164,7 +164,7 @@ func TestFoldsARolloutThatCompletes(t *testing.T) {
 // says it failed; what happens next is shown.
 func TestUnfoldsARolloutThatFails(t *testing.T) {
 	f := newFolder(2)
-	observer := f.Observer()
+	observer := observerOf(f.Folder)
 	observer.Add(ev(event.Added, web(2, 2, 1, 3, 3), nil)) // in progress at start
 	f.delivered()
 	events := []*event.Event{
@@ -196,7 +196,7 @@ func pod4(name, kind, owner string) *corev1.Pod { return pod(name, kind, owner, 
 // informer's unstructured workloads are read as the typed ones.
 func TestFoldsOtherWorkloads(t *testing.T) {
 	f := newFolder(0)
-	observer := f.Observer()
+	observer := observerOf(f.Folder)
 	sts := &appsv1.StatefulSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "shop", Generation: 2},
 		Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3)},
@@ -243,3 +243,10 @@ func TestStep(t *testing.T) {
 		t.Error(Workloads)
 	}
 }
+
+// observerOf feeds the Folder as its workload informers do.
+type observer struct{ f *Folder }
+
+func (o observer) Add(ev *event.Event) { o.f.Observe(ev) }
+
+func observerOf(f *Folder) observer { return observer{f} }

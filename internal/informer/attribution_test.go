@@ -69,9 +69,9 @@ func TestEventsCarryTheirManagers(t *testing.T) {
 					}
 				}
 				r := &recorder{}
-				regs := []Registration{{Receiver: r}}
+				regs := []receiver{{r: r}}
 				for range receivers - 1 {
-					regs = append(regs, Registration{Receiver: &recorder{}})
+					regs = append(regs, receiver{r: &recorder{}})
 				}
 				inf := start(t, client, opts, regs...)
 				for _, step := range []func() error{
@@ -135,7 +135,7 @@ func TestNoAttribution(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := &recorder{}
-		inf := start(t, client, Options{NoAttribution: true}, Registration{Receiver: r})
+		inf := start(t, client, Options{NoAttribution: true}, receiver{r: r})
 		if inf.managers != nil || len(r.all()) != 1 || r.all()[0].ManagedFields != nil {
 			t.Errorf("attribution off: tracker %v, events %v with record %v", inf.managers, names(r.all()), r.all()[0].ManagedFields)
 		}

@@ -10,8 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,21 +25,11 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/managedfields"
+	"github.com/kubeevents/kubeevents/internal/pipeline"
 	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/switches"
 	"github.com/kubeevents/kubeevents/internal/wire"
 )
-
-// Receiver takes events from the informer's handler goroutine. listener.Listener is one.
-type Receiver interface {
-	Add(ev *event.Event)
-}
-
-// Registration is one receiver and the resync period it asked for (0: none).
-type Registration struct {
-	Receiver Receiver
-	Resync   time.Duration
-}
 
 // Options select which objects are watched and how.
 type Options struct {
@@ -54,9 +42,6 @@ type Options struct {
 	// Cluster names the cluster every event of this informer comes from (Event.Cluster):
 	// the kubeconfig context, when several clusters are watched; "" with one.
 	Cluster string
-	// Seq numbers events across all informers of one command (of every cluster); nil
-	// starts at zero.
-	Seq *atomic.Uint64
 	// WatchOnly leaves out the ADDED events of the initial list (client-go's
 	// isInInitialList), so only changes after start-up are reported.
 	WatchOnly bool
@@ -73,56 +58,38 @@ type Options struct {
 	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
 	// parts (KUBEEVENTS_FAST_PATHS=off).
 	NoFastPaths bool
-	// MaxEvents, if not zero, is the last Seq handed out: later changes are not turned
-	// into events, so no sink ever gets more than MaxEvents, and Limit is called once
-	// the event numbered MaxEvents has been made (from a client-go goroutine).
-	MaxEvents uint64
-	Limit     func()
-	// Skip, if set, leaves an event out before it is numbered (--changes-only: an update
-	// that changed nothing worth showing), so that it leaves no gap in Seq: a gap in a
-	// sink's output is then only ever an event that sink dropped (or, for a jq sink,
-	// one its expression yielded nothing for).
-	Skip func(ev *event.Event) bool
-	// Until, if set, ends the stream at the event that meets its condition; every
-	// informer of a command shares the same one.
-	Until *event.Until
 	// Related marks this informer's events as core Events about watched objects
-	// (--with-events); Accept, if set, picks the objects that become events at all.
+	// (--with-events).
 	Related bool
-	Accept  func(obj any) bool
-	// Annotate, if set, completes each event before it is numbered (--owned: its owner
-	// chain and rollout state), so that Until and every sink see the same.
-	Annotate func(ev *event.Event)
+	// Child marks this informer's events as those of a type --owned watches for what the
+	// followed object owns.
+	Child bool
+	// Resync, if set, is the schedule of the listeners' resyncs: the informer resyncs on
+	// its period and hands its objects, as SYNC events, to the listeners it says are due.
+	Resync *pipeline.Resync
 	// Warn prints one diagnostic line (watch lost, re-synced, ...); Fatal ends the
 	// command, for errors before the first watch is established. Both may be called from
 	// client-go's goroutines.
 	Warn  func(format string, args ...any)
 	Fatal func(err error)
-	// Observer, if set, is told of every event made and every outage, for metrics.
+	// Observer, if set, is told of every outage, for metrics.
 	Observer Observer
-	// Made, if set, is called with every numbered event (not SYNC) once it is made,
-	// before any receiver gets it, from the client-go goroutine that made it: the
-	// checkpoint (--resume) follows each event to its delivery from there.
-	Made func(ev *event.Event)
 }
 
-// Informer is ONE shared informer for one resource, with one client-go event handler per
-// registered receiver, so each receiver gets its own resync period.
+// Informer is one client-go informer for one resource, with one event handler: a
+// source of the pipeline (pipeline.Source), which hands over each change as a raw event.
 type Informer struct {
 	Resource  resource.Resource
 	Typed     bool   // typed (client-go scheme) or dynamic (unstructured) objects
 	namespace string // the namespace watched; "" for all, or a cluster-scoped resource
-	// run, hasSynced and store are those of client-go's shared informer, or, for a single
-	// receiver, of its plain informer (see New).
-	run       func(context.Context)
-	lw        *cache.ListWatch // the lists and watches, without the watchReporter's reports
-	hasSynced func() bool
-	store     cache.Store
-	redactor  *redactor      // nil when Secrets are shown (or this is not a Secret informer)
-	example   runtime.Object // an empty object of the cache's type, for Seed
-	ctx       context.Context
-	cancel    context.CancelFunc
-	done      chan struct{}
+	// ctrl and store are client-go's informer's; handler makes its events.
+	ctrl     cache.Controller
+	handler  *handler
+	lw       *cache.ListWatch // the lists and watches, without the watchReporter's reports
+	store    cache.Store
+	redactor *redactor       // nil when Secrets are shown (or this is not a Secret informer)
+	example  runtime.Object  // an empty object of the cache's type, for Seed
+	ctx      context.Context // ends with Run: the selector checks' requests
 	// managers follows the objects' managedFields, for the events' attribution; nil
 	// with NoAttribution, and for core Events (--with-events).
 	managers *managedfields.Tracker
@@ -131,9 +98,8 @@ type Informer struct {
 // crdResource is where CustomResourceDefinitions are served.
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// New builds the informer and registers every receiver before it starts, as client-go
-// requires for resync periods to be honoured.
-func New(res resource.Resource, clients Clients, opts Options, regs []Registration) (*Informer, error) {
+// New builds the informer; Run starts it.
+func New(res resource.Resource, clients Clients, opts Options) (*Informer, error) {
 	ns := opts.Namespace
 	if !res.Namespaced {
 		ns = metav1.NamespaceAll
@@ -152,8 +118,7 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 		lo.LabelSelector = opts.LabelSelector
 		lo.FieldSelector = fieldSelector
 	}
-	inf := &Informer{Resource: res, namespace: ns, done: make(chan struct{})}
-	inf.ctx, inf.cancel = context.WithCancel(context.Background())
+	inf := &Informer{Resource: res, namespace: ns}
 	isSecret := IsSecret(res)
 	if isSecret && !opts.ShowSecrets {
 		inf.redactor = newRedactor(opts.RedactionKey)
@@ -238,105 +203,36 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 			return apierrors.IsNotFound(err)
 		}
 	}
-	seq := opts.Seq
-	if seq == nil {
-		seq = new(atomic.Uint64)
-	}
 	var encoder *wire.PartEncoder // nil: every object encoded whole
 	if !opts.NoFastPaths {
 		encoder = wire.NewPartEncoder()
 	}
-	m := &minter{res: res, cluster: opts.Cluster, receivers: len(regs), seq: seq, watchOnly: opts.WatchOnly, encoder: encoder,
-		maxSeq: opts.MaxEvents, limit: opts.Limit, skip: opts.Skip, until: opts.Until, pending: map[notification]*pendingEvent{},
-		observer: opts.Observer, made: opts.Made, managers: inf.managers}
+	h := &handler{inf: inf, cluster: opts.Cluster, watchOnly: opts.WatchOnly, related: opts.Related, child: opts.Child,
+		encoder: encoder, resync: opts.Resync, vanished: reporter.vanished.has}
 	if len(opts.Names) > 1 {
-		m.names = opts.Names
+		h.names = opts.Names
 	}
-	// With selectors, a DELETED may be an object that only stopped matching them: each
-	// handler is then fed in order by an inOrder, which asks (selectorcheck.go).
-	selectors := opts.LabelSelector != "" || opts.FieldSelector != ""
-	var wanted func(any) bool
-	if m.names != nil {
-		wanted = func(obj any) bool {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			return m.wanted(obj)
-		}
+	// With selectors, a DELETED may be an object that only stopped matching them: it is
+	// asked about, and the events go on in order behind it (inorder.go).
+	if opts.LabelSelector != "" || opts.FieldSelector != "" {
+		h.lookup = newObjectLookup(clients, res.GVR)
 	}
-	m.related, m.accept, m.annotate = opts.Related, opts.Accept, opts.Annotate
-	m.vanished = reporter.vanished.has
-	handlers := make([]*handler, len(regs))
-	for i, reg := range regs {
-		handlers[i] = &handler{minter: m, receiver: reg.Receiver, resyncs: reg.Resync > 0}
+	inf.handler = h
+	resync := time.Duration(0)
+	if opts.Resync != nil {
+		resync = opts.Resync.Period()
 	}
-
-	if fanned, drained, ok := fanOutOf(handlers, regs); ok {
-		handler := cache.ResourceEventHandler(fanned)
-		if selectors {
-			ordered := newInOrder(inf.ctx, fanned, newSelectorChecks(inf.ctx, newObjectLookup(clients, res.GVR), 1), wanted)
-			lanesDrained := drained
-			handler, drained = ordered, func() { ordered.wait(); lanesDrained() }
-		}
-		// The handlers run in the informer's own goroutine, which hands them each change
-		// as the cache takes it in (fanout.go says why). One handler takes them directly;
-		// several get them through lanes, so that one waiting for room does not hold up
-		// the others. (client-go's default watch error handler stays: it logs through
-		// klog, which kubeevents shows only from -v=6.)
-		ctrl := cache.Controller(nil)
-		inf.store, ctrl = cache.NewInformerWithOptions(cache.InformerOptions{
-			ListerWatcher: reporter,
-			ObjectType:    example,
-			Handler:       handler,
-			ResyncPeriod:  handlerResync(regs[0].Resync),
-			Transform:     inf.transform,
-		})
-		inf.run = func(ctx context.Context) {
-			ctrl.RunWithContext(ctx)
-			drained()
-		}
-		inf.hasSynced = ctrl.HasSynced
-		reporter.store = func() cache.Store { return inf.store }
-		return inf, nil
-	}
-
-	shared := cache.NewSharedIndexInformerWithOptions(reporter, example, cache.SharedIndexInformerOptions{
-		ResyncPeriod:      smallestResync(regs),
-		ObjectDescription: res.String(),
+	// client-go's plain informer: its one handler runs in the informer's own goroutine,
+	// as the cache takes each change in. (Its default watch error handler stays: it logs
+	// through klog, which kubeevents shows only from -v=6; the reporter says the rest.)
+	inf.store, inf.ctrl = cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: reporter,
+		ObjectType:    example,
+		Handler:       h,
+		ResyncPeriod:  resync,
+		Transform:     inf.transform,
 	})
-	inf.run, inf.hasSynced, inf.store = shared.RunWithContext, shared.HasSynced, shared.GetStore()
-	eventHandlers := make([]cache.ResourceEventHandler, len(handlers))
-	for i, h := range handlers {
-		eventHandlers[i] = h
-	}
-	if selectors {
-		checks := newSelectorChecks(inf.ctx, newObjectLookup(clients, res.GVR), len(handlers))
-		ordered := make([]*inOrder, len(handlers))
-		for i, h := range handlers {
-			ordered[i] = newInOrder(inf.ctx, h, checks, wanted)
-			eventHandlers[i] = ordered[i]
-		}
-		inf.run = func(ctx context.Context) {
-			shared.RunWithContext(ctx)
-			for _, o := range ordered {
-				o.wait()
-			}
-		}
-	}
-	reporter.store = shared.GetStore
-	if err := shared.SetTransform(inf.transform); err != nil {
-		return nil, err
-	}
-	// The reporter says everything worth saying about failed lists and watches; client-go's
-	// default handler would log the same errors again through klog.
-	if err := shared.SetWatchErrorHandlerWithContext(func(context.Context, *cache.Reflector, error) {}); err != nil {
-		return nil, err
-	}
-	for i, reg := range regs {
-		if _, err := shared.AddEventHandlerWithOptions(eventHandlers[i], cache.HandlerOptions{ResyncPeriod: &reg.Resync}); err != nil {
-			return nil, err
-		}
-	}
+	reporter.store = func() cache.Store { return inf.store }
 	return inf, nil
 }
 
@@ -418,25 +314,29 @@ func (i *Informer) RedactionKey() []byte {
 	return i.redactor.key
 }
 
-// Start runs the informer until Stop.
-func (i *Informer) Start() {
-	go func() {
-		defer close(i.done)
-		i.run(i.ctx)
-	}()
+// Run runs the informer until ctx ends, handing each change to take as a raw event
+// (pipeline.Source): from the informer's goroutine, or, under selectors, from the
+// goroutine that hands events on in order behind a DELETED being asked about. It
+// returns once take is no longer called.
+func (i *Informer) Run(ctx context.Context, take func(*event.Event) bool) error {
+	i.ctx = ctx
+	h := i.handler
+	h.take = func(ev *event.Event) { take(ev) }
+	if h.lookup != nil {
+		h.checks = newSelectorChecks(ctx, h.lookup)
+		h.ordered = newInOrder(ctx, h.take)
+	}
+	i.ctrl.RunWithContext(ctx)
+	if h.ordered != nil {
+		h.ordered.wait()
+	}
+	return nil
 }
 
-// WaitForSync blocks until the initial list has been delivered to the handlers' queues
-// (with one receiver: to the receiver itself), or ctx ends; it reports whether the
-// informer synced.
+// WaitForSync blocks until the initial list has been handed over, or ctx ends; it reports
+// whether the informer synced.
 func (i *Informer) WaitForSync(ctx context.Context) bool {
-	return cache.WaitForCacheSync(ctx.Done(), i.hasSynced)
-}
-
-// Stop stops the informer and waits until it no longer calls any handler.
-func (i *Informer) Stop() {
-	i.cancel()
-	<-i.done
+	return cache.WaitForCacheSync(ctx.Done(), i.ctrl.HasSynced)
 }
 
 // Namespace is the namespace i watches: "" for all namespaces, or a cluster-scoped type.
@@ -480,244 +380,146 @@ func (i *Informer) transform(obj any) (any, error) {
 	return ro, nil
 }
 
-// minimumResync is client-go's least resync period for a shared informer's handler: a
-// shorter one is raised to it. The single receiver's plain informer gets the same.
-const minimumResync = time.Second
-
-func handlerResync(d time.Duration) time.Duration {
-	if d > 0 && d < minimumResync {
-		return minimumResync
-	}
-	return d
-}
-
-func smallestResync(regs []Registration) time.Duration {
-	var periods []time.Duration
-	for _, r := range regs {
-		if r.Resync > 0 {
-			periods = append(periods, r.Resync)
-		}
-	}
-	if len(periods) == 0 {
-		return 0
-	}
-	return slices.Min(periods)
-}
-
-// notification identifies one change that client-go hands to every handler: the same
-// object pointer arrives at each of them.
-type notification struct {
-	typ event.EventType
-	obj any
-}
-
-type pendingEvent struct {
-	ev        *event.Event
-	remaining int // handlers that have not picked it up yet
-}
-
-// minter turns client-go notifications into Events. The first handler to see a change
-// creates its Event (and its sequence number); the others reuse it, so the object is
-// encoded once for all sinks and every sink sees the same seq for the same change.
-type minter struct {
-	res       resource.Resource
+// handler is the informer's one client-go event handler: it makes each change a raw
+// event, which only the informer can (its cache's old state, its managedFields record,
+// its part encoder, whether a re-list found it gone), and hands it on; the pipeline's
+// steps do the rest.
+type handler struct {
+	inf       *Informer
 	cluster   string
-	names     []string
+	names     []string // several NAME arguments, filtered here (field selectors cannot OR)
 	watchOnly bool
-	maxSeq    uint64 // 0: no limit
-	limit     func()
-	skip      func(ev *event.Event) bool
-	until     *event.Until
-	made      func(ev *event.Event)
 	related   bool
-	accept    func(obj any) bool
-	annotate  func(ev *event.Event)
+	child     bool
+	encoder   *wire.PartEncoder // shared by this informer's events
+	resync    *pipeline.Resync  // nil: no listener resyncs
 	// vanished tells a DELETED notification of an object that a re-list found gone
 	// (final state unknown) from one the watch reported.
-	vanished  func(obj any) bool
-	receivers int
-	seq       *atomic.Uint64
-	encoder   *wire.PartEncoder // shared by this informer's events
-	observer  Observer          // nil: none
-	// managers has the managedFields records of the objects the transform saw (nil:
-	// no attribution); each event takes its object's, and every other way out of the
-	// handlers drops it (drop), so that none is kept.
-	managers *managedfields.Tracker
-
-	mu      sync.Mutex
-	pending map[notification]*pendingEvent
-}
-
-// shared returns the Event of a notification, made by the first handler that hands it
-// on. left says that a DELETED object only stopped matching the selectors (inOrder).
-func (m *minter) shared(typ event.EventType, key, obj, old any, initial, unknown, left bool) *event.Event {
-	if m.names != nil && !m.wanted(obj) {
-		m.drop(obj)
-		return nil
-	}
-	if m.receivers == 1 {
-		return m.acceptedEvent(typ, obj, old, initial, unknown, left)
-	}
-	n := notification{typ: typ, obj: key}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	p, ok := m.pending[n]
-	if !ok {
-		p = &pendingEvent{ev: m.acceptedEvent(typ, obj, old, initial, unknown, left), remaining: m.receivers}
-		m.pending[n] = p
-	}
-	if p.remaining--; p.remaining == 0 {
-		delete(m.pending, n)
-	}
-	return p.ev
-}
-
-// acceptedEvent makes the event unless Accept rejects the object. It runs once per
-// change, so every receiver gets the same answer even though Accept may look at state
-// that changes meanwhile.
-func (m *minter) acceptedEvent(typ event.EventType, obj, old any, initial, unknown, left bool) *event.Event {
-	if m.accept != nil && !m.accept(obj) {
-		m.drop(obj)
-		return nil
-	}
-	return m.newEvent(typ, obj, old, initial, unknown, left)
-}
-
-func (m *minter) newEvent(typ event.EventType, obj, old any, initial, unknown, left bool) *event.Event {
-	ev := &event.Event{
-		Type:              typ,
-		Time:              time.Now(),
-		Cluster:           m.cluster,
-		Resource:          m.res.GVR,
-		Kind:              m.res.GVK.Kind,
-		Object:            obj.(runtime.Object),
-		InInitialList:     initial,
-		FinalStateUnknown: unknown,
-		Related:           m.related,
-		Encoder:           m.encoder,
-	}
-	if old != nil {
-		ev.Old = old.(runtime.Object)
-	}
-	if m.managers != nil && typ != event.Sync {
-		ev.ManagedFields = m.managers.Take(obj)
-	}
-	if m.annotate != nil {
-		m.annotate(ev)
-	}
-	if typ == event.Sync {
-		return ev
-	}
-	if typ == event.Deleted && left {
-		ev.Reason = event.ReasonSelector
-	}
-	if m.skip != nil && m.skip(ev) {
-		return nil
-	}
-	if m.until != nil {
-		if !m.until.Number(ev, m.number) {
-			return nil
-		}
-	} else if !m.number(ev) {
-		return nil
-	}
-	// Only now, after Until was asked about it: the event that reaches the limit and
-	// meets the condition ends the stream as a met condition.
-	if m.maxSeq > 0 && ev.Seq == m.maxSeq && m.limit != nil {
-		m.limit()
-	}
-	if m.observer != nil {
-		m.observer.Made(ev)
-	}
-	if m.made != nil {
-		m.made(ev)
-	}
-	return ev
-}
-
-// number gives ev the next Seq, and reports false if that is past MaxEvents: the event is
-// then not made.
-func (m *minter) number(ev *event.Event) bool {
-	ev.Seq = m.seq.Add(1)
-	return m.maxSeq == 0 || ev.Seq <= m.maxSeq
-}
-
-// forget lets go of what is kept of a deleted object's managedFields: a deletion is
-// attributed to nobody.
-func (m *minter) forget(obj any) {
-	if m.managers != nil {
-		m.managers.Forget(obj)
-	}
-}
-
-// drop lets go of the managedFields record of an object no event is made of.
-func (m *minter) drop(obj any) {
-	if m.managers != nil {
-		m.managers.Take(obj)
-	}
-}
-
-func (m *minter) wanted(obj any) bool {
-	acc, err := meta.Accessor(obj)
-	return err == nil && slices.Contains(m.names, acc.GetName())
-}
-
-// handler is the client-go event handler of one receiver. It only builds or picks up the
-// Event and hands it over: sink work happens on the receiver's own goroutine.
-type handler struct {
-	minter   *minter
-	receiver Receiver
-	// resyncs is whether the receiver asked for a resync period. client-go counts every
-	// handler as due for a resync until its first resync check, which never comes for a
-	// handler without a period: so after a re-list it would hand such a handler every
-	// unchanged object. Those are not changes, and the receiver did not ask for them.
-	resyncs bool
+	vanished func(obj any) bool
+	// Set by Run: take hands an event on; under selectors lookup, checks and ordered
+	// ask about each DELETED and keep the events in order behind it.
+	take    func(ev *event.Event)
+	lookup  objectLookup
+	checks  *selectorChecks
+	ordered *inOrder
 }
 
 func (h *handler) OnAdd(obj any, isInInitialList bool) {
-	if isInInitialList && h.minter.watchOnly {
-		h.minter.drop(obj)
+	if isInInitialList && h.watchOnly || !h.wanted(obj) {
+		h.drop(obj)
 		return
 	}
-	h.deliver(h.minter.shared(event.Added, obj, obj, nil, isInInitialList, false, false))
+	h.put(h.event(event.Added, obj, nil, isInInitialList), nil)
 }
 
 func (h *handler) OnUpdate(oldObj, newObj any) {
 	if sameVersion(oldObj, newObj) {
-		h.minter.drop(newObj) // a re-list's unchanged object: none was left for it, unless it was forgotten
-		if !h.resyncs {
+		// A resync, or a re-list's unchanged object: no change. The listeners whose
+		// resync period has come get every object now (client-go's resyncs come in order
+		// with the changes, and so does its cache here).
+		h.drop(newObj)
+		if h.resync == nil {
 			return
 		}
-		// client-go hands unchanged objects (resyncs) only to the handlers whose resync
-		// period is due, so this event belongs to this receiver alone.
-		if h.minter.names == nil || h.minter.wanted(newObj) {
-			h.deliver(h.minter.newEvent(event.Sync, newObj, oldObj, false, false, false))
+		if due := h.resync.Due(time.Now()); due != nil {
+			h.resyncTo(due)
 		}
 		return
 	}
-	h.deliver(h.minter.shared(event.Modified, newObj, newObj, oldObj, false, false, false))
+	if !h.wanted(newObj) {
+		h.drop(newObj)
+		return
+	}
+	h.put(h.event(event.Modified, newObj, oldObj, false), nil)
 }
 
-func (h *handler) OnDelete(obj any) { h.OnDeleteChecked(obj, false) }
-
-func (h *handler) OnDeleteChecked(obj any, left bool) {
+func (h *handler) OnDelete(obj any) {
+	unknown := false
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		if tomb.Obj == nil {
+		if obj, unknown = tomb.Obj, true; obj == nil {
 			return
 		}
-		h.minter.forget(tomb.Obj)
-		h.deliver(h.minter.shared(event.Deleted, tomb.Obj, tomb.Obj, nil, false, true, left))
+	} else {
+		unknown = h.vanished != nil && h.vanished(obj)
+	}
+	h.forget(obj)
+	if !h.wanted(obj) {
 		return
 	}
-	h.minter.forget(obj)
-	unknown := h.minter.vanished != nil && h.minter.vanished(obj)
-	h.deliver(h.minter.shared(event.Deleted, obj, obj, nil, false, unknown, left))
+	ev := h.event(event.Deleted, obj, nil, false)
+	ev.FinalStateUnknown = unknown
+	var answer *selectorAnswer
+	if h.checks != nil {
+		answer = h.checks.ask(obj)
+	}
+	h.put(ev, answer)
 }
 
-func (h *handler) deliver(ev *event.Event) {
-	if ev != nil {
-		h.receiver.Add(ev)
+// resyncTo hands every cached object to the listeners due, as SYNC events.
+func (h *handler) resyncTo(due []int) {
+	for _, obj := range h.inf.store.List() {
+		if h.wanted(obj) {
+			ev := h.event(event.Sync, obj, obj, false)
+			ev.SyncTo = due
+			h.put(ev, nil)
+		}
 	}
+}
+
+// put hands ev on, in order behind any DELETED being asked about.
+func (h *handler) put(ev *event.Event, answer *selectorAnswer) {
+	if h.ordered != nil {
+		h.ordered.put(ev, answer)
+		return
+	}
+	h.take(ev)
+}
+
+// event is the raw event of a change: what the informer knows of it.
+func (h *handler) event(typ event.EventType, obj, old any, initial bool) *event.Event {
+	ev := &event.Event{
+		Type:          typ,
+		Time:          time.Now(),
+		Cluster:       h.cluster,
+		Resource:      h.inf.Resource.GVR,
+		Kind:          h.inf.Resource.GVK.Kind,
+		Object:        obj.(runtime.Object),
+		InInitialList: initial,
+		Related:       h.related,
+		Child:         h.child,
+		Encoder:       h.encoder,
+	}
+	if old != nil {
+		ev.Old = old.(runtime.Object)
+	}
+	if h.inf.managers != nil && typ != event.Sync {
+		ev.ManagedFields = h.inf.managers.Take(obj)
+	}
+	return ev
+}
+
+// forget lets go of what is kept of a deleted object's managedFields: a deletion is
+// attributed to nobody.
+func (h *handler) forget(obj any) {
+	if h.inf.managers != nil {
+		h.inf.managers.Forget(obj)
+	}
+}
+
+// drop lets go of the managedFields record of an object no event is made of.
+func (h *handler) drop(obj any) {
+	if h.inf.managers != nil {
+		h.inf.managers.Take(obj)
+	}
+}
+
+// wanted reports whether obj is one of the names asked for (all are without names).
+func (h *handler) wanted(obj any) bool {
+	if h.names == nil {
+		return true
+	}
+	acc, err := meta.Accessor(obj)
+	return err == nil && slices.Contains(h.names, acc.GetName())
 }
 
 func sameVersion(a, b any) bool {

@@ -64,27 +64,18 @@ type selectorAnswer struct {
 }
 
 // selectorChecks asks the server about DELETED objects, in rounds, on a goroutine of
-// its own that runs while there are questions. Several handlers of one informer (each
-// with its own goroutine) share one answer per notification.
+// its own that runs while there are questions.
 type selectorChecks struct {
 	ctx    context.Context
 	lookup objectLookup
-	// handlers is how many handlers ask about each notification.
-	handlers int
 
 	mu      sync.Mutex
 	waiting []*selectorAnswer // not asked yet
 	running bool              // a round runs (run's goroutine)
-	shared  map[any]*sharedAnswer
 }
 
-type sharedAnswer struct {
-	answer    *selectorAnswer
-	remaining int // handlers that have not taken it yet
-}
-
-func newSelectorChecks(ctx context.Context, lookup objectLookup, handlers int) *selectorChecks {
-	return &selectorChecks{ctx: ctx, lookup: lookup, handlers: handlers, shared: map[any]*sharedAnswer{}}
+func newSelectorChecks(ctx context.Context, lookup objectLookup) *selectorChecks {
+	return &selectorChecks{ctx: ctx, lookup: lookup}
 }
 
 // ask returns the answer to whether obj, the object of a DELETED notification, still
@@ -100,19 +91,8 @@ func (c *selectorChecks) ask(obj any) *selectorAnswer {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.handlers > 1 {
-		if s, ok := c.shared[obj]; ok {
-			if s.remaining--; s.remaining == 0 {
-				delete(c.shared, obj)
-			}
-			return s.answer
-		}
-	}
 	a := &selectorAnswer{done: make(chan struct{}), deadline: time.Now().Add(selectorCheckTimeout),
 		namespace: last.GetNamespace(), name: last.GetName(), uid: last.GetUID()}
-	if c.handlers > 1 {
-		c.shared[obj] = &sharedAnswer{answer: a, remaining: c.handlers - 1}
-	}
 	c.waiting = append(c.waiting, a)
 	if !c.running {
 		c.running = true

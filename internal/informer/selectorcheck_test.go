@@ -91,10 +91,27 @@ func podWithUID(name, rv string) *unstructured.Unstructured {
 	return p
 }
 
-// newOrdered is an inOrder feeding a test minter's handler, asking lookup.
-func newOrdered(lookup objectLookup) (*inOrder, *recorder) {
-	_, h, r := newTestMinter()
-	return newInOrder(context.Background(), h, newSelectorChecks(context.Background(), lookup, 1), nil), r
+// newOrdered is a handler that asks lookup about each DELETED and hands its events on
+// in order to a recorder, numbering them as they come.
+func newOrdered(lookup objectLookup) (*handler, *recorder) {
+	r := &recorder{}
+	var seq uint64
+	h := &handler{inf: &Informer{Resource: podsRes}, checks: newSelectorChecks(context.Background(), lookup)}
+	h.take = func(ev *event.Event) {
+		seq++
+		ev.Seq = seq
+		r.Add(ev)
+	}
+	h.ordered = newInOrder(context.Background(), h.take)
+	return h, r
+}
+
+func seqs(evs []*event.Event) []uint64 {
+	out := make([]uint64, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Seq
+	}
+	return out
 }
 
 // A DELETED that waits for its answer holds back everything after it: the receiver gets
@@ -128,7 +145,7 @@ func TestInOrderKeepsTheOrder(t *testing.T) {
 		if evs[0].Reason != event.ReasonSelector || evs[3].Reason != "" {
 			t.Errorf("reasons %q, %q: want selector for the object still there, none for the one being deleted", evs[0].Reason, evs[3].Reason)
 		}
-		o.wait()
+		o.ordered.wait()
 	})
 }
 
@@ -174,7 +191,7 @@ func TestSelectorChecksListBudget(t *testing.T) {
 		}
 		lookup := newScriptedLookup(present)
 		lookup.pageSize = 10
-		checks := newSelectorChecks(context.Background(), lookup, 1)
+		checks := newSelectorChecks(context.Background(), lookup)
 		// A first question, alone in its round, holds the round until the lookup opens:
 		// the two below are then asked together, in the next round.
 		first := checks.ask(podWithUID("first", "2"))
@@ -221,7 +238,7 @@ func TestInOrderBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lookup := newScriptedLookup(nil)
 		o, r := newOrdered(lookup)
-		o.limit = 2
+		o.ordered.limit = 2
 		o.OnDelete(podWithUID("a", "2")) // handed to the drain, which waits for its answer
 		synctest.Wait()
 		o.OnAdd(podWithUID("b", "1"), false)
@@ -243,27 +260,6 @@ func TestInOrderBound(t *testing.T) {
 		want := []string{"DELETED default/a", "ADDED default/b", "ADDED default/c", "ADDED default/d"}
 		if got := names(r.all()); !slices.Equal(got, want) {
 			t.Errorf("events %v, want %v", got, want)
-		}
-	})
-}
-
-// The handlers of a shared informer (one goroutine each) share one answer per
-// notification: the object is asked about once.
-func TestSelectorChecksShared(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		lookup := newScriptedLookup(map[string]types.UID{"a": "uid-a"})
-		lookup.open()
-		checks := newSelectorChecks(context.Background(), lookup, 2)
-		obj := podWithUID("a", "2")
-		first, second := checks.ask(obj), checks.ask(obj)
-		if first != second || !first.wait(context.Background()) {
-			t.Error("the two handlers do not share the answer")
-		}
-		if gets, pages := lookup.requests(); gets+pages != 1 {
-			t.Errorf("%d requests for one notification, want 1", gets+pages)
-		}
-		if len(checks.shared) != 0 {
-			t.Errorf("%d shared answers kept after both handlers took theirs", len(checks.shared))
 		}
 	})
 }
