@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -53,7 +51,7 @@ printed it.`,
 			if err != nil {
 				return err
 			}
-			opts.Objects, opts.Diffs = cfg.ReadsObjects(), !cfg.NoDiff
+			opts.Objects, opts.Diffs = cfg.ReadsObjects(), cfg.Output.Differ != nil
 			src, err := replay.New(opts)
 			if err != nil {
 				return err
@@ -88,7 +86,7 @@ func (f *historyFlags) options(args []string, configFlags *genericclioptions.Con
 	if err := selectWhere(&sel, configFlags, f.changed, false); err != nil {
 		return replay.Options{}, err
 	}
-	warn := func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, "kubeevents: "+format+"\n", args...) }
+	warn := warnTo(streams)
 	return replay.Options{Args: f.files, Select: sel, Warn: warn,
 		Read: recording.Options{SkipBadLines: f.skipBadLines, Stdin: streams.In}}, nil
 }

@@ -67,11 +67,16 @@ func (f *outputFlags) addFlags(fs *pflag.FlagSet, where string) {
 // the command line and of the config file (returned too: the command may take more from
 // it); resync is the command's --resync, if it has one.
 func (f *outputFlags) engineConfig(streams genericiooptions.IOStreams, resync time.Duration, resyncGiven bool) (engine.Config, *config.File, error) {
-	cfg := engine.Config{Color: f.color, Timestamps: f.timestamps, OutputWatchEvents: f.watchEvents, ChangesOnly: f.changesOnly, NoDiff: f.noDiff,
-		IgnorePaths: f.ignorePaths, ShowOld: f.showOld, MaxEvents: uint64(max(f.maxEvents, 0)), Until: f.until,
-		Timeout: f.timeout, Grace: f.grace}
+	cfg := engine.Config{
+		Output: engine.Output{Color: f.color, Timestamps: f.timestamps, WatchEvents: f.watchEvents, ShowOld: f.showOld},
+		Events: engine.Events{ChangesOnly: f.changesOnly},
+		End:    engine.End{MaxEvents: uint64(max(f.maxEvents, 0)), Timeout: f.timeout, Grace: f.grace},
+	}
 	var err error
-	if cfg.EventTypes, err = parseEventTypes(f.eventTypes); err != nil {
+	if cfg.Events.Types, err = parseEventTypes(f.eventTypes); err != nil {
+		return cfg, nil, err
+	}
+	if err := f.validate(); err != nil {
 		return cfg, nil, err
 	}
 	file, err := loadConfigFile(f.configFile)
@@ -79,19 +84,23 @@ func (f *outputFlags) engineConfig(streams genericiooptions.IOStreams, resync ti
 		return cfg, nil, err
 	}
 	stdout, _ := streams.Out.(*os.File)
-	cfg.Sinks, err = config.Assemble(file, config.CommandLine{Specs: f.sinks, Output: f.output, OutputGiven: f.changed("output"),
+	cfg.Output.Sinks, err = config.Assemble(file, config.CommandLine{Specs: f.sinks, Output: f.output, OutputGiven: f.changed("output"),
 		JQ: f.jq, Raw: f.rawOutput, NoScreen: f.noScreen, Buffer: f.buffer, BufferGiven: f.changed("buffer"),
 		OnFull: f.onFull, OnFullGiven: f.changed("on-full"), Resync: resync, ResyncGiven: resyncGiven, Stdout: stdout})
 	if err != nil {
 		return cfg, nil, err
 	}
-	if file != nil {
-		cfg.Transitions, cfg.Formats = file.Transitions, file.Formats
-	}
 	if err := applySwitches(&cfg); err != nil {
 		return cfg, nil, err
 	}
-	return cfg, file, f.validate()
+	if cfg.Output.Differ, err = f.differ(cfg.Speed.NoFastPaths); err != nil {
+		return cfg, nil, err
+	}
+	var formats map[string]string
+	if file != nil {
+		formats = file.Formats
+	}
+	return cfg, file, compileOutput(&cfg, f.until, formats)
 }
 
 // applySwitches sets what the environment's switches (package switches) say of a run.
@@ -99,9 +108,8 @@ func applySwitches(cfg *engine.Config) error {
 	if err := switches.Check(os.Getenv); err != nil {
 		return usageErrorf("%v", err)
 	}
-	cfg.NoFastPaths = !switches.FastPaths.Enabled()
-	cfg.PlainIO = !switches.QuietReads.Enabled()
-	cfg.PlainStdout = !switches.QuietStdout.Enabled()
+	cfg.Speed = engine.Speed{NoFastPaths: !switches.FastPaths.Enabled(), PlainIO: !switches.QuietReads.Enabled(),
+		PlainStdout: !switches.QuietStdout.Enabled()}
 	return nil
 }
 

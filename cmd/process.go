@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -111,4 +112,9 @@ func (t osTerminals) Width(w io.Writer) func() int {
 		}
 		return width
 	}
+}
+
+// warnTo prints one diagnostic line on streams' stderr, as the engine does.
+func warnTo(streams genericiooptions.IOStreams) func(format string, args ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, "kubeevents: "+format+"\n", args...) }
 }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -84,8 +83,15 @@ are read in time order. The other arguments select as watch's do: types, names, 
 
 // config is the engine's Config and the replay from the flags and the arguments.
 func (f *replayFlags) config(args []string, configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, verbosity int) (engine.Config, engine.Replay, error) {
-	cfg, _, err := f.engineConfig(streams, 0, false)
+	cfg, file, err := f.engineConfig(streams, 0, false)
 	if err != nil {
+		return cfg, engine.Replay{}, err
+	}
+	var transitions map[string]string
+	if file != nil {
+		transitions = file.Transitions
+	}
+	if cfg.Events.Transitions, err = compileTransitions(nil, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
 		return cfg, engine.Replay{}, err
 	}
 	files, selectors := splitReplayArgs(args)
@@ -115,8 +121,8 @@ func (f *replayFlags) source(cfg engine.Config, files []string, sel replay.Selec
 	if f.follow && len(files) == 1 && files[0] == "-" {
 		return cfg, engine.Replay{}, usageErrorf("--follow keeps reading files; the standard input is read to its end anyway: drop --follow")
 	}
-	warn := func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, "kubeevents: "+format+"\n", args...) }
-	src, err := replay.New(replay.Options{Args: files, Select: sel, Warn: warn, Objects: cfg.ReadsObjects(), Diffs: !cfg.NoDiff,
+	warn := warnTo(streams)
+	src, err := replay.New(replay.Options{Args: files, Select: sel, Warn: warn, Objects: cfg.ReadsObjects(), Diffs: cfg.Output.Differ != nil,
 		Read: recording.Options{Follow: f.follow, SkipBadLines: f.skipBadLines, Stdin: streams.In}})
 	if err != nil {
 		return cfg, engine.Replay{}, err

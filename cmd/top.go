@@ -85,7 +85,7 @@ func (f *topFlags) config(args []string, configFlags *genericclioptions.ConfigFl
 		return top.Config{}, err
 	}
 	// No sink holds events to write at the end: a short grace.
-	cfg := top.Config{Engine: engine.Config{Watch: req, Color: f.watch.color, Timeout: f.watch.timeout, Grace: time.Second},
+	cfg := top.Config{Engine: engine.Config{Watch: req, Output: engine.Output{Color: f.watch.color}, End: engine.End{Timeout: f.watch.timeout, Grace: time.Second}},
 		Window: f.window, Interval: f.interval, Rows: f.rows, JSON: f.watch.output == "json"}
 	if err := applySwitches(&cfg.Engine); err != nil {
 		return cfg, err

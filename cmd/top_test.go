@@ -49,7 +49,7 @@ func TestTopConfigFromFlags(t *testing.T) {
 		w.LabelSelector != "app=web" || w.Context != "a,b" {
 		t.Errorf("watch request %+v", w)
 	}
-	if !got.JSON || got.Window != 5*time.Minute || got.Interval != 10*time.Second || got.Rows != 3 || got.Engine.Timeout != time.Minute || got.Size != nil {
+	if !got.JSON || got.Window != 5*time.Minute || got.Interval != 10*time.Second || got.Rows != 3 || got.Engine.End.Timeout != time.Minute || got.Size != nil {
 		t.Errorf("top config %+v", got)
 	}
 }

@@ -134,10 +134,11 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Watch, cfg.WatchOnly, cfg.WithEvents, cfg.EventsSince = req, f.watchOnly, f.withEvents, f.since
+	cfg.Watch, cfg.Events.WatchOnly, cfg.Events.WithEvents, cfg.Events.Since = req, f.watchOnly, f.withEvents, f.since
 	cfg.MetricsAddr, cfg.Resume, cfg.ResumeReset, cfg.LeaderElect = f.metricsAddr, f.resume, f.resumeReset, f.leaderElect
-	cfg.UI, cfg.UIHistory, cfg.On, cfg.FoldRollouts = f.ui, f.uiHistory, f.on, f.foldRollouts
-	cfg.NoAttribution, cfg.By = f.noBy, attribution.Filter{By: f.by, NotBy: f.notBy}
+	cfg.UI, cfg.UIHistory, cfg.Events.On, cfg.Events.FoldRollouts = f.ui, f.uiHistory, f.on, f.foldRollouts
+	cfg.Events.NoAttribution, cfg.Events.By = f.noBy, attribution.Filter{By: f.by, NotBy: f.notBy}
+	var transitions map[string]string
 	if file != nil {
 		if !f.changed("resume") && file.Resume != "" {
 			cfg.Resume = file.Resume
@@ -145,8 +146,13 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 		if !f.changed("metrics-addr") && file.MetricsAddr != "" {
 			cfg.MetricsAddr = file.MetricsAddr
 		}
+		transitions = file.Transitions
 	}
-	return cfg, f.validate(cfg)
+	if err := f.validate(cfg); err != nil {
+		return cfg, err
+	}
+	cfg.Events.Transitions, err = compileTransitions(f.on, cfg.Output.Sinks, transitions, warnTo(streams))
+	return cfg, err
 }
 
 // request reads the arguments and the flags that say what to watch.

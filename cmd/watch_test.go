@@ -205,32 +205,32 @@ func TestEngineConfigFromFlags(t *testing.T) {
 			return c.Watch.Context == "prod-*" && slices.Equal(c.Watch.ClusterFlags, []string{"server"})
 		}},
 		{"exit conditions", []string{"watch", "pods", "a", "--max-events", "7", "--timeout", "1m", "--grace", "3s", "--until-deleted"}, func(c engine.Config) bool {
-			return c.MaxEvents == 7 && c.Timeout == time.Minute && c.Grace == 3*time.Second && c.Watch.UntilDeleted && c.Until == ""
+			return c.End.MaxEvents == 7 && c.End.Timeout == time.Minute && c.End.Grace == 3*time.Second && c.Watch.UntilDeleted && c.End.Until == nil
 		}},
 		{"what is watched and how", []string{"watch", "pods", "--watch-only", "--metadata-only", "--show-secrets", "--with-events", "--changes-only", "--show-old", "--event-types", "added,Deleted"}, func(c engine.Config) bool {
-			return c.WatchOnly && c.Watch.MetadataOnly && c.Watch.ShowSecrets && c.WithEvents && c.ChangesOnly && c.ShowOld &&
-				slices.Equal(c.EventTypes, []event.EventType{event.Added, event.Deleted})
+			return c.Events.WatchOnly && c.Watch.MetadataOnly && c.Watch.ShowSecrets && c.Events.WithEvents && c.Events.ChangesOnly && c.Output.ShowOld &&
+				slices.Equal(c.Events.Types, []event.EventType{event.Added, event.Deleted})
 		}},
 		{"sinks", []string{"watch", "pods", "-o", "wide", "--sink", "file=x.jsonl", "--buffer", "7"}, func(c engine.Config) bool {
-			return len(c.Sinks) == 2 && c.Sinks[0].Format == "wide" && c.Sinks[1].Path == "x.jsonl" && c.Sinks[1].Buffer == 7
+			return len(c.Output.Sinks) == 2 && c.Output.Sinks[0].Format == "wide" && c.Output.Sinks[1].Path == "x.jsonl" && c.Output.Sinks[1].Buffer == 7
 		}},
 		{"templates", []string{"watch", "pods", "-o", "jsonpath={.type}", "--output-watch-events"}, func(c engine.Config) bool {
-			return c.OutputWatchEvents && c.Sinks[0].Format == "jsonpath={.type}"
+			return c.Output.WatchEvents && c.Output.Sinks[0].Format == "jsonpath={.type}"
 		}},
 		{"ui", []string{"watch", "pods", "--ui", "--ui-history", "9"}, func(c engine.Config) bool { return c.UI && c.UIHistory == 9 }},
 		{"resume and metrics", []string{"watch", "pods", "--resume", "c.ckpt", "--metrics-addr", "127.0.0.1:0"}, func(c engine.Config) bool {
 			return c.Resume == "c.ckpt" && c.MetricsAddr == "127.0.0.1:0"
 		}},
 		{"field managers", []string{"watch", "pods", "--by", "kubectl*", "--by", "helm", "--not-by", "kube-*"}, func(c engine.Config) bool {
-			return slices.Equal(c.By.By, []string{"kubectl*", "helm"}) && slices.Equal(c.By.NotBy, []string{"kube-*"}) && !c.NoAttribution
+			return slices.Equal(c.Events.By.By, []string{"kubectl*", "helm"}) && slices.Equal(c.Events.By.NotBy, []string{"kube-*"}) && !c.Events.NoAttribution
 		}},
-		{"no attribution", []string{"watch", "pods", "--no-by"}, func(c engine.Config) bool { return c.NoAttribution && c.By.Empty() }},
+		{"no attribution", []string{"watch", "pods", "--no-by"}, func(c engine.Config) bool { return c.Events.NoAttribution && c.Events.By.Empty() }},
 		{"signal", []string{"watch", "pods", "--on", "crashloop,oomkilled", "--on", "deleted", "--sink", "http(on=failed,format=slack)=http://x"}, func(c engine.Config) bool {
-			return slices.Equal(c.On, []string{"crashloop", "oomkilled", "deleted"}) && !c.FoldRollouts &&
-				c.Sinks[1].On == "failed" && c.Sinks[1].Format == "slack"
+			return slices.Equal(c.Events.On, []string{"crashloop", "oomkilled", "deleted"}) && !c.Events.FoldRollouts &&
+				c.Output.Sinks[1].On == "failed" && c.Output.Sinks[1].Format == "slack"
 		}},
 		{"folding", []string{"watch", "pods", "--fold-rollouts", "--sink", "file(fold=false)=all.jsonl"}, func(c engine.Config) bool {
-			return c.FoldRollouts && c.Sinks[1].Fold != nil && !*c.Sinks[1].Fold
+			return c.Events.FoldRollouts && c.Output.Sinks[1].Fold != nil && !*c.Output.Sinks[1].Fold
 		}},
 	}
 	for _, tc := range cases {

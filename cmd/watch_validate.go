@@ -34,9 +34,9 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 		return usageErrorf("--resume-reset applies to --resume only; add --resume FILE")
 	case cfg.Resume != "" && req.Owned:
 		return usageErrorf("--resume and --owned do not go together: a checkpoint keeps the objects of the types given, not of an owner's tree; drop one")
-	case f.resync > 0 && len(cfg.EventTypes) > 0 && !slices.Contains(cfg.EventTypes, event.Sync):
+	case f.resync > 0 && len(cfg.Events.Types) > 0 && !slices.Contains(cfg.Events.Types, event.Sync):
 		return usageErrorf("--resync re-delivers objects as SYNC events, which --event-types leaves out; add SYNC to --event-types, or drop --resync")
-	case f.noBy && !cfg.By.Empty():
+	case f.noBy && !cfg.Events.By.Empty():
 		return usageErrorf("--by and --not-by filter on the field managers, which --no-by leaves unread; drop one")
 	case f.changed("ui-history") && !f.ui:
 		return usageErrorf("--ui-history applies to --ui only; add --ui")
@@ -81,7 +81,7 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 	if err := checkMetricsAddr(cfg.MetricsAddr); err != nil {
 		return err
 	}
-	if err := cfg.By.Check(); err != nil {
+	if err := cfg.Events.By.Check(); err != nil {
 		return &UsageError{Err: err}
 	}
 	return checkOwned(req, f.until)

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/resource"
@@ -44,11 +43,6 @@ type clusterRun struct {
 	events    []*informer.Informer // the core Events' (WithEvents)
 	folding   []*informer.Informer // the workloads' of --fold-rollouts (package fold)
 	made      atomic.Uint64
-
-	// resume and checkpoint are its part of the checkpoint (runConfig.Resume); zero and
-	// nil without one.
-	resume     ClusterResume
-	checkpoint *checkpoint.Section
 
 	leaveOnce sync.Once
 	left      error         // why it was left out (nil: watched to the end)
@@ -102,11 +96,11 @@ func (c *clusterRun) isGone() bool {
 // clusterRuns makes the run's clusters, each with a warn that starts with
 // "cluster NAME: " when there are several.
 func (r *run) clusterRuns() []*clusterRun {
-	runs := make([]*clusterRun, 0, len(r.cfg.Clusters))
-	for _, cl := range r.cfg.Clusters {
-		c := &clusterRun{Cluster: cl, warn: r.cfg.Warn, gone: make(chan struct{})}
-		if r.cfg.Several {
-			name, warn := cl.Name, r.cfg.Warn
+	runs := make([]*clusterRun, 0, len(r.runConfig.clusters))
+	for _, cl := range r.runConfig.clusters {
+		c := &clusterRun{Cluster: cl, warn: r.hooks.warn, gone: make(chan struct{})}
+		if r.several {
+			name, warn := cl.Name, r.hooks.warn
 			c.warn = func(format string, args ...any) {
 				warn(plan.ClusterNotice+format, append([]any{name}, args...)...)
 			}
@@ -142,7 +136,7 @@ func (e *withEventsError) Unwrap() error { return e.err }
 // watched, leaves this cluster out, said in one line, and ends the run only when no
 // cluster is left.
 func (c *clusterRun) fatalOf(r *run) func(error) {
-	if !r.cfg.Several {
+	if !r.several {
 		return r.reportFatal
 	}
 	return func(err error) {
@@ -163,7 +157,7 @@ func (c *clusterRun) fatalOf(r *run) func(error) {
 
 // clusterResults says what each of several clusters gave; nil with one.
 func (r *run) clusterResults(all []*clusterRun) []ClusterResult {
-	if !r.cfg.Several {
+	if !r.several {
 		return nil
 	}
 	out := make([]ClusterResult, 0, len(all))
@@ -171,4 +165,18 @@ func (r *run) clusterResults(all []*clusterRun) []ClusterResult {
 		out = append(out, ClusterResult{Name: c.Name, Made: c.made.Load(), Left: c.left})
 	}
 	return out
+}
+
+// foldError says that an informer of --fold-rollouts' own could not watch.
+type foldError struct{ err error }
+
+func (e *foldError) Error() string { return "--fold-rollouts: " + e.err.Error() }
+func (e *foldError) Unwrap() error { return e.err }
+
+// namespaces are the namespaces c watches, one informer each: "" for all.
+func (c *clusterRun) namespaces() []string {
+	if len(c.Namespaces) == 0 {
+		return []string{""}
+	}
+	return c.Namespaces
 }

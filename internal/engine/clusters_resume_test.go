@@ -15,6 +15,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/resume"
 )
 
 // forbidden is clients whose every list is refused (403).
@@ -33,25 +34,27 @@ func TestRunResumesSeveralClusters(t *testing.T) {
 	watchOf := func(server string) checkpoint.Watch {
 		return checkpoint.Watch{Server: server, Resources: []string{"configmaps.v1"}, Namespaces: []string{"ns"}}
 	}
-	east, west := watchOf("https://east"), watchOf("https://west")
+	east, west, north := watchOf("https://east"), watchOf("https://west"), watchOf("https://north")
 	cluster := func(name string, clients informer.Clients) Cluster {
 		return Cluster{Name: name, Clients: clients, Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}}
 	}
 	sink := &recording{}
 	cfg := newConfig(sink)
-	cfg.Timeout = 300 * time.Millisecond
-	cfg.Several = true
-	cfg.Clusters = []Cluster{
+	cfg.cfg.End.Timeout = 300 * time.Millisecond
+	cfg.several = true
+	cfg.clusters = []Cluster{
 		cluster("east", fakeClientsAt(t, map[string]string{"e1": "1", "e2": "1"})),
 		cluster("west", fakeClientsAt(t, map[string]string{"w1": "1"})),
+		cluster("north", fakeClientsAt(t, map[string]string{"n1": "1"})),
 	}
-	cfg.Resume = &Resume{Path: path, Clusters: map[string]ClusterResume{"east": {Watch: east}, "west": {Watch: west}}}
+	withResume(t, &cfg, path, resume.Cluster{Name: "east", Watch: east}, resume.Cluster{Name: "west", Watch: west},
+		resume.Cluster{Name: "north", Watch: north})
 	if _, err := runOn(context.Background(), fakeClients(t), cfg); err != nil {
 		t.Fatal(err)
 	}
 	file, err := checkpoint.Load(path)
-	if err != nil || file == nil || len(file.Sections) != 2 {
-		t.Fatalf("checkpoint after the first run: %+v, %v; want sections east and west", file, err)
+	if err != nil || file == nil || len(file.Sections) != 3 {
+		t.Fatalf("checkpoint after the first run: %+v, %v; want sections east, west and north", file, err)
 	}
 	saved := map[string]*checkpoint.Saved{}
 	for _, s := range file.Sections {
@@ -60,20 +63,18 @@ func TestRunResumesSeveralClusters(t *testing.T) {
 	if saved["east"].Count() != 2 || saved["west"].Count() != 1 {
 		t.Fatalf("east %d objects, west %d; want 2 and 1", saved["east"].Count(), saved["west"].Count())
 	}
-	other := &checkpoint.Saved{Path: path, Context: "north", Written: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		Watch: watchOf("https://north"), Objects: map[string][][]byte{}}
+	other := saved["north"]
 
-	// East changed while down; west refuses the rights now.
+	// East changed while down; west refuses the rights now; north is not asked for.
 	sink = &recording{}
 	cfg = newConfig(sink)
-	cfg.Timeout = 300 * time.Millisecond
-	cfg.Several = true
-	cfg.Clusters = []Cluster{
+	cfg.cfg.End.Timeout = 300 * time.Millisecond
+	cfg.several = true
+	cfg.clusters = []Cluster{
 		cluster("east", fakeClientsAt(t, map[string]string{"e1": "2", "e3": "1"})),
 		cluster("west", forbidden(t)),
 	}
-	cfg.Resume = &Resume{Path: path, Kept: []*checkpoint.Saved{other}, Clusters: map[string]ClusterResume{
-		"east": {Watch: east, Saved: saved["east"]}, "west": {Watch: west, Saved: saved["west"]}}}
+	withResume(t, &cfg, path, resume.Cluster{Name: "east", Watch: east}, resume.Cluster{Name: "west", Watch: west})
 	if _, err := runOn(context.Background(), fakeClients(t), cfg); err != nil {
 		t.Fatal(err)
 	}

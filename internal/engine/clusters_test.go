@@ -36,16 +36,16 @@ func TestRunSeveralClusters(t *testing.T) {
 	sinks := []*clusterRecording{{}, {}}
 	var warnings []string
 	var mu sync.Mutex
-	cfg := runConfig{Config: Config{Grace: 1e9, MaxEvents: 5}, Several: true,
-		Warn: func(format string, args ...any) {
+	cfg := runConfig{cfg: &Config{End: End{Grace: 1e9, MaxEvents: 5}}, several: true,
+		hooks: hooks{warn: func(format string, args ...any) {
 			mu.Lock()
 			defer mu.Unlock()
 			warnings = append(warnings, fmt.Sprintf(format, args...))
-		}}
+		}}}
 	for i, s := range sinks {
-		cfg.Listeners = append(cfg.Listeners, listener.New(listener.Config{Name: fmt.Sprintf("sink-%d", i)}, s, cfg.Warn))
+		cfg.listeners = append(cfg.listeners, listener.New(listener.Config{Name: fmt.Sprintf("sink-%d", i)}, s, cfg.hooks.warn))
 	}
-	cfg.Clusters = []Cluster{
+	cfg.clusters = []Cluster{
 		{Name: "east", Clients: fakeClients(t, "e1", "e2", "e3"), Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}},
 		{Name: "west", Clients: fakeClients(t, "w1", "w2"), Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}},
 	}
@@ -70,7 +70,7 @@ func TestRunSeveralClusters(t *testing.T) {
 	}
 
 	// A cluster's notices start with its name.
-	c := (&run{cfg: cfg}).clusterRuns()
+	c := (&run{runConfig: cfg}).clusterRuns()
 	c[1].warn("watch of %s lost", "configmaps")
 	if last := warnings[len(warnings)-1]; last != "cluster west: watch of configmaps lost" {
 		t.Errorf("notice %q, want it to name the cluster", last)
@@ -84,9 +84,9 @@ func TestRunSeveralClusters(t *testing.T) {
 // only with the last one.
 func TestClusterFatalLeavesItOut(t *testing.T) {
 	var warned []string
-	r := newRun(runConfig{Clusters: []Cluster{{Name: "a"}, {Name: "b"}}, Several: true, Warn: func(f string, args ...any) {
+	r := newRun(runConfig{cfg: &Config{}, clusters: []Cluster{{Name: "a"}, {Name: "b"}}, several: true, hooks: hooks{warn: func(f string, args ...any) {
 		warned = append(warned, fmt.Sprintf(f, args...))
-	}})
+	}}})
 	runs := r.clusterRuns()
 	r.live.Store(2)
 	runs[0].fatalOf(r)(fmt.Errorf("forbidden"))

@@ -11,20 +11,48 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/notify"
 	"github.com/kubeevents/kubeevents/internal/plan"
+	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
-// Config is one `kubeevents watch` as the command line and the config file say it: plain
-// values, each checked for its form by the command. Run resolves and checks the rest.
+// Config is one run as the command compiled it: its jq programs, selectors, transitions,
+// formats and ignored paths compiled, and every flag checked against the others
+// (plan.Check). What needs the clusters (types against discovery, the checkpoint) Run
+// resolves in one place, before any sink opens.
 type Config struct {
 	// Watch is what to watch, resolved against the clusters by plan.Resolve.
-	Watch plan.Request
+	Watch  plan.Request
+	Output Output
+	Events Events
+	End    End
+	// Resume is where the checkpoint is kept (--resume): a file, or objects in the
+	// cluster (secret:[NAMESPACE/]NAME, configmap:...: package clusterstore); Reset
+	// starts afresh, replacing whatever it holds.
+	Resume      string
+	ResumeReset bool
+	// LeaderElect streams only while this replica holds a Lease (--leader-elect).
+	LeaderElect leader.Flags
+	MetricsAddr string // serve Prometheus metrics on HOST:PORT ("" off)
+	// UI shows the full-screen view on the terminal instead of the stream's lines
+	// (--ui; package ui): the terminal sink is the view. UIHistory is how many changes
+	// of each object it keeps.
+	UI        bool
+	UIHistory int
+	Speed     Speed
+}
 
+// Output is what the sinks are and what they show.
+type Output struct {
 	// Sinks are the outputs, the terminal's among them, with every default applied
-	// (config.Assemble).
-	Sinks []config.Sink
+	// (config.Assemble); Queries and Formats their compiled jq expressions and http
+	// formats, by sink name.
+	Sinks   []config.Sink
+	Queries map[string]*jq.Query
+	Formats map[string]*notify.Compiled
 	// InProcess are sinks the caller builds itself rather than from a config row
 	// (kubeevents top's ranking): each gets a listener after those of Sinks.
 	InProcess []InProcessSink
@@ -32,71 +60,58 @@ type Config struct {
 	// times in pretty lines.
 	Color      string
 	Timestamps bool
-	// OutputWatchEvents gives template formats (-o jsonpath=..., and file sinks') the
-	// watch event {type, object} instead of the object, as kubectl's
-	// --output-watch-events does.
-	OutputWatchEvents bool
+	// WatchEvents gives template formats (-o jsonpath=..., and file sinks') the watch
+	// event {type, object} instead of the object, as kubectl's --output-watch-events.
+	WatchEvents bool
+	// Differ computes what changed, with the ignored paths (nil: --no-diff); ShowOld puts
+	// the previous object in JSON, and in jq's input.
+	Differ  *diff.Differ
+	ShowOld bool
+}
 
-	WatchOnly  bool // leave out the objects that exist at start-up
-	WithEvents bool // also core Events about the watched objects
-	// EventsSince, with WithEvents, also shows the core Events of that long before the
-	// start about the objects that exist then, marked past, before the changes; with a
-	// checkpoint to resume from, those since it was written are shown instead.
-	EventsSince time.Duration
-	// ChangesOnly leaves out MODIFIED events whose diff is empty after IgnorePaths,
-	// before they are numbered: no gap in seq, not counted against MaxEvents.
+// Events is which changes become events.
+type Events struct {
+	WatchOnly bool // leave out the objects that exist at start-up
+	// WithEvents also shows core Events about the watched objects; Since, with it, those
+	// of that long before the start first, marked past (with a checkpoint to resume
+	// from, those since it was written).
+	WithEvents bool
+	Since      time.Duration
+	// Types, when not empty, are the only event types made: the others are left out
+	// before they are numbered, as ChangesOnly's updates whose diff is empty after the
+	// ignored paths.
+	Types       []event.EventType
 	ChangesOnly bool
-	// EventTypes, when not empty, are the only event types made (ADDED, MODIFIED,
-	// DELETED): the others are left out like ChangesOnly's, before they are numbered.
-	EventTypes  []event.EventType
-	NoDiff      bool
-	IgnorePaths []string
-	// NoAttribution leaves managedFields unread (--no-by): no event names the managers
-	// that made it. By is --by and --not-by: only the events some of whose managers
-	// match, left out like EventTypes', before they are numbered.
+	// NoAttribution leaves managedFields unread (--no-by); By is --by and --not-by.
 	NoAttribution bool
 	By            attribution.Filter
-	ShowOld       bool // the previous object as "old" in JSON, and in jq's input
-	// On names transitions (package transition): only events in which one of them
-	// happened are made, the others left out like ChangesOnly's, before they are
-	// numbered. Transitions and Formats are the config file's own, which add to the
-	// shipped ones or replace them by name.
+	// On names the transitions whose events alone are made (--on); Transitions are every
+	// transition the run names (--on and the sinks' on=), compiled (nil: none).
 	On          []string
-	Transitions map[string]string
-	Formats     map[string]string
+	Transitions *transition.Set
 	// FoldRollouts folds the events of rollouts in progress into ROLLOUT lines in every
 	// sink but those whose fold is false (package fold).
 	FoldRollouts bool
+}
 
-	MaxEvents uint64        // stop after this many events (0: no limit)
-	Until     string        // a jq expression: stop after the event that makes it true
-	Timeout   time.Duration // stop after this long (0: never)
+// End is when the stream ends.
+type End struct {
+	MaxEvents uint64    // stop after this many events (0: no limit)
+	Until     *jq.Query // stop after the event that makes it true (nil: none)
+	Timeout   time.Duration
 	Grace     time.Duration // how long the sinks have to write what they hold at the end
+}
 
-	MetricsAddr string // serve Prometheus metrics on HOST:PORT ("" off)
-	// Resume is where the checkpoint is kept (--resume): a file, or objects in the
-	// cluster (secret:[NAMESPACE/]NAME, configmap:...: package clusterstore).
-	Resume      string
-	ResumeReset bool // start afresh, replacing whatever the checkpoint holds
-	// LeaderElect streams only while this replica holds a Lease (--leader-elect).
-	LeaderElect leader.Flags
-
-	// UI shows the full-screen view on the terminal instead of the stream's lines
-	// (--ui; package ui): the terminal sink is the view. UIHistory is how many changes
-	// of each object it keeps (0: ui.DefaultHistory).
-	UI        bool
-	UIHistory int
-
-	// NoFastPaths decodes, encodes and diffs every object whole; PlainIO dials the
-	// watches' connection as client-go does, PlainStdout writes stdout with the file's
-	// own Write (the environment's switches: package switches).
-	NoFastPaths bool
-	PlainIO     bool
-	PlainStdout bool
+// Speed are the environment's speed switches as the command read them (package
+// switches): NoFastPaths decodes, encodes and diffs every object whole; PlainIO dials
+// the watches' connection as client-go does, PlainStdout writes stdout with the file's
+// own Write.
+type Speed struct {
+	NoFastPaths, PlainIO, PlainStdout bool
 }
 
 // InProcessSink is a sink of the caller's: its name (in diagnostics and the summary) and
-// how it is built, given the run's Differ (nil with NoDiff).
+// how it is built, given the run's Differ (nil with --no-diff).
 type InProcessSink struct {
 	Name  string
 	Build func(differ *diff.Differ) listener.Sink

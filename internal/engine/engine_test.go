@@ -22,6 +22,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/resume"
 )
 
 // These tests run the engine against client-go's fake dynamic client: assembly, stop
@@ -69,19 +70,36 @@ func (r *recording) got() []string {
 }
 
 func newConfig(sinks ...*recording) runConfig {
-	cfg := runConfig{Config: Config{Grace: time.Second}, Warn: func(string, ...any) {}}
+	cfg := runConfig{cfg: &Config{End: End{Grace: time.Second}}, hooks: hooks{warn: func(string, ...any) {}}}
 	for i, s := range sinks {
-		cfg.Listeners = append(cfg.Listeners, listener.New(listener.Config{Name: fmt.Sprintf("sink-%d", i)}, s, cfg.Warn))
+		cfg.listeners = append(cfg.listeners, listener.New(listener.Config{Name: fmt.Sprintf("sink-%d", i)}, s, cfg.hooks.warn))
 	}
 	return cfg
 }
 
+// withResume gives cfg the checkpoint at path, of clusters (the one of a plain watch
+// when none is given), read as a run reads it.
+func withResume(t *testing.T, cfg *runConfig, path string, clusters ...resume.Cluster) {
+	t.Helper()
+	if len(clusters) == 0 {
+		clusters = []resume.Cluster{{Watch: testWatch}}
+	}
+	r, err := resume.Open(context.Background(), resume.Options{Store: checkpoint.FileStore{Path: path}, Clusters: clusters,
+		Sinks: len(cfg.listeners), Warn: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.resume = r
+}
+
+var testWatch = checkpoint.Watch{Server: "https://fake", Resources: []string{"configmaps.v1"}, Namespaces: []string{"ns"}}
+
 func TestRunStopsAfterMaxEvents(t *testing.T) {
 	a, b := &recording{}, &recording{}
 	cfg := newConfig(a, b)
-	cfg.MaxEvents = 2
+	cfg.cfg.End.MaxEvents = 2
 	var started bool
-	cfg.Started = func() { started = true }
+	cfg.hooks.started = func([]*listener.Listener) { started = true }
 	res, err := runOn(context.Background(), fakeClients(t, "c1", "c2", "c3"), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +121,7 @@ func TestRunUntilMetInTheInitialList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.UntilQuery = until
+	cfg.cfg.End.Until = until
 	res, err := runOn(context.Background(), fakeClients(t, "c1", "c2", "c3"), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +135,7 @@ func TestRunUntilMetInTheInitialList(t *testing.T) {
 func TestRunMaxEventsBeforeCondition(t *testing.T) {
 	cfg := newConfig(&recording{})
 	until, _ := jq.Compile(`false`)
-	cfg.UntilQuery, cfg.MaxEvents = until, 1
+	cfg.cfg.End.Until, cfg.cfg.End.MaxEvents = until, 1
 	res, err := runOn(context.Background(), fakeClients(t, "c1", "c2"), cfg)
 	var notMet *NotMetError
 	if !errors.As(err, &notMet) || res.Reason != StopLimit {
@@ -128,7 +146,7 @@ func TestRunMaxEventsBeforeCondition(t *testing.T) {
 func TestRunTimeoutBeforeCondition(t *testing.T) {
 	cfg := newConfig(&recording{})
 	until, _ := jq.Compile(`false`)
-	cfg.UntilQuery, cfg.Timeout = until, 50*time.Millisecond
+	cfg.cfg.End.Until, cfg.cfg.End.Timeout = until, 50*time.Millisecond
 	res, err := runOn(context.Background(), fakeClients(t, "c1"), cfg)
 	var timeout *TimeoutError
 	if !errors.As(err, &timeout) || res.Reason != StopTimeout {
@@ -140,7 +158,7 @@ func TestRunInterrupted(t *testing.T) {
 	a := &recording{}
 	cfg := newConfig(a)
 	ctx, cancel := context.WithCancel(context.Background())
-	cfg.Started = func() { time.AfterFunc(100*time.Millisecond, cancel) }
+	cfg.hooks.started = func([]*listener.Listener) { time.AfterFunc(100*time.Millisecond, cancel) }
 	res, err := runOn(ctx, fakeClients(t, "c1"), cfg)
 	if err != nil || !res.Started || res.Reason != StopInterrupted || res.Made != 1 {
 		t.Fatalf("result %+v, error %v; want a clean StopInterrupted after the one listed object", res, err)
@@ -154,7 +172,7 @@ func TestRunInterruptedBeforeStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	cfg := newConfig(&recording{})
-	cfg.Started = func() { t.Error("Started called for a run interrupted before it started") }
+	cfg.hooks.started = func([]*listener.Listener) { t.Error("Started called for a run interrupted before it started") }
 	res, err := runOn(ctx, fakeClients(t, "c1"), cfg)
 	if err != nil || res.Started {
 		t.Fatalf("result %+v, error %v; want a run that never started, and no error", res, err)
@@ -167,7 +185,7 @@ func TestRunSyncedHookUndoneAtTheEnd(t *testing.T) {
 	cfg := newConfig(&recording{})
 	var calls, undone int
 	synced := make(chan struct{})
-	cfg.Synced = func() func() {
+	cfg.hooks.synced = func() func() {
 		calls++
 		close(synced)
 		return func() { undone++ }
@@ -200,11 +218,10 @@ func fakeClientsAt(t *testing.T, versions map[string]string) informer.Clients {
 // differs from it, to every sink.
 func TestRunResumesFromCheckpoint(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ckpt")
-	watch := checkpoint.Watch{Server: "https://fake", Resources: []string{"configmaps.v1"}, Namespaces: []string{"ns"}}
 	a, b := &recording{}, &recording{}
 	cfg := newConfig(a, b)
-	cfg.Timeout = 300 * time.Millisecond
-	cfg.Resume = &Resume{Path: path, Clusters: map[string]ClusterResume{"": {Watch: watch}}}
+	cfg.cfg.End.Timeout = 300 * time.Millisecond
+	withResume(t, &cfg, path)
 	if _, err := runOn(context.Background(), fakeClientsAt(t, map[string]string{"same": "1", "changed": "1", "gone": "1"}), cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -212,12 +229,11 @@ func TestRunResumesFromCheckpoint(t *testing.T) {
 	if err != nil || file == nil || len(file.Sections) != 1 || file.Sections[0].Count() != 3 {
 		t.Fatalf("checkpoint after the first run: %v, %v; want one section of 3 objects", file, err)
 	}
-	saved := file.Sections[0]
 
 	a, b = &recording{}, &recording{}
 	cfg = newConfig(a, b)
-	cfg.Timeout = 300 * time.Millisecond
-	cfg.Resume = &Resume{Path: path, Clusters: map[string]ClusterResume{"": {Watch: watch, Saved: saved}}}
+	cfg.cfg.End.Timeout = 300 * time.Millisecond
+	withResume(t, &cfg, path)
 	if _, err := runOn(context.Background(), fakeClientsAt(t, map[string]string{"same": "1", "changed": "2", "new": "1"}), cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -238,8 +254,8 @@ func TestRunResumesFromCheckpoint(t *testing.T) {
 // runOn streams cfg on one cluster of clients, watching configmaps in ns, unless cfg
 // names its clusters.
 func runOn(ctx context.Context, clients informer.Clients, cfg runConfig) (Result, error) {
-	if len(cfg.Clusters) == 0 {
-		cfg.Clusters = []Cluster{{Clients: clients, Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}}}
+	if len(cfg.clusters) == 0 {
+		cfg.clusters = []Cluster{{Clients: clients, Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}}}
 	}
 	return stream(ctx, cfg)
 }

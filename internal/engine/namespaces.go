@@ -1,10 +1,9 @@
 package engine
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/kubeevents/kubeevents/internal/filter"
 	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
@@ -42,13 +41,10 @@ func (r *run) resourceInformers(c *clusterRun) []resourceInformer {
 	return out
 }
 
-// isPattern reports whether an --exclude-namespace value is a glob rather than a name.
-func isPattern(s string) bool { return strings.ContainsAny(s, `*?[\`) }
-
 // withExcludedNamespaces adds metadata.namespace!=NAME for every excluded name.
 func withExcludedNamespaces(selector string, excluded []string) string {
 	for _, ns := range excluded {
-		if isPattern(ns) {
+		if filter.IsPattern(ns) {
 			continue
 		}
 		term := fields.OneTermNotEqualSelector("metadata.namespace", ns).String()

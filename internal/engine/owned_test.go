@@ -72,17 +72,14 @@ func TestRunOwned(t *testing.T) {
 		ownedConfigMap("strangers-child", "sc", stranger))}
 
 	sink := &chains{}
-	cfg := runConfig{Config: Config{Watch: plan.Request{Names: []string{"root"}}, Grace: time.Second, MaxEvents: 3},
-		Warn: func(string, ...any) {}}
-	cfg.Listeners = []*listener.Listener{listener.New(listener.Config{Name: "chains"}, sink, cfg.Warn)}
+	cfg := runConfig{cfg: &Config{Watch: plan.Request{Names: []string{"root"}}, End: End{Grace: time.Second, MaxEvents: 3}},
+		hooks: hooks{warn: func(string, ...any) {}}}
+	cfg.listeners = []*listener.Listener{listener.New(listener.Config{Name: "chains"}, sink, cfg.hooks.warn)}
 	lookup := func(_ context.Context, _ schema.GroupKind, _, name string) (metav1.Object, error) {
 		return clients.Dynamic.Resource(configMaps.GVR).Namespace("ns").Get(context.Background(), name, metav1.GetOptions{})
 	}
-	cfg.Owned = &Owned{
-		Tree:     owners.NewTree(root, "ConfigMap", []schema.GroupKind{{Kind: "ConfigMap"}}, lookup, nil),
-		RootKind: "ConfigMap",
-		Children: []ChildType{{Resource: configMaps}},
-	}
+	cfg.follow = owners.FollowTree(owners.NewTree(root, "ConfigMap", []schema.GroupKind{{Kind: "ConfigMap"}}, lookup, nil),
+		configMaps, "root", []owners.ChildType{{Resource: configMaps}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := runOn(ctx, clients, cfg)

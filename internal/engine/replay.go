@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/config"
@@ -37,7 +36,7 @@ type Replay struct {
 // the run is interrupted meanwhile. An input that ends before Until was met is a
 // NotMetError.
 func RunReplay(ctx context.Context, sys System, cfg Config, replay Replay) (Result, error) {
-	w := &session{sys: sys, cfg: cfg, headers: &headerPrinters{}, replay: &replay}
+	w := &session{sys: sys, cfg: &cfg, headers: &headerPrinters{}, replay: &replay}
 	return w.run(ctx)
 }
 
@@ -47,10 +46,10 @@ func RunReplay(ctx context.Context, sys System, cfg Config, replay Replay) (Resu
 // exec or http sink's, --until). A replay reads only the metadata of the recorded
 // objects otherwise, and writes their JSON as it is.
 func (c Config) ReadsObjects() bool {
-	if c.Until != "" {
+	if c.End.Until != nil {
 		return true
 	}
-	for _, s := range c.Sinks {
+	for _, s := range c.Output.Sinks {
 		if s.Expr != "" || s.Type == config.KindJQ {
 			return true
 		}
@@ -64,38 +63,8 @@ func (c Config) ReadsObjects() bool {
 }
 
 // replayStarted is said once delivery starts.
-func (w *session) replayStarted(listeners []*listener.Listener) func() {
-	return func() {
-		names := make([]string, len(listeners))
-		for i, l := range listeners {
-			names[i] = l.Name()
-		}
-		w.infof("replaying %s — %d sink%s (%s); Ctrl-C to stop", w.replay.What, len(listeners), diag.Plural(len(listeners)), strings.Join(names, ", "))
-	}
-}
-
-// startReplay starts the listeners, then the recording's Source on its own goroutine:
-// its end (the input read to the end) is a stop reason of its own.
-func (r *run) startReplay(ctx context.Context) {
-	cfg := r.cfg
-	if cfg.Started != nil {
-		cfg.Started()
-	}
-	for _, l := range cfg.Listeners {
-		go l.Run()
-	}
-	r.sources.ended = make(chan error, 1)
-	ctx, cancel := context.WithCancel(ctx)
-	r.sources.cancels = append(r.sources.cancels, cancel)
-	r.sources.running.Add(1)
-	go func() {
-		defer r.sources.running.Done()
-		err := cfg.Source.Run(ctx, r.pipe.Take)
-		if ctx.Err() != nil {
-			err = nil // stopped, or interrupted: said by wait
-		}
-		r.sources.ended <- err
-	}()
+func (w *session) replayStarted(listeners []*listener.Listener) {
+	w.infof("replaying %s — %d sink%s (%s); Ctrl-C to stop", w.replay.What, len(listeners), diag.Plural(len(listeners)), sinkNames(listeners))
 }
 
 // sourceEnded says why the stream ends when the Source returned: the condition it met
@@ -110,7 +79,7 @@ func (r *run) sourceEnded(ctx context.Context, err error) (StopReason, error) {
 	if err != nil {
 		return StopFatal, err
 	}
-	if !awaitWritten(ctx, r.cfg.Listeners) {
+	if !awaitWritten(ctx, r.listeners) {
 		return StopInterrupted, nil
 	}
 	return StopInputEnd, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
 )
 
@@ -45,8 +46,8 @@ func (f *fakeSource) Run(ctx context.Context, emit func(*event.Event) bool) erro
 func replayOn(t *testing.T, src *fakeSource, cfg Config) (string, Result, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	cfg.Sinks = []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block}}
-	cfg.Grace, cfg.PlainStdout, cfg.NoDiff = time.Second, true, true
+	cfg.Output.Sinks = []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block}}
+	cfg.End.Grace, cfg.Speed.PlainStdout = time.Second, true
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
 	res, err := RunReplay(context.Background(), sys, cfg, Replay{Source: src, What: "test"})
 	return out.String(), res, err
@@ -59,12 +60,12 @@ func TestReplayRunsTheSourceThroughTheSinks(t *testing.T) {
 	if err != nil || res.Reason != StopInputEnd || res.Made != 20 || strings.Count(out, "\n") != 20 {
 		t.Fatalf("%d lines, made %d, reason %v, err %v", strings.Count(out, "\n"), res.Made, res.Reason, err)
 	}
-	out, res, _ = replayOn(t, &fakeSource{n: 20}, Config{EventTypes: []event.EventType{event.Added}})
+	out, res, _ = replayOn(t, &fakeSource{n: 20}, Config{Events: Events{Types: []event.EventType{event.Added}}})
 	if res.Made != 10 || strings.Contains(out, "MODIFIED") {
 		t.Errorf("--event-types ADDED: made %d:\n%s", res.Made, out)
 	}
 	src := &fakeSource{n: 20}
-	out, res, err = replayOn(t, src, Config{MaxEvents: 3})
+	out, res, err = replayOn(t, src, Config{End: End{MaxEvents: 3}})
 	if err != nil || res.Reason != StopLimit || out != "ADDED pod/web-1\nMODIFIED pod/web-2\nADDED pod/web-3\n" || src.emitted != 3 {
 		t.Errorf("--max-events 3: reason %v, err %v, %d read:\n%s", res.Reason, err, src.emitted, out)
 	}
@@ -73,12 +74,16 @@ func TestReplayRunsTheSourceThroughTheSinks(t *testing.T) {
 // TestReplayConditions: --until met ends the run there; a recording that ends before it
 // is met is a NotMetError (exit 3); the source's error ends the run.
 func TestReplayConditions(t *testing.T) {
+	until, err := jq.Compile(`.object.metadata.name == "web-4"`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	src := &fakeSource{n: 20}
-	out, res, err := replayOn(t, src, Config{Until: `.object.metadata.name == "web-4"`})
+	out, res, err := replayOn(t, src, Config{End: End{Until: until}})
 	if err != nil || res.Reason != StopCondition || !strings.HasSuffix(out, "MODIFIED pod/web-4\n") || src.emitted != 4 {
 		t.Errorf("--until: reason %v, err %v, %d read:\n%s", res.Reason, err, src.emitted, out)
 	}
-	_, _, err = replayOn(t, &fakeSource{n: 2}, Config{Until: `.object.metadata.name == "web-4"`})
+	_, _, err = replayOn(t, &fakeSource{n: 2}, Config{End: End{Until: until}})
 	var notMet *NotMetError
 	if !errors.As(err, &notMet) || !strings.Contains(err.Error(), "the recording ended before --until was met") {
 		t.Errorf("a recording that ends first: %v", err)
@@ -104,7 +109,11 @@ func TestReadsObjects(t *testing.T) {
 		{[]config.Sink{{Type: config.KindJQ, Expr: "."}}, "", true},
 		{[]config.Sink{{Type: config.KindExec, Expr: "select(.type)"}}, "", true},
 	} {
-		if got := (Config{Sinks: c.sinks, Until: c.until}).ReadsObjects(); got != c.want {
+		cfg := Config{Output: Output{Sinks: c.sinks}}
+		if c.until != "" {
+			cfg.End.Until, _ = jq.Compile(c.until)
+		}
+		if got := cfg.ReadsObjects(); got != c.want {
 			t.Errorf("%+v until %q: %v", c.sinks, c.until, got)
 		}
 	}
@@ -114,8 +123,14 @@ func TestReadsObjects(t *testing.T) {
 // event is what the expression makes of it (a sink built without it fails every event).
 func TestSinksGetTheirExpression(t *testing.T) {
 	var out, errOut bytes.Buffer
-	cfg := Config{Grace: time.Second, PlainStdout: true, NoDiff: true, Sinks: []config.Sink{{Name: "jq", Type: config.KindJQ,
-		Expr: `select(.type == "ADDED") | .object.metadata.name`, Raw: true, Output: config.Stdout, Buffer: 4, OnFull: listener.Block}}}
+	const expr = `select(.type == "ADDED") | .object.metadata.name`
+	q, err := jq.Compile(expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{End: End{Grace: time.Second}, Speed: Speed{PlainStdout: true}, Output: Output{
+		Sinks:   []config.Sink{{Name: "jq", Type: config.KindJQ, Expr: expr, Raw: true, Output: config.Stdout, Buffer: 4, OnFull: listener.Block}},
+		Queries: map[string]*jq.Query{"jq": q}}}
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
 	if _, err := RunReplay(context.Background(), sys, cfg, Replay{Source: &fakeSource{n: 4}, What: "test"}); err != nil {
 		t.Fatalf("%v; stderr:\n%s", err, errOut.String())

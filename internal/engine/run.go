@@ -6,67 +6,50 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
-	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fold"
 	"github.com/kubeevents/kubeevents/internal/informer"
-	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
-	"github.com/kubeevents/kubeevents/internal/notify"
-	"github.com/kubeevents/kubeevents/internal/pipeline"
+	"github.com/kubeevents/kubeevents/internal/owners"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/quietio"
-	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/resume"
 	"github.com/kubeevents/kubeevents/internal/sink"
-	"github.com/kubeevents/kubeevents/internal/transition"
 	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
-// Run runs one watch from start to end: it compiles what cfg holds (jq expressions,
-// ignored paths), resolves what to watch against the clusters (plan.Resolve), opens the
-// sinks, streams until a stop reason comes, and says how it ended. Bad usage is a
-// *diag.UsageError; the other errors are the engine's own (TimeoutError, NotMetError,
-// SinkFailedError, RolloutFailedError), the checkpoint's, or a failure to connect or
-// watch. An interrupted run is no error.
+// Run runs one watch from start to end: it resolves what to watch against the clusters
+// (plan.Resolve), the followed object (--owned) and the checkpoint (--resume), all before
+// any sink opens; opens the sinks, streams until a stop reason comes, and says how it
+// ended. Bad usage found against the clusters is a *diag.UsageError; the other errors
+// are the engine's own (TimeoutError, NotMetError, SinkFailedError, RolloutFailedError),
+// the checkpoint's, or a failure to connect or watch. An interrupted run is no error.
 func Run(ctx context.Context, sys System, cfg Config) (Result, error) {
-	w := &session{sys: sys, cfg: cfg, headers: &headerPrinters{}}
+	w := &session{sys: sys, cfg: &cfg, headers: &headerPrinters{}}
 	return w.run(ctx)
 }
 
-// session is one Run's set-up: what it compiled and resolved, and what it opened.
+// session is one Run's set-up: what it resolved, and what it opened.
 type session struct {
-	sys System
-	cfg Config
-
-	differ  *diff.Differ
-	until   *jq.Query
-	queries map[string]*jq.Query // each sink's compiled expression, by sink name
-	// transitions are the transitions the run names, compiled (nil: none); formats the
-	// http sinks' formats, by sink name; folder folds rollouts for the sinks that fold
-	// (nil: none does).
-	transitions *transition.Set
-	formats     map[string]*notify.Compiled
-	folder      *fold.Folder
-	deliver     *pipeline.Deliver // hands the events to the listeners
-	plan        *plan.Plan
-	stdout      io.Writer // what the sinks that write to stdout write through
-	metrics     *metrics.Metrics
-	elector     *leader.Elector // nil without --leader-elect
-	headers     *headerPrinters
-	files       []*sink.File // every file a sink opened
-	// replay, when not nil, is where the events come from instead of a watch (RunReplay):
-	// no plan is resolved, no cluster reached.
-	replay *Replay
+	sys     System
+	cfg     *Config
+	plan    *plan.Plan
+	replay  *Replay // where the events come from instead of a watch (RunReplay)
+	metrics *metrics.Metrics
+	elector *leader.Elector // nil without --leader-elect
+	headers *headerPrinters
+	files   []*sink.File // every file a sink opened
+	stdout  io.Writer    // what the sinks that write to stdout write through
 	// view is the full-screen view (--ui), nil without; diagnostics, when set, is where
 	// diagnostics go instead of sys.ErrOut (through the view).
 	view        *ui.View
@@ -74,9 +57,6 @@ type session struct {
 }
 
 func (w *session) run(ctx context.Context) (_ Result, runErr error) {
-	if err := w.compile(); err != nil {
-		return Result{}, err
-	}
 	if err := w.checkView(); err != nil {
 		return Result{}, err
 	}
@@ -125,14 +105,14 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 	return res, err
 }
 
-// stream opens the sinks, builds the clients, streams and says how it ended.
+// stream resolves what needs the clusters, opens the sinks, streams and says how it
+// ended.
 func (w *session) stream(ctx context.Context) (Result, error) {
-	listeners, err := w.buildListeners()
+	rc, err := w.resolve(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	rc, err := w.runConfig(ctx, listeners)
-	if err != nil {
+	if err := w.openSinks(&rc); err != nil {
 		return Result{}, err
 	}
 	stopWatchingOutput := w.watchOutput(ctx, &rc)
@@ -146,10 +126,86 @@ func (w *session) stream(ctx context.Context) (Result, error) {
 		return res, err // the error says why; interrupted while connecting, quietly
 	}
 	for _, l := range res.Late {
-		w.warnf("sink %q did not finish writing within --grace %s; dropped the %s it still held", l.Name, w.cfg.Grace, diag.Events(l.Dropped))
+		w.warnf("sink %q did not finish writing within --grace %s; dropped the %s it still held", l.Name, w.cfg.End.Grace, diag.Events(l.Dropped))
 	}
-	w.summary(rc.Listeners, res)
+	w.summary(rc.listeners, res)
 	return res, err
+}
+
+// resolve is the one place where what needs the clusters is resolved, before any sink
+// opens: every cluster's clients, the followed object (--owned) and the checkpoint
+// (--resume). Its usage errors are the run's.
+func (w *session) resolve(ctx context.Context) (runConfig, error) {
+	rc := runConfig{cfg: w.cfg, hooks: hooks{warn: w.warn}}
+	if t := w.cfg.Events.Transitions; t != nil {
+		t.WarnTo(w.warnf) // through the view, when it has the screen
+	}
+	if w.replay != nil {
+		rc.source, rc.hooks.started = w.replay.Source, w.replayStarted
+		return rc, nil
+	}
+	rc.several, rc.hooks.started, rc.hooks.synced = w.plan.Several, w.started, w.synced
+	if w.metrics != nil {
+		rc.observer = w.metrics
+	}
+	for _, c := range w.plan.Clusters {
+		clients, err := w.sys.NewClients(w.clientConfig(c.Config))
+		if err != nil {
+			if w.plan.Several {
+				err = fmt.Errorf(plan.ClusterNotice+"%w", c.Name, err)
+			}
+			return rc, err
+		}
+		rc.clusters = append(rc.clusters, Cluster{Name: c.Name, Clients: clients, Resources: c.Resources,
+			Namespaces: c.Namespaces, Missing: c.Missing})
+	}
+	if w.cfg.Watch.Owned {
+		// Before the checkpoint: an object that is not there says it all.
+		c := w.plan.Clusters[0]
+		f, err := owners.NewFollow(ctx, owners.FollowOptions{Root: c.Resources[0], Name: w.cfg.Watch.Names[0],
+			Namespace: c.Namespace(), Children: c.Children, UntilRollout: w.cfg.Watch.UntilRollout, Given: w.cfg.Watch.Types[0],
+			Dynamic: rc.clusters[0].Clients.Dynamic, Metadata: rc.clusters[0].Clients.Metadata, Warn: w.warnf})
+		var notFound *owners.NotFoundError
+		switch {
+		case errors.As(err, &notFound):
+			return rc, err
+		case err != nil:
+			return rc, informer.APIError(err, "get", c.Resources[0])
+		}
+		rc.follow = f
+	}
+	if w.cfg.Resume == "" {
+		return rc, nil
+	}
+	store, err := w.resumeStore()
+	if err != nil {
+		return rc, err
+	}
+	var clusters []resume.Cluster
+	for _, c := range w.plan.Clusters {
+		clusters = append(clusters, resume.Cluster{Name: c.Name, Watch: c.Checkpoint})
+	}
+	rc.resume, err = resume.Open(ctx, resume.Options{Store: store, Reset: w.cfg.ResumeReset, Clusters: clusters,
+		Sinks: len(w.cfg.Output.Sinks) + len(w.cfg.Output.InProcess), Warn: w.warnf})
+	return rc, err
+}
+
+// resumeStore is where --resume keeps the checkpoint (package resume), for objects in
+// the cluster the first cluster's, in the pod's namespace unless the reference names
+// one, fenced by --leader-elect's lease.
+func (w *session) resumeStore() (checkpoint.Store, error) {
+	cfg := afterStopConfig(w.plan.Clusters[0].Config)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf" // the shards travel as bytes, not base64
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	writer, fence := leader.Identity(), (func() error)(nil)
+	if w.elector != nil {
+		writer, fence = w.elector.Identity(), w.elector.Fence
+	}
+	namespace := leader.DefaultNamespace(w.sys.Kubeconfig.Default.ToRawKubeConfigLoader().RawConfig)
+	return resume.NewStore(w.cfg.Resume, client, namespace, writer, fence, w.warnf)
 }
 
 // newElector makes the --leader-elect Elector (nil without it), told to the metrics.
@@ -185,67 +241,15 @@ func afterStopConfig(config *rest.Config) *rest.Config {
 	return c
 }
 
-// startedErr reports whether err ends a run that streamed (its files are kept).
-func startedErr(err error) bool {
-	var sinkFailed *SinkFailedError
-	var timeout *TimeoutError
-	var notMet *NotMetError
-	var rolloutFailed *RolloutFailedError
-	var interrupted *InterruptedError
-	return errors.As(err, &sinkFailed) || errors.As(err, &timeout) || errors.As(err, &notMet) ||
-		errors.As(err, &rolloutFailed) || errors.As(err, &interrupted)
-}
-
 // request is what plan.Resolve resolves: the watch, plus what the sinks and the
 // checkpoint need of each cluster.
 func (w *session) request() plan.Request {
 	req := w.cfg.Watch
 	req.Resume = w.cfg.Resume != ""
-	for _, s := range w.cfg.Sinks {
-		req.Columns = req.Columns || s.Format == string(render.FormatPretty) || s.Format == string(render.FormatWide)
+	for _, s := range w.cfg.Output.Sinks {
+		req.Columns = req.Columns || s.Format == "pretty" || s.Format == "wide"
 	}
 	return req
-}
-
-// compile compiles the jq expressions and the ignored paths once, so that their errors
-// come before anything connects.
-func (w *session) compile() error {
-	if !w.cfg.NoDiff {
-		var ignores []diff.IgnorePath
-		for _, p := range w.cfg.IgnorePaths {
-			ip, err := diff.ParseIgnorePath(p)
-			if err != nil {
-				return diag.Usagef("--ignore-path %q: %v", p, err)
-			}
-			ignores = append(ignores, ip)
-		}
-		w.differ = diff.NewDiffer(ignores)
-		if w.cfg.NoFastPaths {
-			w.differ = w.differ.WithoutFastPaths()
-		}
-	}
-	if w.cfg.Until != "" {
-		q, err := jq.Compile(w.cfg.Until)
-		if err != nil {
-			return diag.Usagef("--until: %v", err)
-		}
-		w.until = q
-	}
-	w.queries = map[string]*jq.Query{}
-	for _, s := range w.cfg.Sinks {
-		if s.Type != config.KindJQ && s.Expr == "" { // exec and http sinks may have one
-			continue
-		}
-		q, err := jq.Compile(s.Expr)
-		switch {
-		case err != nil && s.Origin == "--jq":
-			return diag.Usagef("--jq: %v", err)
-		case err != nil:
-			return diag.Usagef("sink %q: %v", s.Name, err)
-		}
-		w.queries[s.Name] = q
-	}
-	return w.compileSignal()
 }
 
 // keepSecretsOutOfLogs has the command cap client-go's logging when any watched type
@@ -282,10 +286,11 @@ func (w *session) startMetrics() (stop func(), err error) {
 	return srv.Close, nil
 }
 
-// buildListeners opens every sink. A sink that cannot be opened (a file in a directory
-// that is not writable) ends the run before it starts, with one line and exit code 4:
-// better than a run without the archive the user asked for.
-func (w *session) buildListeners() (_ []*listener.Listener, err error) {
+// openSinks opens every sink, each with its listener, and the pipeline's last step. A
+// sink that cannot be opened (a file in a directory that is not writable) ends the run
+// before it starts, with one line and exit code 4: better than a run without the
+// archive the user asked for.
+func (w *session) openSinks(rc *runConfig) (err error) {
 	defer func() {
 		if err != nil {
 			for _, f := range w.files {
@@ -293,20 +298,19 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 			}
 		}
 	}()
-	var ls []*listener.Listener
 	var folding []int
-	for _, s := range w.cfg.Sinks {
+	for _, s := range w.cfg.Output.Sinks {
 		out, err := w.newSink(s)
 		if err != nil {
 			var invalid *config.InvalidSinkError
 			var notRegular *sink.NotRegularError
 			switch {
 			case errors.As(err, &invalid):
-				return nil, diag.Usage(err)
+				return diag.Usage(err)
 			case errors.As(err, &notRegular):
-				return nil, diag.Usagef("sink %q: %v; %s", s.Name, err, config.DropRotation(s))
+				return diag.Usagef("sink %q: %v; %s", s.Name, err, config.DropRotation(s))
 			}
-			return nil, &SinkOpenError{Name: s.Name, Err: err}
+			return &SinkOpenError{Name: s.Name, Err: err}
 		}
 		filter := w.filter(s)
 		out = sink.WithFilter(out, filter)
@@ -315,47 +319,37 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
 		}
-		l := listener.New(lc, out, w.warnf)
 		if filter.Fold {
-			folding = append(folding, len(ls))
+			folding = append(folding, len(rc.listeners))
 		}
-		ls = append(ls, l)
+		rc.listeners = append(rc.listeners, listener.New(lc, out, w.warnf))
 	}
-	for _, s := range w.cfg.InProcess {
-		ls = append(ls, listener.New(listener.Config{Name: s.Name}, s.Build(w.differ), w.warnf))
+	for _, s := range w.cfg.Output.InProcess {
+		rc.listeners = append(rc.listeners, listener.New(listener.Config{Name: s.Name}, s.Build(w.cfg.Output.Differ), w.warnf))
 	}
-	w.deliver = newDeliver(ls, runConfig{Config: w.cfg}.resyncs())
-	w.folder = newFolder(w.deliver, folding)
+	rc.deliver = newDeliver(rc.listeners, w.cfg.resyncs())
+	if len(folding) > 0 && w.replay == nil {
+		rc.folder = fold.New(fold.Options{Deliver: func(ev *event.Event) { rc.deliver.To(ev, folding) }})
+	}
 	if w.metrics != nil {
-		w.metrics.Sinks(ls)
+		w.metrics.Sinks(rc.listeners)
 	}
-	return ls, nil
+	return nil
 }
-
-// SinkOpenError says a sink could not be opened at start-up (a file in a directory that
-// cannot be written): the run ends before it starts, exit code 4, with this one line.
-type SinkOpenError struct {
-	Name string
-	Err  error
-}
-
-func (e *SinkOpenError) Error() string { return fmt.Sprintf("sink %q: %v", e.Name, e.Err) }
-func (e *SinkOpenError) Unwrap() error { return e.Err }
 
 // newSink builds the sink's writer as its kind says, with what this run gives every sink.
 func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 	out := w.sys.Out
 	tty := w.sys.Terminals.IsTerminal(out)
 	facts := w.sinkFacts()
+	o := w.cfg.Output
 	return config.Build(s, config.BuildEnv{
 		Stdout: w.stdoutWriter(), Color: w.colorFor(out), Terminal: tty,
-		TerminalWidth: w.sys.Terminals.Width(out), Timestamps: w.cfg.Timestamps,
-		ShowKind:  facts.ShowKind,
-		Namespace: facts.Namespace,
-		Differ:    w.differ, ShowOld: w.cfg.ShowOld,
-		Query: w.queries[s.Name], Format: w.formats[s.Name], Warn: w.warnf,
+		TerminalWidth: w.sys.Terminals.Width(out), Timestamps: o.Timestamps,
+		ShowKind: facts.ShowKind, Namespace: facts.Namespace, Differ: o.Differ, ShowOld: o.ShowOld,
+		Query: o.Queries[s.Name], Format: o.Formats[s.Name], Warn: w.warnf,
 		Headers: tty, PrinterColumns: facts.Columns, TerminalPrinter: w.headers.add,
-		Clusters: facts.Clusters, WatchEvents: w.cfg.OutputWatchEvents, View: w.viewSink(),
+		Clusters: facts.Clusters, WatchEvents: o.WatchEvents, View: w.viewSink(),
 		Opened: func(f *sink.File) { w.files = append(w.files, f) },
 	})
 }
@@ -374,7 +368,7 @@ func (w *session) sinkFacts() sinkFacts {
 	if w.replay != nil {
 		return sinkFacts{ShowKind: w.replay.ShowKind, Namespace: w.replay.Namespace, Clusters: w.replay.Clusters}
 	}
-	return sinkFacts{ShowKind: len(w.plan.Resources()) > 1 || w.cfg.WithEvents || w.cfg.Watch.Owned,
+	return sinkFacts{ShowKind: len(w.plan.Resources()) > 1 || w.cfg.Events.WithEvents || w.cfg.Watch.Owned,
 		Namespace: w.plan.Namespace(), Columns: w.plan.Columns(), Clusters: w.plan.Names()}
 }
 
@@ -384,233 +378,21 @@ func (w *session) sinkFacts() sinkFacts {
 func (w *session) stdoutWriter() io.Writer {
 	if w.stdout == nil {
 		w.stdout = w.sys.Out
-		if !w.cfg.PlainStdout {
+		if !w.cfg.Speed.PlainStdout {
 			w.stdout = quietio.Writer(w.sys.Out)
 		}
 	}
 	return w.stdout
 }
 
-// colorFor decides colour for one output stream: never a global switch, since stdout
-// and stderr may differ (stdout piped, stderr a terminal).
-func (w *session) colorFor(out io.Writer) bool {
-	switch w.cfg.Color {
-	case "always":
-		return true
-	case "never":
-		return false
-	}
-	if _, ok := w.sys.LookupEnv("NO_COLOR"); ok {
-		return false
-	}
-	if term, _ := w.sys.LookupEnv("TERM"); term == "dumb" {
-		return false
-	}
-	return w.sys.Terminals.IsTerminal(out)
-}
-
 // clientConfig is a cluster's config for the informers' clients: their connection is
 // dialled by quietio, whose reads and writes do not wake the Go runtime's monitor thread
 // on every event, unless the user turned that off or the config has a dialer of its own.
 func (w *session) clientConfig(c *rest.Config) *rest.Config {
-	if w.cfg.PlainIO || c.Dial != nil {
+	if w.cfg.Speed.PlainIO || c.Dial != nil {
 		return c
 	}
 	c = rest.CopyConfig(c)
 	c.Dial = quietio.Dial
 	return c
-}
-
-// runConfig builds every cluster's clients, the followed object's tree (--owned) and the
-// checkpoint (--resume): the watch, ready to stream.
-func (w *session) runConfig(ctx context.Context, listeners []*listener.Listener) (runConfig, error) {
-	if w.replay != nil {
-		return runConfig{Config: w.cfg, Differ: w.differ, UntilQuery: w.until, Listeners: listeners, Deliver: w.deliver,
-			Warn: w.warn, Source: w.replay.Source, Started: w.replayStarted(listeners)}, nil
-	}
-	rc := runConfig{Config: w.cfg, Several: w.plan.Several, Differ: w.differ, UntilQuery: w.until,
-		Transitions: w.transitions, Folder: w.folder,
-		Listeners: listeners, Deliver: w.deliver, Warn: w.warn, Started: w.started(listeners), Synced: w.synced}
-	if w.metrics != nil {
-		rc.Observer = w.metrics
-	}
-	for _, c := range w.plan.Clusters {
-		clients, err := w.sys.NewClients(w.clientConfig(c.Config))
-		if err != nil {
-			if w.plan.Several {
-				err = fmt.Errorf(plan.ClusterNotice+"%w", c.Name, err)
-			}
-			return rc, err
-		}
-		rc.Clusters = append(rc.Clusters, Cluster{Name: c.Name, Clients: clients, Resources: c.Resources,
-			Namespaces: c.Namespaces, Missing: c.Missing})
-	}
-	if w.cfg.Watch.Owned {
-		// Before the checkpoint: an object that is not there says it all.
-		var err error
-		if rc.Owned, err = w.ownedConfig(ctx, rc.Clusters[0].Clients); err != nil {
-			return rc, err
-		}
-	}
-	var err error
-	rc.Resume, err = w.resume(ctx)
-	return rc, err
-}
-
-// watchOutput ends the run once the standard output's reader is gone (`| head -1`),
-// whatever the other sinks: a stream the user piped into a reader that quit is done. It
-// says so unless every sink wrote only to stdout. It returns what stops its watching.
-func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) {
-	var stdoutSinks []*listener.Listener
-	for i, s := range w.cfg.Sinks {
-		if s.WritesStdout() {
-			stdoutSinks = append(stdoutSinks, rc.Listeners[i])
-		}
-	}
-	if len(stdoutSinks) == 0 {
-		return func() {}
-	}
-	gone := make(chan struct{})
-	watchCtx, cancel := context.WithCancel(ctx)
-	var once bool
-	closeGone := func() {
-		if once {
-			return
-		}
-		once = true
-		if len(stdoutSinks) < len(rc.Listeners) {
-			w.warnf("the standard output was closed (its reader is gone); stopping, the other sinks write what they hold")
-		}
-		close(gone)
-	}
-	signals := make(chan struct{}, len(stdoutSinks)+1)
-	watchReaderGone(watchCtx, w.sys.Out, func() { signals <- struct{}{} })
-	for _, l := range stdoutSinks {
-		go func() {
-			select {
-			case <-l.Done():
-				if errors.Is(l.Err(), listener.ErrOutputClosed) {
-					signals <- struct{}{}
-				}
-			case <-watchCtx.Done():
-			}
-		}()
-	}
-	go func() {
-		select {
-		case <-signals:
-			closeGone()
-		case <-watchCtx.Done():
-		}
-	}()
-	rc.OutputGone = gone
-	return cancel
-}
-
-// started is said once every informer's rights were checked.
-func (w *session) started(listeners []*listener.Listener) func() {
-	return func() {
-		if w.view != nil {
-			w.view.Start() // the start line goes to its bottom line
-		}
-		informers := w.informerCount()
-		names := make([]string, len(listeners))
-		for i, l := range listeners {
-			names[i] = l.Name()
-		}
-		w.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
-			w.watched(), informers, diag.Plural(informers), len(listeners), diag.Plural(len(listeners)), strings.Join(names, ", "))
-	}
-}
-
-// synced is called once every informer has its initial list.
-func (w *session) synced() (undo func()) {
-	if w.metrics != nil {
-		w.metrics.Synced(true) // ready (/readyz)
-	}
-	if flag := w.initialListHidden(); flag != "" {
-		// "watching" is said before the initial list; without this a script that waits
-		// for it and then makes a change cannot know whether the change falls in the
-		// list (not shown) or after it.
-		w.infof("%s listed (not shown: %s); changes from here on are shown", w.watched(), flag)
-	}
-	if w.sys.Synced == nil {
-		return func() {}
-	}
-	return w.sys.Synced()
-}
-
-// initialListHidden names the flag that keeps the initial list (ADDED events of the
-// objects that exist at start-up) from every sink: --watch-only, or --event-types without
-// ADDED; "" when the list is shown.
-func (w *session) initialListHidden() string {
-	if w.cfg.WatchOnly {
-		return "--watch-only"
-	}
-	types := w.cfg.EventTypes
-	if len(types) == 0 || slices.Contains(types, event.Added) {
-		return ""
-	}
-	names := make([]string, len(types))
-	for i, t := range types {
-		names[i] = string(t)
-	}
-	return "--event-types " + strings.Join(names, ",")
-}
-
-// informerCount is how many informers the watch takes, in every cluster.
-func (w *session) informerCount() int {
-	n := 0
-	for _, c := range w.plan.Clusters {
-		perNamespace := max(len(c.Namespaces), 1)
-		for _, r := range c.Resources {
-			if r.Namespaced {
-				n += perNamespace
-			} else {
-				n++
-			}
-		}
-		n += len(c.Children)
-		if w.cfg.WithEvents {
-			n += perNamespace
-		}
-		if w.folder != nil {
-			n += len(fold.Workloads) * perNamespace
-		}
-	}
-	return n
-}
-
-// warnf prints one diagnostic line on stderr; safe from any goroutine.
-func (w *session) warnf(format string, args ...any) {
-	out := w.sys.ErrOut
-	if w.diagnostics != nil {
-		out = w.diagnostics
-	}
-	fmt.Fprintf(out, "kubeevents: "+format+"\n", args...)
-}
-
-// warn is warnf for the stream: a re-sync notice also has the terminal's header lines
-// printed again (the notice scrolled the last one away).
-func (w *session) warn(format string, args ...any) {
-	w.warnf(format, args...)
-	w.headers.warned(format)
-}
-
-// infof prints a diagnostic that only a person at a terminal (or -v) wants.
-func (w *session) infof(format string, args ...any) {
-	if w.summaryShown() {
-		w.warnf(format, args...)
-	}
-}
-
-// debugf prints a diagnostic only with -v=2 and up.
-func (w *session) debugf(format string, args ...any) {
-	if w.sys.Verbosity >= 2 {
-		w.warnf(format, args...)
-	}
-}
-
-func (w *session) summaryShown() bool {
-	return w.sys.Verbosity >= 1 || w.sys.Terminals.IsTerminal(w.sys.ErrOut)
 }

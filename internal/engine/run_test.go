@@ -50,7 +50,7 @@ func TestSyncedSaysWhenTheHiddenListIsIn(t *testing.T) {
 	for _, tc := range cases {
 		var errOut bytes.Buffer
 		w := &session{sys: System{Out: io.Discard, ErrOut: &errOut, Verbosity: 1, Terminals: fakeTerminals{}},
-			cfg:  Config{WatchOnly: tc.watchOnly, EventTypes: tc.eventTypes},
+			cfg:  &Config{Events: Events{WatchOnly: tc.watchOnly, Types: tc.eventTypes}},
 			plan: &plan.Plan{Clusters: []*plan.Cluster{{Resources: []resource.Resource{pods}, Namespaces: []string{"web"}}}}}
 		w.synced()()
 		if errOut.String() != tc.want {
@@ -87,7 +87,7 @@ func TestColorAndDiagnosticsFollowTheStreams(t *testing.T) {
 		{"never", true, env(), false},
 	}
 	for _, tc := range cases {
-		w := &session{cfg: Config{Color: tc.color}, sys: System{LookupEnv: tc.env,
+		w := &session{cfg: &Config{Output: Output{Color: tc.color}}, sys: System{LookupEnv: tc.env,
 			Terminals: fakeTerminals{tty: map[io.Writer]bool{&out: tc.stdoutTTY}}}}
 		if got := w.colorFor(&out); got != tc.wantColor {
 			t.Errorf("--color %s, stdout a terminal %v: colour %v, want %v", tc.color, tc.stdoutTTY, got, tc.wantColor)
@@ -99,7 +99,7 @@ func TestColorAndDiagnosticsFollowTheStreams(t *testing.T) {
 		want      bool
 	}{{false, 0, false}, {true, 0, true}, {false, 1, true}} {
 		errOut.Reset()
-		w := &session{sys: System{Out: &out, ErrOut: &errOut, Verbosity: tc.verbosity,
+		w := &session{cfg: &Config{}, sys: System{Out: &out, ErrOut: &errOut, Verbosity: tc.verbosity,
 			Terminals: fakeTerminals{tty: map[io.Writer]bool{&errOut: tc.stderrTTY}}}}
 		w.infof("watching pods")
 		if shown := errOut.Len() > 0; shown != tc.want {

@@ -115,3 +115,18 @@ func (h *headerPrinters) warned(format string) {
 		p.HeadersAgain()
 	}
 }
+
+// followed says what --owned follows, for the line at start-up ("deployments.apps web
+// in shop and what it owns: replicasets.apps, pods").
+func (w *session) followed() string {
+	c := w.plan.Clusters[0]
+	children := make([]string, len(c.Children))
+	for i, child := range c.Children {
+		children[i] = child.String()
+	}
+	where := " in " + c.Namespace()
+	if !c.Resources[0].Namespaced {
+		where = ""
+	}
+	return fmt.Sprintf("%s %s%s and what it owns: %s", c.Resources[0], w.cfg.Watch.Names[0], where, strings.Join(children, ", "))
+}

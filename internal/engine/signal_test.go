@@ -3,10 +3,8 @@ package engine
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/transition"
@@ -41,42 +39,13 @@ func TestRunOnKeepsWhereATransitionHappened(t *testing.T) {
 	}
 	a := &onRecording{}
 	cfg := newConfig()
-	cfg.Listeners = append(cfg.Listeners, listener.New(listener.Config{Name: "on"}, a, cfg.Warn))
-	cfg.Transitions, cfg.On, cfg.MaxEvents = set, []string{"second"}, 1
+	cfg.listeners = append(cfg.listeners, listener.New(listener.Config{Name: "on"}, a, cfg.hooks.warn))
+	cfg.cfg.Events.Transitions, cfg.cfg.Events.On, cfg.cfg.End.MaxEvents = set, []string{"second"}, 1
 	res, err := runOn(context.Background(), fakeClients(t, "c1", "c2", "c3"), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := a.got(); res.Made != 1 || !slices.Equal(got, []string{"ADDED ns/c2"}) || !slices.Equal(a.on[0], []string{"second"}) {
 		t.Fatalf("made %d, sink got %v with on %q; want ns/c2 alone, numbered 1, on [second]", res.Made, got, a.on)
-	}
-}
-
-// The session compiles what the sinks and --on name, and says which name or program is
-// wrong, where, before anything connects.
-func TestCompileSignal(t *testing.T) {
-	for _, tc := range []struct {
-		cfg  Config
-		want string
-	}{
-		{Config{On: []string{"crashlop"}}, `--on: unknown transition "crashlop" (did you mean "crashloop"?); kubeevents on lists them`},
-		{Config{Sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, On: "crashloop|nope"}}}, `sink "hook": on: unknown transition "nope"`},
-		{Config{Sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, Format: "slak"}}}, `sink "hook": unknown format "slak" (did you mean "slack"?)`},
-		{Config{Transitions: map[string]string{"x": ".object |"}, On: []string{"x"}}, `transition "x": syntax error at column 10`},
-		{Config{Formats: map[string]string{"x": "titl"}, Sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, Format: "x"}}},
-			`sink "hook": format "x": function not defined: titl/0`},
-	} {
-		w := &session{cfg: tc.cfg, sys: System{}}
-		if err := w.compileSignal(); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
-		}
-	}
-	w := &session{cfg: Config{On: []string{"deleted"}, Sinks: []config.Sink{
-		{Name: "hook", Type: config.KindHTTP, Format: "slack", On: "crashloop|deleted"}}}}
-	if err := w.compileSignal(); err != nil {
-		t.Fatal(err)
-	}
-	if names := w.transitions.Names(); !slices.Equal(names, []string{"crashloop", "deleted"}) || w.formats["hook"] == nil {
-		t.Errorf("transitions %q, formats %v", names, w.formats)
 	}
 }

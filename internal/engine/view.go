@@ -20,14 +20,14 @@ func (w *session) checkView() error {
 		return diag.Usagef("--ui is a view for a person at a terminal, --leader-elect is for replicas in a cluster; drop one")
 	}
 	var screen *config.Sink
-	for i, s := range w.cfg.Sinks {
+	for i, s := range w.cfg.Output.Sinks {
 		if !s.WritesStdout() {
 			continue
 		}
 		if s.Type != config.KindTerminal {
 			return diag.Usagef("--ui takes the standard output, which sink %q writes to as well; send that sink to a file, or drop --ui", s.Name)
 		}
-		screen = &w.cfg.Sinks[i]
+		screen = &w.cfg.Output.Sinks[i]
 	}
 	switch {
 	case screen == nil:
@@ -52,12 +52,12 @@ func (w *session) newView(quit func()) error {
 		kinds = append(kinds, r.GVK.GroupKind())
 	}
 	wide := false
-	for _, s := range w.cfg.Sinks {
+	for _, s := range w.cfg.Output.Sinks {
 		wide = wide || (s.Type == config.KindTerminal && s.Format == string(render.FormatWide))
 	}
-	v, err := ui.New(ui.Options{Out: w.sys.Out, Color: w.colorFor(w.sys.Out), Wide: wide, Timestamps: w.cfg.Timestamps,
+	v, err := ui.New(ui.Options{Out: w.sys.Out, Color: w.colorFor(w.sys.Out), Wide: wide, Timestamps: w.cfg.Output.Timestamps,
 		Watched: w.watched(), Clusters: w.plan.Names(), Namespace: w.plan.Namespace(), Kinds: kinds,
-		Owned: w.cfg.Watch.Owned, History: w.cfg.UIHistory, Differ: w.differ, PrinterColumns: w.plan.Columns(), Quit: quit})
+		Owned: w.cfg.Watch.Owned, History: w.cfg.UIHistory, Differ: w.cfg.Output.Differ, PrinterColumns: w.plan.Columns(), Quit: quit})
 	if err != nil {
 		return diag.Usage(err)
 	}

@@ -527,3 +527,12 @@ func sameVersion(a, b any) bool {
 	bm, err2 := meta.Accessor(b)
 	return err1 == nil && err2 == nil && am.GetResourceVersion() == bm.GetResourceVersion()
 }
+
+// Kind is the group and kind of the informer's objects.
+func (i *Informer) Kind() schema.GroupKind { return i.Resource.GVK.GroupKind() }
+
+// GVR is the informer's resource.
+func (i *Informer) GVR() schema.GroupVersionResource { return i.Resource.GVR }
+
+// Describe names the informer's resource as messages do ("deployments.apps").
+func (i *Informer) Describe() string { return i.Resource.String() }

@@ -57,10 +57,12 @@ func Run(ctx context.Context, sys engine.System, cfg Config) error {
 	}
 	ranking := NewRanking(cfg.Window, now())
 	ec := cfg.Engine
-	ec.Sinks = nil
-	ec.WatchOnly = true // what exists at start-up is no change
-	ec.NoDiff = false   // the fields come from the diffs
-	ec.InProcess = append(ec.InProcess, engine.InProcessSink{Name: "top", Build: func(d *diff.Differ) listener.Sink {
+	ec.Output.Sinks = nil
+	ec.Events.WatchOnly = true // what exists at start-up is no change
+	if ec.Output.Differ == nil {
+		ec.Output.Differ = diff.NewDiffer(nil) // the fields come from the diffs
+	}
+	ec.Output.InProcess = append(ec.Output.InProcess, engine.InProcessSink{Name: "top", Build: func(d *diff.Differ) listener.Sink {
 		return &sink{ranking: ranking, differ: d}
 	}})
 
@@ -68,7 +70,7 @@ func Run(ctx context.Context, sys engine.System, cfg Config) error {
 	defer cancel()
 	terminal := cfg.Size != nil && !cfg.JSON
 	d := &display{out: sys.Out, json: cfg.JSON, interval: cfg.Interval, now: now, ranking: ranking, stop: cancel,
-		frame: frame{what: what(cfg.Engine), color: colorOn(cfg.Engine.Color, terminal, sys.LookupEnv), terminal: terminal,
+		frame: frame{what: what(cfg.Engine), color: colorOn(cfg.Engine.Output.Color, terminal, sys.LookupEnv), terminal: terminal,
 			size: cfg.Size, rows: cfg.Rows}}
 	starting := sys.Starting
 	var started sync.Once

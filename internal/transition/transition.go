@@ -185,6 +185,15 @@ func (c *Catalog) Compile(names []string, warn func(format string, args ...any))
 	return s, nil
 }
 
+// WarnTo says where failing programs are reported from now on (Compile's warn until
+// then): the run's diagnostics, which a full-screen view may take over. Call it before
+// Eval is.
+func (s *Set) WarnTo(warn func(format string, args ...any)) {
+	if warn != nil {
+		s.warn = warn
+	}
+}
+
 // Names lists the transitions the set evaluates.
 func (s *Set) Names() []string { return slices.Clone(s.names) }
 

@@ -1,4 +1,4 @@
-package engine
+package informer
 
 import (
 	"context"
@@ -11,20 +11,18 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/kubeevents/kubeevents/internal/resource"
 )
 
 var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-// watchNamespace says on stderr when the watched namespace is deleted, or created (again,
+// WatchNamespace says on stderr when the watched namespace is deleted, or created (again,
 // or at last: that it did not exist at the start is said by the command, which checks it
 // before the run and tells it as missing). The watch itself goes on through all of it: the API server lists
 // and watches a namespace that does not exist as an empty one, so without this the
 // stream would only go quiet. It needs the right to list and watch that namespace
 // object, which a user confined to the namespace may lack: then it says nothing. It runs
 // until ctx ends.
-func watchNamespace(ctx context.Context, client dynamic.Interface, ns string, missing bool, warn func(string, ...any)) {
+func WatchNamespace(ctx context.Context, client dynamic.Interface, ns string, missing bool, warn func(string, ...any)) {
 	byName := fields.OneTermEqualSelector("metadata.name", ns).String()
 	nsClient := client.Resource(namespaces)
 	first, err := nsClient.List(ctx, metav1.ListOptions{FieldSelector: byName})
@@ -82,14 +80,4 @@ func (s *namespaceState) OnDelete(_ any) {
 		s.absent = true
 		s.warn("namespace %s was deleted; waiting for it to be created again", s.name)
 	}
-}
-
-// namespaced tells whether any of the types lives in namespaces.
-func namespaced(types []resource.Resource) bool {
-	for _, r := range types {
-		if r.Namespaced {
-			return true
-		}
-	}
-	return false
 }

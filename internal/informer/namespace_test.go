@@ -1,4 +1,4 @@
-package engine
+package informer
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func TestWatchNamespaceSaysDeletionAndCreation(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
-			go func() { defer close(done); watchNamespace(ctx, client, "shop", !existsAtStart, warn) }()
+			go func() { defer close(done); WatchNamespace(ctx, client, "shop", !existsAtStart, warn) }()
 			defer func() { cancel(); <-done }()
 
 			ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop"}}}
@@ -114,7 +114,7 @@ func TestWatchNamespaceCreatedBeforeTheFirstLook(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		watchNamespace(ctx, client, "shop", true, func(format string, args ...any) { said <- fmt.Sprintf(format, args...) })
+		WatchNamespace(ctx, client, "shop", true, func(format string, args ...any) { said <- fmt.Sprintf(format, args...) })
 	}()
 	defer func() { cancel(); <-done }()
 	select {

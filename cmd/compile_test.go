@@ -1,0 +1,50 @@
+package cmd
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/engine"
+)
+
+// The command compiles what the sinks and --on name, and says which name or program is
+// wrong, where, before anything connects.
+func TestCompileSignal(t *testing.T) {
+	for _, tc := range []struct {
+		on          []string
+		sinks       []config.Sink
+		transitions map[string]string
+		formats     map[string]string
+		want        string
+	}{
+		{on: []string{"crashlop"}, want: `--on: unknown transition "crashlop" (did you mean "crashloop"?); kubeevents on lists them`},
+		{sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, On: "crashloop|nope"}}, want: `sink "hook": on: unknown transition "nope"`},
+		{sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, Format: "slak"}}, want: `sink "hook": unknown format "slak" (did you mean "slack"?)`},
+		{transitions: map[string]string{"x": ".object |"}, on: []string{"x"}, want: `transition "x": syntax error at column 10`},
+		{formats: map[string]string{"x": "titl"}, sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, Format: "x"}},
+			want: `sink "hook": format "x": function not defined: titl/0`},
+	} {
+		cfg := engine.Config{Output: engine.Output{Sinks: tc.sinks}}
+		err := compileOutput(&cfg, "", tc.formats)
+		if err == nil {
+			_, err = compileTransitions(tc.on, tc.sinks, tc.transitions, nil)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc, err, tc.want)
+		}
+	}
+	sinks := []config.Sink{{Name: "hook", Type: config.KindHTTP, Format: "slack", On: "crashloop|deleted"}}
+	cfg := engine.Config{Output: engine.Output{Sinks: sinks}}
+	if err := compileOutput(&cfg, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	set, err := compileTransitions([]string{"deleted"}, sinks, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := set.Names(); !slices.Equal(names, []string{"crashloop", "deleted"}) || cfg.Output.Formats["hook"] == nil {
+		t.Errorf("transitions %q, formats %v", names, cfg.Output.Formats)
+	}
+}

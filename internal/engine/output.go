@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/diag"
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/fold"
+	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/sink"
+)
+
+// colorFor decides colour for one output stream: never a global switch, since stdout
+// and stderr may differ (stdout piped, stderr a terminal).
+func (w *session) colorFor(out io.Writer) bool {
+	switch w.cfg.Output.Color {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if _, ok := w.sys.LookupEnv("NO_COLOR"); ok {
+		return false
+	}
+	if term, _ := w.sys.LookupEnv("TERM"); term == "dumb" {
+		return false
+	}
+	return w.sys.Terminals.IsTerminal(out)
+}
+
+// watchOutput ends the run once the standard output's reader is gone (`| head -1`),
+// whatever the other sinks: a stream the user piped into a reader that quit is done. It
+// says so unless every sink wrote only to stdout. It returns what stops its watching.
+func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) {
+	var stdoutSinks []*listener.Listener
+	for i, s := range w.cfg.Output.Sinks {
+		if s.WritesStdout() {
+			stdoutSinks = append(stdoutSinks, rc.listeners[i])
+		}
+	}
+	if len(stdoutSinks) == 0 {
+		return func() {}
+	}
+	gone := make(chan struct{})
+	watchCtx, cancel := context.WithCancel(ctx)
+	var once bool
+	closeGone := func() {
+		if once {
+			return
+		}
+		once = true
+		if len(stdoutSinks) < len(rc.listeners) {
+			w.warnf("the standard output was closed (its reader is gone); stopping, the other sinks write what they hold")
+		}
+		close(gone)
+	}
+	signals := make(chan struct{}, len(stdoutSinks)+1)
+	watchReaderGone(watchCtx, w.sys.Out, func() { signals <- struct{}{} })
+	for _, l := range stdoutSinks {
+		go func() {
+			select {
+			case <-l.Done():
+				if errors.Is(l.Err(), listener.ErrOutputClosed) {
+					signals <- struct{}{}
+				}
+			case <-watchCtx.Done():
+			}
+		}()
+	}
+	go func() {
+		select {
+		case <-signals:
+			closeGone()
+		case <-watchCtx.Done():
+		}
+	}()
+	rc.hooks.outputGone = gone
+	return cancel
+}
+
+// started is said once every informer's rights were checked.
+func (w *session) started(listeners []*listener.Listener) {
+	if w.view != nil {
+		w.view.Start() // the start line goes to its bottom line
+	}
+	informers := w.informerCount()
+	w.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
+		w.watched(), informers, diag.Plural(informers), len(listeners), diag.Plural(len(listeners)), sinkNames(listeners))
+}
+
+// sinkNames lists the listeners' sinks: "screen, events.jsonl".
+func sinkNames(listeners []*listener.Listener) string {
+	names := make([]string, len(listeners))
+	for i, l := range listeners {
+		names[i] = l.Name()
+	}
+	return strings.Join(names, ", ")
+}
+
+// synced is called once every informer has its initial list.
+func (w *session) synced() (undo func()) {
+	if w.metrics != nil {
+		w.metrics.Synced(true) // ready (/readyz)
+	}
+	if flag := w.initialListHidden(); flag != "" {
+		// "watching" is said before the initial list; without this a script that waits
+		// for it and then makes a change cannot know whether the change falls in the
+		// list (not shown) or after it.
+		w.infof("%s listed (not shown: %s); changes from here on are shown", w.watched(), flag)
+	}
+	if w.sys.Synced == nil {
+		return func() {}
+	}
+	return w.sys.Synced()
+}
+
+// initialListHidden names the flag that keeps the initial list (ADDED events of the
+// objects that exist at start-up) from every sink: --watch-only, or --event-types without
+// ADDED; "" when the list is shown.
+func (w *session) initialListHidden() string {
+	if w.cfg.Events.WatchOnly {
+		return "--watch-only"
+	}
+	types := w.cfg.Events.Types
+	if len(types) == 0 || slices.Contains(types, event.Added) {
+		return ""
+	}
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = string(t)
+	}
+	return "--event-types " + strings.Join(names, ",")
+}
+
+// informerCount is how many informers the watch takes, in every cluster.
+func (w *session) informerCount() int {
+	n := 0
+	for _, c := range w.plan.Clusters {
+		perNamespace := max(len(c.Namespaces), 1)
+		for _, r := range c.Resources {
+			if r.Namespaced {
+				n += perNamespace
+			} else {
+				n++
+			}
+		}
+		n += len(c.Children)
+		if w.cfg.Events.WithEvents {
+			n += perNamespace
+		}
+		if w.cfg.Events.FoldRollouts || slices.ContainsFunc(w.cfg.Output.Sinks, func(s config.Sink) bool { return s.Fold != nil && *s.Fold }) {
+			n += len(fold.Workloads) * perNamespace
+		}
+	}
+	return n
+}
+
+// warnf prints one diagnostic line on stderr; safe from any goroutine.
+func (w *session) warnf(format string, args ...any) {
+	out := w.sys.ErrOut
+	if w.diagnostics != nil {
+		out = w.diagnostics
+	}
+	fmt.Fprintf(out, "kubeevents: "+format+"\n", args...)
+}
+
+// warn is warnf for the stream: a re-sync notice also has the terminal's header lines
+// printed again (the notice scrolled the last one away).
+func (w *session) warn(format string, args ...any) {
+	w.warnf(format, args...)
+	w.headers.warned(format)
+}
+
+// infof prints a diagnostic that only a person at a terminal (or -v) wants.
+func (w *session) infof(format string, args ...any) {
+	if w.summaryShown() {
+		w.warnf(format, args...)
+	}
+}
+
+// debugf prints a diagnostic only with -v=2 and up.
+func (w *session) debugf(format string, args ...any) {
+	if w.sys.Verbosity >= 2 {
+		w.warnf(format, args...)
+	}
+}
+
+func (w *session) summaryShown() bool {
+	return w.sys.Verbosity >= 1 || w.sys.Terminals.IsTerminal(w.sys.ErrOut)
+}
+
+// filter is what sink s writes of the stream, and whether it folds rollouts.
+func (w *session) filter(s config.Sink) sink.Filter {
+	folds := w.cfg.Events.FoldRollouts
+	if s.Fold != nil {
+		folds = *s.Fold
+	}
+	var on []string
+	if s.On != "" {
+		on = strings.Split(s.On, "|")
+	}
+	return sink.Filter{EventTypes: s.EventTypes, On: on, Fold: folds}
+}
