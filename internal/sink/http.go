@@ -50,7 +50,8 @@ type HTTPOptions struct {
 	Encoder *Encoder
 	// Format, when set, makes each request's body from its batch of events, in the
 	// receiver's own format (package notify), instead of the Encoder's lines; Differ and
-	// ShowOld make the envelopes it is given. Batching.Size is then at most its MaxBatch.
+	// ShowOld make the envelopes it is given. Batching.Size is then at most its MaxBatch,
+	// and a batch goes in as many requests as its Limit needs.
 	Format  *notify.Compiled
 	Differ  *diff.Differ
 	ShowOld bool
@@ -60,9 +61,10 @@ type HTTPOptions struct {
 // HTTP POSTs events to a URL, in batches of JSON Lines, one JSON document per request,
 // or in a receiver's own format.
 // Connection errors, time-outs, 5xx, 408 and 429 are retried with exponential backoff
-// and jitter, and Retry-After is honoured; another 4xx fails the batch at once (after a
-// 401, once more if a header file changed). It implements listener.Holder: each event is
-// settled when its batch was accepted (2xx) or failed.
+// and jitter, and Retry-After is honoured; 413 sends the batch again in halves; another
+// 4xx fails the batch at once (after a 401, once more if a header file changed). It
+// implements listener.Holder: each event is settled when the request that held it was
+// accepted (2xx) or failed.
 type HTTP struct {
 	*pool
 	opts   HTTPOptions
