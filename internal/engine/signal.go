@@ -110,9 +110,10 @@ func (w *session) filter(s config.Sink) sink.Filter {
 	if w.transitions != nil {
 		// The run evaluates the transitions every sink names, once per event; each sink
 		// names in its events only those it asked for, or --on's.
-		f.Shows = slices.Concat([]string{}, f.On)
+		// Not nil even when empty: nil would name every transition.
+		f.Shows = append([]string{}, f.On...)
 		if len(f.Shows) == 0 {
-			f.Shows = slices.Concat([]string{}, w.cfg.On)
+			f.Shows = append(f.Shows, w.cfg.On...)
 		}
 	}
 	return f
