@@ -12,8 +12,8 @@ import (
 )
 
 // appendYAML appends ev as a YAML document with the envelope of AppendEnvelopeWithDiff.
-// The object (and old object and diff) are converted from their JSON through a
-// yaml.Node rather than a map, so keys keep the order of the JSON (apiVersion, kind,
+// The object (and old object and diff) are converted from their JSON to yaml.Nodes
+// (yamlNode) rather than a map, so keys keep the order of the JSON (apiVersion, kind,
 // metadata, spec, status; op, path, value, old) and numbers their digits.
 func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	objectJSON, err := ev.ObjectJSON()
@@ -103,26 +103,6 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	}
 	dst = append(dst, "---\n"...)
 	return append(dst, p.yamlBuf.Bytes()...), nil
-}
-
-// yamlNode converts JSON to the YAML node of its value, in block style.
-func yamlNode(jsonText []byte) (*yaml.Node, error) {
-	var document yaml.Node // JSON is YAML, so the YAML parser reads it as is
-	if err := yaml.Unmarshal(jsonText, &document); err != nil {
-		return nil, err
-	}
-	blockStyle(&document)
-	return document.Content[0], nil
-}
-
-// blockStyle drops the styles the parser recorded from the JSON (flow mappings, quoted
-// strings), so the encoder writes block YAML and quotes a string only where a plain one
-// would read as something else ("true", "8812", "2026-11-22T15:04:05Z").
-func blockStyle(n *yaml.Node) {
-	n.Style = 0
-	for _, child := range n.Content {
-		blockStyle(child)
-	}
 }
 
 func mapping(content ...*yaml.Node) *yaml.Node {
