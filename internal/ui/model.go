@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,8 +9,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/escape"
@@ -387,29 +388,62 @@ func (m *model) loadDetail(now time.Time) {
 	d.offset = max(min(d.offset, len(d.lines)-h), 0)
 }
 
-// yamlLines is obj as `kubectl get -o yaml` prints it (without managedFields, as
-// kubectl leaves them out), escaped for the terminal.
+// yamlLines is obj as `kubectl get -o yaml` prints it (keys sorted, without
+// managedFields, as kubectl leaves them out), escaped for the terminal.
+//
+// The YAML is encoded from the object's decoded JSON: kubectl's way, its JSON read by
+// the YAML parser, fails on a string holding DEL, a C1 control or U+FFFE (which the
+// YAML encoder escapes, but the parser refuses unescaped), and the view would show
+// nothing of such an object but the error.
 func yamlLines(obj runtime.Object) []string {
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return []string{"cannot show the object: " + err.Error()}
 	}
-	var v map[string]any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // the digits as they are, not float64's
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return []string{"cannot show the object: " + err.Error()}
 	}
-	if md, ok := v["metadata"].(map[string]any); ok {
-		delete(md, "managedFields")
+	if top, ok := v.(map[string]any); ok {
+		if md, ok := top["metadata"].(map[string]any); ok {
+			delete(md, "managedFields")
+		}
 	}
-	out, err := yaml.Marshal(v)
-	if err != nil {
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	enc.CompactSeqIndent() // "- item" under its key, as kubectl writes it
+	if err := enc.Encode(yamlValue(v)); err != nil {
 		return []string{"cannot show the object: " + err.Error()}
 	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if err := enc.Close(); err != nil {
+		return []string{"cannot show the object: " + err.Error()}
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
 	for i, l := range lines {
 		lines[i] = string(escape.Append(nil, l))
 	}
 	return lines
+}
+
+// yamlValue is a decoded JSON value for the YAML encoder: its numbers (json.Number,
+// which it would quote as strings) plain scalars of their digits.
+func yamlValue(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: string(v)}
+	case map[string]any:
+		for k, e := range v {
+			v[k] = yamlValue(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = yamlValue(e)
+		}
+	}
+	return v
 }
 
 // tableHeight is how many table lines fit between the top and bottom lines.

@@ -312,6 +312,27 @@ func TestNoColorStillShowsChanges(t *testing.T) {
 	}
 }
 
+// The YAML of an object holding characters YAML does not allow unescaped (DEL, a C1
+// control, U+FFFE) is shown, those characters escaped, rather than an error.
+func TestYAMLOfAwkwardStrings(t *testing.T) {
+	h := newHarness(t, Options{Color: true})
+	pod := testPod("web-1", nil, corev1.PodRunning)
+	pod.Annotations = map[string]string{"del": "a\x7fb", "csi": "c\u009b31m", "nonchar": "d\ufffe", "port": "8080", "big": "12345678901234567890"}
+	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080}}
+	h.write(event.Added, pod, true)
+	h.frame()
+	h.keys("y")
+	s := h.screen()
+	for _, want := range []string{`    del: "a\x7Fb"`, `    csi: "c\x9B31m"`, `    nonchar: "d\uFFFE"`, `    port: "8080"`, "    - containerPort: 8080", "kind: Pod"} {
+		if _, y := s.line(want); y < 0 {
+			t.Errorf("the YAML lacks %q:\n%s", want, s)
+		}
+	}
+	if _, y := s.line("cannot show"); y >= 0 {
+		t.Errorf("the YAML is an error:\n%s", s)
+	}
+}
+
 // A history entry is bounded, however large the change.
 func TestEntriesAreBounded(t *testing.T) {
 	var b strings.Builder
