@@ -81,6 +81,7 @@ type detail struct {
 	offset  int
 	follow  bool   // keep the newest lines in sight (history)
 	version uint64 // the object's version the lines are for
+	width   int    // the terminal's width they are for (YAML: long lines wrapped)
 	seen    int    // history entries ever (history)
 	gone    bool   // the object is no longer there
 }
@@ -362,10 +363,10 @@ func (m *model) loadDetail(now time.Time) {
 		d.gone = true
 		return
 	}
-	if d.lines != nil && cur.version == d.version {
+	if d.lines != nil && cur.version == d.version && (m.mode != modeYAML || d.width == m.width) {
 		return
 	}
-	d.version, d.gone = cur.version, false
+	d.version, d.width, d.gone = cur.version, m.width, false
 	switch m.mode {
 	case modeHistory:
 		entries, seen, _ := m.v.store.history(d.key)
@@ -379,7 +380,7 @@ func (m *model) loadDetail(now time.Time) {
 			d.lines = append(d.lines, lines...)
 		}
 	case modeYAML:
-		d.lines = yamlLines(cur.obj)
+		d.lines = wrapLines(yamlLines(cur.obj), m.width)
 	}
 	h := m.detailHeight()
 	if d.follow {
@@ -426,6 +427,26 @@ func yamlLines(obj runtime.Object) []string {
 		lines[i] = string(escape.Append(nil, l))
 	}
 	return lines
+}
+
+// wrapLines folds the lines wider than width, each further part indented two columns
+// past its line's indentation: a long value (an annotation, a script in a ConfigMap) is
+// read whole rather than cut at the terminal's edge.
+func wrapLines(lines []string, width int) []string {
+	var out []string
+	for _, l := range lines {
+		if width <= 0 || textWidth(l) <= width {
+			out = append(out, l)
+			continue
+		}
+		head := ansi.Truncate(l, width, "")
+		out = append(out, head)
+		indent := strings.Repeat(" ", min(len(l)-len(strings.TrimLeft(l, " "))+2, width/2))
+		for part := range strings.SplitSeq(ansi.Hardwrap(l[len(head):], width-len(indent), true), "\n") {
+			out = append(out, indent+part)
+		}
+	}
+	return out
 }
 
 // yamlValue is a decoded JSON value for the YAML encoder: its numbers (json.Number,

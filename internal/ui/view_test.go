@@ -333,6 +333,46 @@ func TestYAMLOfAwkwardStrings(t *testing.T) {
 	}
 }
 
+// A value longer than the terminal is wide is wrapped in the YAML, not cut: all of it
+// shows, at any width.
+func TestYAMLWrapsLongValues(t *testing.T) {
+	h := newHarness(t, Options{Color: true})
+	pod := testPod("web-1", nil, corev1.PodRunning)
+	var value strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&value, "w%02d ", i)
+	}
+	pod.Annotations = map[string]string{"note": strings.TrimSpace(value.String())}
+	h.write(event.Added, pod, true)
+	h.frame()
+	h.keys("y")
+	for _, width := range []int{100, 47} {
+		h.m.Update(teaSize(width, 40))
+		lines := h.screen().lines()
+		for _, l := range lines[1 : len(lines)-1] { // the YAML, between the top and bottom lines
+			if strings.Contains(l, "…") || len([]rune(l)) > width {
+				t.Errorf("width %d: a line cut: %q", width, l)
+			}
+		}
+		var got strings.Builder
+		for i, l := range h.m.detail.lines {
+			if v, ok := strings.CutPrefix(l, "    note: "); ok {
+				got.WriteString(v)
+				for _, l := range h.m.detail.lines[i+1:] {
+					part, ok := strings.CutPrefix(l, "      ")
+					if !ok {
+						break
+					}
+					got.WriteString(part)
+				}
+			}
+		}
+		if got.String() != pod.Annotations["note"] {
+			t.Errorf("width %d: the note reads %q, want %q; the screen:\n%s", width, got.String(), pod.Annotations["note"], h.screen())
+		}
+	}
+}
+
 // A history entry is bounded, however large the change.
 func TestEntriesAreBounded(t *testing.T) {
 	var b strings.Builder
