@@ -501,12 +501,7 @@ func (m *model) draw(now time.Time) string {
 func (m *model) statusText(now time.Time) string {
 	o := &m.v.opts
 	left := " kubeevents · " + o.Watched
-	live := 0
-	for _, r := range m.t.rows {
-		if r.deleted.IsZero() {
-			live++
-		}
-	}
+	live := m.liveObjects()
 	var parts []string
 	parts = append(parts, diag.Count(live)+" object"+diag.Plural(live))
 	if m.t.filter.active() {
@@ -560,7 +555,7 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 		n := m.offset + i
 		if n >= len(m.t.lines) {
 			if i == 0 && len(m.t.lines) == 0 {
-				b.WriteString(m.st.dim.Render(fit(" no objects yet", m.width)))
+				b.WriteString(m.st.dim.Render(fit(m.emptyText(), m.width)))
 			}
 			b.WriteByte('\n')
 			continue
@@ -587,6 +582,31 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 		}
 		b.WriteByte('\n')
 	}
+}
+
+// emptyText is what the table says when it has no line: that nothing came yet, or
+// that the filter left every object out.
+func (m *model) emptyText() string {
+	live := m.liveObjects()
+	switch {
+	case live == 0 || !m.t.filter.active():
+		return " no objects yet"
+	case live == 1:
+		return " the filter does not match the one object (Esc clears it)"
+	}
+	return fmt.Sprintf(" the filter matches none of the %s objects (Esc clears it)", diag.Count(live))
+}
+
+// liveObjects is how many objects the table has, not counting the deleted ones still
+// shown struck.
+func (m *model) liveObjects() int {
+	live := 0
+	for _, r := range m.t.rows {
+		if r.deleted.IsZero() {
+			live++
+		}
+	}
+	return live
 }
 
 // rolloutLine is where the followed object's rollout stands (--owned), in kubectl's

@@ -312,6 +312,31 @@ func TestNoColorStillShowsChanges(t *testing.T) {
 	}
 }
 
+// A filter that matches no object says so, and how many objects there are: not "no
+// objects yet".
+func TestFilterMatchingNothing(t *testing.T) {
+	for _, color := range []bool{true, false} {
+		h := newHarness(t, Options{Color: color})
+		h.write(event.Added, testPod("web-1", nil, corev1.PodRunning), true)
+		h.write(event.Added, testPod("web-2", nil, corev1.PodRunning), true)
+		h.frame()
+		h.keys("/", "nothing-like-it", "enter")
+		s := h.screen()
+		if _, y := s.line("the filter matches none of the 2 objects (Esc clears it)"); y < 0 || strings.Contains(s.String(), "no objects yet") {
+			t.Errorf("colour %v: a filter matching nothing:\n%s", color, s)
+		}
+		h.keys("esc")
+		if _, y := h.screen().line("web-1"); y < 0 {
+			t.Errorf("colour %v: Esc: web-1 is not back:\n%s", color, h.screen())
+		}
+	}
+	h := newHarness(t, Options{})
+	h.frame()
+	if _, y := h.screen().line("no objects yet"); y < 0 {
+		t.Errorf("no object at all:\n%s", h.screen())
+	}
+}
+
 // The YAML of an object holding characters YAML does not allow unescaped (DEL, a C1
 // control, U+FFFE) is shown, those characters escaped, rather than an error.
 func TestYAMLOfAwkwardStrings(t *testing.T) {
