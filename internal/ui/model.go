@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,7 +93,7 @@ func newModel(v *View) *model {
 	t.showNamespace = v.opts.Namespace == "" && !v.opts.Owned
 	t.showCluster = len(v.opts.Clusters) > 1
 	t.tree = v.opts.Owned
-	return &model{v: v, st: newStyles(true), t: t, width: 80, height: 24, interval: frameEvery}
+	return &model{v: v, st: newStyles(true, !v.opts.Color), t: t, width: 80, height: 24, interval: frameEvery}
 }
 
 func tick(after time.Duration) tea.Cmd {
@@ -123,7 +124,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.v.width.Store(int64(msg.Width))
 		m.frame(now, true)
 	case tea.BackgroundColorMsg:
-		m.st = newStyles(msg.IsDark())
+		m.st = newStyles(msg.IsDark(), !m.v.opts.Color)
 		m.t.generation++ // every row's line is to be drawn in the new looks
 		m.frame(now, true)
 	case tea.KeyPressMsg:
@@ -551,6 +552,11 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 		}
 	}
 	m.t.measure()
+	// Without looks, a marker column shows the selection and the changes.
+	width, margin := m.width, ""
+	if m.st.plain {
+		width, margin = max(m.width-markerWidth, 0), strings.Repeat(" ", min(markerWidth, m.width))
+	}
 	for i := range h {
 		n := m.offset + i
 		if n >= len(m.t.lines) {
@@ -563,20 +569,27 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 		l := m.t.lines[n]
 		switch {
 		case l.header != nil:
-			m.st.headerPaint.wrap(b, m.t.text(l, m.width))
+			b.WriteString(margin)
+			m.st.headerPaint.wrap(b, m.t.text(l, width))
 		case l.r == nil:
-			b.WriteString(m.t.text(l, m.width))
+			b.WriteString(m.t.text(l, width))
 		default:
 			r := l.r
 			key := drawnKey{layout: m.t.generation, cellsAt: r.cellsAt, cellsOf: r.cellsOf, prefix: l.prefix,
 				width: m.width, paint: m.st.rowPaint(&r.rowState, now, n == at)}
 			if r.drawn == "" || r.drawnFor != key {
-				p := m.st.paints[key.paint]
-				text := m.t.text(l, m.width)
-				if key.paint != paintPlain {
+				text := m.t.text(l, width)
+				switch {
+				case m.st.plain:
+					r.drawn = cut(plainMarker(key.paint), m.width) + text
+				case key.paint != paintPlain:
 					text = fit(text, m.width) // the highlight covers the whole line
+					fallthrough
+				default:
+					p := m.st.paints[key.paint]
+					r.drawn = p.prefix + text + p.suffix
 				}
-				r.drawn, r.drawnFor = p.prefix+text+p.suffix, key
+				r.drawnFor = key
 			}
 			b.WriteString(r.drawn)
 		}
@@ -658,11 +671,21 @@ var helpText = []string{
 	"  deleted rows are struck through for a few seconds, then go.",
 }
 
+// plainHelp replaces the last lines of helpText in a view without colour.
+var plainHelp = []string{
+	"  The first column marks the selected row (>), rows new (+) or changed (~) in the last",
+	"  seconds, and deleted rows (-), which go after a few seconds.",
+}
+
 func (m *model) drawHelp(b *strings.Builder) {
+	text := helpText
+	if m.st.plain {
+		text = append(slices.Clone(helpText[:len(helpText)-len(plainHelp)]), plainHelp...)
+	}
 	h := m.detailHeight()
 	for i := range h {
-		if i < len(helpText) {
-			b.WriteString(cut(helpText[i], m.width))
+		if i < len(text) {
+			b.WriteString(cut(text[i], m.width))
 		}
 		b.WriteByte('\n')
 	}

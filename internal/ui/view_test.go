@@ -92,7 +92,7 @@ func TestChangesHighlightFadeAndDeletionsGo(t *testing.T) {
 // Enter opens the selected row's history: its changes with their diffs, as the stream
 // prints them, at most History of them; y its YAML; Esc back.
 func TestHistoryAndYAML(t *testing.T) {
-	h := newHarness(t, Options{History: 3})
+	h := newHarness(t, Options{History: 3, Color: true})
 	h.write(event.Added, testPod("web-1", map[string]string{"app": "web"}, corev1.PodPending), true)
 	for i, phase := range []corev1.PodPhase{corev1.PodRunning, corev1.PodSucceeded, corev1.PodFailed, corev1.PodRunning} {
 		h.clock.at(time.Duration(i+1) * time.Second)
@@ -129,7 +129,7 @@ func TestHistoryAndYAML(t *testing.T) {
 
 // `/` filters by substring or by label selector; Esc clears the filter.
 func TestFilter(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, Options{Color: true})
 	h.write(event.Added, testPod("web-1", map[string]string{"app": "web"}, corev1.PodRunning), true)
 	h.write(event.Added, testPod("db-0", map[string]string{"app": "db"}, corev1.PodPending), true)
 	h.frame()
@@ -218,7 +218,7 @@ func TestSort(t *testing.T) {
 
 // A resized terminal is laid out anew: rows cut to its width, as many as fit.
 func TestResize(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, Options{Color: true})
 	for i := range 30 {
 		h.write(event.Added, testPod("web-"+string(rune('a'+i%26))+string(rune('a'+i/26)), nil, corev1.PodRunning), true)
 	}
@@ -240,7 +240,7 @@ func TestResize(t *testing.T) {
 // the rollout's state on top.
 func TestOwnerTree(t *testing.T) {
 	deployKind := schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	h := newHarness(t, Options{Owned: true, Kinds: []schema.GroupKind{deployKind}})
+	h := newHarness(t, Options{Owned: true, Kinds: []schema.GroupKind{deployKind}, Color: true})
 	write := func(kind, group, resource, name string, owners []event.Owner, rollout *event.Rollout) {
 		obj := testPod(name, nil, corev1.PodRunning)
 		obj.Kind = kind
@@ -269,7 +269,7 @@ func TestOwnerTree(t *testing.T) {
 
 // Several clusters: a CLUSTER column; the same name in two clusters is two rows.
 func TestSeveralClusters(t *testing.T) {
-	h := newHarness(t, Options{Clusters: []string{"prod-eu", "prod-us"}})
+	h := newHarness(t, Options{Clusters: []string{"prod-eu", "prod-us"}, Color: true})
 	for _, c := range []string{"prod-us", "prod-eu"} {
 		ev := &event.Event{Type: event.Added, Time: t0, Cluster: c, Resource: podsGVR, Kind: "Pod", Object: testPod("web-1", nil, corev1.PodRunning), InInitialList: true}
 		if err := h.v.Write(ev); err != nil {
@@ -302,13 +302,47 @@ func TestQuitKeys(t *testing.T) {
 	}
 }
 
-// Without colour (--color never, NO_COLOR) the changes still show: bold, struck.
-func TestNoColorStillShowsChanges(t *testing.T) {
+// Without colour (--color never, NO_COLOR, TERM=dumb) the view writes no attribute at
+// all, not even bold or reverse; a marker column shows the selected row (>) and the
+// rows new (+), changed (~) and deleted (-), the header aligned with them.
+func TestNoColorIsPlain(t *testing.T) {
+	sgr := regexp.MustCompile(`\x1b\[[0-9;:]*m`)
 	h := newHarness(t, Options{Color: false})
-	h.write(event.Added, testPod("web-1", nil, corev1.PodPending), false)
+	h.write(event.Added, testPod("web-1", nil, corev1.PodPending), true)
+	h.write(event.Added, testPod("web-2", nil, corev1.PodPending), true)
+	h.write(event.Added, testPod("web-3", nil, corev1.PodPending), true)
+	h.clock.at(time.Second)
+	h.write(event.Added, testPod("web-4", nil, corev1.PodPending), false)
+	h.write(event.Modified, testPod("web-2", nil, corev1.PodRunning), false)
+	h.write(event.Deleted, testPod("web-3", nil, corev1.PodPending), false)
+	h.clock.at(1100 * time.Millisecond)
 	h.frame()
-	if st := h.screen().style(t, "web-1"); st.Attrs&uv.AttrBold == 0 && st.Attrs&uv.AttrReverse == 0 {
-		t.Errorf("new row without colour: style %+v, want at least bold", st)
+	check := func(what string, want map[string]string) {
+		t.Helper()
+		if m := sgr.FindString(h.m.content); m != "" {
+			t.Errorf("%s: the frame holds the SGR sequence %q:\n%q", what, m, h.m.content)
+		}
+		s := h.screen()
+		if l := s.lines()[1]; !strings.HasPrefix(l, "   NAME ") {
+			t.Errorf("%s: the header is %q, want it after the marker column", what, l)
+		}
+		for name, marker := range want {
+			if l, _ := s.line(name + " "); !strings.HasPrefix(l, marker+name+" ") {
+				t.Errorf("%s: %s's row is %q, want it marked %q; the screen:\n%s", what, name, l, marker, s)
+			}
+		}
+	}
+	check("first", map[string]string{"web-1": ">  ", "web-2": " ~ ", "web-3": " - ", "web-4": " + "})
+	h.keys("down")
+	check("after down", map[string]string{"web-1": "   ", "web-2": ">~ "})
+	h.clock.at(fadeFor + 2*time.Second)
+	h.frame()
+	check("faded", map[string]string{"web-1": "   ", "web-2": ">  ", "web-4": "   "})
+	for _, key := range []string{"?", "esc", "enter", "esc", "y"} {
+		h.keys(key)
+		if m := sgr.FindString(h.m.content); m != "" {
+			t.Errorf("after %s: the screen holds the SGR sequence %q", key, m)
+		}
 	}
 }
 
