@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -92,17 +93,22 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	}
 
 	p.yamlBuf.Reset()
-	encoder := yaml.NewEncoder(&p.yamlBuf)
-	encoder.SetIndent(2)
-	encoder.CompactSeqIndent() // "- item" under its key, as kubectl writes it
-	if err := encoder.Encode(envelope); err != nil {
-		return dst, fmt.Errorf("encoding %s %q as YAML: %w", ev.Kind, ev.Key(), err)
-	}
-	if err := encoder.Close(); err != nil {
+	if err := encodeYAML(&p.yamlBuf, envelope); err != nil {
 		return dst, fmt.Errorf("encoding %s %q as YAML: %w", ev.Kind, ev.Key(), err)
 	}
 	dst = append(dst, "---\n"...)
 	return append(dst, p.yamlBuf.Bytes()...), nil
+}
+
+// encodeYAML writes n as one YAML document, indented as kubectl writes YAML.
+func encodeYAML(w io.Writer, n *yaml.Node) error {
+	encoder := yaml.NewEncoder(w)
+	encoder.SetIndent(2)
+	encoder.CompactSeqIndent() // "- item" under its key, as kubectl writes it
+	if err := encoder.Encode(n); err != nil {
+		return err
+	}
+	return encoder.Close()
 }
 
 func mapping(content ...*yaml.Node) *yaml.Node {

@@ -29,6 +29,7 @@ var awkwardStrings = []string{
 	"ls\u2028ps\u2029", "tab\tnewline\nreturn\r", "bell\a", "nul\x00", "esc\x1b[31mred", "\x7f",
 	"", " lead", "trail ", "true", "no", "null", "~", "8080", "1e3", "0x1F", "- item", "key: value",
 	"# comment", "'single'", `"double"`, "a\\b", "日本語", "emoji 🚀", "multi\nline\n", "\u0080\u009f",
+	"\nleading newline", "  indented\nscript\n", " x\ny", "\n", "trailing\n\n",
 }
 
 // A YAML document holds any string an object can: the sink does not stop, the output
@@ -54,9 +55,12 @@ func TestYAMLOfAwkwardStrings(t *testing.T) {
 			"metadata": map[string]any{"name": "odd", "namespace": "default", "resourceVersion": rv},
 		}}
 		spec := map[string]any{}
+		var list []any
 		for _, s := range awkwardStrings {
 			spec["key "+s] = s + rv
+			list = append(list, s, []any{s + rv})
 		}
+		spec["list"] = list
 		u.Object["spec"] = spec
 		return u
 	}
@@ -136,6 +140,7 @@ func FuzzYAMLNode(f *testing.F) {
 	for _, s := range []string{
 		`{"a":1,"b":[],"c":{},"d":-0,"e":1.5e-7,"f":12345678901234567890,"g":-9223372036854775808,"h":1E+400}`,
 		`["\ud83d\ude80","\ud800","\udc00x","\ud800\u0041","\u00e9\/\b\f\n\r\t\\\""]`,
+		`{"":["\n0"]}`, `{"a":["  x\ny"],"b":"\nx\n"}`, `["\nx\n",[" a\nb"]]`, // literal blocks that need an indentation indicator
 		" [ 1 , \"x\" , { \"k\" : null } ] ", `"just a string"`, `7`, `{"k":"\xff\xfe"}`,
 		`[1,]`, `{"a"}`, `01`, `-`, `1.`, `"\u12"`, `"unterminated`, `{"a":1}x`, `[`, "\"\x01\"",
 	} {
@@ -159,10 +164,11 @@ func FuzzYAMLNode(f *testing.F) {
 		if duplicateKeys(data) {
 			t.Skip("a key twice in an object: encoding/json never writes that")
 		}
-		text, err := yaml.Marshal(n)
-		if err != nil {
+		var buf bytes.Buffer
+		if err := encodeYAML(&buf, n); err != nil {
 			t.Fatalf("%q: encoding the node: %v", data, err)
 		}
+		text := buf.Bytes()
 		var got any
 		if err := yaml.Unmarshal(text, &got); err != nil {
 			t.Fatalf("%q: the YAML does not read back: %v\n%s", data, err, text)
