@@ -432,6 +432,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 			RedactionKey:  redactionKey,
 			NoFastPaths:   cfg.NoFastPaths,
 			NoAttribution: cfg.NoAttribution,
+			Coalesced:     coalesces(cfg.Listeners),
 			MaxEvents:     cfg.MaxEvents,
 			Limit:         r.limitReached,
 			Skip:          skip,
@@ -826,4 +827,10 @@ func registrations(listeners []*listener.Listener, resync bool) []informer.Regis
 		regs = append(regs, reg)
 	}
 	return regs
+}
+
+// coalesces reports whether a listener merges changes of one object (on-full=coalesce),
+// whose attribution then needs every writer's fields.
+func coalesces(listeners []*listener.Listener) bool {
+	return slices.ContainsFunc(listeners, func(l *listener.Listener) bool { return l.Config().OnFull == listener.Coalesce })
 }

@@ -70,6 +70,10 @@ type Options struct {
 	// NoAttribution leaves managedFields unread (--no-by): events name no manager, and
 	// the protobuf watch need not decode them.
 	NoAttribution bool
+	// Coalesced says that some receiver merges changes of one object into one
+	// (on-full=coalesce): attribution then keeps the field set of every change's
+	// writer, to tell who made each part of the merged change.
+	Coalesced bool
 	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
 	// parts (KUBEEVENTS_FAST_PATHS=off).
 	NoFastPaths bool
@@ -160,6 +164,9 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	}
 	if !opts.NoAttribution && !opts.Related {
 		inf.managers = managedfields.NewTracker()
+		if opts.Coalesced {
+			inf.managers.KeepFields()
+		}
 	}
 
 	var lw *cache.ListWatch
