@@ -8,10 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeevents/kubeevents/internal/managedfields"
 )
 
 // Store is where a checkpoint is kept between runs: a file (FileStore, --resume FILE) or
@@ -56,6 +64,10 @@ type SnapshotObject struct {
 	Key string
 	obj runtime.Object
 	raw []byte // a kept section's object, as read
+	// managers go into the object's metadata.managedFields as it is written (their
+	// managers and times, without fields): the informer dropped them, and a resumed
+	// run compares the object's current managedFields with them (managedfields.Seed).
+	managers managedfields.Managers
 }
 
 // Version is the object's resourceVersion: with its Resource and Key, what says that
@@ -75,7 +87,7 @@ func (o *SnapshotObject) AppendLine(dst []byte) ([]byte, error) {
 	raw := o.raw
 	if raw == nil {
 		var err error
-		if raw, err = json.Marshal(o.obj); err != nil {
+		if raw, err = json.Marshal(withManagedFields(o.obj, o.managers.Entries())); err != nil {
 			return dst, fmt.Errorf("encoding an object: %w", err)
 		}
 	}
@@ -86,6 +98,54 @@ func (o *SnapshotObject) AppendLine(dst []byte) ([]byte, error) {
 		return dst, err
 	}
 	return buf.Bytes(), nil
+}
+
+// withManagedFields is obj with entries as its managedFields, a shallow copy of it (obj
+// is shared with the informer's cache and the sinks); obj itself without entries.
+func withManagedFields(obj runtime.Object, entries []metav1.ManagedFieldsEntry) runtime.Object {
+	if len(entries) == 0 {
+		return obj
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		list := make([]any, len(entries))
+		for i, e := range entries {
+			m := map[string]any{"manager": e.Manager, "operation": string(e.Operation), "apiVersion": e.APIVersion}
+			if e.Subresource != "" {
+				m["subresource"] = e.Subresource
+			}
+			if e.Time != nil {
+				m["time"] = e.Time.UTC().Format(time.RFC3339)
+			}
+			list[i] = m
+		}
+		metadata, _ := u.Object["metadata"].(map[string]any)
+		metadata = maps.Clone(metadata)
+		if metadata == nil {
+			metadata = map[string]any{}
+		}
+		metadata["managedFields"] = list
+		object := maps.Clone(u.Object)
+		object["metadata"] = metadata
+		return &unstructured.Unstructured{Object: object}
+	}
+	// A typed object (or PartialObjectMetadata): a copy of its struct, whose ObjectMeta
+	// (a value in it) is the copy's own; what it points to stays shared, unchanged.
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return obj
+	}
+	copied := reflect.New(v.Elem().Type())
+	copied.Elem().Set(v.Elem())
+	out, ok := copied.Interface().(runtime.Object)
+	if !ok {
+		return obj
+	}
+	m, err := meta.Accessor(out)
+	if err != nil {
+		return obj
+	}
+	m.SetManagedFields(entries)
+	return out
 }
 
 // EndLine is a section's last line (with its newline): the count of its objects,

@@ -528,7 +528,7 @@ func (r *run) resumeFrom(c *clusterRun, inf *informer.Informer) error {
 		return nil
 	}
 	name := checkpoint.ResourceName(inf.Resource.GVR)
-	objects, err := inf.Seed(saved.Objects[name])
+	objects, managers, err := inf.Seed(saved.Objects[name])
 	if err != nil {
 		what := fmt.Sprintf("an object of %s cannot be read: %v", inf.Resource, err)
 		if c.Name != "" {
@@ -536,7 +536,7 @@ func (r *run) resumeFrom(c *clusterRun, inf *informer.Informer) error {
 		}
 		return &checkpoint.CorruptError{Path: saved.Path, What: what}
 	}
-	c.checkpoint.Tracker.Seed(name, objects)
+	c.checkpoint.Tracker.Seed(name, objects, managers)
 	versions := make(map[string]string, len(objects))
 	for _, obj := range objects {
 		if m, err := meta.Accessor(obj); err == nil {
