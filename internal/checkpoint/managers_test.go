@@ -116,3 +116,52 @@ func sameEntries(a, b []metav1.ManagedFieldsEntry) bool {
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
 }
+
+// metadataAt finds a typed object's metadata, whose members before it are plain values,
+// and leaves other shapes to the copy.
+func TestMetadataAt(t *testing.T) {
+	for raw, want := range map[string]int{
+		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"},"spec":{}}`:           44,
+		`{ "n" : 1 , "t": true, "s":"x\"metadata\":{", "metadata" : {}}`:               60,
+		`{"apiVersion":"v1","data":{"metadata":"x"},"kind":"ConfigMap","metadata":{}}`: -1,
+		`{"metadata":null}`: -1,
+		`{"kind":"Pod"}`:    -1,
+		`[]`:                -1,
+	} {
+		at, ok := metadataAt([]byte(raw))
+		if !ok {
+			at = -1
+		}
+		if at != want {
+			t.Errorf("%s: %d, want %d", raw, at, want)
+		}
+	}
+}
+
+// A ConfigMap's data comes before its metadata: its managers are written all the same.
+func TestCheckpointKeepsManagersAfterData(t *testing.T) {
+	mfTracker := managedfields.NewTracker()
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"metadata": "x"},
+		"metadata": map[string]any{"name": "cm", "namespace": "ns", "uid": "uid-cm", "resourceVersion": "3", "managedFields": []any{
+			map[string]any{"manager": "alice", "operation": "Update", "apiVersion": "v1", "time": "2026-11-27T10:00:03Z", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{}},
+		}}}}
+	mfTracker.Observe(cm)
+	unstructured.RemoveNestedField(cm.Object, "metadata", "managedFields")
+	o := SnapshotObject{Resource: "configmaps.v1", obj: cm, managers: mfTracker.Take(cm).Managers()}
+	line, err := o.AppendLine(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Object struct {
+			Data     map[string]string `json:"data"`
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		} `json:"object"`
+	}
+	if err := json.Unmarshal(line, &got); err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	if m := got.Object.Metadata.ManagedFields; len(m) != 1 || m[0].Manager != "alice" || m[0].Time == nil || got.Object.Data["metadata"] != "x" {
+		t.Errorf("line %s", line)
+	}
+}

@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeevents/kubeevents/internal/managedfields"
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // Store is where a checkpoint is kept between runs: a file (FileStore, --resume FILE) or
@@ -82,22 +82,94 @@ func (o *SnapshotObject) Version() string {
 
 // AppendLine appends the object's line in the file's format ({"resource":...,"object":
 // {...}} and a newline) to dst. The object is encoded now: a snapshot holds pointers to
-// the objects the sinks were given, not their JSON.
+// the objects the sinks were given, not their JSON. Its managers go into its metadata as
+// managedFields as it is written, where that is found before any nested value (a typed
+// object's kind and apiVersion come first), else from a shallow copy that has them.
 func (o *SnapshotObject) AppendLine(dst []byte) ([]byte, error) {
-	raw := o.raw
+	raw, at, splice := o.raw, 0, false
 	if raw == nil {
 		var err error
-		if raw, err = json.Marshal(withManagedFields(o.obj, o.managers.Entries())); err != nil {
+		if raw, err = json.Marshal(o.obj); err == nil && !o.managers.Empty() {
+			if at, splice = metadataAt(raw); !splice {
+				raw, err = json.Marshal(withManagedFields(o.obj, o.managers.Entries()))
+			}
+		}
+		if err != nil {
 			return dst, fmt.Errorf("encoding an object: %w", err)
 		}
 	}
-	buf := bytes.NewBuffer(dst)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(line{Resource: o.Resource, Object: raw}); err != nil {
-		return dst, err
+	dst = wire.AppendJSONField(dst, `{"resource":`, o.Resource)
+	dst = append(dst, `,"object":`...)
+	if splice {
+		dst = o.managers.AppendJSON(append(append(dst, raw[:at]...), `"managedFields":`...))
+		if raw[skipSpace(raw, at)] != '}' {
+			dst = append(dst, ',')
+		}
+		raw = raw[at:]
 	}
-	return buf.Bytes(), nil
+	return append(append(dst, raw...), "}\n"...), nil
+}
+
+// metadataAt is the index in raw (an object's JSON) just after the opening brace of its
+// metadata; false if a member before it has an object or list for value (not scanned),
+// or there is none.
+func metadataAt(raw []byte) (int, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return 0, false
+	}
+	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '"'; i = skipSpace(raw, i+1) {
+		end, ok := stringEnd(raw, i)
+		if !ok {
+			return 0, false
+		}
+		key := raw[i+1 : end-1]
+		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
+			return 0, false
+		}
+		if i = skipSpace(raw, i+1); i >= len(raw) {
+			return 0, false
+		}
+		if string(key) == "metadata" {
+			return i + 1, raw[i] == '{'
+		}
+		switch raw[i] {
+		case '"':
+			if i, ok = stringEnd(raw, i); !ok {
+				return 0, false
+			}
+		case '{', '[':
+			return 0, false
+		default: // a number, true, false or null
+			for i < len(raw) && raw[i] != ',' && raw[i] != '}' {
+				i++
+			}
+		}
+		if i = skipSpace(raw, i); i >= len(raw) || raw[i] != ',' {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// stringEnd is the index after the JSON string starting at raw[i].
+func stringEnd(raw []byte, i int) (int, bool) {
+	for i++; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, true
+		}
+	}
+	return 0, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // withManagedFields is obj with entries as its managedFields, a shallow copy of it (obj

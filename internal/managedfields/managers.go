@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // Managers is what managedFields said of one version of an object: its entries, each
@@ -26,6 +28,9 @@ func (r *Record) Managers() Managers {
 	}
 	return Managers{tracker: r.tracker, stamps: r.version}
 }
+
+// Len is the number of m's entries.
+func (m Managers) Len() int { return len(m.stamps) }
 
 // Empty reports whether m holds nothing: no entries, or none known.
 func (m Managers) Empty() bool { return m.tracker == nil || len(m.stamps) == 0 }
@@ -51,6 +56,39 @@ func (m Managers) Entries() []metav1.ManagedFieldsEntry {
 		out[i] = e
 	}
 	return out
+}
+
+// AppendJSON appends m's entries to dst as the JSON list of managedFields that Entries
+// would encode to (manager, operation, apiVersion, time, subresource; no fields), without
+// building them.
+func (m Managers) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '[')
+	if !m.Empty() {
+		t := m.tracker
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		for i, s := range m.stamps {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			id := t.ids[s.id]
+			dst = wire.AppendJSONField(dst, `{"manager":`, id.manager)
+			dst = wire.AppendJSONField(dst, `,"operation":`, id.operation)
+			if id.apiVersion != "" {
+				dst = wire.AppendJSONField(dst, `,"apiVersion":`, id.apiVersion)
+			}
+			if s.sec != 0 {
+				dst = append(dst, `,"time":"`...)
+				dst = time.Unix(int64(s.sec), 0).UTC().AppendFormat(dst, time.RFC3339)
+				dst = append(dst, '"')
+			}
+			if id.subresource != "" {
+				dst = wire.AppendJSONField(dst, `,"subresource":`, id.subresource)
+			}
+			dst = append(dst, '}')
+		}
+	}
+	return append(dst, ']')
 }
 
 // Seed has t take obj's managedFields (their entries' managers and times; fields are not

@@ -104,6 +104,13 @@ func TestSeedThenSeveralMoved(t *testing.T) {
 	tr := NewTracker()
 	saved := observe(t, tr, pod("5", mf("creator", "", "", 0, `{}`), mf("alice", "", "", 1, labelFields)))[0]
 	entries := saved.Managers().Entries()
+	want, err := json.Marshal(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := saved.Managers().AppendJSON(nil); string(got) != string(want) {
+		t.Errorf("AppendJSON %s\nwant, as Entries encode, %s", got, want)
+	}
 	for _, e := range entries {
 		if e.FieldsV1 != nil || e.Time == nil || e.APIVersion != "v1" || e.Operation != "Update" {
 			t.Errorf("kept entry %+v: want its identity and time, no fields", e)
