@@ -24,7 +24,8 @@
 //   - Several moved (versions were missed: a re-list after an outage, a resumed
 //     checkpoint, whose object keeps its entries' managers and times: Tracker.Seed): all
 //     of them wrote since the version before; each changed path is attributed to the
-//     ones that own it.
+//     ones that own it. After a checkpoint's version, one moved entry is told so too:
+//     others may have written since within the second of their earlier write.
 //   - Changes made one (a sink that coalesces: Merge): the entries that moved in any of
 //     them, as several moved; each changed path is attributed to the newest write's
 //     entries that own it (a Tracker that keeps every candidate's fields, KeepFields,

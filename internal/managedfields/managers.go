@@ -118,6 +118,6 @@ func (t *Tracker) Seed(obj runtime.Object) Managers {
 	for i, id := range ids {
 		stamps[i] = stamp{id: id, sec: secondOf(entries[i].time)}
 	}
-	t.objects[t.keyOf(string(m.GetUID()))] = summary{version: maphash.String(t.version, m.GetResourceVersion()), stamps: stamps}
+	t.objects[t.keyOf(string(m.GetUID()))] = summary{version: maphash.String(t.version, m.GetResourceVersion()), stamps: stamps, seeded: true}
 	return Managers{tracker: t, stamps: stamps}
 }

@@ -24,7 +24,7 @@ func Merge(queued, next *Record) *Record {
 		// writers is in it.
 		return next
 	}
-	m := &Record{previous: queued.previous, creators: queued.creators, tracker: next.tracker, version: next.version}
+	m := &Record{previous: queued.previous, span: queued.span, creators: queued.creators, tracker: next.tracker, version: next.version}
 	if queued.previous {
 		m.prev = queued.prev
 	}

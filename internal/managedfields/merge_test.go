@@ -140,3 +140,44 @@ func TestSeedThenSeveralMoved(t *testing.T) {
 		t.Error("no record: managers")
 	}
 }
+
+// After a checkpoint's version, a manager may have written again within the second of
+// its earlier write: its time did not move. The one entry that moved is named for what
+// it owns only, never for the other's change.
+func TestSeedOneMovedToldByFields(t *testing.T) {
+	tr := NewTracker()
+	tr.Seed(pod("5", mf("creator", "", "", 0, `{}`), mf("alice", "", "", 1, `{}`)))
+	r := observe(t, tr, pod("9", mf("creator", "", "", 0, `{}`), mf("alice", "", "", 1, `{"f:data":{"f:a":{}}}`),
+		mf("bob", "", "", 4, labelFields)))[0]
+	if _, ok := r.Decided(false); ok {
+		t.Fatal("decided by time alone after a checkpoint's version")
+	}
+	changes := []Change{
+		{Op: "replace", Path: "/data/a", Value: "2", Old: "1"},
+		{Op: "add", Path: "/metadata/labels", Value: map[string]any{"app": "web"}},
+	}
+	a := r.Resolve(changes, map[string]any{"data": map[string]any{"a": "1"}, "metadata": map[string]any{}})
+	if got, want := byChange(a, 2), [][]string{nil, {"bob"}}; !reflect.DeepEqual(got, want) || !reflect.DeepEqual(managers(a), []string{"bob"}) {
+		t.Errorf("%+v: per change %v, want %v", a, got, want)
+	}
+	// The version after is the next one: decided by time again.
+	next := observe(t, tr, pod("10", mf("creator", "", "", 0, `{}`), mf("alice", "", "", 1, `{"f:data":{"f:a":{}}}`),
+		mf("bob", "", "", 7, labelFields)))[0]
+	if a, ok := next.Decided(false); !ok || !reflect.DeepEqual(managers(a), []string{"bob"}) {
+		t.Errorf("the next version: %+v (decided %v), want bob by time", a, ok)
+	}
+}
+
+// A checkpoint's version that the first list finds unchanged: the change after it is
+// the next version's, decided by time as usual.
+func TestSeedUnchangedThenNext(t *testing.T) {
+	tr := NewTracker()
+	tr.Seed(pod("5", mf("creator", "", "", 0, `{}`)))
+	if r := observe(t, tr, pod("5", mf("creator", "", "", 0, `{}`)))[0]; r != nil {
+		t.Fatalf("the unchanged version left a record: %+v", r)
+	}
+	r := observe(t, tr, pod("6", mf("creator", "", "", 0, `{}`), mf("bob", "", "", 4, labelFields)))[0]
+	if a, ok := r.Decided(false); !ok || !reflect.DeepEqual(managers(a), []string{"bob"}) {
+		t.Errorf("%+v (decided %v), want bob by time", a, ok)
+	}
+}

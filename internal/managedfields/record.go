@@ -12,6 +12,10 @@ type Record struct {
 	// entries whose time moved since, or that are new.
 	previous bool
 	moved    int
+	// span says the previous version is one delivered long before (a checkpoint's,
+	// Tracker.Seed): others may have written since within their second, so even one
+	// moved entry is told by its fields, not by its time alone.
+	span bool
 	// candidates are the moved entries, or, with none moved or the previous version
 	// unknown, those written in the latest second and those without a time. Each keeps
 	// its field set only when fields must decide (several moved, or none), or when the
@@ -46,10 +50,10 @@ type candidate struct {
 }
 
 // newRecord compares entries (numbered ids, nil when they could not be) with the stamps
-// of the previous version (known: there was one); version are entries' stamps. keep
-// keeps the field set of every candidate.
-func newRecord(entries []rawEntry, ids []uint32, prev, version []stamp, known, keep bool, created int64) *Record {
-	r := &Record{previous: known, version: version}
+// of the previous version (known: there was one; span: a checkpoint's); version are
+// entries' stamps. keep keeps the field set of every candidate.
+func newRecord(entries []rawEntry, ids []uint32, prev, version []stamp, known, span, keep bool, created int64) *Record {
+	r := &Record{previous: known, span: known && span, version: version}
 	if known {
 		r.prev = prev
 		for i, e := range entries {
@@ -65,7 +69,7 @@ func newRecord(entries []rawEntry, ids []uint32, prev, version []stamp, known, k
 					continue
 				}
 				c := candidate{Entry: e.entry(), id: ids[i], moved: true}
-				if r.moved > 1 || keep {
+				if r.moved > 1 || r.span || keep {
 					c.fields = e.keptFields() // one moved is decided by time alone
 				}
 				r.candidates = append(r.candidates, c)
@@ -130,7 +134,7 @@ func (r *Record) Decided(added bool) (Attribution, bool) {
 			by = entriesOf(r.candidates)
 		}
 		return Attribution{By: by, Ambiguous: len(by) > 1}, true
-	case r.previous && r.moved == 1 && len(r.candidates) == 1:
+	case r.previous && r.moved == 1 && len(r.candidates) == 1 && !r.span:
 		return Attribution{By: []Entry{r.candidates[0].Entry}}, true
 	case len(r.candidates) == 0:
 		return Attribution{}, true
@@ -214,7 +218,7 @@ func (r *Record) ResolveLazily(changes []Change, old func() (any, bool)) Attribu
 		}
 		ambiguous = ambiguous || len(perChange[i]) > 1
 	}
-	if r.previous && r.moved > 1 {
+	if r.previous && (r.moved > 1 || r.span) {
 		// Every moved entry wrote since the version before, whatever it owns now.
 		for j, c := range r.candidates {
 			owned[j] = owned[j] || c.moved

@@ -62,6 +62,7 @@ type stamp struct {
 type summary struct {
 	version uint64 // a hash of its resourceVersion
 	stamps  []stamp
+	seeded  bool // a checkpoint's version (Seed)
 }
 
 // objectKey is an object's UID hashed to 128 bits: 16 bytes where the UID's string would
@@ -145,6 +146,11 @@ func (t *Tracker) observe(obj runtime.Object, m metav1.Object, entries []rawEntr
 	version := maphash.String(t.version, m.GetResourceVersion())
 	prev, known := t.objects[key]
 	if known && prev.version == version {
+		if prev.seeded {
+			// A checkpoint's version, unchanged: what comes next is its next version.
+			prev.seeded = false
+			t.objects[key] = prev
+		}
 		return
 	}
 	created := m.GetCreationTimestamp().Unix()
@@ -152,7 +158,7 @@ func (t *Tracker) observe(obj runtime.Object, m metav1.Object, entries []rawEntr
 	ids, numbered := t.number(entries, buf[:0])
 	if !numbered {
 		delete(t.objects, key)
-		t.pending[obj] = newRecord(entries, nil, nil, nil, false, t.keep, created)
+		t.pending[obj] = newRecord(entries, nil, nil, nil, false, false, t.keep, created)
 		return
 	}
 	// A new slice each version: the Record shares it (Merge, Managers), so the previous
@@ -161,7 +167,7 @@ func (t *Tracker) observe(obj runtime.Object, m metav1.Object, entries []rawEntr
 	for i, id := range ids {
 		stamps[i] = stamp{id: id, sec: secondOf(entries[i].time)}
 	}
-	r := newRecord(entries, ids, prev.stamps, stamps, known, t.keep, created)
+	r := newRecord(entries, ids, prev.stamps, stamps, known, prev.seeded, t.keep, created)
 	r.tracker = t
 	t.pending[obj] = r
 	t.objects[key] = summary{version: version, stamps: stamps}
