@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/managedfields"
 )
 
 // Tracker follows events from the informers to the sinks and keeps, per object, the
@@ -37,6 +38,9 @@ type objectKey struct {
 type entry struct {
 	seq uint64 // of the event that settled it; 0 for what the checkpoint held at start
 	obj runtime.Object
+	// managers are what obj's managedFields said (their managers and times, not their
+	// fields), written with it: a resumed run tells from them who wrote since.
+	managers managedfields.Managers
 }
 
 // NewTracker tracks delivery to sinks sinks.
@@ -45,13 +49,18 @@ func NewTracker(sinks int) *Tracker {
 }
 
 // Seed records objects as delivered: what the checkpoint held at start, as it was put into
-// the informer of resource.
-func (t *Tracker) Seed(resource string, objects []runtime.Object) {
+// the informer of resource, with their managers (managers[i] are objects[i]'s; nil or
+// empty when not known).
+func (t *Tracker) Seed(resource string, objects []runtime.Object, managers []managedfields.Managers) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, obj := range objects {
+	for i, obj := range objects {
 		if name, ok := keyOf(obj); ok {
-			t.objects[objectKey{resource, name}] = &entry{obj: obj}
+			e := &entry{obj: obj}
+			if i < len(managers) {
+				e.managers = managers[i]
+			}
+			t.objects[objectKey{resource, name}] = e
 		}
 	}
 }
@@ -115,7 +124,7 @@ func (t *Tracker) settle(ev *event.Event) {
 	if ev.Type == event.Deleted {
 		delete(t.objects, k)
 	} else {
-		t.objects[k] = &entry{seq: ev.Seq, obj: ev.Object}
+		t.objects[k] = &entry{seq: ev.Seq, obj: ev.Object, managers: ev.ManagedFields.Managers()}
 	}
 	t.changed = true
 }
@@ -145,7 +154,7 @@ func (t *Tracker) snapshot() (objects []snapshotEntry, changed bool) {
 	defer t.mu.Unlock()
 	objects = make([]snapshotEntry, 0, len(t.objects))
 	for k, e := range t.objects {
-		objects = append(objects, snapshotEntry{resource: k.resource, name: k.name, obj: e.obj})
+		objects = append(objects, snapshotEntry{resource: k.resource, name: k.name, obj: e.obj, managers: e.managers})
 	}
 	changed, t.changed = t.changed, false
 	return objects, changed
@@ -161,6 +170,7 @@ type snapshotEntry struct {
 	resource string
 	name     string // the informer cache's key, namespace/name
 	obj      runtime.Object
+	managers managedfields.Managers
 }
 
 // Len is the number of objects tracked.
@@ -306,7 +316,7 @@ func (w *Writer) write(objects [][]snapshotEntry) (err error) {
 			h = header{Format: Format, Version: version, Context: sec.Context, Written: now, Watch: sec.Watch, RedactionKey: sec.RedactionKey}
 			objs = make([]SnapshotObject, len(objects[i]))
 			for j, o := range objects[i] {
-				objs[j] = SnapshotObject{Resource: o.resource, Key: o.name, obj: o.obj}
+				objs[j] = SnapshotObject{Resource: o.resource, Key: o.name, obj: o.obj, managers: o.managers}
 			}
 		}
 		raw, err := json.Marshal(h)

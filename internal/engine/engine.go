@@ -432,6 +432,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 			RedactionKey:  redactionKey,
 			NoFastPaths:   cfg.NoFastPaths,
 			NoAttribution: cfg.NoAttribution,
+			Coalesced:     coalesces(cfg.Listeners),
 			MaxEvents:     cfg.MaxEvents,
 			Limit:         r.limitReached,
 			Skip:          skip,
@@ -527,7 +528,7 @@ func (r *run) resumeFrom(c *clusterRun, inf *informer.Informer) error {
 		return nil
 	}
 	name := checkpoint.ResourceName(inf.Resource.GVR)
-	objects, err := inf.Seed(saved.Objects[name])
+	objects, managers, err := inf.Seed(saved.Objects[name])
 	if err != nil {
 		what := fmt.Sprintf("an object of %s cannot be read: %v", inf.Resource, err)
 		if c.Name != "" {
@@ -535,7 +536,7 @@ func (r *run) resumeFrom(c *clusterRun, inf *informer.Informer) error {
 		}
 		return &checkpoint.CorruptError{Path: saved.Path, What: what}
 	}
-	c.checkpoint.Tracker.Seed(name, objects)
+	c.checkpoint.Tracker.Seed(name, objects, managers)
 	versions := make(map[string]string, len(objects))
 	for _, obj := range objects {
 		if m, err := meta.Accessor(obj); err == nil {
@@ -826,4 +827,10 @@ func registrations(listeners []*listener.Listener, resync bool) []informer.Regis
 		regs = append(regs, reg)
 	}
 	return regs
+}
+
+// coalesces reports whether a listener merges changes of one object (on-full=coalesce),
+// whose attribution then needs every writer's fields.
+func coalesces(listeners []*listener.Listener) bool {
+	return slices.ContainsFunc(listeners, func(l *listener.Listener) bool { return l.Config().OnFull == listener.Coalesce })
 }
