@@ -22,6 +22,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/recording"
+	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 var t0 = time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
@@ -313,5 +314,47 @@ func TestAt(t *testing.T) {
 		if !errors.As(err, &notRecorded) {
 			t.Errorf("at %s: %v", at, err)
 		}
+	}
+}
+
+// TestRecordedByIsReplayed: who made each change is replayed as recorded (the event's
+// "by" and "byAmbiguous", each diff operation's own "by"), so that -o json writes the
+// recording again as it was, and --by selects what pretty output names.
+func TestRecordedByIsReplayed(t *testing.T) {
+	pending := pod("web-1", "shop", "u1", nil, corev1.PodPending, nil)
+	running := pod("web-1", "shop", "u1", map[string]string{"tier": "web"}, corev1.PodRunning, nil)
+	const (
+		kubectl = `{"manager":"kubectl-create","operation":"Update","time":"2026-11-23T14:00:00Z"}`
+		kubelet = `{"manager":"kubelet","operation":"Update","subresource":"status","time":"2026-11-23T14:00:01Z"}`
+		label   = `{"manager":"kubectl-label","operation":"Update","time":"2026-11-23T14:00:01Z"}`
+	)
+	recs := []rec{
+		{typ: "ADDED", at: 0, resource: "pods", obj: pending, extra: `"by":[` + kubectl + `]`},
+		{typ: "MODIFIED", at: 1, resource: "pods", obj: running, extra: `"diff":[` +
+			`{"op":"add","path":"/metadata/labels","value":{"tier":"web"},"by":[` + label + `]},` +
+			`{"op":"replace","path":"/status/phase","value":"Running","old":"Pending","by":[` + kubelet + `]}],` +
+			`"by":[` + label + `,` + kubelet + `]`},
+		{typ: "MODIFIED", at: 2, resource: "pods", obj: running, extra: `"diff":[],"by":[` + label + `,` + kubelet + `],"byAmbiguous":true`},
+	}
+	path := recordingOf(t, recs...)
+	d := diff.NewDiffer(nil)
+	for _, objects := range []bool{true, false} {
+		events := replayed(t, Options{Args: []string{path}, Objects: objects, Diffs: true})
+		if len(events) != len(recs) {
+			t.Fatalf("objects %v: %d events", objects, len(events))
+		}
+		for i, ev := range events {
+			got, err := render.AppendEnvelopeWithDiff(nil, ev, d, false)
+			if want := recs[i].line(t); err != nil || string(got) != want {
+				t.Errorf("objects %v, line %d:\n got %s (%v)\nwant %s", objects, i+1, got, err, want)
+			}
+		}
+	}
+	// An ignored path leaves its change out; the others keep their managers.
+	ignore, _ := diff.ParseIgnorePath("metadata.labels")
+	events := replayed(t, Options{Args: []string{path}, Diffs: true})
+	got, err := render.AppendEnvelopeWithDiff(nil, events[1], diff.NewDiffer([]diff.IgnorePath{ignore}), false)
+	if want := `"diff":[{"op":"replace","path":"/status/phase","value":"Running","old":"Pending"}],"by":[` + kubelet + `]}`; err != nil || !strings.Contains(string(got), want) {
+		t.Errorf("with metadata.labels ignored:\n got %s (%v)\nwant %s", got, err, want)
 	}
 }

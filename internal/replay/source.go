@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/recording"
@@ -340,6 +341,15 @@ func (s *Source) event(rec recording.Record) (*event.Event, error) {
 	}
 	if !inWindow || !s.byManager(rec) {
 		return nil, nil
+	}
+	if rec.By != nil && !ev.Related {
+		var changes []byte
+		if rec.Type == event.Modified {
+			changes = rec.Diff
+		}
+		if ev.RecordedBy, err = attribution.Recorded(rec.By, changes, rec.ByAmbiguous); err != nil {
+			return nil, &recording.BadLineError{At: rec.At, Err: err}
+		}
 	}
 	return ev, nil
 }
