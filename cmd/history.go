@@ -25,6 +25,7 @@ type historyFlags struct {
 	files        []string
 	at           string
 	skipBadLines bool
+	showSecrets  bool
 }
 
 // NewHistoryCommand is `kubeevents history TYPE/NAME --file FILE...`.
@@ -68,6 +69,7 @@ printed it.`,
 	fs.StringArrayVar(&f.files, "file", nil, "a recording: a file, a directory of a file sink's files, a quoted pattern, or - for stdin (repeatable)")
 	fs.StringVar(&f.at, "at", "", "print the object as it was at this RFC 3339 time, e.g. 2026-11-23T14:05:00Z")
 	fs.BoolVar(&f.skipBadLines, "skip-bad-lines", false, "skip the lines that are not events kubeevents wrote (counted), rather than stop at the first")
+	fs.BoolVar(&f.showSecrets, "show-secrets", false, showSecretsHelp)
 	registerReplayCompletions(c)
 	return c
 }
@@ -89,7 +91,7 @@ func (f *historyFlags) options(args []string, configFlags *genericclioptions.Con
 		return replay.Options{}, err
 	}
 	warn := func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, "kubeevents: "+format+"\n", args...) }
-	return replay.Options{Args: f.files, Select: sel, Warn: warn,
+	return replay.Options{Args: f.files, Select: sel, Warn: warn, ShowSecrets: f.showSecrets,
 		Read: recording.Options{SkipBadLines: f.skipBadLines, Stdin: streams.In}}, nil
 }
 

@@ -26,6 +26,9 @@ const replayExample = `  # A recording again, as the terminal showed it, with wh
   # A recording being written, from another terminal, across its rotation
   kubeevents replay events.jsonl --follow`
 
+// showSecretsHelp is replay's and history's --show-secrets.
+const showSecretsHelp = "show the Secret values a recording holds (one made with --show-secrets); redacted by default, in every sink, as watch redacts them"
+
 // replayFlags are the flags of `kubeevents replay` (and of history's stream).
 type replayFlags struct {
 	outputFlags
@@ -36,6 +39,7 @@ type replayFlags struct {
 	sinceTime, untilTime string
 	by, notBy            []string
 	owned, withEvents    bool
+	showSecrets          bool
 }
 
 // runReplay runs a replay; tests replace it to see what the command line makes.
@@ -78,6 +82,7 @@ are read in time order. The other arguments select as watch's do: types, names, 
 	fs.StringArrayVar(&f.notBy, "not-by", nil, "leave out the events made by this field manager (glob; repeatable)")
 	fs.BoolVar(&f.owned, "owned", false, "with TYPE/NAME: also what it owns, transitively, with owner chains rebuilt from the recorded objects")
 	fs.BoolVar(&f.withEvents, "with-events", false, "show the recorded core Events about the objects replayed as EVENT lines")
+	fs.BoolVar(&f.showSecrets, "show-secrets", false, showSecretsHelp)
 	registerReplayCompletions(c)
 	return c
 }
@@ -117,7 +122,7 @@ func (f *replayFlags) source(cfg engine.Config, files []string, sel replay.Selec
 	}
 	warn := func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, "kubeevents: "+format+"\n", args...) }
 	src, err := replay.New(replay.Options{Args: files, Select: sel, Warn: warn, Objects: cfg.ReadsObjects(), Diffs: !cfg.NoDiff,
-		Read: recording.Options{Follow: f.follow, SkipBadLines: f.skipBadLines, Stdin: streams.In}})
+		ShowSecrets: f.showSecrets, Read: recording.Options{Follow: f.follow, SkipBadLines: f.skipBadLines, Stdin: streams.In}})
 	if err != nil {
 		return cfg, engine.Replay{}, err
 	}

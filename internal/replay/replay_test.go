@@ -3,11 +3,13 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -356,5 +358,112 @@ func TestRecordedByIsReplayed(t *testing.T) {
 	got, err := render.AppendEnvelopeWithDiff(nil, events[1], diff.NewDiffer([]diff.IgnorePath{ignore}), false)
 	if want := `"diff":[{"op":"replace","path":"/status/phase","value":"Running","old":"Pending"}],"by":[` + kubelet + `]}`; err != nil || !strings.Contains(string(got), want) {
 		t.Errorf("with metadata.labels ignored:\n got %s (%v)\nwant %s", got, err, want)
+	}
+}
+
+// TestSecretValuesAreRedacted: a recording made with --show-secrets holds Secret values;
+// replayed, they are redacted as a watch redacts them (data, stringData and the
+// last-applied annotation, in the object, the old one and the diff), one placeholder per
+// value; --show-secrets keeps them; a recording redacted already is written as it is.
+func TestSecretValuesAreRedacted(t *testing.T) {
+	const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+	secret := func(password string) *corev1.Secret {
+		applied := fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"creds"},"stringData":{"password":%q}}`, password)
+		return &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "shop", UID: "s1", Annotations: map[string]string{lastApplied: applied}},
+			Data:       map[string][]byte{"password": []byte(password), "user": []byte("admin-user")}}
+	}
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	oldJSON, _ := json.Marshal(secret("hunter2-old"))
+	path := recordingOf(t,
+		rec{typ: "ADDED", at: 0, resource: "secrets", obj: secret("hunter2-old")},
+		rec{typ: "MODIFIED", at: 1, resource: "secrets", obj: secret("hunter2-new"), extra: `"old":` + string(oldJSON) + `,"diff":[` +
+			`{"op":"replace","path":"/data/password","value":"` + b64("hunter2-new") + `","old":"` + b64("hunter2-old") + `"},` +
+			`{"op":"replace","path":"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration","value":"hunter2-new","old":"hunter2-old"},` +
+			`{"op":"add","path":"/data","value":{"token":"` + b64("tok-secret") + `"}}]`})
+	values := []string{"hunter2", b64("hunter2-old"), b64("hunter2-new"), b64("admin-user"), b64("tok-secret")}
+
+	written := func(opts Options) []string {
+		var lines []string
+		for _, ev := range replayed(t, opts) {
+			line, err := render.AppendEnvelopeWithDiff(nil, ev, diff.NewDiffer(nil), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, string(line))
+		}
+		return lines
+	}
+	for _, objects := range []bool{true, false} {
+		lines := written(Options{Args: []string{path}, Objects: objects, Diffs: true})
+		all := strings.Join(lines, "\n")
+		for _, v := range values {
+			if strings.Contains(all, v) {
+				t.Errorf("objects %v: a Secret value, %q, is written:\n%s", objects, v, all)
+			}
+		}
+		var first, second struct {
+			Object struct {
+				Data     map[string]string `json:"data"`
+				Metadata struct {
+					Annotations map[string]string `json:"annotations"`
+				} `json:"metadata"`
+			} `json:"object"`
+			Old struct {
+				Data map[string]string `json:"data"`
+			} `json:"old"`
+			Diff []struct {
+				Path  string `json:"path"`
+				Value any    `json:"value"`
+				Old   any    `json:"old"`
+			} `json:"diff"`
+		}
+		if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(lines[1]), &second); err != nil {
+			t.Fatal(err)
+		}
+		placeholder := regexp.MustCompile(`^<redacted: [0-9]+ bytes #[0-9a-f]{8}>$`)
+		for what, v := range map[string]string{
+			"data.password":         first.Object.Data["password"],
+			"data.user":             first.Object.Data["user"],
+			"last-applied":          first.Object.Metadata.Annotations[lastApplied],
+			"old data.password":     second.Old.Data["password"],
+			"diff /data/password":   fmt.Sprint(second.Diff[0].Value),
+			"diff last-applied old": fmt.Sprint(second.Diff[1].Old),
+			"diff /data token":      fmt.Sprint(second.Diff[2].Value.(map[string]any)["token"]),
+		} {
+			if !placeholder.MatchString(v) {
+				t.Errorf("objects %v: %s is %q, not a placeholder", objects, what, v)
+			}
+		}
+		switch {
+		case first.Object.Data["user"] != second.Object.Data["user"]:
+			t.Errorf("objects %v: an unchanged value has two placeholders: %q, %q", objects, first.Object.Data["user"], second.Object.Data["user"])
+		case first.Object.Data["password"] != second.Old.Data["password"] || first.Object.Data["password"] != fmt.Sprint(second.Diff[0].Old):
+			t.Errorf("objects %v: the old password's placeholders differ: %q, %q, %v", objects, first.Object.Data["password"], second.Old.Data["password"], second.Diff[0].Old)
+		case first.Object.Data["password"] == second.Object.Data["password"]:
+			t.Errorf("objects %v: a changed value keeps its placeholder", objects)
+		case !strings.HasPrefix(first.Object.Data["password"], "<redacted: 11 bytes #"):
+			t.Errorf("objects %v: the length said is not the decoded value's: %q", objects, first.Object.Data["password"])
+		}
+	}
+
+	shown := strings.Join(written(Options{Args: []string{path}, Diffs: true, ShowSecrets: true}), "\n")
+	for _, v := range values {
+		if !strings.Contains(shown, v) {
+			t.Errorf("ShowSecrets: %q is not written", v)
+		}
+	}
+
+	// A recording redacted when it was made is written as it is.
+	redacted := written(Options{Args: []string{path}, Diffs: true})
+	again := filepath.Join(t.TempDir(), "again.jsonl")
+	if err := os.WriteFile(again, []byte(strings.Join(redacted, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := written(Options{Args: []string{again}, Diffs: true}); strings.Join(got, "\n") != strings.Join(redacted, "\n") {
+		t.Errorf("a redacted recording replayed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(redacted, "\n"))
 	}
 }

@@ -72,6 +72,9 @@ type Options struct {
 	// are on: an update recorded without one then has its objects decoded whole, for
 	// the diff to be computed.
 	Objects, Diffs bool
+	// ShowSecrets keeps the values of the Secrets recorded; by default they are
+	// redacted as a watch redacts them (a recording made with --show-secrets holds them).
+	ShowSecrets bool
 	// Warn prints one diagnostic line.
 	Warn func(format string, args ...any)
 }
@@ -90,8 +93,9 @@ type Source struct {
 	left    map[objectKey]bool
 	// roles are the role of each resource read (roleOf), which also says what the
 	// recording holds.
-	roles map[schema.GroupVersionResource]role
-	owned *ownedTree // nil without Selection.Owned
+	roles    map[schema.GroupVersionResource]role
+	owned    *ownedTree // nil without Selection.Owned
+	redactor *redactor  // nil with ShowSecrets
 }
 
 // objectKey names an object across resources and clusters.
@@ -123,6 +127,9 @@ func New(opts Options) (*Source, error) {
 	s := &Source{opts: opts, inputs: inputs, types: parseTypes(opts.Select.Types), decoder: newDecoder(),
 		objects: map[objectKey]*version{}, left: map[objectKey]bool{}, roles: map[schema.GroupVersionResource]role{}}
 	s.matched = make([]bool, len(s.types))
+	if !opts.ShowSecrets {
+		s.redactor = newRedactor()
+	}
 	if sel := opts.Select.LabelSelector; sel != "" {
 		if s.selector, err = labels.Parse(sel); err != nil {
 			return nil, diag.Usagef("-l/--selector %q: %v", sel, err)
@@ -297,6 +304,9 @@ func (s *Source) event(rec recording.Record) (*event.Event, error) {
 	}
 	if role == notSelected {
 		return nil, nil
+	}
+	if s.redactor != nil && isSecrets(rec.Resource) {
+		s.redactor.record(&rec)
 	}
 	whole := s.opts.Objects || role == related || s.owned != nil ||
 		rec.Type == event.Modified && rec.Diff == nil && s.opts.Diffs
