@@ -118,7 +118,7 @@ func registerWatchCompletions(c *cobra.Command, configFlags *genericclioptions.C
 // as watch's.
 func registerReplayCompletions(c *cobra.Command) {
 	for name, f := range map[string]cobra.CompletionFunc{"output": complete.Formats, "color": complete.Color,
-		"on-full": complete.OnFull, "sink": complete.Sink, "event-types": complete.EventTypes} {
+		"on-full": complete.OnFull, "sink": complete.Sink, "event-types": complete.EventTypes, "on": complete.Transitions} {
 		_ = c.RegisterFlagCompletionFunc(name, f)
 	}
 	for _, name := range []string{"selector", "jq", "buffer", "grace", "ignore-path", "max-events", "timeout", "until",

@@ -40,6 +40,7 @@ type replayFlags struct {
 	by, notBy            []string
 	owned, withEvents    bool
 	showSecrets          bool
+	on                   []string
 }
 
 // runReplay runs a replay; tests replace it to see what the command line makes.
@@ -83,6 +84,7 @@ are read in time order. The other arguments select as watch's do: types, names, 
 	fs.BoolVar(&f.owned, "owned", false, "with TYPE/NAME: also what it owns, transitively, with owner chains rebuilt from the recorded objects")
 	fs.BoolVar(&f.withEvents, "with-events", false, "show the recorded core Events about the objects replayed as EVENT lines")
 	fs.BoolVar(&f.showSecrets, "show-secrets", false, showSecretsHelp)
+	fs.StringSliceVar(&f.on, "on", nil, "only events in which one of these transitions happened, each object's previous recorded version its previous state, e.g. --on crashloop,oomkilled (kubeevents on lists them)")
 	registerReplayCompletions(c)
 	return c
 }
@@ -93,6 +95,7 @@ func (f *replayFlags) config(args []string, configFlags *genericclioptions.Confi
 	if err != nil {
 		return cfg, engine.Replay{}, err
 	}
+	cfg.On = f.on
 	files, selectors := splitReplayArgs(args)
 	if len(files) == 0 {
 		return cfg, engine.Replay{}, usageErrorf("no recording given: kubeevents replay FILE... (a file, a directory of a file sink's files, a quoted pattern, or - for stdin)")
