@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/recording"
@@ -465,5 +466,130 @@ func TestSecretValuesAreRedacted(t *testing.T) {
 	}
 	if got := written(Options{Args: []string{again}, Diffs: true}); strings.Join(got, "\n") != strings.Join(redacted, "\n") {
 		t.Errorf("a redacted recording replayed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(redacted, "\n"))
+	}
+}
+
+// TestHistoryOfOneObject: history's name selects one object: a name recorded in several
+// namespaces asks for -n (a usage error), unless -A or -n lists them; a name not
+// recorded is a NotRecordedError naming the type/name, the recording and where else it
+// is. From files and from the standard input alike.
+func TestHistoryOfOneObject(t *testing.T) {
+	cm := func(name, ns, value string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID(ns + name)}, Data: map[string]string{"mode": value}}
+	}
+	recs := []rec{
+		{typ: "ADDED", at: 0, resource: "configmaps", obj: cm("settings", "a", "1")},
+		{typ: "ADDED", at: 1, resource: "configmaps", obj: cm("settings", "b", "1")},
+		{typ: "ADDED", at: 2, resource: "configmaps", obj: cm("other", "a", "1")},
+		{typ: "MODIFIED", at: 3, resource: "configmaps", obj: cm("settings", "a", "2")},
+	}
+	path := recordingOf(t, recs...)
+	var stdin strings.Builder
+	for _, r := range recs {
+		stdin.WriteString(r.line(t) + "\n")
+	}
+	for _, from := range []string{"file", "stdin"} {
+		run := func(sel Selection, all bool) (string, error) {
+			t.Helper()
+			opts := Options{Args: []string{path}, Select: sel}
+			if from == "stdin" {
+				opts.Args, opts.Read.Stdin = []string{"-"}, strings.NewReader(stdin.String())
+			}
+			h, err := NewHistory(opts, all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var events []*event.Event
+			err = h.Run(context.Background(), func(ev *event.Event) bool { events = append(events, ev); return true })
+			var parts []string
+			for _, ev := range events {
+				parts = append(parts, ev.Meta().GetNamespace()+"/"+ev.Meta().GetName())
+			}
+			return strings.Join(parts, " "), err
+		}
+		where := path
+		if from == "stdin" {
+			where = "the standard input"
+		}
+		settings := Selection{Types: []string{"cm"}, Names: []string{"settings"}}
+		got, err := run(settings, false)
+		var usage *diag.UsageError
+		if !errors.As(err, &usage) || err.Error() != "cm/settings was recorded in several namespaces (a, b): choose one with -n, or all of them with -A" || got != "" {
+			t.Errorf("%s: ambiguous name: %q, %v", from, got, err)
+		}
+		for _, c := range []struct {
+			ns   []string
+			all  bool
+			want string
+		}{
+			{[]string{"a"}, false, "a/settings a/settings"},
+			{nil, true, "a/settings b/settings a/settings"},
+			{[]string{"a", "b"}, false, "a/settings b/settings a/settings"},
+		} {
+			sel := settings
+			sel.Namespaces = c.ns
+			if got, err := run(sel, c.all); err != nil || got != c.want {
+				t.Errorf("%s: -n %v -A %v: %q, %v; want %q", from, c.ns, c.all, got, err, c.want)
+			}
+		}
+		var notRecorded *NotRecordedError
+		for _, c := range []struct {
+			sel  Selection
+			want string
+		}{
+			{Selection{Types: []string{"cm"}, Names: []string{"nosuch"}}, "cm/nosuch was not recorded in " + where},
+			{Selection{Types: []string{"cm"}, Names: []string{"settings"}, Namespaces: []string{"c"}},
+				"cm/settings was not recorded in namespace c in " + where + map[string]string{"file": " (it was recorded in namespaces a, b)"}[from]},
+			{Selection{Types: []string{"podz"}, Names: []string{"web"}},
+				"podz/web was not recorded in " + where + map[string]string{"file": ", which holds no podz but configmaps"}[from]},
+		} {
+			got, err := run(c.sel, false)
+			if !errors.As(err, &notRecorded) || err.Error() != c.want || got != "" {
+				t.Errorf("%s: %+v: %q, %v\nwant the error %q", from, c.sel, got, err, c.want)
+			}
+		}
+	}
+}
+
+// TestSelectionThatMatchesNothingIsSaid: clusters, namespaces and names given that the
+// recording does not hold are said, each with what it holds; a selection that matches
+// nothing else is said too; nothing is said when events were replayed.
+func TestSelectionThatMatchesNothingIsSaid(t *testing.T) {
+	web := pod("web-1", "shop", "u1", nil, corev1.PodRunning, nil)
+	db := pod("db-1", "data", "u2", nil, corev1.PodRunning, nil)
+	one := recordingOf(t, rec{typ: "ADDED", at: 0, resource: "pods", obj: web}, rec{typ: "ADDED", at: 1, resource: "pods", obj: db})
+	several := recordingOf(t,
+		rec{typ: "ADDED", at: 0, resource: "pods", obj: web, extra: `"cluster":"prod"`},
+		rec{typ: "ADDED", at: 1, resource: "pods", obj: db, extra: `"cluster":"dev"`})
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		sel  Selection
+		want string // "" for nothing said
+	}{
+		{one, Selection{}, ""},
+		{one, Selection{Clusters: []string{"prod"}}, "--cluster prod: the recording names no cluster (it was made of one cluster; drop --cluster)"},
+		{several, Selection{Clusters: []string{"staging"}}, "no events of cluster staging in the recording, which holds the clusters dev, prod"},
+		{several, Selection{Clusters: []string{"prod", "staging"}}, "no events of cluster staging in the recording, which holds the clusters dev, prod"},
+		{one, Selection{Namespaces: []string{"shopp"}}, "no events in namespace shopp in the recording, which holds the namespaces data, shop"},
+		{one, Selection{Types: []string{"po"}, Namespaces: []string{"shopp"}}, "no events of po in namespace shopp in the recording, which holds po in namespaces data, shop"},
+		{one, Selection{Types: []string{"po"}, Names: []string{"web-9"}, Namespaces: []string{"shop"}}, "no events of po named web-9 in namespace shop in the recording"},
+		{one, Selection{Types: []string{"po"}, Names: []string{"db-1"}, Namespaces: []string{"shop"}}, "no events of po named db-1 in namespace shop in the recording"},
+		{one, Selection{Since: t0.Add(time.Hour)}, "none of the 2 events recorded matches the selection"},
+		{empty, Selection{}, empty + " holds no events"},
+	} {
+		var warned []string
+		replayed(t, Options{Args: []string{c.path}, Select: c.sel, Warn: func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }})
+		want := []string{c.want}
+		if c.want == "" {
+			want = nil
+		}
+		if fmt.Sprint(warned) != fmt.Sprint(want) {
+			t.Errorf("%+v: said %q, want %q", c.sel, warned, want)
+		}
 	}
 }
