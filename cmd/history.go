@@ -7,6 +7,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/recording"
 	"github.com/kubeevents/kubeevents/internal/render"
@@ -69,10 +70,15 @@ printed it.`,
 	f.addFlags(fs, "(with --at: yaml or json)")
 	fs.StringArrayVar(&f.files, "file", nil, "a recording: a file, a directory of a file sink's files, a quoted pattern, or - for stdin (repeatable)")
 	fs.StringVar(&f.at, "at", "", "print the object as it was at this RFC 3339 time, e.g. 2026-11-23T14:05:00Z")
+	addRecordingWhereFlags(fs, configFlags)
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "the versions of the objects of that name in every namespace recorded (without it, a name recorded in several asks for -n)")
 	fs.BoolVar(&f.skipBadLines, "skip-bad-lines", false, "skip the lines that are not events kubeevents wrote (counted), rather than stop at the first")
 	fs.BoolVar(&f.showSecrets, "show-secrets", false, showSecretsHelp)
-	registerReplayCompletions(c)
+	recorded := complete.Recorded{Files: func(cmd *cobra.Command, _ []string) []string {
+		files, _ := cmd.Flags().GetStringArray("file")
+		return files
+	}}
+	registerReplayCompletions(c, recorded, recorded.HistoryArgs())
 	return c
 }
 

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/recording"
 	"github.com/kubeevents/kubeevents/internal/replay"
@@ -73,6 +75,7 @@ are read in time order. The other arguments select as watch's do: types, names, 
 	fs := c.Flags()
 	f.addFlags(fs, "of the terminal")
 	fs.StringVarP(&f.labelSelector, "selector", "l", "", "label selector, e.g. -l app=web,tier!=db: an object that stops matching is DELETED, as in a watch")
+	addRecordingWhereFlags(fs, configFlags)
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "every namespace recorded (the default without -n)")
 	fs.BoolVarP(&f.follow, "follow", "f", false, "keep reading the files as they grow and across their rotation, as tail -F")
 	fs.BoolVar(&f.skipBadLines, "skip-bad-lines", false, "skip the lines that are not events kubeevents wrote (counted), rather than stop at the first")
@@ -85,7 +88,11 @@ are read in time order. The other arguments select as watch's do: types, names, 
 	fs.BoolVar(&f.withEvents, "with-events", false, "show the recorded core Events about the objects replayed as EVENT lines")
 	fs.BoolVar(&f.showSecrets, "show-secrets", false, showSecretsHelp)
 	fs.StringSliceVar(&f.on, "on", nil, "only events in which one of these transitions happened, each object's previous recorded version its previous state, e.g. --on crashloop,oomkilled (kubeevents on lists them)")
-	registerReplayCompletions(c)
+	recorded := complete.Recorded{Files: func(_ *cobra.Command, args []string) []string {
+		files, _ := splitReplayArgs(args)
+		return files
+	}}
+	registerReplayCompletions(c, recorded, recorded.ReplayArgs(recording.LooksLikeInput))
 	return c
 }
 
@@ -166,6 +173,14 @@ func parseTime(flag, value string) (time.Time, error) {
 		return t, usageErrorf("%s %q: give an RFC 3339 time, e.g. 2026-11-23T14:05:00Z or 2026-11-23T15:05:00+01:00", flag, value)
 	}
 	return t, nil
+}
+
+// addRecordingWhereFlags gives replay and history -n and --cluster of their own:
+// kubectl's connection flags, which every command inherits, say where to connect, while
+// here they select within the recording. They set the same values as kubectl's.
+func addRecordingWhereFlags(fs *pflag.FlagSet, configFlags *genericclioptions.ConfigFlags) {
+	fs.StringVarP(configFlags.Namespace, "namespace", "n", "", "only the objects of these namespaces recorded, e.g. -n shop or -n shop,db (cluster-scoped objects are kept)")
+	fs.StringVar(configFlags.ClusterName, "cluster", "", "only the events of these clusters, in a recording of several (watch --context a,b: the contexts' names), e.g. --cluster prod")
 }
 
 // selectWhere reads -n, -A and --cluster (kubectl's flags, here the namespaces and
