@@ -40,10 +40,10 @@ func NewHistory(opts Options, allNamespaces bool) (*History, error) {
 func (h *History) Run(ctx context.Context, emit func(*event.Event) bool) error {
 	if !slices.ContainsFunc(h.inputs, func(in recording.Input) bool { return in.Path == "-" }) {
 		inv, err := readInventory(ctx, h.inputs)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err() // interrupted: what was read says nothing
+		case err != nil:
 			return diag.Usage(err)
 		}
 		if err := h.check(inv.Select(h.opts.Select), inv); err != nil {
