@@ -38,11 +38,18 @@ type memo struct {
 
 // Of is who made ev: for ADDED the creating manager, for MODIFIED the managers that
 // wrote the change (with its diff where times alone cannot tell), for DELETED and SYNC
-// nobody. Computed once per event and Differ, shared by every caller, who must not
-// modify it. A nil d (--no-diff) changes nothing of the answer: the diff attribution
-// needs is then computed without being shown.
+// nobody; for an event replayed, what the recording says (event.Event.RecordedBy).
+// Computed once per event and Differ, shared by every caller, who must not modify it. A
+// nil d (--no-diff) changes nothing of the answer: the diff attribution needs is then
+// computed without being shown.
 func Of(ev *event.Event, d *diff.Differ) *Attribution {
-	if ev.ManagedFields == nil || (ev.Type != event.Added && ev.Type != event.Modified) {
+	if ev.Type != event.Added && ev.Type != event.Modified {
+		return nil
+	}
+	if ev.RecordedBy != nil {
+		return recorded(ev, d)
+	}
+	if ev.ManagedFields == nil {
 		return nil
 	}
 	m := ev.Memo(memoKey{d}, func() any { return new(memo) }).(*memo)

@@ -421,7 +421,7 @@ func (w *session) clientConfig(c *rest.Config) *rest.Config {
 // checkpoint (--resume): the watch, ready to stream.
 func (w *session) runConfig(ctx context.Context, listeners []*listener.Listener) (runConfig, error) {
 	if w.replay != nil {
-		return runConfig{Config: w.cfg, Differ: w.differ, UntilQuery: w.until, Listeners: listeners, Warn: w.warn,
+		return runConfig{Config: w.cfg, Differ: w.differ, UntilQuery: w.until, Transitions: w.transitions, Listeners: listeners, Warn: w.warn,
 			Source: w.replay.Source, Started: w.replayStarted(listeners)}, nil
 	}
 	rc := runConfig{Config: w.cfg, Several: w.plan.Several, Differ: w.differ, UntilQuery: w.until,

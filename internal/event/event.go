@@ -93,6 +93,11 @@ type Event struct {
 	// (package attribution decides); nil when attribution is off, and for SYNC and core
 	// Events.
 	ManagedFields *managedfields.Record
+	// RecordedBy is who made the change as a recording says (kubeevents replay: the
+	// envelope's "by", "byAmbiguous" and each diff operation's "by"), said as it was
+	// rather than decided again; nil for events of a watch, and where the recording
+	// names nobody.
+	RecordedBy *managedfields.Attribution
 	// Rollout says where the object's rollout stands (--owned, for the kinds that have
 	// one: Deployments, StatefulSets, DaemonSets, Jobs; a RolloutStep); nil otherwise.
 	Rollout *Rollout
