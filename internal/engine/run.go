@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
@@ -199,6 +200,9 @@ func startedErr(err error) bool {
 func (w *session) request() plan.Request {
 	req := w.cfg.Watch
 	req.Resume = w.cfg.Resume != ""
+	if ref, ok, err := clusterstore.ParseRef(w.cfg.Resume); ok && err == nil && ref.Kind == clusterstore.ConfigMaps {
+		req.ConfigMapCheckpoint = w.cfg.Resume
+	}
 	for _, s := range w.cfg.Sinks {
 		req.Columns = req.Columns || s.Format == string(render.FormatPretty) || s.Format == string(render.FormatWide)
 	}
