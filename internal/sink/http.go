@@ -119,9 +119,9 @@ func (s *HTTP) send(ctx context.Context, batch []item) error {
 	}
 	var firstFailure time.Time
 	said := false // a retry of this batch was said: its end will be too
-	err = withRetries(ctx, s.opts.Retries, s.opts.Backoff, func(ctx context.Context) error {
+	err = withRetries(ctx, s.opts.Retries, s.opts.Backoff, s.fenced(func(ctx context.Context) error {
 		return s.post(ctx, data, contentType)
-	}, func(err error, n int, wait time.Duration) {
+	}), func(err error, n int, wait time.Duration) {
 		if n == 1 {
 			firstFailure = time.Now()
 		}
@@ -140,7 +140,7 @@ func (s *HTTP) send(ctx context.Context, batch []item) error {
 	switch {
 	case err == nil && said:
 		s.opts.Warn("http sink %q: POST %s: accepted again after %s", s.opts.Name, s.target, time.Since(firstFailure).Round(100*time.Millisecond))
-	case err != nil && ctx.Err() == nil:
+	case err != nil && ctx.Err() == nil && !errors.Is(err, listener.ErrFenced):
 		s.report(len(batch), err)
 	}
 	return err
