@@ -12,7 +12,8 @@
 //     that checkpoint: exactly once across the hand-over.
 //   - A lease that is lost (not renewed within the renew deadline: the API server out of
 //     reach, the Lease deleted and taken by another replica) stops the run as Ctrl-C
-//     does: sinks flush what they hold within --grace, and it is counted. Then Run
+//     does, except that the sinks write nothing more (Fence): what they hold is held
+//     back, and counted, for the replica that leads. Then Run
 //     returns a *LostError and the process ends (exit 1), so that its pod restarts as a
 //     standby, as Kubernetes' controllers do: the run's state (informers, sinks,
 //     checkpoint) is not something to carry on from after another replica led.
