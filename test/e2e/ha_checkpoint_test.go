@@ -20,15 +20,19 @@ import (
 	"github.com/kubeevents/kubeevents/internal/clusterstore"
 )
 
-// checkpointObjects are the names of the checkpoint's labelled objects, and the slots its
+// checkpointObjects are the names of the checkpoint's objects (Secrets of its type and
+// name; the label is left out of a name longer than a label value), and the slots its
 // index names.
 func checkpointObjects(t *testing.T, r *haRelease) (names []string, slots int) {
 	t.Helper()
-	list, err := client.CoreV1().Secrets(r.ns).List(context.Background(), metav1.ListOptions{LabelSelector: clusterstore.CheckpointLabel + "=" + r.checkpoint})
+	list, err := client.CoreV1().Secrets(r.ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range list.Items {
+		if s.Type != clusterstore.SecretType || !strings.HasPrefix(s.Name, r.checkpoint) {
+			continue
+		}
 		names = append(names, s.Name)
 		if s.Name == r.checkpoint {
 			var idx struct {

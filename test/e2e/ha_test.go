@@ -568,7 +568,7 @@ func TestHACheckpointCorruptOrDeleted(t *testing.T) {
 // and exit 1, before anything is watched.
 func TestHALeaseForbidden(t *testing.T) {
 	ns := newNamespace(t)
-	r := applyChartRBAC(t, ns, "leaderElection.enabled=false")
+	r := applyChartRBAC(t, ns, "leaderElection.enabled=false", "replicaCount=1")
 	hook := startReceiver(t)
 	res := runKubeevents(t, 60*time.Second, r.replicaArgs(hook.url())...)
 	want := fmt.Sprintf("kubeevents: --leader-elect: not allowed to get, create, update the lease %s/%s; grant get, create and update on leases.coordination.k8s.io in namespace %s (the chart's Role does)\n", ns, r.lease, ns)
