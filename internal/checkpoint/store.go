@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,9 +36,10 @@ type Store interface {
 	Load(ctx context.Context) (*File, error)
 	// Save replaces the checkpoint with snap, atomically: a Load, in this process or in
 	// another, reads the checkpoint before or the one after, whole, never a mix, even
-	// if the process dies during Save. Save is called from one goroutine at a time (a
-	// Writer's), at most about once a second; it bounds its own time.
-	Save(snap *Snapshot) error
+	// if the process dies during Save or ctx ends. Save is called from one goroutine at
+	// a time (a Writer's), at most about once a second; it bounds its own time, and
+	// returns soon once ctx ends.
+	Save(ctx context.Context, snap *Snapshot) error
 }
 
 // Snapshot is what one write of the checkpoint holds: its sections in order, each as
@@ -220,6 +222,58 @@ func withManagedFields(obj runtime.Object, entries []metav1.ManagedFieldsEntry) 
 	return out
 }
 
+// StubAnnotation marks an object that a checkpoint keeps by its metadata only
+// (AppendStubLine); its value says why.
+const StubAnnotation = "kubeevents.io/checkpoint"
+
+// AppendStubLine appends, in place of the object's line, the line of its metadata only:
+// its apiVersion, kind, name, namespace, UID, resourceVersion, generation, times,
+// labels and owners, and StubAnnotation with why; not its annotations, managedFields,
+// spec, data or status. It is what a store keeps of an object too big for it: a resumed
+// run compares its resourceVersion as any other's (unchanged, nothing is emitted;
+// changed, it is emitted once), but its first change is told against the metadata only.
+func (o *SnapshotObject) AppendStubLine(dst []byte, why string) ([]byte, error) {
+	var tm metav1.TypeMeta
+	var m metav1.ObjectMeta
+	if o.obj != nil {
+		acc, err := meta.Accessor(o.obj)
+		if err != nil {
+			return dst, fmt.Errorf("encoding an object: %w", err)
+		}
+		gvk := o.obj.GetObjectKind().GroupVersionKind()
+		tm.APIVersion, tm.Kind = gvk.GroupVersion().String(), gvk.Kind
+		if gvk.Empty() {
+			tm.APIVersion = ""
+		}
+		m = metav1.ObjectMeta{Name: acc.GetName(), Namespace: acc.GetNamespace(), UID: acc.GetUID(),
+			ResourceVersion: acc.GetResourceVersion(), Generation: acc.GetGeneration(),
+			CreationTimestamp: acc.GetCreationTimestamp(), DeletionTimestamp: acc.GetDeletionTimestamp(),
+			Labels: acc.GetLabels(), OwnerReferences: acc.GetOwnerReferences()}
+	} else {
+		var whole struct {
+			metav1.TypeMeta `json:",inline"`
+			Metadata        metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := json.Unmarshal(o.raw, &whole); err != nil {
+			return dst, fmt.Errorf("reading an object: %w", err)
+		}
+		tm, m = whole.TypeMeta, whole.Metadata
+		m.Annotations, m.ManagedFields = nil, nil
+	}
+	m.Annotations = map[string]string{StubAnnotation: why}
+	raw, err := json.Marshal(metav1.PartialObjectMetadata{TypeMeta: tm, ObjectMeta: m})
+	if err != nil {
+		return dst, err
+	}
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(line{Resource: o.Resource, Object: raw}); err != nil {
+		return dst, err
+	}
+	return buf.Bytes(), nil
+}
+
 // EndLine is a section's last line (with its newline): the count of its objects,
 // without which the section reads as truncated.
 func EndLine(objects int) []byte {
@@ -244,7 +298,7 @@ func (s FileStore) Load(context.Context) (*File, error) { return Load(s.Path) }
 
 // Save replaces the file atomically: a temporary file in the same directory, fsynced,
 // renamed over it, and the directory fsynced so that the rename survives a crash.
-func (s FileStore) Save(snap *Snapshot) (err error) {
+func (s FileStore) Save(_ context.Context, snap *Snapshot) (err error) {
 	dir, base := filepath.Split(s.Path)
 	if dir == "" {
 		dir = "."

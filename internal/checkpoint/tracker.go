@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -211,9 +212,16 @@ type Section struct {
 const MinInterval = time.Second
 
 // Run writes the checkpoint at most every MinInterval while objects settle, and at
-// least ten times the last write's duration apart, until stop is closed. It does not
-// write at the end: the caller does, once the sinks are drained.
+// least ten times the last write's duration apart, until stop is closed; a write in
+// progress then is given up (the store's checkpoint stays whole). It does not write at
+// the end: the caller does, once the sinks are drained (WriteWithin).
 func (w *Writer) Run(stop <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-stop
+		cancel()
+	}()
 	for {
 		timer := time.NewTimer(max(MinInterval, 10*w.took))
 		select {
@@ -226,8 +234,11 @@ func (w *Writer) Run(stop <-chan struct{}) {
 		if !changed {
 			continue
 		}
-		if err := w.write(objects); err != nil {
+		if err := w.write(ctx, objects); err != nil {
 			w.markChanged() // try again next time
+			if ctx.Err() != nil {
+				return // stopped: the caller writes the last one
+			}
 			if !w.failed && w.Warn != nil {
 				w.Warn("%v; trying again", err)
 			}
@@ -240,8 +251,14 @@ func (w *Writer) Run(stop <-chan struct{}) {
 
 // Write writes the checkpoint now.
 func (w *Writer) Write() error {
+	return w.WriteContext(context.Background())
+}
+
+// WriteContext writes the checkpoint now, giving up once ctx ends (the store's
+// checkpoint then stays as it was).
+func (w *Writer) WriteContext(ctx context.Context) error {
 	objects, _ := w.snapshot()
-	return w.write(objects)
+	return w.write(ctx, objects)
 }
 
 // snapshot is every tracked section's objects (nil for a kept one), and whether any
@@ -286,7 +303,7 @@ func (e *WriteError) Error() string {
 func (e *WriteError) Unwrap() error { return e.Err }
 
 // write hands the sections to the store, which replaces the checkpoint atomically.
-func (w *Writer) write(objects [][]snapshotEntry) (err error) {
+func (w *Writer) write(ctx context.Context, objects [][]snapshotEntry) (err error) {
 	start := time.Now()
 	store := w.store()
 	defer func() {
@@ -325,5 +342,5 @@ func (w *Writer) write(objects [][]snapshotEntry) (err error) {
 		}
 		snap.Sections[i] = SnapshotSection{Context: h.Context, Header: raw, Objects: objs}
 	}
-	return store.Save(snap)
+	return store.Save(ctx, snap)
 }

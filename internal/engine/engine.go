@@ -750,12 +750,20 @@ func (r *run) shutdown(reason StopReason) Result {
 		late = append(late, Late{Name: l.Name(), Dropped: l.Stats().Dropped - dropped[l]})
 	}
 	if r.checkpoint != nil {
-		close(r.stopCheckpoint)
+		close(r.stopCheckpoint) // gives up a periodic write in progress
 		<-r.checkpointDone
-		r.checkpointErr = r.checkpoint.Write()
+		ctx, cancel := context.WithTimeout(context.Background(), FinalCheckpointTimeout)
+		r.checkpointErr = r.checkpoint.WriteContext(ctx)
+		cancel()
 	}
 	return Result{Reason: reason, Made: made, Unchanged: r.unchanged.Load(), Late: late, Clusters: r.clusterResults(r.allClusters)}
 }
+
+// FinalCheckpointTimeout bounds the checkpoint's last write, once the sinks are drained:
+// the whole stop (--grace for the sinks, this, and the lease's release, within its renew
+// deadline) fits in the chart's termination grace period of 30 s, whatever the state of
+// the checkpoint. A write not done by then leaves the checkpoint before it, whole.
+const FinalCheckpointTimeout = 10 * time.Second
 
 // stopInformers stops the informers, so that no event is made after those the sinks are
 // about to drain. An informer stops only once its handlers return, and a handler that

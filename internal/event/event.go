@@ -356,7 +356,7 @@ func (e *Event) ShowingOn(names []string) *Event {
 		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related, Past: e.Past,
 		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, ManagedFields: e.ManagedFields,
 		Rollout: e.Rollout, On: on, Folded: e.Folded, FoldedEvents: e.FoldedEvents, UnfoldedSeq: e.UnfoldedSeq,
-		Encoder: e.Encoder, Written: e.Written, RecordedDiff: e.RecordedDiff, shown: e.encodings()}
+		Encoder: e.Encoder, Written: e.Written, RecordedDiff: e.RecordedDiff, RecordedBy: e.RecordedBy, shown: e.encodings()}
 }
 
 // HasOld reports whether the event carries a previous state worth showing: MODIFIED and
