@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
+	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
@@ -196,6 +198,10 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 func (w *session) resumeStore() (checkpoint.Store, error) {
 	cfg := afterStopConfig(w.plan.Clusters[0].Config)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf" // the shards travel as bytes, not base64
+	// A write sends the shards one after another, as fast as the API server answers:
+	// client-go's default of 5 requests a second would take 25 s for the first write of
+	// 128 shards (10,000 pods), past the store's time limit.
+	cfg.QPS, cfg.Burst = 100, 200
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -246,6 +252,9 @@ func afterStopConfig(config *rest.Config) *rest.Config {
 func (w *session) request() plan.Request {
 	req := w.cfg.Watch
 	req.Resume = w.cfg.Resume != ""
+	if ref, ok, err := clusterstore.ParseRef(w.cfg.Resume); ok && err == nil && ref.Kind == clusterstore.ConfigMaps {
+		req.ConfigMapCheckpoint = w.cfg.Resume
+	}
 	for _, s := range w.cfg.Output.Sinks {
 		req.Columns = req.Columns || s.Format == "pretty" || s.Format == "wide"
 	}
@@ -299,6 +308,7 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 		}
 	}()
 	var folding []int
+	fence := w.deliveryFence()
 	for _, s := range w.cfg.Output.Sinks {
 		out, err := w.newSink(s)
 		if err != nil {
@@ -314,7 +324,7 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 		}
 		filter := w.filter(s)
 		out = sink.WithFilter(out, filter)
-		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
+		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync, Fence: fence}
 		w.viewListener(s, &lc)
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
@@ -395,4 +405,26 @@ func (w *session) clientConfig(c *rest.Config) *rest.Config {
 	c = rest.CopyConfig(c)
 	c.Dial = quietio.Dial
 	return c
+}
+
+// deliveryFence is what every sink's listener asks before it writes (nil without
+// --leader-elect): the Elector's Fence, said once each time it closes and opens again.
+// A leader that was paused past its lease's duration (a GC pause, a frozen VM, SIGSTOP)
+// holds back what it has not written yet, rather than deliver it while another replica
+// may lead; the one that leads delivers it from the checkpoint.
+func (w *session) deliveryFence() func() error {
+	if w.elector == nil {
+		return nil
+	}
+	var closed atomic.Bool
+	return func() error {
+		err := w.elector.Fence()
+		switch {
+		case err != nil && closed.CompareAndSwap(false, true):
+			w.warnf("--leader-elect: %v; holding back what the sinks have not written (another replica may lead)", err)
+		case err == nil && closed.CompareAndSwap(true, false):
+			w.warnf("--leader-elect: the lease %s was renewed; delivering again", w.elector.Lease())
+		}
+		return err
+	}
 }

@@ -265,7 +265,8 @@ func (r *run) buildInformers(c *clusterRun) error {
 	fatal := c.fatalOf(r)
 	base := informer.Options{Cluster: c.Name, LabelSelector: cfg.Watch.LabelSelector, Names: cfg.Watch.Names,
 		WatchOnly: cfg.Events.WatchOnly, MetadataOnly: cfg.Watch.MetadataOnly, ShowSecrets: cfg.Watch.ShowSecrets,
-		NoFastPaths: cfg.Speed.NoFastPaths, NoAttribution: cfg.Events.NoAttribution, Warn: c.warn, Fatal: fatal, Observer: r.observer}
+		NoFastPaths: cfg.Speed.NoFastPaths, NoAttribution: cfg.Events.NoAttribution, Coalesced: coalesces(r.listeners),
+		Warn: c.warn, Fatal: fatal, Observer: r.observer}
 	if r.resume != nil {
 		base.RedactionKey = r.resume.RedactionKey(c.Name)
 	}
@@ -562,4 +563,10 @@ func (s *sources) stop() {
 		cancel()
 	}
 	s.running.Wait()
+}
+
+// coalesces reports whether a listener merges changes of one object (on-full=coalesce),
+// whose attribution then needs every writer's fields.
+func coalesces(listeners []*listener.Listener) bool {
+	return slices.ContainsFunc(listeners, func(l *listener.Listener) bool { return l.Config().OnFull == listener.Coalesce })
 }

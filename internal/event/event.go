@@ -116,6 +116,11 @@ type Event struct {
 	// (package attribution decides); nil when attribution is off, and for SYNC and core
 	// Events.
 	ManagedFields *managedfields.Record
+	// RecordedBy is who made the change as a recording says (kubeevents replay: the
+	// envelope's "by", "byAmbiguous" and each diff operation's "by"), said as it was
+	// rather than decided again; nil for events of a watch, and where the recording
+	// names nobody.
+	RecordedBy *managedfields.Attribution
 	// Rollout says where the object's rollout stands (--owned, for the kinds that have
 	// one: Deployments, StatefulSets, DaemonSets, Jobs; a RolloutStep); nil otherwise.
 	Rollout *Rollout
@@ -383,8 +388,8 @@ func (e *Event) ShowingOn(names []string) *Event {
 		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related, Past: e.Past,
 		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, ManagedFields: e.ManagedFields,
 		Rollout: e.Rollout, On: on, Folded: e.Folded, FoldedEvents: e.FoldedEvents, UnfoldedSeq: e.UnfoldedSeq,
-		Encoder: e.Encoder, Written: e.Written, RecordedDiff: e.RecordedDiff, Child: e.Child, LeftOut: e.LeftOut,
-		EndsStream: e.EndsStream, SyncTo: e.SyncTo, shown: e.encodings()}
+		Encoder: e.Encoder, Written: e.Written, RecordedDiff: e.RecordedDiff, RecordedBy: e.RecordedBy, Child: e.Child,
+		LeftOut: e.LeftOut, EndsStream: e.EndsStream, SyncTo: e.SyncTo, shown: e.encodings()}
 }
 
 // HasOld reports whether the event carries a previous state worth showing: MODIFIED and

@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"math"
 	"sync"
@@ -59,6 +60,8 @@ type pool struct {
 	send     partsFunc
 	encode   func(ev *event.Event) ([]byte, error)
 	settle   func(ev *event.Event, err error)
+	fence    func() error  // nil: none (listener.Fenced)
+	closing  chan struct{} // closed by Close
 	seed     maphash.Seed
 	workers  []chan item
 	ctx      context.Context // ended by Abort
@@ -72,7 +75,7 @@ func newPool(workers int, b Batching, encode func(*event.Event) ([]byte, error),
 		b.Size = 1
 	}
 	p := &pool{batching: b, send: send, encode: encode, seed: maphash.MakeSeed(),
-		settle: func(*event.Event, error) {}}
+		settle: func(*event.Event, error) {}, closing: make(chan struct{})}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.workers = make([]chan item, max(workers, 1))
 	for i := range p.workers {
@@ -83,6 +86,36 @@ func newPool(workers int, b Batching, encode func(*event.Event) ([]byte, error),
 
 // Hold implements listener.Holder.
 func (p *pool) Hold(settle func(ev *event.Event, err error)) { p.settle = settle }
+
+// Fence implements listener.Fenced: every attempt to send (fenced) asks fence first.
+func (p *pool) Fence(fence func() error) { p.fence = fence }
+
+// fenced wraps one attempt to send a batch: it is made only while the fence is open.
+// While it is closed the attempt waits; once the sink is closing instead, or aborted, it
+// is not made, and fails with an error that wraps listener.ErrFenced (not retried).
+func (p *pool) fenced(attempt func(ctx context.Context) error) func(ctx context.Context) error {
+	if p.fence == nil {
+		return attempt
+	}
+	return func(ctx context.Context) error {
+		for {
+			err := p.fence()
+			if err == nil {
+				return attempt(ctx)
+			}
+			select {
+			case <-p.closing:
+			case <-ctx.Done():
+			case <-time.After(fenceRetry):
+				continue
+			}
+			return &attemptError{err: fmt.Errorf("%w: %v", listener.ErrFenced, err)}
+		}
+	}
+}
+
+// fenceRetry is how often a closed fence is asked again.
+const fenceRetry = 50 * time.Millisecond
 
 // Write encodes ev and hands it to its object's worker.
 func (p *pool) Write(ev *event.Event) error {
@@ -110,6 +143,7 @@ func (p *pool) start() {
 // grace time, after which the listener calls Abort.
 func (p *pool) Close() error {
 	p.started.Do(p.start)
+	close(p.closing)
 	for _, w := range p.workers {
 		close(w)
 	}

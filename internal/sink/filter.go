@@ -66,6 +66,13 @@ type holdingFilter struct {
 
 func (f *holdingFilter) Hold(settle func(ev *event.Event, err error)) { f.holder.Hold(settle) }
 
+// Fence passes the listener's fence on to a sink that asks it (listener.Fenced).
+func (f *holdingFilter) Fence(fence func() error) {
+	if fenced, ok := f.holder.(listener.Fenced); ok {
+		fenced.Fence(fence)
+	}
+}
+
 func (f *holdingFilter) Abort() {
 	if a, ok := f.holder.(listener.Aborter); ok {
 		a.Abort()

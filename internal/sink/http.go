@@ -173,7 +173,7 @@ func (s *HTTP) deliver(ctx context.Context, batch []item, envelopes []map[string
 				}
 				s.deliver(ctx, part[:half], first, done)
 				s.deliver(ctx, part[half:], second, done)
-			case err != nil && ctx.Err() == nil:
+			case err != nil && ctx.Err() == nil && !errors.Is(err, listener.ErrFenced):
 				if errors.As(err, &se) && se.code == http.StatusRequestEntityTooLarge {
 					s.lowerLimit(nil, len(data), 1)
 				}
@@ -291,9 +291,9 @@ func (s *HTTP) cutNotice(ev *event.Event, limit notify.Limit) {
 func (s *HTTP) post(ctx context.Context, data []byte, contentType string) error {
 	var firstFailure time.Time
 	said := false // a retry of this body was said: its end will be too
-	err := withRetries(ctx, s.opts.Retries, s.opts.Backoff, func(ctx context.Context) error {
+	err := withRetries(ctx, s.opts.Retries, s.opts.Backoff, s.fenced(func(ctx context.Context) error {
 		return s.attempt(ctx, data, contentType)
-	}, func(err error, try int, wait time.Duration) {
+	}), func(err error, try int, wait time.Duration) {
 		if try == 1 {
 			firstFailure = time.Now()
 		}
