@@ -43,7 +43,7 @@ environment:
                             if .type=="DELETED" then .object.metadata.name else empty end)
   VARIANTS                  e2e: speed pieces measured A/B, one more kubeevents -o json client each
                             with the piece switched off (all, alloff, or names: fastpaths, decoders,
-                            reads, stdout, oneproc, pages, relist, bookmark, probe; NAME=VAR for another switch;
+                            oneproc, pages, relist, bookmark, probe; NAME=VAR for another switch;
                             noby: attribution measured with over without, --no-by, by name only)
   HEAVY_JQ=1                e2e: a file sink alone and beside a CPU-heavy jq sink
   UI=1                      e2e: also the pretty stream and the full-screen view (--ui), each on a

@@ -47,7 +47,7 @@ func replayOn(t *testing.T, src *fakeSource, cfg Config) (string, Result, error)
 	t.Helper()
 	var out, errOut bytes.Buffer
 	cfg.Output.Sinks = []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block}}
-	cfg.End.Grace, cfg.Speed.PlainStdout = time.Second, true
+	cfg.End.Grace = time.Second
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
 	res, err := RunReplay(context.Background(), sys, cfg, Replay{Source: src, What: "test"})
 	return out.String(), res, err
@@ -128,7 +128,7 @@ func TestSinksGetTheirExpression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{End: End{Grace: time.Second}, Speed: Speed{PlainStdout: true}, Output: Output{
+	cfg := Config{End: End{Grace: time.Second}, Output: Output{
 		Sinks:   []config.Sink{{Name: "jq", Type: config.KindJQ, Expr: expr, Raw: true, Output: config.Stdout, Buffer: 4, OnFull: listener.Block}},
 		Queries: map[string]*jq.Query{"jq": q}}}
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}

@@ -76,7 +76,7 @@ func TestErrorSpyEndedEarly(t *testing.T) {
 		spy := spied(&watchReporter{example: &corev1.ConfigMap{}, recovery: Recovery{NoEndedEarlyBookmark: true}}, closed)
 		closed.Stop()
 		if got := handed(spy); len(got) != 0 {
-			t.Errorf("with %s=off a watch closed at once handed on %v, want nothing", EndedEarlyBookmarkEnv, got)
+			t.Errorf("with NoEndedEarlyBookmark a watch closed at once handed on %v, want nothing", got)
 		}
 	})
 }

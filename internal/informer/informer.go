@@ -27,7 +27,6 @@ import (
 	"github.com/kubeevents/kubeevents/internal/managedfields"
 	"github.com/kubeevents/kubeevents/internal/pipeline"
 	"github.com/kubeevents/kubeevents/internal/resource"
-	"github.com/kubeevents/kubeevents/internal/switches"
 	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
@@ -58,6 +57,9 @@ type Options struct {
 	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
 	// parts (KUBEEVENTS_FAST_PATHS=off).
 	NoFastPaths bool
+	// NoWireDecoders lists and watches with client-go's decoders, not this package's
+	// (KUBEEVENTS_WIRE_DECODERS=off): no part reuse either.
+	NoWireDecoders bool
 	// Related marks this informer's events as core Events about watched objects
 	// (--with-events).
 	Related bool
@@ -143,7 +145,7 @@ func New(res resource.Resource, clients Clients, opts Options) (*Informer, error
 			return nil, err
 		}
 		inf.Typed = true
-		if !switches.WireDecoders.Enabled() {
+		if opts.NoWireDecoders {
 			break // client-go's list and watch, decoded by the client's codec
 		}
 		lister := wire.NewTypedLister(client, res.GVR.Resource, ns)
@@ -174,7 +176,7 @@ func New(res resource.Resource, clients Clients, opts Options) (*Informer, error
 		// Custom resources, and Secrets being redacted (whose values must become strings
 		// rather than typed []byte).
 		lw = listWatchOf(clients.Dynamic.Resource(res.GVR).Namespace(ns), tweak)
-		if clients.DynamicREST != nil && switches.WireDecoders.Enabled() {
+		if clients.DynamicREST != nil && !opts.NoWireDecoders {
 			dynamicWatch := lw.WatchFuncWithContext
 			lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				tweak(&o)

@@ -116,7 +116,7 @@ func decodeWatched(t *testing.T, pods ...*corev1.Pod) []*corev1.Pod {
 		w.Write(stream.Bytes())
 	}))
 	defer srv.Close()
-	clients, err := NewClients(&rest.Config{Host: srv.URL})
+	clients, err := NewClients(&rest.Config{Host: srv.URL}, Recovery{})
 	if err != nil {
 		t.Fatal(err)
 	}
