@@ -17,8 +17,8 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/jsonw"
 	"github.com/kubeevents/kubeevents/internal/managedfields"
-	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // Attribution is who made a change (see managedfields.Attribution).
@@ -258,12 +258,12 @@ func AppendJSON(dst []byte, entries []Entry) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = wire.AppendJSONField(dst, `{"manager":`, e.Manager)
+		dst = jsonw.AppendJSONField(dst, `{"manager":`, e.Manager)
 		if e.Operation != "" {
-			dst = wire.AppendJSONField(dst, `,"operation":`, e.Operation)
+			dst = jsonw.AppendJSONField(dst, `,"operation":`, e.Operation)
 		}
 		if e.Subresource != "" {
-			dst = wire.AppendJSONField(dst, `,"subresource":`, e.Subresource)
+			dst = jsonw.AppendJSONField(dst, `,"subresource":`, e.Subresource)
 		}
 		if !e.Time.IsZero() {
 			dst = append(dst, `,"time":"`...)

@@ -306,7 +306,7 @@ func (f *fieldPlan) same(o, n reflect.Value, sameMemory bool) bool {
 // sameAt reports whether the values of type t at a and b are equal; with sameMemory,
 // equal bytes (pointers included) are equal without a look inside: a part the protobuf
 // watch took from the previous version is recognised without walking it (one of the
-// fast paths whose invariant package wire states).
+// fast paths whose invariant package decode states).
 func sameAt(t reflect.Type, equal equalFunc, a, b unsafe.Pointer, sameMemory bool) bool {
 	if sameMemory {
 		if size := t.Size(); unsafe.String((*byte)(a), size) == unsafe.String((*byte)(b), size) {

@@ -19,7 +19,21 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/managedfields"
-	"github.com/kubeevents/kubeevents/internal/wire"
+)
+
+// Encoder writes an object's JSON as encoding/json does (the render edge's part cache is
+// one: package partjson), told by update what the encoding does to the versions it keeps.
+type Encoder interface {
+	Marshal(obj runtime.Object, update Update) ([]byte, error)
+}
+
+// Update says what an encoding does to the versions an Encoder keeps.
+type Update uint8
+
+const (
+	KeepVersions  Update = iota // an older state (Old): compare with, but do not record
+	RecordVersion               // the object's newest state
+	ForgetObject                // its last state: the object was deleted
 )
 
 // EventType is what happened to an object, as printed in every sink.
@@ -143,9 +157,10 @@ type Event struct {
 	// sequence number the event had when it was folded; 0 otherwise.
 	UnfoldedSeq uint64
 
-	// Encoder is the informer's part encoder, if any: it copies the JSON of parts that
-	// did not change since the object's previous version. Nil encodes every object whole.
-	Encoder *wire.PartEncoder
+	// Encoder writes the JSON of Object and Old: the informer's part cache, which copies
+	// the JSON of parts that did not change since the object's previous version. Nil
+	// encodes every object whole (encoding/json).
+	Encoder Encoder
 
 	// Written, if set, is called by each listener once its sink's Write returned for this
 	// event without an error (written, or left out on purpose by a filter), or, for a sink
@@ -178,9 +193,13 @@ type encoded struct {
 	valueErr  error
 }
 
-func (c *encoded) jsonOf(obj runtime.Object, encoder *wire.PartEncoder, update wire.Update) ([]byte, error) {
+func (c *encoded) jsonOf(obj runtime.Object, encoder Encoder, update Update) ([]byte, error) {
 	c.jsonOnce.Do(func() {
-		if obj != nil {
+		switch {
+		case obj == nil:
+		case encoder == nil:
+			c.json, c.jsonErr = json.Marshal(obj)
+		default:
 			c.json, c.jsonErr = encoder.Marshal(obj, update)
 		}
 	})
@@ -193,7 +212,7 @@ func (c *encoded) jsonOf(obj runtime.Object, encoder *wire.PartEncoder, update w
 // from its fields by typed, or decoded from its JSON (encoded once anyway for output),
 // which allocates about 40% more; an unstructured one is already a map,
 // so it is copied with its integers converted, which costs far less than a round trip.
-func (c *encoded) valueOf(obj runtime.Object, encoder *wire.PartEncoder, update wire.Update, typed TypedValue) (any, error) {
+func (c *encoded) valueOf(obj runtime.Object, encoder Encoder, update Update, typed TypedValue) (any, error) {
 	c.valueOnce.Do(func() {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			c.value = Generic(u.Object)
@@ -275,22 +294,22 @@ func (e *Event) ObjectJSON() ([]byte, error) {
 }
 
 // objectUpdate is what encoding Object tells the informer's encoder.
-func (e *Event) objectUpdate() wire.Update {
+func (e *Event) objectUpdate() Update {
 	switch {
 	case e.Type == Deleted:
-		return wire.ForgetObject
+		return ForgetObject
 	case e.Related:
-		return wire.KeepVersions // core Events about watched objects: each is new, none changes
+		return KeepVersions // core Events about watched objects: each is new, none changes
 	case e.InInitialList:
 		// Listed objects were not decoded by the protobuf watch, so their next versions
 		// share nothing with them: keeping their parts' JSON would only cost memory.
-		return wire.KeepVersions
+		return KeepVersions
 	}
-	return wire.RecordVersion
+	return RecordVersion
 }
 
 // OldJSON is the compact JSON encoding of Old (nil if there is none), computed at most once.
-func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old, e.Encoder, wire.KeepVersions) }
+func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old, e.Encoder, KeepVersions) }
 
 // TypedValue builds a typed object's generic JSON values from its fields, the values
 // decoding its JSON would give; built=false leaves them to that decoding (a type it does
@@ -307,7 +326,7 @@ func (e *Event) ObjectValue(typed TypedValue) (any, error) {
 
 // OldValue is Old as generic JSON values, like ObjectValue; nil if there is no Old.
 func (e *Event) OldValue(typed TypedValue) (any, error) {
-	return e.old.valueOf(e.Old, e.Encoder, wire.KeepVersions, typed)
+	return e.old.valueOf(e.Old, e.Encoder, KeepVersions, typed)
 }
 
 // Memo caches values derived from the event by the packages that render it (a Differ's

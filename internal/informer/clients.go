@@ -21,7 +21,7 @@ type Clients struct {
 	TypedREST func(gv schema.GroupVersion) (rest.Interface, error)
 	Dynamic   dynamic.Interface
 	// DynamicREST, where set, serves the watches of the resources that go through
-	// Dynamic: JSON events decoded in one pass (wire.WatchUnstructured).
+	// Dynamic: JSON events decoded in one pass (decode.WatchUnstructured).
 	DynamicREST rest.Interface
 	// Metadata serves --metadata-only informers.
 	Metadata metadata.Interface

@@ -28,9 +28,9 @@ type Switch struct {
 // The switches, one per piece that is kept.
 var (
 	// FastPaths: part reuse on the protobuf watch, part copying in the JSON encoder, and
-	// the diff's shortcuts (internal/wire's package comment).
+	// the diff's shortcuts (internal/informer/decode's package comment).
 	FastPaths = Switch{"KUBEEVENTS_FAST_PATHS", "decodes, encodes and diffs every object whole"}
-	// WireDecoders: internal/wire's protobuf watch and list readers and one-pass JSON
+	// WireDecoders: internal/informer/decode's protobuf watch and list readers and one-pass JSON
 	// watch decoder in place of client-go's (part reuse lives in the protobuf watch: off
 	// turns it off too).
 	WireDecoders = Switch{"KUBEEVENTS_WIRE_DECODERS", "reads lists and watches with client-go's decoders"}

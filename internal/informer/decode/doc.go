@@ -1,9 +1,9 @@
-// Package wire reads watch streams and writes objects as JSON, as client-go and
-// encoding/json do, byte for byte, in less time: the protobuf watch decoder of typed
-// objects (WatchTyped) and list reader (TypedLister), the one-pass JSON watch decoder of
-// unstructured ones (WatchUnstructured), and the encoder that copies the JSON of
-// unchanged parts (PartEncoder). KUBEEVENTS_WIRE_DECODERS=off (internal/switches) reads
-// with client-go's decoders instead.
+// Package decode reads list and watch responses as client-go does, to the same objects,
+// in less time: the informers' decoders at the source edge. The protobuf watch decoder of
+// typed objects (WatchTyped) with its part reuse, the list reader (TypedLister), and the
+// one-pass JSON watch decoder of unstructured ones (WatchUnstructured).
+// KUBEEVENTS_WIRE_DECODERS=off (fastpath.Settings.NoWireDecoders) reads with client-go's
+// decoders instead.
 //
 // # The fast paths and their invariant
 //
@@ -12,8 +12,8 @@
 //   - part reuse: the protobuf watch gives a new version of an object the top-level parts
 //     (spec, status, data, ...) whose bytes did not change from the previous version's,
 //     the very same slices, maps and pointers, instead of decoding them again;
-//   - part copying: PartEncoder copies a part's JSON from the previous version when the
-//     part's memory is that version's;
+//   - part copying: the render edge's part cache (package partjson) copies a part's JSON
+//     from the previous version when the part's memory is that version's;
 //   - the diff's shortcut: render compares a field whose memory is the same on both
 //     sides as equal without walking it.
 //
@@ -34,4 +34,4 @@
 // A user who suspects a wrong diff turns the three off with KUBEEVENTS_FAST_PATHS=off
 // (internal/switches, read once by cmd): the output must be byte for byte the same, which
 // TestFastPathsOffPrintsTheSame and the end-to-end TestDiffSameWithFastPathsOff check.
-package wire
+package decode

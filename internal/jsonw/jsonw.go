@@ -1,4 +1,6 @@
-package wire
+// Package jsonw writes the JSON of strings and fields as encoding/json does, byte for
+// byte, into a caller's buffer: what every renderer builds its lines with.
+package jsonw
 
 import "unicode/utf8"
 

@@ -1,18 +1,19 @@
-package wire
+package decode
 
 import (
-	"reflect"
 	"slices"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/watch"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/randfill"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/render/partjson"
 )
 
 func fillObject(fill *randfill.Filler, obj any) (ok bool) {
@@ -23,28 +24,6 @@ func fillObject(fill *randfill.Filler, obj any) (ok bool) {
 	}()
 	fill.Fill(obj)
 	return true
-}
-
-// zeroCreationTimestamps clears every creationTimestamp reachable through structs and
-// pointers.
-func zeroCreationTimestamps(v reflect.Value) {
-	for v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return
-	}
-	if v.Type() == reflect.TypeFor[metav1.ObjectMeta]() {
-		v.FieldByName("CreationTimestamp").Set(reflect.Zero(reflect.TypeFor[metav1.Time]()))
-	}
-	for i := range v.NumField() {
-		if v.Field(i).CanSet() {
-			zeroCreationTimestamps(v.Field(i))
-		}
-	}
 }
 
 func benchPod() *corev1.Pod {
@@ -101,7 +80,7 @@ func BenchmarkLabelChange(b *testing.B) {
 	for _, mode := range []string{"whole", "reuse", "reuse-every-part-changed"} {
 		b.Run(mode, func(b *testing.B) {
 			b.ReportAllocs()
-			reuse, enc := newPartReuse(TypedDecoding{}), NewPartEncoder()
+			reuse, enc := newPartReuse(TypedDecoding{}), partjson.NewEncoder()
 			if mode == "whole" {
 				reuse, enc = nil, nil
 			}
@@ -113,7 +92,7 @@ func BenchmarkLabelChange(b *testing.B) {
 			if err := decodeWith(reuse, first, prevRaw); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := enc.Marshal(first, RecordVersion); err != nil {
+			if _, err := enc.Marshal(first, event.RecordVersion); err != nil {
 				b.Fatal(err)
 			}
 			var kept decodedParts
@@ -126,7 +105,7 @@ func BenchmarkLabelChange(b *testing.B) {
 				if err := decodeWith(reuse, pod, nextRaw); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := enc.Marshal(pod, KeepVersions); err != nil {
+				if _, err := enc.Marshal(pod, event.KeepVersions); err != nil {
 					b.Fatal(err)
 				}
 				if reuse != nil { // the next event is compared with the first version again

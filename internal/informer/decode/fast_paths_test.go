@@ -1,4 +1,4 @@
-package wire_test
+package decode_test
 
 import (
 	"bytes"
@@ -22,8 +22,9 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/informer/decode"
 	"github.com/kubeevents/kubeevents/internal/render"
-	"github.com/kubeevents/kubeevents/internal/wire"
+	"github.com/kubeevents/kubeevents/internal/render/partjson"
 )
 
 // KUBEEVENTS_FAST_PATHS=off must print the same bytes as the fast paths: a sequence of random
@@ -35,7 +36,7 @@ func TestFastPathsOffPrintsTheSame(t *testing.T) {
 	versions := randomVersions(rand.New(rand.NewPCG(20, 1)), 60)
 	stream := protobufStream(t, versions)
 	differ := diff.NewDiffer(nil)
-	fastPods, slowPods := decodeAll(t, stream, wire.TypedDecoding{}), decodeAll(t, stream, wire.TypedDecoding{NoPartReuse: true})
+	fastPods, slowPods := decodeAll(t, stream, decode.TypedDecoding{}), decodeAll(t, stream, decode.TypedDecoding{NoPartReuse: true})
 	// The fast paths were taken one way and not the other.
 	if shared := sharedSpecs(fastPods); shared == 0 {
 		t.Error("with part reuse, no version shares its spec with the one before: the test compares nothing")
@@ -44,7 +45,7 @@ func TestFastPathsOffPrintsTheSame(t *testing.T) {
 		t.Errorf("without part reuse, %d versions share their spec with the one before", shared)
 	}
 	for _, format := range []render.Format{render.FormatJSON, render.FormatPretty} {
-		fast := printAll(t, fastPods, wire.NewPartEncoder(), differ, format)
+		fast := printAll(t, fastPods, partjson.NewEncoder(), differ, format)
 		slow := printAll(t, slowPods, nil, differ.WithoutFastPaths(), format)
 		if len(fast) != len(versions) || len(slow) != len(versions) {
 			t.Fatalf("%s: %d and %d lines, want %d", format, len(fast), len(slow), len(versions))
@@ -128,7 +129,7 @@ func protobufStream(t *testing.T, pods []*corev1.Pod) []byte {
 }
 
 // decodeAll decodes the stream with WatchTyped, as the informer does.
-func decodeAll(t *testing.T, stream []byte, decoding wire.TypedDecoding) []*corev1.Pod {
+func decodeAll(t *testing.T, stream []byte, decoding decode.TypedDecoding) []*corev1.Pod {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
@@ -141,7 +142,7 @@ func decodeAll(t *testing.T, stream []byte, decoding wire.TypedDecoding) []*core
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, ok := wire.WatchTyped(context.Background(), client, "pods", "default", metav1.ListOptions{}, decoding)
+	w, ok := decode.WatchTyped(context.Background(), client, "pods", "default", metav1.ListOptions{}, decoding)
 	if !ok {
 		t.Fatal("the protobuf watch did not open")
 	}
@@ -160,7 +161,7 @@ func decodeAll(t *testing.T, stream []byte, decoding wire.TypedDecoding) []*core
 
 // printAll prints each version as a MODIFIED event from the one before (the first as
 // ADDED), with the given encoder and differ.
-func printAll(t *testing.T, pods []*corev1.Pod, encoder *wire.PartEncoder, differ *diff.Differ, format render.Format) []string {
+func printAll(t *testing.T, pods []*corev1.Pod, encoder event.Encoder, differ *diff.Differ, format render.Format) []string {
 	t.Helper()
 	printer, err := render.NewPrinter(render.Options{Format: format, Diff: differ})
 	if err != nil {
