@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/generic"
 	"github.com/kubeevents/kubeevents/internal/jsonw"
 	"github.com/kubeevents/kubeevents/internal/managedfields"
 )
@@ -83,7 +84,7 @@ func resolve(ev *event.Event, d *diff.Differ) Attribution {
 // it: the keys along them (a path is walked through the previous object only), the rest
 // left out; the whole of it where it cannot be built in part.
 func oldAlong(ev *event.Event, changes []managedfields.Change) (any, error) {
-	part := &diff.Part{Keys: map[string]*diff.Part{}}
+	part := &generic.Part{Keys: map[string]*generic.Part{}}
 	for _, c := range changes {
 		if c.Path == "" || c.Path[0] != '/' {
 			continue
@@ -96,7 +97,7 @@ func oldAlong(ev *event.Event, changes []managedfields.Change) (any, error) {
 			token = strings.ReplaceAll(strings.ReplaceAll(token, "~1", "/"), "~0", "~")
 			next := node.Keys[token]
 			if next == nil {
-				next = &diff.Part{Keys: map[string]*diff.Part{}}
+				next = &generic.Part{Keys: map[string]*generic.Part{}}
 				node.Keys[token] = next
 			}
 			node = next
@@ -104,11 +105,11 @@ func oldAlong(ev *event.Event, changes []managedfields.Change) (any, error) {
 		node.Whole, node.Keys = true, nil
 	}
 	if ev.Old != nil {
-		if old, built, err := diff.PartOf(ev.Old, part); built {
+		if old, built, err := generic.PartOf(ev.Old, part); built {
 			return old, err
 		}
 	}
-	return ev.OldValue(diff.TypedValue)
+	return ev.OldValue()
 }
 
 // binding is the binder of a pod whose change set spec.nodeName. The API server records

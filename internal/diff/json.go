@@ -135,7 +135,7 @@ func appendGenericJSON(dst []byte, v any) ([]byte, error) {
 }
 
 // isInteger reports whether s is an integer as JSON writes it: what the numbers of typed
-// objects are (genericOf). Other numbers are left to encoding/json, which checks them.
+// objects are (generic.Of). Other numbers are left to encoding/json, which checks them.
 func isInteger(s string) bool {
 	if s != "" && s[0] == '-' {
 		s = s[1:]

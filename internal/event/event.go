@@ -5,9 +5,7 @@
 package event
 
 import (
-	"bytes"
 	"encoding/json"
-	"strconv"
 	"sync"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeevents/kubeevents/internal/generic"
 	"github.com/kubeevents/kubeevents/internal/managedfields"
 )
 
@@ -209,18 +208,19 @@ func (c *encoded) jsonOf(obj runtime.Object, encoder Encoder, update Update) ([]
 // valueOf is the object as maps, slices, strings, bools and numbers (json.Number or
 // float64): the one number normalisation per event, in the form gojq and jsondiff both
 // accept (unstructured objects hold int64, which both reject). A typed object is built
-// from its fields by typed, or decoded from its JSON (encoded once anyway for output),
-// which allocates about 40% more; an unstructured one is already a map,
-// so it is copied with its integers converted, which costs far less than a round trip.
-func (c *encoded) valueOf(obj runtime.Object, encoder Encoder, update Update, typed TypedValue) (any, error) {
+// from its fields (generic.Value), or, for a type it does not build, decoded from its
+// JSON (encoded once anyway for output), which allocates about 40% more; an unstructured
+// one is already a map, so it is copied with its integers converted, which costs far
+// less than a round trip.
+func (c *encoded) valueOf(obj runtime.Object, encoder Encoder, update Update) (any, error) {
 	c.valueOnce.Do(func() {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
-			c.value = Generic(u.Object)
+			c.value = generic.Copy(u.Object)
 			return
 		}
-		if typed != nil && obj != nil {
+		if obj != nil {
 			var built bool
-			if c.value, built, c.valueErr = typed(obj); built {
+			if c.value, built, c.valueErr = generic.Value(obj); built {
 				return
 			}
 		}
@@ -229,51 +229,9 @@ func (c *encoded) valueOf(obj runtime.Object, encoder Encoder, update Update, ty
 			c.valueErr = err
 			return
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		c.valueErr = dec.Decode(&c.value)
+		c.value, c.valueErr = generic.Decode(raw)
 	})
 	return c.value, c.valueErr
-}
-
-// Generic copies an unstructured value (or part of one), turning its numbers into
-// json.Number as decoding its JSON would. The original is shared with the informer's cache and is not touched.
-func Generic(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = Generic(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = Generic(x)
-		}
-		return out
-	case int64:
-		return json.Number(strconv.FormatInt(v, 10))
-	case int:
-		return json.Number(strconv.Itoa(v))
-	case int32:
-		return json.Number(strconv.FormatInt(int64(v), 10))
-	case float64:
-		return floatNumber(v)
-	case float32:
-		return floatNumber(float64(v))
-	}
-	return v
-}
-
-// floatNumber spells f as the JSON encoding does, so both forms agree; floats are rare
-// in objects (resource quantities are strings).
-func floatNumber(f float64) any {
-	raw, err := json.Marshal(f)
-	if err != nil {
-		return f // NaN or ±Inf, which no object holds
-	}
-	return json.Number(raw)
 }
 
 // SetJSON gives the JSON of Object and Old (either may be nil: encoded as usual when
@@ -311,22 +269,16 @@ func (e *Event) objectUpdate() Update {
 // OldJSON is the compact JSON encoding of Old (nil if there is none), computed at most once.
 func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old, e.Encoder, KeepVersions) }
 
-// TypedValue builds a typed object's generic JSON values from its fields, the values
-// decoding its JSON would give; built=false leaves them to that decoding (a type it does
-// not know how to build).
-type TypedValue func(obj runtime.Object) (value any, built bool, err error)
-
 // ObjectValue is Object as generic JSON values (map[string]any, []any, string, bool,
-// json.Number, nil), computed once: built by typed when it is given and knows the type,
-// else decoded from ObjectJSON. Every caller of one command must pass the same typed (the
-// first call's wins, as for Memo). Shared: callers must not modify it.
-func (e *Event) ObjectValue(typed TypedValue) (any, error) {
-	return e.object.valueOf(e.Object, e.Encoder, e.objectUpdate(), typed)
+// json.Number, nil), computed once: built from its fields (package generic) where its
+// type allows, else decoded from ObjectJSON. Shared: callers must not modify it.
+func (e *Event) ObjectValue() (any, error) {
+	return e.object.valueOf(e.Object, e.Encoder, e.objectUpdate())
 }
 
 // OldValue is Old as generic JSON values, like ObjectValue; nil if there is no Old.
-func (e *Event) OldValue(typed TypedValue) (any, error) {
-	return e.old.valueOf(e.Old, e.Encoder, KeepVersions, typed)
+func (e *Event) OldValue() (any, error) {
+	return e.old.valueOf(e.Old, e.Encoder, KeepVersions)
 }
 
 // Memo caches values derived from the event by the packages that render it (a Differ's

@@ -20,7 +20,7 @@ func TestUnstructuredValueNormalised(t *testing.T) {
 		"spec":     map[string]any{"sizes": []any{int64(1), 2.5, "x", true, nil}},
 	}}
 	ev := &Event{Type: Added, Object: u}
-	v, err := ev.ObjectValue(nil)
+	v, err := ev.ObjectValue()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package diff
+package generic
 
 import (
 	"reflect"
@@ -50,9 +50,9 @@ func newCounts() (*funcCache[countFunc], map[reflect.Type]int) {
 		case reflect.Slice:
 			elem, size := c.compile(t.Elem()), t.Elem().Size()
 			return func(p unsafe.Pointer) int {
-				s, n := (*sliceHeader)(p), 0
-				for i := range uintptr(s.len) {
-					n += elem(unsafe.Add(s.data, i*size))
+				s, n := (*SliceHeader)(p), 0
+				for i := range uintptr(s.Len) {
+					n += elem(unsafe.Add(s.Data, i*size))
 				}
 				return n
 			}

@@ -1,4 +1,4 @@
-package diff
+package generic
 
 import (
 	"reflect"
@@ -6,8 +6,8 @@ import (
 	"unsafe"
 )
 
-// The skeleton of the functions compiled once per type from its layout (equalOf's
-// comparisons, genericFuncOf's builders): a cache of each type's function, and the
+// The skeleton of the functions compiled once per type from its layout (EqualOf's
+// comparisons, FuncOf's builders): a cache of each type's function, and the
 // compilation that builds it, which lets a recursive type refer to its own function
 // before that exists. Objects of client-go's scheme are plain trees of structs,
 // pointers, slices and maps, so a walk over one can be worked out per type in advance
@@ -65,9 +65,9 @@ func (c *compilation[F]) compile(t reflect.Type) F {
 	return *slot
 }
 
-// sliceHeader is the layout of every slice value.
-type sliceHeader struct {
-	data unsafe.Pointer
-	len  int
-	cap  int
+// SliceHeader is the layout of every slice value.
+type SliceHeader struct {
+	Data unsafe.Pointer
+	Len  int
+	Cap  int
 }

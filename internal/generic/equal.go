@@ -1,19 +1,19 @@
-package diff
+package generic
 
 import (
 	"reflect"
 	"unsafe"
 )
 
-// equalFunc reports whether the values of one type at a and b are deeply equal.
-type equalFunc func(a, b unsafe.Pointer) bool
+// EqualFunc reports whether the values of one type at a and b are deeply equal.
+type EqualFunc func(a, b unsafe.Pointer) bool
 
-// equalFuncs are equalOf's comparisons, compiled once per type.
-var equalFuncs = &funcCache[equalFunc]{build: compileEqual, forward: func(slot *equalFunc) equalFunc {
+// equalFuncs are EqualOf's comparisons, compiled once per type.
+var equalFuncs = &funcCache[EqualFunc]{build: compileEqual, forward: func(slot *EqualFunc) EqualFunc {
 	return func(a, b unsafe.Pointer) bool { return (*slot)(a, b) }
 }}
 
-// equalOf returns a comparison for values of type t with reflect.DeepEqual's meaning
+// EqualOf returns a comparison for values of type t with reflect.DeepEqual's meaning
 // (all fields, unexported ones too; nil and empty slices or maps differ; NaN differs
 // from itself), compiled once per type from its layout.
 //
@@ -23,10 +23,10 @@ var equalFuncs = &funcCache[equalFunc]{build: compileEqual, forward: func(slot *
 // slice and map it passes in a map, to detect cycles; that was half of the diff's cost.
 // Objects decoded from the API server are trees, so there is no cycle to detect, and the
 // layout of each type is known in advance.
-func equalOf(t reflect.Type) equalFunc { return equalFuncs.of(t) }
+func EqualOf(t reflect.Type) EqualFunc { return equalFuncs.of(t) }
 
 // compileEqual builds t's comparison, and those of its parts through c.
-func compileEqual(c *compilation[equalFunc], t reflect.Type) equalFunc {
+func compileEqual(c *compilation[EqualFunc], t reflect.Type) EqualFunc {
 	if equal, ok := scalarEquals[t.Kind()]; ok {
 		return equal
 	}
@@ -43,7 +43,7 @@ func compileEqual(c *compilation[equalFunc], t reflect.Type) equalFunc {
 	case reflect.Struct:
 		type field struct {
 			offset uintptr
-			equal  equalFunc
+			equal  EqualFunc
 		}
 		fields := make([]field, 0, t.NumField())
 		for i := range t.NumField() {
@@ -74,15 +74,15 @@ func compileEqual(c *compilation[equalFunc], t reflect.Type) equalFunc {
 	case reflect.Slice:
 		elem, size := c.compile(t.Elem()), t.Elem().Size()
 		return func(a, b unsafe.Pointer) bool {
-			sa, sb := (*sliceHeader)(a), (*sliceHeader)(b)
-			if (sa.data == nil) != (sb.data == nil) || sa.len != sb.len {
+			sa, sb := (*SliceHeader)(a), (*SliceHeader)(b)
+			if (sa.Data == nil) != (sb.Data == nil) || sa.Len != sb.Len {
 				return false
 			}
-			if sa.data == sb.data {
+			if sa.Data == sb.Data {
 				return true
 			}
-			for i := range uintptr(sa.len) {
-				if !elem(unsafe.Add(sa.data, i*size), unsafe.Add(sb.data, i*size)) {
+			for i := range uintptr(sa.Len) {
+				if !elem(unsafe.Add(sa.Data, i*size), unsafe.Add(sb.Data, i*size)) {
 					return false
 				}
 			}
@@ -143,7 +143,7 @@ func compileEqual(c *compilation[equalFunc], t reflect.Type) equalFunc {
 
 // scalarEquals compare the values of the kinds that == compares: integers by their bits
 // (a signed and an unsigned kind of one size alike), floats and strings by ==.
-var scalarEquals = map[reflect.Kind]equalFunc{
+var scalarEquals = map[reflect.Kind]EqualFunc{
 	reflect.Bool: equalAs[bool], reflect.Float32: equalAs[float32], reflect.Float64: equalAs[float64], reflect.String: equalAs[string],
 	reflect.Int: equalAs[uint], reflect.Uint: equalAs[uint], reflect.Uintptr: equalAs[uint],
 	reflect.Int8: equalAs[uint8], reflect.Uint8: equalAs[uint8], reflect.Int16: equalAs[uint16], reflect.Uint16: equalAs[uint16],
@@ -153,15 +153,15 @@ var scalarEquals = map[reflect.Kind]equalFunc{
 func equalAs[T comparable](a, b unsafe.Pointer) bool { return *(*T)(a) == *(*T)(b) }
 
 // deepEqualAt compares two values of type t in place with reflect.DeepEqual.
-func deepEqualAt(t reflect.Type) equalFunc {
+func deepEqualAt(t reflect.Type) EqualFunc {
 	return func(a, b unsafe.Pointer) bool {
 		return reflect.DeepEqual(reflect.NewAt(t, a).Interface(), reflect.NewAt(t, b).Interface())
 	}
 }
 
-// genericEqual is reflect.DeepEqual for the values of unstructured objects (maps, lists,
+// Equal is reflect.DeepEqual for the values of unstructured objects (maps, lists,
 // strings, numbers, booleans), without reflection for them.
-func genericEqual(a, b any) bool {
+func Equal(a, b any) bool {
 	switch a := a.(type) {
 	case map[string]any:
 		b, ok := b.(map[string]any)
@@ -170,7 +170,7 @@ func genericEqual(a, b any) bool {
 		}
 		for k, va := range a {
 			vb, ok := b[k]
-			if !ok || !genericEqual(va, vb) {
+			if !ok || !Equal(va, vb) {
 				return false
 			}
 		}
@@ -181,7 +181,7 @@ func genericEqual(a, b any) bool {
 			return false
 		}
 		for i := range a {
-			if !genericEqual(a[i], b[i]) {
+			if !Equal(a[i], b[i]) {
 				return false
 			}
 		}

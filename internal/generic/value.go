@@ -1,6 +1,17 @@
-package diff
+// Package generic turns objects into generic JSON values (map[string]any, []any,
+// string, bool, json.Number, nil), the values decoding their JSON would give, without
+// that JSON: typed objects from their fields (Value, PartOf, Of), unstructured ones by a
+// copy with their numbers converted (Copy). It also compares values deeply (EqualOf for
+// typed values, Equal for generic ones). The diff, jq and kubectl's templates read
+// objects through it.
+//
+// Both work from plans and functions compiled once per type (PlanOf, FuncOf, EqualOf;
+// compiled.go) that follow encoding/json's rules; the tests hold them to encoding/json
+// and reflect.DeepEqual for every type of client-go's scheme.
+package generic
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strconv"
@@ -11,11 +22,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/kubeevents/kubeevents/internal/event"
 )
 
-// genericOf is one field's value as generic JSON (maps, lists, strings, json.Number,
+// Of is one field's value as generic JSON (maps, lists, strings, json.Number,
 // booleans, nil): what decoding its JSON would give. Built directly for the plain
 // values most updates touch (resourceVersion, phase, counts, labels and annotations),
 // for timestamps and quantities, and for structs, pointers and lists made of them (a
@@ -28,31 +37,31 @@ import (
 // The value is read as a field of an object reached by pointer, which is how its JSON is
 // written (pointer-receiver MarshalJSON methods included): a value that is not
 // addressable is copied first.
-func genericOf(v reflect.Value) (any, error) {
+func Of(v reflect.Value) (any, error) {
 	if !v.CanAddr() {
 		c := reflect.New(v.Type()).Elem()
 		c.Set(v)
 		v = c
 	}
-	return genericFuncOf(v.Type())(v.Addr().UnsafePointer())
+	return FuncOf(v.Type())(v.Addr().UnsafePointer())
 }
 
 var numberType = reflect.TypeFor[json.Number]()
 
-// genericFunc builds the generic JSON of the value of one type at p.
-type genericFunc func(p unsafe.Pointer) (any, error)
+// Func builds the generic JSON of the value of one type at p.
+type Func func(p unsafe.Pointer) (any, error)
 
-// genericFuncs are genericFuncOf's builders, compiled once per type from its layout:
+// genericFuncs are FuncOf's builders, compiled once per type from its layout:
 // reflection per field and a map lookup per struct were most of building a status
 // report's values.
-var genericFuncs = &funcCache[genericFunc]{build: compileGeneric, forward: func(slot *genericFunc) genericFunc {
+var genericFuncs = &funcCache[Func]{build: compileGeneric, forward: func(slot *Func) Func {
 	return func(p unsafe.Pointer) (any, error) { return (*slot)(p) }
 }}
 
-// genericFuncOf is t's builder.
-func genericFuncOf(t reflect.Type) genericFunc { return genericFuncs.of(t) }
+// FuncOf is t's builder.
+func FuncOf(t reflect.Type) Func { return genericFuncs.of(t) }
 
-func compileGeneric(c *compilation[genericFunc], t reflect.Type) genericFunc {
+func compileGeneric(c *compilation[Func], t reflect.Type) Func {
 	switch t {
 	case timeType:
 		// metav1.Time.MarshalJSON: null when zero, else RFC 3339 in UTC, to the second.
@@ -71,7 +80,7 @@ func compileGeneric(c *compilation[genericFunc], t reflect.Type) genericFunc {
 			return q.String(), nil
 		}
 	}
-	if ownEncoding(t) || t == numberType || t.Kind() == reflect.Map && t.Elem() == numberType {
+	if OwnEncoding(t) || t == numberType || t.Kind() == reflect.Map && t.Elem() == numberType {
 		return genericByEncoding(t) // json.Number is written as the number it holds
 	}
 	if build, ok := scalarGenerics[t.Kind()]; ok {
@@ -87,7 +96,7 @@ func compileGeneric(c *compilation[genericFunc], t reflect.Type) genericFunc {
 			return nil, nil
 		}
 	case reflect.Struct:
-		if plan := planOf(t); plan != nil && plan.plain {
+		if plan := PlanOf(t); plan != nil && plan.Plain {
 			return compileGenericStruct(c, plan)
 		}
 	case reflect.Slice:
@@ -96,13 +105,13 @@ func compileGeneric(c *compilation[genericFunc], t reflect.Type) genericFunc {
 		}
 		elem, size := c.compile(t.Elem()), t.Elem().Size()
 		return func(p unsafe.Pointer) (any, error) {
-			s := (*sliceHeader)(p)
-			if s.data == nil {
+			s := (*SliceHeader)(p)
+			if s.Data == nil {
 				return nil, nil
 			}
-			list := make([]any, s.len)
+			list := make([]any, s.Len)
 			for i := range list {
-				value, err := elem(unsafe.Add(s.data, uintptr(i)*size))
+				value, err := elem(unsafe.Add(s.Data, uintptr(i)*size))
 				if err != nil {
 					return nil, err
 				}
@@ -112,7 +121,7 @@ func compileGeneric(c *compilation[genericFunc], t reflect.Type) genericFunc {
 		}
 	case reflect.Map:
 		if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String &&
-			!ownEncoding(t.Key()) && !ownEncoding(t.Elem()) {
+			!OwnEncoding(t.Key()) && !OwnEncoding(t.Elem()) {
 			// Named string types have string's layout.
 			return func(p unsafe.Pointer) (any, error) {
 				m := *(*map[string]string)(p)
@@ -132,31 +141,31 @@ func compileGeneric(c *compilation[genericFunc], t reflect.Type) genericFunc {
 
 // compileGenericStruct builds a struct of a plain plan field by field, as encoding/json
 // writes it: inlined structs' fields in place, omitted fields left out.
-func compileGenericStruct(c *compilation[genericFunc], plan *structPlan) genericFunc {
-	fields := plan.sortedFields()
-	builders := make([]genericFunc, len(fields))
+func compileGenericStruct(c *compilation[Func], plan *StructPlan) Func {
+	fields := plan.SortedFields()
+	builders := make([]Func, len(fields))
 	for i, f := range fields {
-		builders[i] = c.compile(f.typ)
+		builders[i] = c.compile(f.Type)
 	}
 	return func(p unsafe.Pointer) (any, error) {
 		present := 0
 		for i := range fields {
-			if f := &fields[i]; f.omitted == nil || !f.omitted(unsafe.Add(p, f.offset)) {
+			if f := &fields[i]; f.Omitted == nil || !f.Omitted(unsafe.Add(p, f.Offset)) {
 				present++
 			}
 		}
 		m := make(map[string]any, present)
 		for i := range fields {
 			f := &fields[i]
-			fp := unsafe.Add(p, f.offset)
-			if f.omitted != nil && f.omitted(fp) {
+			fp := unsafe.Add(p, f.Offset)
+			if f.Omitted != nil && f.Omitted(fp) {
 				continue
 			}
 			value, err := builders[i](fp)
 			if err != nil {
 				return nil, err
 			}
-			m[f.name] = value
+			m[f.Name] = value
 		}
 		return m, nil
 	}
@@ -164,19 +173,19 @@ func compileGenericStruct(c *compilation[genericFunc], plan *structPlan) generic
 
 // genericByEncoding builds a value by encoding it (by pointer, as a field of an object
 // is encoded) and decoding the JSON.
-func genericByEncoding(t reflect.Type) genericFunc {
+func genericByEncoding(t reflect.Type) Func {
 	return func(p unsafe.Pointer) (any, error) {
 		raw, err := json.Marshal(reflect.NewAt(t, p).Interface())
 		if err != nil {
 			return nil, err
 		}
-		return decodeGeneric(raw)
+		return Decode(raw)
 	}
 }
 
 // scalarGenerics build the values of strings, booleans and integers, which are
 // themselves in generic JSON (integers as json.Number).
-var scalarGenerics = map[reflect.Kind]genericFunc{
+var scalarGenerics = map[reflect.Kind]Func{
 	reflect.String: valueAt[string], reflect.Bool: valueAt[bool],
 	reflect.Int: intAt[int], reflect.Int8: intAt[int8], reflect.Int16: intAt[int16], reflect.Int32: intAt[int32], reflect.Int64: intAt[int64],
 	reflect.Uint: uintAt[uint], reflect.Uint8: uintAt[uint8], reflect.Uint16: uintAt[uint16], reflect.Uint32: uintAt[uint32], reflect.Uint64: uintAt[uint64],
@@ -232,24 +241,24 @@ func (p *Part) At(key string) *Part {
 	return p.Keys[key]
 }
 
-// TypedValue is event.ObjectValue's builder of a typed object's generic JSON values (an
-// event.TypedValue): the object's fields through genericOf, the values decoding its JSON
-// would give (TestGenericOfSameAsEncodingEveryType, TestTypedValueSameAsDecoding), in
+// Value builds a typed object's generic JSON values (event.Event.ObjectValue's): the
+// object's fields through Of, the values decoding its JSON would give
+// (TestGenericOfSameAsEncodingEveryType, TestTypedValueSameAsDecoding), in
 // about the same time as that decoding but with less allocation (BenchmarkObjectValue;
 // bench/README.md, "Figures that code comments used to quote"). A type whose plan is not
-// plain is left to the decoding of the JSON the event has already (genericOf would
+// plain is left to the decoding of the JSON the event has already (Of would
 // encode it again).
-func TypedValue(obj runtime.Object) (any, bool, error) {
+func Value(obj runtime.Object) (value any, built bool, err error) {
 	v, ok := plainStruct(obj)
 	if !ok {
 		return nil, false, nil
 	}
-	value, err := genericOf(v)
+	value, err = Of(v)
 	return value, true, err
 }
 
 // PartOf is the part of obj's generic JSON values that part names, built from the typed
-// object's fields (as TypedValue builds them all) or from the unstructured object's
+// object's fields (as Value builds them all) or from the unstructured object's
 // values, with json.Number numbers: at every level, a map of the keys part names, and
 // the values it names whole as they are. built is false when part is whole or obj's
 // values are not built from its fields (a type with an encoding of its own): the caller
@@ -273,38 +282,38 @@ func PartOf(obj runtime.Object, part *Part) (value any, built bool, err error) {
 // typed objects whose values are built from their fields.
 func plainStruct(obj runtime.Object) (reflect.Value, bool) {
 	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() || ownEncoding(v.Elem().Type()) {
+	if v.Kind() != reflect.Pointer || v.IsNil() || OwnEncoding(v.Elem().Type()) {
 		return reflect.Value{}, false
 	}
-	plan := planOf(v.Elem().Type())
-	return v.Elem(), plan != nil && plan.plain
+	plan := PlanOf(v.Elem().Type())
+	return v.Elem(), plan != nil && plan.Plain
 }
 
-// typedPart is genericOf(v) with only the keys reads names, where v is a struct of a
+// typedPart is Of(v) with only the keys reads names, where v is a struct of a
 // plain plan (or a pointer to one); other values are built whole.
 func typedPart(v reflect.Value, reads *Part) (any, error) {
-	for v.Kind() == reflect.Pointer && !ownEncoding(v.Type()) {
+	for v.Kind() == reflect.Pointer && !OwnEncoding(v.Type()) {
 		if v.IsNil() {
 			return nil, nil
 		}
 		v = v.Elem()
 	}
-	if reads.Whole || v.Kind() != reflect.Struct || ownEncoding(v.Type()) {
-		return genericOf(v)
+	if reads.Whole || v.Kind() != reflect.Struct || OwnEncoding(v.Type()) {
+		return Of(v)
 	}
-	plan := planOf(v.Type())
-	if plan == nil || !plan.plain {
-		return genericOf(v)
+	plan := PlanOf(v.Type())
+	if plan == nil || !plan.Plain {
+		return Of(v)
 	}
 	m := make(map[string]any, len(reads.Keys))
 	return m, plan.addFields(m, v, reads)
 }
 
-// genericPart is Generic(v) with only the keys reads names.
+// genericPart is Copy(v) with only the keys reads names.
 func genericPart(v any, reads *Part) any {
 	m, ok := v.(map[string]any)
 	if reads.Whole || !ok {
-		return event.Generic(v)
+		return Copy(v)
 	}
 	out := make(map[string]any, len(reads.Keys))
 	for key, sub := range reads.Keys {
@@ -318,23 +327,23 @@ func genericPart(v any, reads *Part) any {
 // addFields adds the generic JSON of the fields of v, a struct of a plain plan, to m;
 // those of an inlined struct (TypeMeta) in place. Only the fields that reads names are
 // added, each only in the part it names.
-func (p *structPlan) addFields(m map[string]any, v reflect.Value, reads *Part) error {
-	for _, field := range p.fields {
-		f := v.Field(field.index)
+func (p *StructPlan) addFields(m map[string]any, v reflect.Value, reads *Part) error {
+	for _, field := range p.Fields {
+		f := v.Field(field.Index)
 		if field.Inline {
-			if err := planOf(f.Type()).addFields(m, f, reads); err != nil {
+			if err := PlanOf(f.Type()).addFields(m, f, reads); err != nil {
 				return err
 			}
 			continue
 		}
 		sub := reads.At(field.Name)
-		if sub == nil || !field.present(f) {
+		if sub == nil || !field.Present(f) {
 			continue
 		}
 		var value any
 		var err error
 		if sub.Whole {
-			value, err = genericOf(f)
+			value, err = Of(f)
 		} else {
 			value, err = typedPart(f, sub)
 		}
@@ -344,4 +353,60 @@ func (p *structPlan) addFields(m map[string]any, v reflect.Value, reads *Part) e
 		m[field.Name] = value
 	}
 	return nil
+}
+
+// Copy copies an unstructured value (or part of one), turning its numbers into
+// json.Number as decoding its JSON would. The original is shared with the informer's cache and is not touched.
+func Copy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = Copy(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = Copy(x)
+		}
+		return out
+	case int64:
+		return json.Number(strconv.FormatInt(v, 10))
+	case int:
+		return json.Number(strconv.Itoa(v))
+	case int32:
+		return json.Number(strconv.FormatInt(int64(v), 10))
+	case float64:
+		return floatNumber(v)
+	case float32:
+		return floatNumber(float64(v))
+	}
+	return v
+}
+
+// floatNumber spells f as the JSON encoding does, so both forms agree; floats are rare
+// in objects (resource quantities are strings).
+func floatNumber(f float64) any {
+	raw, err := json.Marshal(f)
+	if err != nil {
+		return f // NaN or ±Inf, which no object holds
+	}
+	return json.Number(raw)
+}
+
+// Decode decodes JSON into generic values, numbers as json.Number.
+func Decode(raw []byte) (any, error) {
+	// A plain string (a timestamp, a quantity: the fields of a status report that encode
+	// themselves) needs no decoder of its own; numbers and objects do (json.Number).
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
 }

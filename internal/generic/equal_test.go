@@ -1,4 +1,4 @@
-package diff
+package generic
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/randfill"
 )
 
-// equalOf agrees with reflect.DeepEqual on every type of client-go's scheme: on copies,
+// EqualOf agrees with reflect.DeepEqual on every type of client-go's scheme: on copies,
 // on copies with one leaf changed (strings, numbers, bools, nil against empty slices and
 // maps, pointers set or cleared), and on unrelated random objects.
 func TestEqualOfAgreesWithDeepEqual(t *testing.T) {
@@ -22,7 +22,7 @@ func TestEqualOfAgreesWithDeepEqual(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	var compared, differing int
 	for gvk, typ := range types {
-		equal := equalOf(typ)
+		equal := EqualOf(typ)
 		for round := range 8 {
 			fill := randfill.New().NilChance(0.3).NumElements(0, 2).MaxDepth(6).RandSource(rand.NewSource(int64(round)))
 			a := reflect.New(typ)
@@ -35,7 +35,7 @@ func TestEqualOfAgreesWithDeepEqual(t *testing.T) {
 				t.Helper()
 				want := reflect.DeepEqual(a.Interface(), b.Interface())
 				if got := equal(a.UnsafePointer(), b.UnsafePointer()); got != want {
-					t.Fatalf("%s, %s: equalOf says %v, reflect.DeepEqual %v", gvk, what, got, want)
+					t.Fatalf("%s, %s: EqualOf says %v, reflect.DeepEqual %v", gvk, what, got, want)
 				}
 				compared++
 				if !want {
@@ -58,7 +58,7 @@ func TestEqualOfAgreesWithDeepEqual(t *testing.T) {
 	}
 }
 
-// deepCopy copies v with fresh slices, maps and pointers, so that equalOf cannot take a
+// deepCopy copies v with fresh slices, maps and pointers, so that EqualOf cannot take a
 // shortcut on shared memory.
 func deepCopy(v reflect.Value) reflect.Value {
 	out := reflect.New(v.Type()).Elem()
@@ -171,7 +171,7 @@ func mutateLeaf(rng *rand.Rand, v reflect.Value) bool {
 	return false
 }
 
-// genericEqual agrees with reflect.DeepEqual on unstructured content, including the
+// Equal agrees with reflect.DeepEqual on unstructured content, including the
 // cases where they are easy to get wrong: nil against empty, int64 against float64,
 // json.Number, a nested difference.
 func TestGenericEqualAgreesWithDeepEqual(t *testing.T) {
@@ -215,8 +215,8 @@ func TestGenericEqualAgreesWithDeepEqual(t *testing.T) {
 		a, b := randomValue(3), randomValue(3)
 		for _, pair := range [][2]any{{a, b}, {a, a}, {map[string]any{"k": a}, map[string]any{"k": b}}, {[]any{a, "z"}, []any{b, "z"}}} {
 			want := reflect.DeepEqual(pair[0], pair[1])
-			if got := genericEqual(pair[0], pair[1]); got != want {
-				t.Fatalf("genericEqual(%#v, %#v) = %v, reflect.DeepEqual says %v", pair[0], pair[1], got, want)
+			if got := Equal(pair[0], pair[1]); got != want {
+				t.Fatalf("Equal(%#v, %#v) = %v, reflect.DeepEqual says %v", pair[0], pair[1], got, want)
 			}
 			if want {
 				equal++
@@ -228,7 +228,17 @@ func TestGenericEqualAgreesWithDeepEqual(t *testing.T) {
 	if equal < 1000 || different < 1000 {
 		t.Fatalf("%d equal and %d different pairs: the generator is off", equal, different)
 	}
-	if nan := math.NaN(); genericEqual(nan, nan) != reflect.DeepEqual(nan, nan) {
-		t.Error("genericEqual(NaN, NaN) differs from reflect.DeepEqual")
+	if nan := math.NaN(); Equal(nan, nan) != reflect.DeepEqual(nan, nan) {
+		t.Error("Equal(NaN, NaN) differs from reflect.DeepEqual")
 	}
+}
+
+func fillRandomly(fill *randfill.Filler, obj any) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	fill.Fill(obj)
+	return true
 }
