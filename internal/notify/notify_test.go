@@ -13,7 +13,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/event/eventtest"
 	"github.com/kubeevents/kubeevents/internal/jq"
-	"github.com/kubeevents/kubeevents/internal/notify/receivers"
+	"github.com/kubeevents/kubeevents/internal/notify/notifytest"
 )
 
 // paths are where each shipped format is posted, as its receiver serves it.
@@ -56,7 +56,7 @@ func TestShippedFormatsAsTheReceiversTakeThem(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s on %d events: %v", f.Name, size, err)
 				}
-				for _, err := range receivers.Check(f.Name, receivers.Request{Path: paths[f.Name], ContentType: f.ContentType, Body: body}) {
+				for _, err := range notifytest.Check(f.Name, notifytest.Request{Path: paths[f.Name], ContentType: f.ContentType, Body: body}) {
 					t.Errorf("%s on events %d to %d: %v\n%s", f.Name, start, start+size-1, err, body)
 				}
 			}
@@ -182,7 +182,7 @@ func TestReceiversRefuseWhatTheDocsRefuse(t *testing.T) {
 		{"cloudevents", "application/cloudevents+json", "", `{"specversion":"1.0","id":"1","source":"/x"}`},
 		{"cloudevents", "application/json", "", `{"specversion":"1.0","id":"1","source":"/x","type":"t"}`},
 	} {
-		if errs := receivers.Check(tc.format, receivers.Request{Path: tc.path, ContentType: tc.contentType, Body: []byte(tc.body)}); len(errs) == 0 {
+		if errs := notifytest.Check(tc.format, notifytest.Request{Path: tc.path, ContentType: tc.contentType, Body: []byte(tc.body)}); len(errs) == 0 {
 			t.Errorf("%s takes %s", tc.format, tc.body)
 		}
 	}

@@ -1,8 +1,8 @@
-// Package receivers checks requests as the receivers of package notify's formats take
+// Package notifytest checks requests as the receivers of package notify's formats take
 // them, field by field, from each service's own documentation (the source of each rule is
 // named beside it). It serves the tests: the shipped formats' unit tests, and the
 // end-to-end tests' HTTP servers that play the receivers.
-package receivers
+package notifytest
 
 import (
 	"bytes"
