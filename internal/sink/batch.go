@@ -36,6 +36,18 @@ type item struct {
 // delivered, an error that all failed. It returns early, with ctx's error, once ctx ends.
 type sendFunc func(ctx context.Context, batch []item) error
 
+// partsFunc sends one batch in parts that may fare differently (an http sink splits a
+// batch its receiver cannot take whole): it calls done once for each part, with nil when
+// the part's events were delivered, an error when they failed, so that every event of
+// the batch is settled once. It returns early, with ctx's error for what is left, once
+// ctx ends.
+type partsFunc func(ctx context.Context, batch []item, done func(part []item, err error))
+
+// whole is send as a partsFunc: the batch is one part.
+func whole(send sendFunc) partsFunc {
+	return func(ctx context.Context, batch []item, done func([]item, error)) { done(batch, send(ctx, batch)) }
+}
+
 // pool is the part the exec and http sinks share: it takes events from the listener's
 // delivery goroutine (Write) and hands them, batched, to workers that send them and
 // settle each with the listener. Events of one object always go to the same worker, so
@@ -44,7 +56,7 @@ type sendFunc func(ctx context.Context, batch []item) error
 // on-full policy see a slow receiver.
 type pool struct {
 	batching Batching
-	send     sendFunc
+	send     partsFunc
 	encode   func(ev *event.Event) ([]byte, error)
 	settle   func(ev *event.Event, err error)
 	seed     maphash.Seed
@@ -55,7 +67,7 @@ type pool struct {
 	started  sync.Once
 }
 
-func newPool(workers int, b Batching, encode func(*event.Event) ([]byte, error), send sendFunc) *pool {
+func newPool(workers int, b Batching, encode func(*event.Event) ([]byte, error), send partsFunc) *pool {
 	if b.Size < 1 {
 		b.Size = 1
 	}
@@ -124,10 +136,11 @@ func (p *pool) run(in <-chan item) {
 		if len(batch) == 0 {
 			return
 		}
-		err := p.send(p.ctx, batch)
-		for _, it := range batch {
-			p.settle(it.ev, err)
-		}
+		p.send(p.ctx, batch, func(part []item, err error) {
+			for _, it := range part {
+				p.settle(it.ev, err)
+			}
+		})
 		batch, size = nil, 0
 	}
 	for {

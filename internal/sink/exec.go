@@ -72,7 +72,7 @@ func NewExec(o ExecOptions) (*Exec, error) {
 	s := &Exec{opts: o, path: path}
 	s.running.procs = map[*os.Process]bool{}
 	s.notice.Period = listener.NoticeEvery
-	s.pool = newPool(o.Concurrency, o.Batching, o.Encoder.Encode, s.send)
+	s.pool = newPool(o.Concurrency, o.Batching, o.Encoder.Encode, whole(s.send))
 	return s, nil
 }
 
