@@ -18,8 +18,9 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/generic"
+	"github.com/kubeevents/kubeevents/internal/jsonw"
 	"github.com/kubeevents/kubeevents/internal/managedfields"
-	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // Attribution is who made a change (see managedfields.Attribution).
@@ -128,7 +129,7 @@ func withBinding(a Attribution, binder Entry, changes []managedfields.Change) At
 // it: the keys along them (a path is walked through the previous object only), the rest
 // left out; the whole of it where it cannot be built in part.
 func oldAlong(ev *event.Event, changes []managedfields.Change) (any, error) {
-	part := &diff.Part{Keys: map[string]*diff.Part{}}
+	part := &generic.Part{Keys: map[string]*generic.Part{}}
 	for _, c := range changes {
 		if c.Path == "" || c.Path[0] != '/' {
 			continue
@@ -141,7 +142,7 @@ func oldAlong(ev *event.Event, changes []managedfields.Change) (any, error) {
 			token = strings.ReplaceAll(strings.ReplaceAll(token, "~1", "/"), "~0", "~")
 			next := node.Keys[token]
 			if next == nil {
-				next = &diff.Part{Keys: map[string]*diff.Part{}}
+				next = &generic.Part{Keys: map[string]*generic.Part{}}
 				node.Keys[token] = next
 			}
 			node = next
@@ -149,11 +150,11 @@ func oldAlong(ev *event.Event, changes []managedfields.Change) (any, error) {
 		node.Whole, node.Keys = true, nil
 	}
 	if ev.Old != nil {
-		if old, built, err := diff.PartOf(ev.Old, part); built {
+		if old, built, err := generic.PartOf(ev.Old, part); built {
 			return old, err
 		}
 	}
-	return ev.OldValue(diff.TypedValue)
+	return ev.OldValue()
 }
 
 // bindingSubresource is the subresource a pod is bound through (pods/binding).
@@ -326,12 +327,12 @@ func AppendJSON(dst []byte, entries []Entry) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = wire.AppendJSONField(dst, `{"manager":`, e.Manager)
+		dst = jsonw.AppendJSONField(dst, `{"manager":`, e.Manager)
 		if e.Operation != "" {
-			dst = wire.AppendJSONField(dst, `,"operation":`, e.Operation)
+			dst = jsonw.AppendJSONField(dst, `,"operation":`, e.Operation)
 		}
 		if e.Subresource != "" {
-			dst = wire.AppendJSONField(dst, `,"subresource":`, e.Subresource)
+			dst = jsonw.AppendJSONField(dst, `,"subresource":`, e.Subresource)
 		}
 		if !e.Time.IsZero() {
 			dst = append(dst, `,"time":"`...)

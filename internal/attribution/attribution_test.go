@@ -173,7 +173,7 @@ func TestOldAlongThePathsAsWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, err := ev.OldValue(diff.TypedValue)
+	whole, err := ev.OldValue()
 	if err != nil {
 		t.Fatal(err)
 	}

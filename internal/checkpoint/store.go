@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubeevents/kubeevents/internal/jsonw"
 	"github.com/kubeevents/kubeevents/internal/managedfields"
-	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // Store is where a checkpoint is kept between runs: a file (FileStore, --resume FILE) or
@@ -100,7 +100,7 @@ func (o *SnapshotObject) AppendLine(dst []byte) ([]byte, error) {
 			return dst, fmt.Errorf("encoding an object: %w", err)
 		}
 	}
-	dst = wire.AppendJSONField(dst, `{"resource":`, o.Resource)
+	dst = jsonw.AppendJSONField(dst, `{"resource":`, o.Resource)
 	dst = append(dst, `,"object":`...)
 	if splice {
 		dst = o.managers.AppendJSON(append(append(dst, raw[:at]...), `"managedFields":`...))

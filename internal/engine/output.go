@@ -117,7 +117,7 @@ func (w *session) synced() (undo func()) {
 	if w.sys.Synced == nil {
 		return func() {}
 	}
-	return w.sys.Synced()
+	return w.sys.Synced(w.cfg.Speed.Runtime)
 }
 
 // initialListHidden names the flag that keeps the initial list (ADDED events of the

@@ -48,7 +48,7 @@ func replayOn(t *testing.T, src *fakeSource, cfg Config) (string, Result, error)
 	t.Helper()
 	var out, errOut bytes.Buffer
 	cfg.Output.Sinks = []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block}}
-	cfg.End.Grace, cfg.Speed.PlainStdout = time.Second, true
+	cfg.End.Grace = time.Second
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
 	res, err := RunReplay(context.Background(), sys, cfg, Replay{Source: src, What: "test"})
 	return out.String(), res, err
@@ -129,7 +129,7 @@ func TestSinksGetTheirExpression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{End: End{Grace: time.Second}, Speed: Speed{PlainStdout: true}, Output: Output{
+	cfg := Config{End: End{Grace: time.Second}, Output: Output{
 		Sinks:   []config.Sink{{Name: "jq", Type: config.KindJQ, Expr: expr, Raw: true, Output: config.Stdout, Buffer: 4, OnFull: listener.Block}},
 		Queries: map[string]*jq.Query{"jq": q}}}
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
@@ -193,7 +193,7 @@ func TestReplayTransitions(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Events.Transitions = set
-		cfg.End.Grace, cfg.Speed.PlainStdout = time.Second, true
+		cfg.End.Grace = time.Second
 		sys := System{Out: &stdout, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
 		if _, err := RunReplay(context.Background(), sys, cfg, Replay{Source: crashSource{}, What: "test"}); err != nil {
 			t.Fatalf("%s: %v; stderr:\n%s", c.name, err, errOut.String())

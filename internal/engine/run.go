@@ -24,7 +24,6 @@ import (
 	"github.com/kubeevents/kubeevents/internal/metrics"
 	"github.com/kubeevents/kubeevents/internal/owners"
 	"github.com/kubeevents/kubeevents/internal/plan"
-	"github.com/kubeevents/kubeevents/internal/quietio"
 	"github.com/kubeevents/kubeevents/internal/resume"
 	"github.com/kubeevents/kubeevents/internal/sink"
 	"github.com/kubeevents/kubeevents/internal/ui"
@@ -51,7 +50,6 @@ type session struct {
 	elector *leader.Elector // nil without --leader-elect
 	headers *headerPrinters
 	files   []*sink.File // every file a sink opened
-	stdout  io.Writer    // what the sinks that write to stdout write through
 	// view is the full-screen view (--ui), nil without; diagnostics, when set, is where
 	// diagnostics go instead of sys.ErrOut (through the view).
 	view        *ui.View
@@ -120,7 +118,7 @@ func (w *session) stream(ctx context.Context) (Result, error) {
 	stopWatchingOutput := w.watchOutput(ctx, &rc)
 	defer stopWatchingOutput()
 	if w.sys.Starting != nil {
-		w.sys.Starting()
+		w.sys.Starting(w.cfg.Speed.Runtime)
 	}
 	res, err := stream(ctx, rc)
 	err = w.stopView(err)
@@ -151,7 +149,7 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 		rc.observer = w.metrics
 	}
 	for _, c := range w.plan.Clusters {
-		clients, err := w.sys.NewClients(w.clientConfig(c.Config))
+		clients, err := w.sys.NewClients(c.Config, w.cfg.Speed.Recovery)
 		if err != nil {
 			if w.plan.Several {
 				err = fmt.Errorf(plan.ClusterNotice+"%w", c.Name, err)
@@ -354,7 +352,7 @@ func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 	facts := w.sinkFacts()
 	o := w.cfg.Output
 	return config.Build(s, config.BuildEnv{
-		Stdout: w.stdoutWriter(), Color: w.colorFor(out), Terminal: tty,
+		Stdout: out, Color: w.colorFor(out), Terminal: tty,
 		TerminalWidth: w.sys.Terminals.Width(out), Timestamps: o.Timestamps,
 		ShowKind: facts.ShowKind, Namespace: facts.Namespace, Differ: o.Differ, ShowOld: o.ShowOld,
 		Query: o.Queries[s.Name], Format: o.Formats[s.Name], Warn: w.warnf,
@@ -380,31 +378,6 @@ func (w *session) sinkFacts() sinkFacts {
 	}
 	return sinkFacts{ShowKind: len(w.plan.Resources()) > 1 || w.cfg.Events.WithEvents || w.cfg.Watch.Owned,
 		Namespace: w.plan.Namespace(), Columns: w.plan.Columns(), Clusters: w.plan.Names()}
-}
-
-// stdoutWriter is what the sinks that write to the standard output write through:
-// quietio's writer (one for all of them) when it is a pipe, a socket or a device, unless
-// the user turned that off.
-func (w *session) stdoutWriter() io.Writer {
-	if w.stdout == nil {
-		w.stdout = w.sys.Out
-		if !w.cfg.Speed.PlainStdout {
-			w.stdout = quietio.Writer(w.sys.Out)
-		}
-	}
-	return w.stdout
-}
-
-// clientConfig is a cluster's config for the informers' clients: their connection is
-// dialled by quietio, whose reads and writes do not wake the Go runtime's monitor thread
-// on every event, unless the user turned that off or the config has a dialer of its own.
-func (w *session) clientConfig(c *rest.Config) *rest.Config {
-	if w.cfg.Speed.PlainIO || c.Dial != nil {
-		return c
-	}
-	c = rest.CopyConfig(c)
-	c.Dial = quietio.Dial
-	return c
 }
 
 // deliveryFence is what every sink's listener asks before it writes (nil without

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // An unstructured object's generic form has json.Number where it held int64, and the
@@ -22,7 +20,7 @@ func TestUnstructuredValueNormalised(t *testing.T) {
 		"spec":     map[string]any{"sizes": []any{int64(1), 2.5, "x", true, nil}},
 	}}
 	ev := &Event{Type: Added, Object: u}
-	v, err := ev.ObjectValue(nil)
+	v, err := ev.ObjectValue()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,13 +46,13 @@ func TestEventRecordsOnlyWatchedVersions(t *testing.T) {
 		name          string
 		typ           EventType
 		initial, core bool
-		want          wire.Update
+		want          Update
 	}{
-		{"modified", Modified, false, false, wire.RecordVersion},
-		{"added while watching", Added, false, false, wire.RecordVersion},
-		{"listed", Added, true, false, wire.KeepVersions},
-		{"core event", Added, false, true, wire.KeepVersions},
-		{"deleted", Deleted, false, false, wire.ForgetObject},
+		{"modified", Modified, false, false, RecordVersion},
+		{"added while watching", Added, false, false, RecordVersion},
+		{"listed", Added, true, false, KeepVersions},
+		{"core event", Added, false, true, KeepVersions},
+		{"deleted", Deleted, false, false, ForgetObject},
 	} {
 		ev := &Event{Type: c.typ, InInitialList: c.initial, Related: c.core}
 		if got := ev.objectUpdate(); got != c.want {

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubeevents/kubeevents/internal/wire"
+	"github.com/kubeevents/kubeevents/internal/jsonw"
 )
 
 // Managers is what managedFields said of one version of an object: its entries, each
@@ -72,10 +72,10 @@ func (m Managers) AppendJSON(dst []byte) []byte {
 				dst = append(dst, ',')
 			}
 			id := t.ids[s.id]
-			dst = wire.AppendJSONField(dst, `{"manager":`, id.manager)
-			dst = wire.AppendJSONField(dst, `,"operation":`, id.operation)
+			dst = jsonw.AppendJSONField(dst, `{"manager":`, id.manager)
+			dst = jsonw.AppendJSONField(dst, `,"operation":`, id.operation)
 			if id.apiVersion != "" {
-				dst = wire.AppendJSONField(dst, `,"apiVersion":`, id.apiVersion)
+				dst = jsonw.AppendJSONField(dst, `,"apiVersion":`, id.apiVersion)
 			}
 			if s.sec != 0 {
 				dst = append(dst, `,"time":"`...)
@@ -83,7 +83,7 @@ func (m Managers) AppendJSON(dst []byte) []byte {
 				dst = append(dst, '"')
 			}
 			if id.subresource != "" {
-				dst = wire.AppendJSONField(dst, `,"subresource":`, id.subresource)
+				dst = jsonw.AppendJSONField(dst, `,"subresource":`, id.subresource)
 			}
 			dst = append(dst, '}')
 		}

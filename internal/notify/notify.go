@@ -15,14 +15,12 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kubeevents/kubeevents/internal/catalog"
 	"github.com/kubeevents/kubeevents/internal/jq"
-	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
 //go:embed formats/*.jq
@@ -175,90 +173,33 @@ func Parse(name, program string, shipped bool) (Format, error) {
 	return f, nil
 }
 
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
-
 // CheckName reports a name a format cannot have.
 func CheckName(name string) error {
-	switch {
-	case !namePattern.MatchString(name):
-		return fmt.Errorf("format name %q: use lower-case letters, digits and '-', starting with a letter", name)
-	case name == FunctionsName:
+	if name == FunctionsName {
 		return fmt.Errorf("format name %q is taken: kubeevents format %s prints the functions every format may use", name, name)
 	}
-	return nil
+	return catalog.CheckName("format", name)
 }
 
 // Catalog is the formats a run knows: the shipped ones and the config file's.
 type Catalog struct {
-	list []Format
+	*catalog.Catalog[Format]
 }
 
+var kind = &catalog.Kind[Format]{Noun: "format", Lister: "kubeevents format", Files: shippedFiles, Dir: "formats",
+	Order: shippedOrder, Check: CheckName, Make: Parse, Name: func(f Format) string { return f.Name }}
+
 // Shipped is the catalog of the shipped formats alone.
-func Shipped() *Catalog {
-	c, err := NewCatalog(nil)
-	if err != nil {
-		panic(err) // the shipped files are checked by the tests
-	}
-	return c
-}
+func Shipped() *Catalog { return &Catalog{kind.Shipped()} }
 
 // NewCatalog is the shipped formats and the user's (name → program): the user's replace
 // shipped ones of the same name and come after them in name order otherwise.
 func NewCatalog(user map[string]string) (*Catalog, error) {
-	c := &Catalog{}
-	for _, name := range shippedOrder {
-		src, err := shippedFiles.ReadFile("formats/" + name + ".jq")
-		if err != nil {
-			return nil, err
-		}
-		f, err := Parse(name, string(src), true)
-		if err != nil {
-			return nil, err
-		}
-		c.list = append(c.list, f)
+	c, err := catalog.New(kind, user)
+	if err != nil {
+		return nil, err
 	}
-	names := make([]string, 0, len(user))
-	for name := range user {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if err := CheckName(name); err != nil {
-			return nil, err
-		}
-		f, err := Parse(name, user[name], false)
-		if err != nil {
-			return nil, err
-		}
-		if i := slices.IndexFunc(c.list, func(s Format) bool { return s.Name == name }); i >= 0 {
-			c.list[i] = f
-			continue
-		}
-		c.list = append(c.list, f)
-	}
-	return c, nil
-}
-
-// List is every format, the shipped ones first.
-func (c *Catalog) List() []Format { return slices.Clone(c.list) }
-
-// Names lists the formats' names.
-func (c *Catalog) Names() []string {
-	names := make([]string, len(c.list))
-	for i, f := range c.list {
-		names[i] = f.Name
-	}
-	return names
-}
-
-// Lookup finds a format by name; the error says which exist.
-func (c *Catalog) Lookup(name string) (Format, error) {
-	for _, f := range c.list {
-		if f.Name == name {
-			return f, nil
-		}
-	}
-	return Format{}, fmt.Errorf("unknown format %q%s; kubeevents format lists them", name, suggest.DidYouMean(name, c.Names()))
+	return &Catalog{c}, nil
 }
 
 // Compiled is a format ready to make request bodies. Safe for concurrent use.

@@ -14,7 +14,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/event/eventtest"
 	"github.com/kubeevents/kubeevents/internal/jq"
-	"github.com/kubeevents/kubeevents/internal/notify/receivers"
+	"github.com/kubeevents/kubeevents/internal/notify/notifytest"
 )
 
 // paths are where each shipped format is posted, as its receiver serves it.
@@ -57,7 +57,7 @@ func TestShippedFormatsAsTheReceiversTakeThem(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s on %d events: %v", f.Name, size, err)
 				}
-				for _, err := range receivers.Check(f.Name, receivers.Request{Path: paths[f.Name], ContentType: f.ContentType, Body: body}) {
+				for _, err := range notifytest.Check(f.Name, notifytest.Request{Path: paths[f.Name], ContentType: f.ContentType, Body: body}) {
 					t.Errorf("%s on events %d to %d: %v\n%s", f.Name, start, start+size-1, err, body)
 				}
 			}
@@ -190,7 +190,7 @@ func TestReceiversRefuseWhatTheDocsRefuse(t *testing.T) {
 		{"loki", "application/json", "/loki/api/v1/push", `{"streams":[{"stream":{"a":"b"},"values":[["1700000000000000000","` + strings.Repeat("x", 256001) + `"]]}]}`},
 		{"cloudevents", "application/cloudevents+json", "", `{"specversion":"1.0","id":"1","source":"/x","type":"t","data":"` + strings.Repeat("x", 64<<10) + `"}`},
 	} {
-		if errs := receivers.Check(tc.format, receivers.Request{Path: tc.path, ContentType: tc.contentType, Body: []byte(tc.body)}); len(errs) == 0 {
+		if errs := notifytest.Check(tc.format, notifytest.Request{Path: tc.path, ContentType: tc.contentType, Body: []byte(tc.body)}); len(errs) == 0 {
 			t.Errorf("%s takes %s", tc.format, tc.body)
 		}
 	}
@@ -361,7 +361,7 @@ func TestOneCutsAnEventToFit(t *testing.T) {
 		if !strings.Contains(string(body), "[cut]") {
 			t.Errorf("%s: the body does not say it was cut: %s", name, body)
 		}
-		for _, err := range receivers.Check(name, receivers.Request{Path: paths[name], ContentType: f.ContentType, Body: body}) {
+		for _, err := range notifytest.Check(name, notifytest.Request{Path: paths[name], ContentType: f.ContentType, Body: body}) {
 			t.Errorf("%s: %v", name, err)
 		}
 		if _, ok := big["cut"]; ok || len(big["note"].(string)) != 21000 {

@@ -19,11 +19,11 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/notify"
-	"github.com/kubeevents/kubeevents/internal/notify/receivers"
+	"github.com/kubeevents/kubeevents/internal/notify/notifytest"
 )
 
 // serviceReceiver plays the service a format posts to, as its documentation says
-// (package receivers): a request over the service's size limit is answered 413 where the
+// (package notifytest): a request over the service's size limit is answered 413 where the
 // service answers so, a request that breaks another rule 400, and the others 200. With
 // cap set it refuses with 413 any body over cap bytes too, as a receiver (or a proxy in
 // front of it) stricter than its documentation does.
@@ -62,12 +62,12 @@ func (r *serviceReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	var errs []error
 	if r.format != "" {
-		errs = receivers.Check(r.format, receivers.Request{Path: req.URL.Path, ContentType: req.Header.Get("Content-Type"), Body: body})
+		errs = notifytest.Check(r.format, notifytest.Request{Path: req.URL.Path, ContentType: req.Header.Get("Content-Type"), Body: body})
 	}
 	status := http.StatusOK
 	for _, err := range errs {
 		status = http.StatusBadRequest
-		if receivers.IsTooLarge(err) {
+		if notifytest.IsTooLarge(err) {
 			status = http.StatusRequestEntityTooLarge
 			break
 		}

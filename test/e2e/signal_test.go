@@ -3,7 +3,7 @@ package e2e
 // Tests of the noise reducers on the real binary: named transitions (--on, a sink's on=)
 // caused for real by the living cluster, rollouts folded into ROLLOUT lines, and the http
 // sink's formats posted to a server the test runs, which checks each request as the
-// service's documentation says (package receivers names the source of every rule).
+// service's documentation says (package notifytest names the source of every rule).
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeevents/kubeevents/internal/notify/receivers"
+	"github.com/kubeevents/kubeevents/internal/notify/notifytest"
 	"github.com/kubeevents/kubeevents/internal/proctest"
 )
 
@@ -59,13 +59,13 @@ func (r *formatReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost {
 		r.errs = append(r.errs, fmt.Sprintf("%s: method %s, want POST", format, req.Method))
 	}
-	errs := receivers.Check(format, receivers.Request{Path: req.URL.Path, ContentType: req.Header.Get("Content-Type"), Body: body})
+	errs := notifytest.Check(format, notifytest.Request{Path: req.URL.Path, ContentType: req.Header.Get("Content-Type"), Body: body})
 	for _, err := range errs {
 		r.errs = append(r.errs, fmt.Sprintf("%s: %v\nbody: %s", format, err, body))
 	}
 	if len(errs) > 0 {
 		status := http.StatusBadRequest
-		if slices.ContainsFunc(errs, receivers.IsTooLarge) {
+		if slices.ContainsFunc(errs, notifytest.IsTooLarge) {
 			status = http.StatusRequestEntityTooLarge
 		}
 		http.Error(w, http.StatusText(status), status)
