@@ -26,6 +26,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/resume"
 	"github.com/kubeevents/kubeevents/internal/sink"
 	"github.com/kubeevents/kubeevents/internal/ui"
+	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
 // Run runs one watch from start to end: it resolves what to watch against the clusters
@@ -152,7 +153,7 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 			}
 			return rc, err
 		}
-		rc.clusters = append(rc.clusters, Cluster{Name: c.Name, Clients: clients, Resources: c.Resources,
+		rc.clusters = append(rc.clusters, watch.Cluster{Name: c.Name, Clients: clients, Resources: c.Resources,
 			Namespaces: c.Namespaces, Missing: c.Missing})
 	}
 	if w.cfg.Watch.Owned {
