@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -15,27 +14,13 @@ import (
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
 
-// colorFor decides colour for one output stream: never a global switch, since stdout
-// and stderr may differ (stdout piped, stderr a terminal).
+// colorFor decides colour for one output stream (diag.Color).
 func (w *session) colorFor(out io.Writer) bool {
-	switch w.cfg.Output.Color {
-	case "always":
-		return true
-	case "never":
-		return false
-	}
-	if _, ok := w.sys.LookupEnv("NO_COLOR"); ok {
-		return false
-	}
-	if term, _ := w.sys.LookupEnv("TERM"); term == "dumb" {
-		return false
-	}
-	return w.sys.Terminals.IsTerminal(out)
+	return diag.Color(w.cfg.Output.Color, w.sys.Terminals.IsTerminal(out), w.sys.LookupEnv)
 }
 
 // watchOutput ends the run once the standard output's reader is gone (`| head -1`),
-// whatever the other sinks: a stream the user piped into a reader that quit is done. It
-// says so unless every sink wrote only to stdout. It returns what stops its watching.
+// whatever the other sinks (listener.OutputGone). It returns what stops its watching.
 func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) {
 	var stdoutSinks []*listener.Listener
 	for i, s := range w.cfg.Output.Sinks {
@@ -43,44 +28,13 @@ func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) 
 			stdoutSinks = append(stdoutSinks, rc.listeners[i])
 		}
 	}
-	if len(stdoutSinks) == 0 {
-		return func() {}
-	}
-	gone := make(chan struct{})
-	watchCtx, cancel := context.WithCancel(ctx)
-	var once bool
-	closeGone := func() {
-		if once {
-			return
-		}
-		once = true
+	gone, stop := listener.OutputGone(ctx, w.sys.Out, stdoutSinks, func() {
 		if len(stdoutSinks) < len(rc.listeners) {
 			w.warnf("the standard output was closed (its reader is gone); stopping, the other sinks write what they hold")
 		}
-		close(gone)
-	}
-	signals := make(chan struct{}, len(stdoutSinks)+1)
-	watchReaderGone(watchCtx, w.sys.Out, func() { signals <- struct{}{} })
-	for _, l := range stdoutSinks {
-		go func() {
-			select {
-			case <-l.Done():
-				if errors.Is(l.Err(), listener.ErrOutputClosed) {
-					signals <- struct{}{}
-				}
-			case <-watchCtx.Done():
-			}
-		}()
-	}
-	go func() {
-		select {
-		case <-signals:
-			closeGone()
-		case <-watchCtx.Done():
-		}
-	}()
+	})
 	rc.hooks.outputGone = gone
-	return cancel
+	return stop
 }
 
 // started is said once every informer's rights were checked.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"time"
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
@@ -80,28 +79,8 @@ func (r *run) sourceEnded(ctx context.Context, err error) (StopReason, error) {
 	if err != nil {
 		return StopFatal, err
 	}
-	if !awaitWritten(ctx, r.listeners) {
+	if !listener.AwaitWritten(ctx, r.listeners) {
 		return StopInterrupted, nil
 	}
 	return StopInputEnd, nil
-}
-
-// awaitWritten waits until every listener has written (or dropped, or failed) all it was
-// given, however long that takes, unless ctx ends first (false).
-func awaitWritten(ctx context.Context, listeners []*listener.Listener) bool {
-	ticker := time.NewTicker(5 * time.Millisecond)
-	defer ticker.Stop()
-	for _, l := range listeners {
-		for {
-			if queued, held := l.Queue(); queued+held == 0 || isDone(l) {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return false
-			case <-ticker.C:
-			}
-		}
-	}
-	return true
 }

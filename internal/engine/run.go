@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync/atomic"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -297,7 +296,10 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 		}
 	}()
 	var folding []int
-	fence := w.deliveryFence()
+	var fence func() error
+	if w.elector != nil {
+		fence = w.elector.DeliveryFence(w.warnf)
+	}
 	for _, s := range w.cfg.Output.Sinks {
 		out, err := w.newSink(s)
 		if err != nil {
@@ -369,26 +371,4 @@ func (w *session) sinkFacts() sinkFacts {
 	}
 	return sinkFacts{ShowKind: len(w.plan.Resources()) > 1 || w.cfg.Events.WithEvents || w.cfg.Watch.Owned,
 		Namespace: w.plan.Namespace(), Columns: w.plan.Columns(), Clusters: w.plan.Names()}
-}
-
-// deliveryFence is what every sink's listener asks before it writes (nil without
-// --leader-elect): the Elector's Fence, said once each time it closes and opens again.
-// A leader that was paused past its lease's duration (a GC pause, a frozen VM, SIGSTOP)
-// holds back what it has not written yet, rather than deliver it while another replica
-// may lead; the one that leads delivers it from the checkpoint.
-func (w *session) deliveryFence() func() error {
-	if w.elector == nil {
-		return nil
-	}
-	var closed atomic.Bool
-	return func() error {
-		err := w.elector.Fence()
-		switch {
-		case err != nil && closed.CompareAndSwap(false, true):
-			w.warnf("--leader-elect: %v; holding back what the sinks have not written (another replica may lead)", err)
-		case err == nil && closed.CompareAndSwap(true, false):
-			w.warnf("--leader-elect: the lease %s was renewed; delivering again", w.elector.Lease())
-		}
-		return err
-	}
 }
