@@ -39,9 +39,6 @@ func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) 
 
 // started is said once every informer's rights were checked.
 func (w *session) started(listeners []*listener.Listener, informers int) {
-	if w.view != nil {
-		w.view.Start() // the start line goes to its bottom line
-	}
 	w.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
 		w.watched(), informers, diag.Plural(informers), len(listeners), diag.Plural(len(listeners)), sinkNames(listeners))
 }
@@ -57,9 +54,6 @@ func sinkNames(listeners []*listener.Listener) string {
 
 // synced is called once every informer has its initial list.
 func (w *session) synced() (undo func()) {
-	if w.metrics != nil {
-		w.metrics.Synced(true) // ready (/readyz)
-	}
 	if flag := w.initialListHidden(); flag != "" {
 		// "watching" is said before the initial list; without this a script that waits
 		// for it and then makes a change cannot know whether the change falls in the

@@ -117,7 +117,6 @@ func (w *session) stream(ctx context.Context) (Result, error) {
 		w.sys.Starting(w.cfg.Speed.Runtime)
 	}
 	res, err := stream(ctx, rc)
-	err = w.stopView(err)
 	if !res.Started {
 		return res, err // the error says why; interrupted while connecting, quietly
 	}
@@ -143,7 +142,13 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 	rc.several, rc.hooks.started, rc.hooks.synced = w.plan.Several, w.started, w.synced
 	if w.metrics != nil {
 		rc.observer = w.metrics
+		rc.parts = append(rc.parts, w.metrics.Part())
 	}
+	defer func() {
+		if w.view != nil {
+			rc.parts = append(rc.parts, w.view.Part()) // last: it takes the screen
+		}
+	}()
 	for _, c := range w.plan.Clusters {
 		clients, err := w.sys.NewClients(c.Config, w.cfg.Speed.Recovery)
 		if err != nil {
@@ -183,7 +188,11 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 	}
 	rc.resume, err = resume.Open(ctx, resume.Options{Store: store, Reset: w.cfg.ResumeReset, Clusters: clusters,
 		Sinks: len(w.cfg.Output.Sinks) + len(w.cfg.Output.InProcess), Warn: w.warnf})
-	return rc, err
+	if err != nil {
+		return rc, err
+	}
+	rc.parts = append(rc.parts, rc.resume)
+	return rc, nil
 }
 
 // resumeStore is where --resume keeps the checkpoint (package resume), for objects in

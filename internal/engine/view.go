@@ -52,16 +52,3 @@ func (w *session) viewListener(s config.Sink, lc *listener.Config) {
 		lc.OnFull = listener.Coalesce
 	}
 }
-
-// stopView leaves the screen once the stream ended, before the summary is printed;
-// err is the stream's, or else the terminal's if it failed.
-func (w *session) stopView(err error) error {
-	if w.view == nil {
-		return err
-	}
-	w.view.Stop()
-	if err == nil {
-		err = w.view.Err()
-	}
-	return err
-}
