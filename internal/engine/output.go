@@ -8,12 +8,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fold"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/sink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 )
 
 // colorFor decides colour for one output stream: never a global switch, since stdout
@@ -154,7 +154,7 @@ func (w *session) informerCount() int {
 		if w.cfg.Events.WithEvents {
 			n += perNamespace
 		}
-		if w.cfg.Events.FoldRollouts || slices.ContainsFunc(w.cfg.Output.Sinks, func(s config.Sink) bool { return s.Fold != nil && *s.Fold }) {
+		if w.cfg.Events.FoldRollouts || slices.ContainsFunc(w.cfg.Output.Sinks, func(s sinkkind.Spec) bool { return s.Fold != nil && *s.Fold }) {
 			n += len(fold.Workloads) * perNamespace
 		}
 	}
@@ -196,7 +196,7 @@ func (w *session) summaryShown() bool {
 }
 
 // filter is what sink s writes of the stream, and whether it folds rollouts.
-func (w *session) filter(s config.Sink) sink.Filter {
+func (w *session) filter(s sinkkind.Spec) sink.Filter {
 	folds := w.cfg.Events.FoldRollouts
 	if s.Fold != nil {
 		folds = *s.Fold

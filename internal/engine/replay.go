@@ -4,11 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/pipeline"
-	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // Source hands over the events of a recording read back (package replay): a source of
@@ -50,12 +48,7 @@ func (c Config) ReadsObjects() bool {
 		return true
 	}
 	for _, s := range c.Output.Sinks {
-		if s.Expr != "" || s.Type == config.KindJQ {
-			return true
-		}
-		switch render.Format(s.Format) {
-		case "", render.FormatJSON, render.FormatYAML, render.FormatName:
-		default:
+		if s.Reads().Objects {
 			return true
 		}
 	}

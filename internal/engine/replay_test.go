@@ -14,10 +14,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/execsink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/filesink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/httpsink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/jqsink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/sender"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/terminalsink"
 )
 
 // fakeSource emits n pod events, web-1 ... web-n, then ends (or fails with err).
@@ -46,7 +52,7 @@ func (f *fakeSource) Run(ctx context.Context, emit func(*event.Event) bool) erro
 func replayOn(t *testing.T, src *fakeSource, cfg Config) (string, Result, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	cfg.Output.Sinks = []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block}}
+	cfg.Output.Sinks = []sinkkind.Spec{{Name: "screen", Kind: terminalsink.Kind, Settings: &terminalsink.Settings{Format: "name"}, Buffer: 4, OnFull: listener.Block}}
 	cfg.End.Grace, cfg.Speed.PlainStdout = time.Second, true
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
 	res, err := RunReplay(context.Background(), sys, cfg, Replay{Source: src, What: "test"})
@@ -98,16 +104,16 @@ func TestReplayConditions(t *testing.T) {
 // Only pretty, wide and template formats and jq read objects beyond their JSON.
 func TestReadsObjects(t *testing.T) {
 	for _, c := range []struct {
-		sinks []config.Sink
+		sinks []sinkkind.Spec
 		until string
 		want  bool
 	}{
-		{[]config.Sink{{Type: config.KindTerminal, Format: "json"}, {Type: config.KindFile, Format: "yaml"}, {Type: config.KindHTTP}}, "", false},
-		{[]config.Sink{{Type: config.KindTerminal, Format: "name"}}, ".type", true},
-		{[]config.Sink{{Type: config.KindTerminal, Format: "pretty"}}, "", true},
-		{[]config.Sink{{Type: config.KindTerminal, Format: "jsonpath={.metadata.name}"}}, "", true},
-		{[]config.Sink{{Type: config.KindJQ, Expr: "."}}, "", true},
-		{[]config.Sink{{Type: config.KindExec, Expr: "select(.type)"}}, "", true},
+		{[]sinkkind.Spec{terminal("json"), {Kind: filesink.Kind, Settings: &filesink.Settings{Format: "yaml"}}, {Kind: httpsink.Kind, Settings: &httpsink.Settings{}}}, "", false},
+		{[]sinkkind.Spec{terminal("name")}, ".type", true},
+		{[]sinkkind.Spec{terminal("pretty")}, "", true},
+		{[]sinkkind.Spec{terminal("jsonpath={.metadata.name}")}, "", true},
+		{[]sinkkind.Spec{{Kind: jqsink.Kind, Settings: &jqsink.Settings{Expr: "."}}}, "", true},
+		{[]sinkkind.Spec{{Kind: execsink.Kind, Settings: &execsink.Settings{Settings: sender.Settings{JQ: "select(.type)"}}}}, "", true},
 	} {
 		cfg := Config{Output: Output{Sinks: c.sinks}}
 		if c.until != "" {
@@ -119,18 +125,21 @@ func TestReadsObjects(t *testing.T) {
 	}
 }
 
+// terminal is a terminal sink in format.
+func terminal(format string) sinkkind.Spec {
+	return sinkkind.Spec{Kind: terminalsink.Kind, Settings: &terminalsink.Settings{Format: format}}
+}
+
 // TestSinksGetTheirExpression: a jq sink is built with its compiled expression, so each
-// event is what the expression makes of it (a sink built without it fails every event).
+// event is what the expression makes of it.
 func TestSinksGetTheirExpression(t *testing.T) {
 	var out, errOut bytes.Buffer
 	const expr = `select(.type == "ADDED") | .object.metadata.name`
-	q, err := jq.Compile(expr)
-	if err != nil {
+	jqSink := sinkkind.Spec{Name: "jq", Kind: jqsink.Kind, Settings: &jqsink.Settings{Expr: expr, Raw: true, Output: sinkkind.Stdout}, Buffer: 4, OnFull: listener.Block}
+	if err := jqSink.Compile(sinkkind.Compiling{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{End: End{Grace: time.Second}, Speed: Speed{PlainStdout: true}, Output: Output{
-		Sinks:   []config.Sink{{Name: "jq", Type: config.KindJQ, Expr: expr, Raw: true, Output: config.Stdout, Buffer: 4, OnFull: listener.Block}},
-		Queries: map[string]*jq.Query{"jq": q}}}
+	cfg := Config{End: End{Grace: time.Second}, Speed: Speed{PlainStdout: true}, Output: Output{Sinks: []sinkkind.Spec{jqSink}}}
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
 	if _, err := RunReplay(context.Background(), sys, cfg, Replay{Source: &fakeSource{n: 4}, What: "test"}); err != nil {
 		t.Fatalf("%v; stderr:\n%s", err, errOut.String())

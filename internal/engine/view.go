@@ -1,12 +1,13 @@
 package engine
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
-	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/viewsink"
 	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
@@ -19,12 +20,12 @@ func (w *session) checkView() error {
 	if w.cfg.LeaderElect.Enabled {
 		return diag.Usagef("--ui is a view for a person at a terminal, --leader-elect is for replicas in a cluster; drop one")
 	}
-	var screen *config.Sink
+	var screen *sinkkind.Spec
 	for i, s := range w.cfg.Output.Sinks {
 		if !s.WritesStdout() {
 			continue
 		}
-		if s.Type != config.KindTerminal {
+		if !viewsink.Replaces(s) {
 			return diag.Usagef("--ui takes the standard output, which sink %q writes to as well; send that sink to a file, or drop --ui", s.Name)
 		}
 		screen = &w.cfg.Output.Sinks[i]
@@ -32,8 +33,8 @@ func (w *session) checkView() error {
 	switch {
 	case screen == nil:
 		return diag.Usagef("--ui shows what the terminal sink would print, and --no-screen leaves it out; drop one")
-	case screen.Format != string(render.FormatPretty) && screen.Format != string(render.FormatWide):
-		return diag.Usagef("--ui shows kubectl's columns, as -o pretty or -o wide do, not -o %s; drop -o %s or --ui", screen.Format, screen.Format)
+	case !screen.Reads().Columns:
+		return diag.Usagef("--ui shows kubectl's columns, as -o pretty or -o wide do, not -o %s; drop -o %s or --ui", screen.Format(), screen.Format())
 	case !w.sys.Terminals.IsTerminal(w.sys.Out):
 		return diag.Usagef("--ui needs a terminal, and the standard output is not one; drop --ui to stream lines (-o json for scripts)")
 	}
@@ -51,10 +52,7 @@ func (w *session) newView(quit func()) error {
 	for _, r := range w.plan.Resources() {
 		kinds = append(kinds, r.GVK.GroupKind())
 	}
-	wide := false
-	for _, s := range w.cfg.Output.Sinks {
-		wide = wide || (s.Type == config.KindTerminal && s.Format == string(render.FormatWide))
-	}
+	wide := slices.ContainsFunc(w.cfg.Output.Sinks, viewsink.Wide)
 	v, err := ui.New(ui.Options{Out: w.sys.Out, Color: w.colorFor(w.sys.Out), Wide: wide, Timestamps: w.cfg.Output.Timestamps,
 		Watched: w.watched(), Clusters: w.plan.Names(), Namespace: w.plan.Namespace(), Kinds: kinds,
 		Owned: w.cfg.Watch.Owned, History: w.cfg.UIHistory, Differ: w.cfg.Output.Differ, PrinterColumns: w.plan.Columns(), Quit: quit})
@@ -62,25 +60,9 @@ func (w *session) newView(quit func()) error {
 		return diag.Usage(err)
 	}
 	w.view = v
+	w.cfg.Output.Sinks = viewsink.Take(w.cfg.Output.Sinks, v) // the terminal's sink is the view
 	w.diagnostics = v.Diagnostics(w.sys.ErrOut, w.sys.Terminals.IsTerminal(w.sys.ErrOut))
 	return nil
-}
-
-// viewSink is the sink the terminal's Sink becomes: the view, or nil without --ui.
-func (w *session) viewSink() listener.Sink {
-	if w.view == nil {
-		return nil
-	}
-	return w.view
-}
-
-// viewListener is the view's listener's config: the view shows each object's newest
-// state, so when its buffer is full it merges an object's events (coalesce) rather than
-// hold up the informers; its Write never waits for the terminal anyway.
-func (w *session) viewListener(s config.Sink, lc *listener.Config) {
-	if w.view != nil && s.Type == config.KindTerminal {
-		lc.OnFull = listener.Coalesce
-	}
 }
 
 // stopView leaves the screen once the stream ended, before the summary is printed;
