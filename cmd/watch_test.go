@@ -219,6 +219,9 @@ func TestEngineConfigFromFlags(t *testing.T) {
 		{"templates", []string{"watch", "pods", "-o", "jsonpath={.type}", "--output-watch-events"}, func(c engine.Config) bool {
 			return c.Output.Sinks[0].Settings.(*terminalsink.Settings).WatchEvents && c.Output.Sinks[0].Format() == "jsonpath={.type}"
 		}},
+		{"timestamps", []string{"watch", "pods", "--timestamps"}, func(c engine.Config) bool {
+			return c.Output.Sinks[0].Settings.(*terminalsink.Settings).Timestamps && c.Output.Timestamps
+		}},
 		{"ui", []string{"watch", "pods", "--ui", "--ui-history", "9"}, func(c engine.Config) bool { return c.UI && c.UIHistory == 9 }},
 		{"resume and metrics", []string{"watch", "pods", "--resume", "c.ckpt", "--metrics-addr", "127.0.0.1:0"}, func(c engine.Config) bool {
 			return c.Resume == "c.ckpt" && c.MetricsAddr == "127.0.0.1:0"
