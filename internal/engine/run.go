@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
+	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fold"
@@ -20,7 +22,6 @@ import (
 	"github.com/kubeevents/kubeevents/internal/metrics"
 	"github.com/kubeevents/kubeevents/internal/owners"
 	"github.com/kubeevents/kubeevents/internal/plan"
-	"github.com/kubeevents/kubeevents/internal/quietio"
 	"github.com/kubeevents/kubeevents/internal/resume"
 	"github.com/kubeevents/kubeevents/internal/sink"
 	"github.com/kubeevents/kubeevents/internal/sinkkind"
@@ -48,7 +49,6 @@ type session struct {
 	elector *leader.Elector // nil without --leader-elect
 	headers *headerPrinters
 	files   []sinkkind.File // every file a sink opened
-	stdout  io.Writer       // what the sinks that write to stdout write through
 	// view is the full-screen view (--ui), nil without; diagnostics, when set, is where
 	// diagnostics go instead of sys.ErrOut (through the view).
 	view        *ui.View
@@ -117,7 +117,7 @@ func (w *session) stream(ctx context.Context) (Result, error) {
 	stopWatchingOutput := w.watchOutput(ctx, &rc)
 	defer stopWatchingOutput()
 	if w.sys.Starting != nil {
-		w.sys.Starting()
+		w.sys.Starting(w.cfg.Speed.Runtime)
 	}
 	res, err := stream(ctx, rc)
 	err = w.stopView(err)
@@ -148,7 +148,7 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 		rc.observer = w.metrics
 	}
 	for _, c := range w.plan.Clusters {
-		clients, err := w.sys.NewClients(w.clientConfig(c.Config))
+		clients, err := w.sys.NewClients(c.Config, w.cfg.Speed.Recovery)
 		if err != nil {
 			if w.plan.Several {
 				err = fmt.Errorf(plan.ClusterNotice+"%w", c.Name, err)
@@ -195,6 +195,10 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 func (w *session) resumeStore() (checkpoint.Store, error) {
 	cfg := afterStopConfig(w.plan.Clusters[0].Config)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf" // the shards travel as bytes, not base64
+	// A write sends the shards one after another, as fast as the API server answers:
+	// client-go's default of 5 requests a second would take 25 s for the first write of
+	// 128 shards (10,000 pods), past the store's time limit.
+	cfg.QPS, cfg.Burst = 100, 200
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -245,6 +249,9 @@ func afterStopConfig(config *rest.Config) *rest.Config {
 func (w *session) request() plan.Request {
 	req := w.cfg.Watch
 	req.Resume = w.cfg.Resume != ""
+	if ref, ok, err := clusterstore.ParseRef(w.cfg.Resume); ok && err == nil && ref.Kind == clusterstore.ConfigMaps {
+		req.ConfigMapCheckpoint = w.cfg.Resume
+	}
 	for _, s := range w.cfg.Output.Sinks {
 		req.Columns = req.Columns || s.Reads().Columns
 	}
@@ -299,6 +306,7 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 	}()
 	var folding []int
 	env := w.sinkEnv()
+	fence := w.deliveryFence()
 	for _, s := range w.cfg.Output.Sinks {
 		out, err := sinkkind.Build(s, env)
 		if err != nil {
@@ -310,7 +318,7 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 		}
 		filter := w.filter(s)
 		out = sink.WithFilter(out, filter)
-		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
+		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync, Fence: fence}
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
 		}
@@ -335,7 +343,7 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 // sinkEnv is what this run gives every sink it builds.
 func (w *session) sinkEnv() sinkkind.Env {
 	out := w.sys.Out
-	return sinkkind.Env{Stdout: w.stdoutWriter(), Warn: w.warnf, Watched: w.sinkFacts(),
+	return sinkkind.Env{Stdout: out, Warn: w.warnf, Watched: w.sinkFacts(),
 		Terminal: sinkkind.Terminal{Is: w.sys.Terminals.IsTerminal(out), Color: w.colorFor(out),
 			Width: w.sys.Terminals.Width(out), Printed: w.headers.add},
 		Opened: func(f sinkkind.File) { w.files = append(w.files, f) },
@@ -353,27 +361,24 @@ func (w *session) sinkFacts() sinkkind.Watched {
 		Namespace: w.plan.Namespace(), Columns: w.plan.Columns(), Clusters: w.plan.Names()}
 }
 
-// stdoutWriter is what the sinks that write to the standard output write through:
-// quietio's writer (one for all of them) when it is a pipe, a socket or a device, unless
-// the user turned that off.
-func (w *session) stdoutWriter() io.Writer {
-	if w.stdout == nil {
-		w.stdout = w.sys.Out
-		if !w.cfg.Speed.PlainStdout {
-			w.stdout = quietio.Writer(w.sys.Out)
+// deliveryFence is what every sink's listener asks before it writes (nil without
+// --leader-elect): the Elector's Fence, said once each time it closes and opens again.
+// A leader that was paused past its lease's duration (a GC pause, a frozen VM, SIGSTOP)
+// holds back what it has not written yet, rather than deliver it while another replica
+// may lead; the one that leads delivers it from the checkpoint.
+func (w *session) deliveryFence() func() error {
+	if w.elector == nil {
+		return nil
+	}
+	var closed atomic.Bool
+	return func() error {
+		err := w.elector.Fence()
+		switch {
+		case err != nil && closed.CompareAndSwap(false, true):
+			w.warnf("--leader-elect: %v; holding back what the sinks have not written (another replica may lead)", err)
+		case err == nil && closed.CompareAndSwap(true, false):
+			w.warnf("--leader-elect: the lease %s was renewed; delivering again", w.elector.Lease())
 		}
+		return err
 	}
-	return w.stdout
-}
-
-// clientConfig is a cluster's config for the informers' clients: their connection is
-// dialled by quietio, whose reads and writes do not wake the Go runtime's monitor thread
-// on every event, unless the user turned that off or the config has a dialer of its own.
-func (w *session) clientConfig(c *rest.Config) *rest.Config {
-	if w.cfg.Speed.PlainIO || c.Dial != nil {
-		return c
-	}
-	c = rest.CopyConfig(c)
-	c.Dial = quietio.Dial
-	return c
 }
