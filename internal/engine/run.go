@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
-	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fold"
@@ -56,9 +55,6 @@ type session struct {
 }
 
 func (w *session) run(ctx context.Context) (_ Result, runErr error) {
-	if err := w.checkView(); err != nil {
-		return Result{}, err
-	}
 	// The view's q and Ctrl-C stop the run as Ctrl-C (SIGINT) stops a stream.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
@@ -216,9 +212,6 @@ func (w *session) newElector() (*leader.Elector, error) {
 	if !w.cfg.LeaderElect.Enabled {
 		return nil, nil
 	}
-	if w.plan.Several {
-		return nil, diag.Usagef("--leader-elect takes one cluster, the one whose Lease it holds; drop --context's list or --all-contexts")
-	}
 	client, err := kubernetes.NewForConfig(afterStopConfig(w.plan.Clusters[0].Config))
 	if err != nil {
 		return nil, err
@@ -249,9 +242,6 @@ func afterStopConfig(config *rest.Config) *rest.Config {
 func (w *session) request() plan.Request {
 	req := w.cfg.Watch
 	req.Resume = w.cfg.Resume != ""
-	if ref, ok, err := clusterstore.ParseRef(w.cfg.Resume); ok && err == nil && ref.Kind == clusterstore.ConfigMaps {
-		req.ConfigMapCheckpoint = w.cfg.Resume
-	}
 	for _, s := range w.cfg.Output.Sinks {
 		req.Columns = req.Columns || s.Reads().Columns
 	}
