@@ -25,6 +25,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/sink"
 	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/ui"
+	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
 // Run runs one watch from start to end: it resolves what to watch against the clusters
@@ -151,7 +152,7 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 			}
 			return rc, err
 		}
-		rc.clusters = append(rc.clusters, Cluster{Name: c.Name, Clients: clients, Resources: c.Resources,
+		rc.clusters = append(rc.clusters, watch.Cluster{Name: c.Name, Clients: clients, Resources: c.Resources,
 			Namespaces: c.Namespaces, Missing: c.Missing})
 	}
 	if w.cfg.Watch.Owned {
