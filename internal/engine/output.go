@@ -7,11 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/sink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 )
 
 // colorFor decides colour for one output stream (diag.Color).
@@ -119,7 +119,7 @@ func (w *session) summaryShown() bool {
 }
 
 // filter is what sink s writes of the stream, and whether it folds rollouts.
-func (w *session) filter(s config.Sink) sink.Filter {
+func (w *session) filter(s sinkkind.Spec) sink.Filter {
 	folds := w.cfg.Events.FoldRollouts
 	if s.Fold != nil {
 		folds = *s.Fold

@@ -3,11 +3,9 @@ package engine
 import (
 	"context"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/pipeline"
-	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // Source hands over the events of a recording read back (package replay): a source of
@@ -50,12 +48,7 @@ func (c Config) ReadsObjects() bool {
 		return true
 	}
 	for _, s := range c.Output.Sinks {
-		if s.Expr != "" || s.Type == config.KindJQ || s.On != "" {
-			return true
-		}
-		switch render.Format(s.Format) {
-		case "", render.FormatJSON, render.FormatYAML, render.FormatName:
-		default:
+		if s.On != "" || s.Reads().Objects {
 			return true
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/plan"
-	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
@@ -55,10 +55,10 @@ func (w *session) watched() string { return w.plan.Describe(w.cfg.Watch) }
 // a re-sync notice on stderr (which scrolls the last header away).
 type headerPrinters struct {
 	mu       sync.Mutex
-	printers []*render.Printer
+	printers []sinkkind.HeaderPrinter
 }
 
-func (h *headerPrinters) add(p *render.Printer) {
+func (h *headerPrinters) add(p sinkkind.HeaderPrinter) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.printers = append(h.printers, p)
