@@ -313,7 +313,9 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 		filter := w.filter(s)
 		out = sink.WithFilter(out, filter)
 		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync, Fence: fence}
-		w.viewListener(s, &lc)
+		if w.viewListener(s, &lc) {
+			rc.unchanged = append(rc.unchanged, len(rc.listeners))
+		}
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
 		}

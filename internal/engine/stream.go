@@ -37,6 +37,9 @@ type runConfig struct {
 	source    Source
 	listeners []*listener.Listener // one per sink, not yet running
 	deliver   *pipeline.Deliver    // hands the events to the listeners: the last step
+	// unchanged are the listeners that show every object (the view): a resumed start
+	// hands them the objects unchanged since the checkpoint too.
+	unchanged []int
 	// The parts of the run: --owned, --resume, --fold-rollouts, the metrics.
 	follow   *owners.Follow
 	resume   *resume.Resume
@@ -269,6 +272,7 @@ func (r *run) buildInformers(c *clusterRun) error {
 		Coalesced: coalesces(r.listeners), Warn: c.warn, Fatal: fatal, Observer: r.observer}
 	if r.resume != nil {
 		base.RedactionKey = r.resume.RedactionKey(c.Name)
+		base.Unchanged = r.unchanged
 	}
 	add := func(res resource.Resource, opts informer.Options) (*informer.Informer, error) {
 		inf, err := informer.New(res, c.Clients, opts)

@@ -46,11 +46,15 @@ func (w *session) viewSink() listener.Sink {
 
 // viewListener is the view's listener's config: the view shows each object's newest
 // state, so when its buffer is full it merges an object's events (coalesce) rather than
-// hold up the informers; its Write never waits for the terminal anyway.
-func (w *session) viewListener(s config.Sink, lc *listener.Config) {
+// hold up the informers; its Write never waits for the terminal anyway. It reports
+// whether s is the view, which a resumed start hands the objects unchanged since the
+// checkpoint too (informer.Options.Unchanged).
+func (w *session) viewListener(s config.Sink, lc *listener.Config) bool {
 	if w.view != nil && s.Type == config.KindTerminal {
 		lc.OnFull = listener.Coalesce
+		return true
 	}
+	return false
 }
 
 // stopView leaves the screen once the stream ended, before the summary is printed;
