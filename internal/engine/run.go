@@ -23,6 +23,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/resume"
 	"github.com/kubeevents/kubeevents/internal/sink"
 	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/viewsink"
 	"github.com/kubeevents/kubeevents/internal/ui"
 	"github.com/kubeevents/kubeevents/internal/watch"
 )
@@ -326,6 +327,11 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 		}
 		if filter.Fold {
 			folding = append(folding, len(rc.listeners))
+		}
+		if s.Kind == viewsink.Kind {
+			// The view shows every object: a resumed start hands it those unchanged since
+			// the checkpoint too (informer.Options.Unchanged).
+			rc.unchanged = append(rc.unchanged, len(rc.listeners))
 		}
 		rc.listeners = append(rc.listeners, listener.New(lc, out, w.warnf))
 	}

@@ -35,6 +35,9 @@ type runConfig struct {
 	source    Source
 	listeners []*listener.Listener // one per sink, not yet running
 	deliver   *pipeline.Deliver    // hands the events to the listeners: the last step
+	// unchanged are the listeners that show every object (the view): a resumed start
+	// hands them the objects unchanged since the checkpoint too.
+	unchanged []int
 	// The parts of the run: --owned, --resume, --fold-rollouts, the metrics.
 	follow   *owners.Follow
 	resume   *resume.Resume
@@ -201,6 +204,7 @@ func (r *run) buildWatch() error {
 			return r.resume.Seed(cluster, inf, warn, gone)
 		}, r.resume.Leave
 		o.RedactionKey = r.resume.RedactionKey
+		o.Informer.Unchanged = r.unchanged
 	}
 	var err error
 	r.watch, err = watch.New(r.clusters, o)
