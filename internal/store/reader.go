@@ -7,6 +7,7 @@ import (
 	"iter"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,11 +16,11 @@ import (
 )
 
 // Reader reads a store, while a Writer may be writing it: each of its queries sees the
-// store as one transaction left it.
+// store as one transaction left it. Its methods may be called concurrently.
 type Reader struct {
 	path      string
 	db        *sql.DB
-	codec     *codec
+	codecs    sync.Pool // of *codec: a Reader is used by several goroutines at once
 	resources []Resource
 }
 
@@ -75,7 +76,8 @@ func Open(ctx context.Context, path string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{path: path, db: db, codec: newCodec()}
+	r := &Reader{path: path, db: db}
+	r.codecs.New = func() any { return newCodec() }
 	empty, err := check(ctx, db, path)
 	if err == nil && empty {
 		err = &NotStoreError{path, "an empty file, not a kubeevents store"}
@@ -92,7 +94,6 @@ func Open(ctx context.Context, path string) (*Reader, error) {
 
 // Close closes the store.
 func (r *Reader) Close() error {
-	r.codec.close()
 	return r.db.Close()
 }
 
@@ -329,7 +330,9 @@ func (r *Reader) decode(dst []byte, o *Object, v row, prev []byte) ([]byte, erro
 	if !v.base.Valid {
 		dict = o.Resource.dict
 	}
-	line, err := r.codec.decode(dst, v.data, dict)
+	c := r.codecs.Get().(*codec)
+	line, err := c.decode(dst, v.data, dict)
+	r.codecs.Put(c)
 	if err != nil {
 		return nil, r.damaged(o, err)
 	}

@@ -121,8 +121,9 @@ func (r *retention) bound(ctx context.Context, w *Writer, deadline time.Time) er
 		}
 	}
 	if excess := pages*r.pageSize - budget; excess > 0 {
-		// At most 2,048 pages (8 MiB) a step: vacuum moves pages, and holds the writer.
-		n := min(excess/r.pageSize+1, 2048)
+		// A quarter of the log's budget a step: vacuum moves pages, each written to
+		// the log, and holds the writer meanwhile.
+		n := min(excess/r.pageSize+1, r.walBudget/4/r.pageSize)
 		if _, err := w.db.ExecContext(ctx, "PRAGMA incremental_vacuum("+itoa(n)+")"); err != nil {
 			return err
 		}
@@ -142,10 +143,11 @@ func (r *retention) used(ctx context.Context, w *Writer) (used, pages int64, err
 	return (pages - free) * r.pageSize, pages, nil
 }
 
-// dropBatch is how many chains one transaction of retention drops.
-const dropBatch = 200
+// dropBatch is how many chains one transaction of retention drops: what a quarter of
+// the log's budget holds (a chain rewrites some 64 KiB of pages), at most 200.
+func (r *retention) dropBatch() int64 { return min(max(r.walBudget>>18, 2), 200) }
 
-// drop drops, in one transaction, up to dropBatch of the oldest chains that ended at or
+// drop drops, in one transaction, up to dropBatch() of the oldest chains that ended at or
 // before cutoff, and the objects left without any; it returns how many it dropped.
 func (r *retention) drop(ctx context.Context, w *Writer, cutoff int64) (int, error) {
 	tx, err := w.db.BeginTx(ctx, nil)
@@ -153,7 +155,7 @@ func (r *retention) drop(ctx context.Context, w *Writer, cutoff int64) (int, err
 		return 0, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT object, id, start, "end" FROM chains WHERE "end" <= ? ORDER BY "end" LIMIT ?`, cutoff, dropBatch)
+	rows, err := tx.QueryContext(ctx, `SELECT object, id, start, "end" FROM chains WHERE "end" <= ? ORDER BY "end" LIMIT ?`, cutoff, r.dropBatch())
 	if err != nil {
 		return 0, err
 	}
