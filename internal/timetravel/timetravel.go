@@ -105,4 +105,6 @@ func kindName(res *store.Resource) string {
 
 func formatTime(t time.Time) string { return t.Local().Format(time.RFC3339) }
 
-func plural(n int, word string) string { return fmt.Sprintf("%s %s%s", diag.Count(n), word, diag.Plural(n)) }
+func plural(n int, word string) string {
+	return fmt.Sprintf("%s %s%s", diag.Count(n), word, diag.Plural(n))
+}
