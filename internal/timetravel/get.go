@@ -45,7 +45,7 @@ type GetConfig struct {
 type got struct {
 	res *store.Resource
 	obj runtime.Object
-	raw map[string]any
+	raw json.RawMessage // the object as recorded
 	m   metav1.Object
 }
 
@@ -120,18 +120,25 @@ func decodeVersion(res *store.Resource, v store.Version) (got, error) {
 	if err != nil {
 		return got{}, err
 	}
-	g := got{res: res}
-	if err := json.Unmarshal(rec.Object, &g.raw); err != nil {
+	g := got{res: res, raw: rec.Object}
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(rec.Object, &tm); err != nil {
 		return got{}, err
 	}
-	u := &unstructured.Unstructured{Object: g.raw}
-	g.obj = u
-	gvk := u.GroupVersionKind()
+	gvk := tm.GroupVersionKind()
 	if scheme.Scheme.Recognizes(gvk) {
 		if typed, err := scheme.Scheme.New(gvk); err == nil && json.Unmarshal(rec.Object, typed) == nil {
 			typed.GetObjectKind().SetGroupVersionKind(gvk)
 			g.obj = typed
 		}
+	}
+	if g.obj == nil {
+		// A custom resource, or a Secret whose values were redacted.
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(rec.Object); err != nil {
+			return got{}, err
+		}
+		g.obj = u
 	}
 	if g.m, err = metaAccessor(g.obj); err != nil {
 		return got{}, err
@@ -160,22 +167,46 @@ func missingNames(names []string, objects []got) []string {
 func printGot(ctx context.Context, r *store.Reader, cfg GetConfig, resources []*store.Resource, objects []got) error {
 	// kubectl prints a list unless one object was asked for by name.
 	single := len(resources) == 1 && len(cfg.Names) == 1 && len(objects) == 1
-	var whole runtime.Object
-	if single {
-		whole = &unstructured.Unstructured{Object: objects[0].raw}
-	} else {
+	whole := func() (runtime.Object, error) {
 		items := make([]any, len(objects))
 		for i, g := range objects {
-			items[i] = g.raw
+			if err := json.Unmarshal(g.raw, &items[i]); err != nil {
+				return nil, err
+			}
 		}
-		whole = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "List", "items": items,
-			"metadata": map[string]any{"resourceVersion": ""}}}
+		if single {
+			return &unstructured.Unstructured{Object: items[0].(map[string]any)}, nil
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "List", "items": items,
+			"metadata": map[string]any{"resourceVersion": ""}}}, nil
 	}
+	var printer printers.ResourcePrinter
 	switch {
 	case cfg.Output == "json":
-		return (&printers.JSONPrinter{}).PrintObj(whole, cfg.Out)
+		printer = &printers.JSONPrinter{}
 	case cfg.Output == "yaml":
-		return (&printers.YAMLPrinter{}).PrintObj(whole, cfg.Out)
+		printer = &printers.YAMLPrinter{}
+	case strings.HasPrefix(cfg.Output, "jsonpath"):
+		p, err := genericclioptions.NewJSONPathPrintFlags("", true).ToPrinter(cfg.Output)
+		if err != nil {
+			return diag.Usagef("-o %s: %s", cfg.Output, strings.Join(strings.Fields(err.Error()), " "))
+		}
+		printer = p
+	case strings.HasPrefix(cfg.Output, "go-template"):
+		p, err := genericclioptions.NewGoTemplatePrintFlags().ToPrinter(cfg.Output)
+		if err != nil {
+			return diag.Usagef("-o %s: %s", cfg.Output, strings.Join(strings.Fields(err.Error()), " "))
+		}
+		printer = p
+	}
+	if printer != nil {
+		obj, err := whole()
+		if err != nil {
+			return err
+		}
+		return printer.PrintObj(obj, cfg.Out)
+	}
+	switch {
 	case cfg.Output == "name":
 		for _, g := range objects {
 			fmt.Fprintf(cfg.Out, "%s/%s\n", kindName(g.res), g.m.GetName())
@@ -183,8 +214,6 @@ func printGot(ctx context.Context, r *store.Reader, cfg GetConfig, resources []*
 		return nil
 	case strings.HasPrefix(cfg.Output, "custom-columns"):
 		return printColumns(cfg, objects)
-	case cfg.Output != "" && cfg.Output != "wide":
-		return printTemplate(cfg, whole)
 	}
 	columns, err := crdColumns(ctx, r, cfg.At)
 	if err != nil {
@@ -262,22 +291,6 @@ func printColumns(cfg GetConfig, objects []got) error {
 	}
 	_, err = cfg.Out.Write(out)
 	return err
-}
-
-// printTemplate prints -o jsonpath= or go-template= of what kubectl get would give it:
-// the object asked for by name, else the list.
-func printTemplate(cfg GetConfig, whole runtime.Object) error {
-	var printer printers.ResourcePrinter
-	var err error
-	if strings.HasPrefix(cfg.Output, "jsonpath") {
-		printer, err = genericclioptions.NewJSONPathPrintFlags("", true).ToPrinter(cfg.Output)
-	} else {
-		printer, err = genericclioptions.NewGoTemplatePrintFlags().ToPrinter(cfg.Output)
-	}
-	if err != nil {
-		return diag.Usagef("-o %s: %v", cfg.Output, strings.Join(strings.Fields(err.Error()), " "))
-	}
-	return printer.PrintObj(whole, cfg.Out)
 }
 
 // crdColumns are the printer columns of the custom resources whose definitions the store
