@@ -70,7 +70,6 @@ type Writer struct {
 	cached    int   // bytes of the lines in objects
 	latest    int64 // the time of the latest event stored: the store's now
 	retention retention
-	buf       []byte
 }
 
 type resource struct {
@@ -227,10 +226,11 @@ func (w *Writer) store(ctx context.Context, rec recording.Record, m objectMeta, 
 	w.latest = max(w.latest, t)
 	snapshot := st.line == nil || st.length >= snapshotEvery
 	var base sql.NullInt64
+	var data []byte
 	if snapshot {
-		w.buf = w.codec.encode(w.buf[:0], line, res.dict)
+		data = w.codec.encode(line, res.dict)
 	} else {
-		w.buf = w.codec.encode(w.buf[:0], line, st.line)
+		data = w.codec.encode(line, st.line)
 		base = sql.NullInt64{Int64: st.last, Valid: true}
 	}
 	var seq sql.NullInt64
@@ -242,7 +242,7 @@ func (w *Writer) store(ctx context.Context, rec recording.Record, m objectMeta, 
 		by = sql.NullString{String: strings.Join(managers, ","), Valid: true}
 	}
 	var id int64
-	if err := w.stmt.insertVersion.stmt(w.tx).QueryRowContext(ctx, st.id, t, string(rec.Type), m.resourceVersion, seq, by, base, w.buf).Scan(&id); err != nil {
+	if err := w.stmt.insertVersion.stmt(w.tx).QueryRowContext(ctx, st.id, t, string(rec.Type), m.resourceVersion, seq, by, base, data).Scan(&id); err != nil {
 		return err
 	}
 	if snapshot {
