@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -18,11 +19,14 @@ type objectMeta struct {
 	owners                                      string // metadata.ownerReferences as JSON; "" for none
 }
 
-// metaOf reads the metadata of a recorded object's JSON.
+// metaOf reads the metadata of a recorded object's JSON. Its strings are copies: they
+// outlive object's memory (map keys, a caller's reused buffer).
 func metaOf(object []byte) (objectMeta, error) {
-	doc := view(object)
-	r := gjson.GetMany(doc, "kind", "metadata.namespace", "metadata.name", "metadata.uid", "metadata.resourceVersion",
+	r := gjson.GetMany(view(object), "kind", "metadata.namespace", "metadata.name", "metadata.uid", "metadata.resourceVersion",
 		"metadata.creationTimestamp", "metadata.ownerReferences")
+	for i := range r {
+		r[i].Str, r[i].Raw = strings.Clone(r[i].Str), strings.Clone(r[i].Raw)
+	}
 	m := objectMeta{kind: r[0].Str, namespace: r[1].Str, name: r[2].Str, uid: r[3].Str, resourceVersion: r[4].Str}
 	if m.kind == "" || m.name == "" {
 		return m, errors.New(`its "object" has no kind or no name`)

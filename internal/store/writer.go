@@ -37,10 +37,6 @@ type Options struct {
 
 // Tuning, measured on status churn (bench/README.md "History store").
 const (
-	// snapshotEvery is how many versions of an object make a chain: a snapshot and the
-	// changes after it. Longer chains save little (a change costs 90% of a snapshot)
-	// and cost time to read: an object's version at T decodes half a chain on average.
-	snapshotEvery = 16
 	// batchRows and batchAge bound a transaction: at most this many events, and at most
 	// this old, are lost with the process (SIGKILL, not a crash of the machine: the
 	// log is synced at checkpoints, synchronous=NORMAL).
@@ -51,6 +47,12 @@ const (
 	// little more than a change).
 	cacheBytes = 32 << 20
 )
+
+// snapshotEvery is how many versions of an object make a chain: a snapshot and the
+// changes after it. Longer chains save little (a change costs 70% of a snapshot) and
+// cost time to read: an object's version at T decodes half a chain on average. A
+// variable for the measurement that chose it (TestSnapshotPeriods).
+var snapshotEvery = 16
 
 // Writer adds recorded events to a store, in transactions of up to batchRows events or
 // batchAge. It is used by one goroutine at a time.
@@ -215,6 +217,7 @@ func (w *Writer) store(ctx context.Context, rec recording.Record, m objectMeta, 
 	}
 	key := objectKey{resource: res.id, cluster: rec.Cluster, namespace: m.namespace, name: m.name, uid: m.uid}
 	st := w.objects[key]
+	key.cluster = strings.Clone(key.cluster) // kept: a record's strings share its line's memory
 	t := rec.Time.UnixNano()
 	if st == nil {
 		if st, err = w.objectState(ctx, key, m, t); err != nil {
@@ -321,6 +324,8 @@ func (w *Writer) resource(ctx context.Context, gvr schema.GroupVersionResource, 
 	if err != nil {
 		return nil, err
 	}
+	// A key of its own: a record's strings share the memory of its line.
+	gvr = schema.GroupVersionResource{Group: strings.Clone(gvr.Group), Version: strings.Clone(gvr.Version), Resource: strings.Clone(gvr.Resource)}
 	w.resources[gvr] = r
 	return r, nil
 }
