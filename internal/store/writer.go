@@ -55,7 +55,9 @@ const (
 var snapshotEvery = 16
 
 // Writer adds recorded events to a store, in transactions of up to batchRows events or
-// batchAge. It is used by one goroutine at a time.
+// batchAge. A transaction is committed by the Write that fills it, by Flush, or by
+// Close: a caller whose events stop for a while (a sink's listener, idle) calls Flush
+// within batchAge. It is used by one goroutine at a time.
 type Writer struct {
 	path  string
 	db    *sql.DB
@@ -177,7 +179,8 @@ func (w *Writer) abort() {
 }
 
 // Write stores one event: one line of a recording, the JSON envelope that a file sink
-// writes. A line that is not such an event is an error that stores nothing.
+// writes (render.AppendEnvelopeWithDiff), which the caller may reuse once Write returns.
+// A line that is not such an event is a *BadEventError that stores nothing.
 func (w *Writer) Write(ctx context.Context, line []byte) error {
 	rec, err := recording.Parse(line)
 	if err != nil {
