@@ -28,6 +28,17 @@ func (r *Reader) Records(ctx context.Context, q Query, since, until time.Time) i
 	}
 }
 
+// RetainedFrom is the time from which the store holds every object's state, when
+// retention dropped anything before it (zero otherwise).
+func (r *Reader) RetainedFrom(ctx context.Context) time.Time {
+	var from sql.NullString
+	_ = r.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'retained_from'").Scan(&from)
+	if n, err := strconv.ParseInt(from.String, 10, 64); err == nil && n > 0 {
+		return time.Unix(0, n).UTC()
+	}
+	return time.Time{}
+}
+
 // Info is what a store holds.
 type Info struct {
 	// Bytes are the file's and its write-ahead log's.
@@ -55,12 +66,8 @@ func (r *Reader) Info(ctx context.Context) (Info, error) {
 	info := Info{Bytes: fileSize(r.path) + fileSize(r.path+"-wal")}
 	err := r.read(ctx, func(tx *sql.Tx) error {
 		var from, to sql.NullInt64
-		var retained sql.NullString
 		_ = tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'created'").Scan(&info.Created)
-		_ = tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'retained_from'").Scan(&retained)
-		if n, err := strconv.ParseInt(retained.String, 10, 64); err == nil && n > 0 {
-			info.RetainedFrom = time.Unix(0, n).UTC()
-		}
+		info.RetainedFrom = r.RetainedFrom(ctx)
 		if err := tx.QueryRowContext(ctx, "SELECT min(time), max(time) FROM versions").Scan(&from, &to); err != nil {
 			return notStore(r.path, err)
 		}

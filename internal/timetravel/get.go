@@ -75,6 +75,9 @@ func Get(ctx context.Context, cfg GetConfig) error {
 	if err != nil {
 		return err
 	}
+	if from := r.RetainedFrom(ctx); cfg.At.Before(from) {
+		fmt.Fprintf(cfg.ErrOut, "kubeevents: %s is before %s, from which retention kept every object's state: some may be missing\n", formatTime(cfg.At), formatTime(from))
+	}
 	var objects []got
 	for _, res := range resources {
 		q := store.Query{Resources: []*store.Resource{res}, Names: cfg.Names}
