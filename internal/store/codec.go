@@ -9,7 +9,7 @@ import (
 
 // codec compresses each version's line with zstd, with another line as the dictionary
 // (zstd's "patch from" use of a raw dictionary): a change is compressed against the
-// object's previous version, so that it costs what changed; a snapshot against its
+// object's previous version (and the one before, nextDict), so that it costs what changed; a snapshot against its
 // resource's reference line (resources.dict), so that it costs what differs from
 // another object of its kind. Measured on a status churn of realistic pods
 // (bench/README.md): 5 KB lines become about 270 bytes as changes, 300 as snapshots,
@@ -69,6 +69,19 @@ func (c *codec) decode(dst, data, dict []byte) ([]byte, error) {
 		return dst, fmt.Errorf("a stored version cannot be decompressed: %w", err)
 	}
 	return out, nil
+}
+
+// nextDict is the dictionary of the change that follows line, a snapshot or a change
+// whose own base is prev: line, after prev when line is a change. Two versions back are
+// most like the next in a churn that alternates (ready, not ready): 16% smaller changes
+// on the status churn of bench-store. It appends to dst.
+func nextDict(dst, prev, line []byte, snapshot bool) []byte {
+	if !snapshot {
+		dst = append(dst[:0], prev...)
+	} else {
+		dst = dst[:0]
+	}
+	return append(dst, line...)
 }
 
 func (c *codec) close() {

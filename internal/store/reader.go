@@ -278,55 +278,57 @@ func (r *Reader) versionAt(ctx context.Context, tx *sql.Tx, o *Object, t time.Ti
 		return nil, notStore(r.path, err)
 	}
 	v.Object = o
-	if v.Line, err = r.decodeChain(ctx, tx, o, v); err != nil {
+	if v.Line, _, err = r.decodeChain(ctx, tx, o, v); err != nil {
 		return nil, err
 	}
 	return &v.Version, nil
 }
 
-// decodeChain decodes v, reading the versions of its chain before it.
-func (r *Reader) decodeChain(ctx context.Context, tx *sql.Tx, o *Object, v row) ([]byte, error) {
+// decodeChain decodes v, reading the versions of its chain before it; dict is the
+// dictionary of the change after v.
+func (r *Reader) decodeChain(ctx context.Context, tx *sql.Tx, o *Object, v row) (line, dict []byte, err error) {
 	if !v.base.Valid {
-		return r.decode(nil, o, v, nil)
+		line, err = r.decode(nil, o, v, nil)
+		return line, line, err
 	}
 	var start, startTime int64
 	if err := tx.QueryRowContext(ctx, `SELECT id, start FROM chains WHERE object = ? AND id <= ? ORDER BY id DESC LIMIT 1`, o.ID, v.ID).Scan(&start, &startTime); err != nil {
-		return nil, r.damaged(o, fmt.Errorf("the chain of version %d: %w", v.ID, err))
+		return nil, nil, r.damaged(o, fmt.Errorf("the chain of version %d: %w", v.ID, err))
 	}
 	rows, err := tx.QueryContext(ctx, "SELECT "+versionColumns+" FROM versions v WHERE v.object = ? AND v.time BETWEEN ? AND ? AND v.id BETWEEN ? AND ? ORDER BY v.id",
 		o.ID, startTime, v.Time.UnixNano(), start, v.ID)
 	if err != nil {
-		return nil, notStore(r.path, err)
+		return nil, nil, notStore(r.path, err)
 	}
 	defer rows.Close()
-	var line []byte
 	var last int64
 	for rows.Next() {
 		c, err := scanRow(rows)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if c.base.Valid && c.base.Int64 != last || !c.base.Valid && line != nil {
-			return nil, r.damaged(o, fmt.Errorf("version %d does not follow %d", c.ID, last))
+			return nil, nil, r.damaged(o, fmt.Errorf("version %d does not follow %d", c.ID, last))
 		}
-		if line, err = r.decode(nil, o, c, line); err != nil {
-			return nil, err
+		next, err := r.decode(nil, o, c, dict)
+		if err != nil {
+			return nil, nil, err
 		}
-		last = c.ID
+		dict = nextDict(nil, line, next, !c.base.Valid)
+		line, last = next, c.ID
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if last != v.ID {
-		return nil, r.damaged(o, fmt.Errorf("version %d is missing", v.ID))
+		return nil, nil, r.damaged(o, fmt.Errorf("version %d is missing", v.ID))
 	}
-	return line, nil
+	return line, dict, nil
 }
 
-// decode decompresses v, against prev (the line of its base) or, for a snapshot, its
+// decode decompresses v, against dict (nextDict of its base) or, for a snapshot, its
 // resource's reference line.
-func (r *Reader) decode(dst []byte, o *Object, v row, prev []byte) ([]byte, error) {
-	dict := prev
+func (r *Reader) decode(dst []byte, o *Object, v row, dict []byte) ([]byte, error) {
 	if !v.base.Valid {
 		dict = o.Resource.dict
 	}
@@ -379,8 +381,8 @@ func (r *Reader) Versions(ctx context.Context, q Query, since, until time.Time) 
 			}
 			defer rows.Close()
 			type last struct {
-				id   int64
-				line []byte
+				id         int64
+				line, dict []byte // dict: nextDict's
 			}
 			lasts := map[int64]last{}
 			for rows.Next() {
@@ -391,10 +393,12 @@ func (r *Reader) Versions(ctx context.Context, q Query, since, until time.Time) 
 				}
 				o := objects[object]
 				v.Object = o
+				var dict []byte
 				if prev, ok := lasts[object]; ok && v.base.Valid && v.base.Int64 == prev.id {
-					v.Line, err = r.decode(nil, o, v, prev.line)
+					v.Line, err = r.decode(nil, o, v, prev.dict)
+					dict = nextDict(nil, prev.line, v.Line, false)
 				} else {
-					v.Line, err = r.decodeChain(ctx, tx, o, v)
+					v.Line, dict, err = r.decodeChain(ctx, tx, o, v)
 				}
 				if err != nil {
 					return err
@@ -402,7 +406,7 @@ func (r *Reader) Versions(ctx context.Context, q Query, since, until time.Time) 
 				if v.Type == event.Deleted {
 					delete(lasts, object)
 				} else {
-					lasts[object] = last{v.ID, v.Line}
+					lasts[object] = last{v.ID, v.Line, dict}
 				}
 				if !yield(v.Version, nil) {
 					return nil

@@ -96,6 +96,7 @@ type objectState struct {
 	chain    int64  // the id of the current chain's snapshot
 	length   int    // versions in the current chain
 	line     []byte // the last version's line; nil once dropped from the cache
+	dict     []byte // the dictionary of the next change (nextDict), with line
 	owners   string
 }
 
@@ -236,7 +237,7 @@ func (w *Writer) store(ctx context.Context, rec recording.Record, m objectMeta, 
 	if snapshot {
 		data = w.codec.encode(line, res.dict)
 	} else {
-		data = w.codec.encode(line, st.line)
+		data = w.codec.encode(line, st.dict)
 		base = sql.NullInt64{Int64: st.last, Valid: true}
 	}
 	var seq sql.NullInt64
@@ -283,26 +284,28 @@ func (w *Writer) store(ctx context.Context, rec recording.Record, m objectMeta, 
 		if _, err := w.stmt.endChain.stmt(w.tx).ExecContext(ctx, t, st.id, st.chain); err != nil {
 			return err
 		}
-		w.cached -= len(st.line)
+		w.cached -= len(st.line) + len(st.dict)
 		delete(w.objects, key)
 		return nil
 	}
-	w.keepLine(st, line)
+	w.keepLine(st, line, snapshot)
 	return nil
 }
 
-// keepLine keeps line as the object's last version, dropping others' when the cache
-// is full.
-func (w *Writer) keepLine(st *objectState, line []byte) {
-	w.cached += len(line) - len(st.line)
+// keepLine keeps line as the object's last version, with the dictionary of its next
+// change, dropping others' when the cache is full.
+func (w *Writer) keepLine(st *objectState, line []byte, snapshot bool) {
+	w.cached -= len(st.line) + len(st.dict)
+	st.dict = nextDict(st.dict, st.line, line, snapshot)
 	st.line = append(st.line[:0], line...)
+	w.cached += len(st.line) + len(st.dict)
 	if w.cached <= cacheBytes {
 		return
 	}
 	for _, other := range w.objects { // in no particular order: as good as any other
 		if other != st && other.line != nil {
-			w.cached -= len(other.line)
-			other.line = nil
+			w.cached -= len(other.line) + len(other.dict)
+			other.line, other.dict = nil, nil
 			if w.cached <= cacheBytes*3/4 {
 				return
 			}
