@@ -101,7 +101,7 @@ func (r *Reader) Info(ctx context.Context) (Info, error) {
 			info.Deleted += deleted
 		}
 		rows.Close()
-		rows, err = tx.QueryContext(ctx, "SELECT o.resource, count(*), sum(length(v.data) + length(v.rv) + 30) FROM versions v JOIN objects o ON o.id = v.object GROUP BY o.resource")
+		rows, err = tx.QueryContext(ctx, "SELECT o.resource, count(*), sum(length(v.data)) FROM versions v JOIN objects o ON o.id = v.object GROUP BY o.resource")
 		if err != nil {
 			return notStore(r.path, err)
 		}

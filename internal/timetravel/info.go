@@ -43,7 +43,7 @@ func Info(ctx context.Context, cfg InfoConfig) error {
 	fmt.Fprintf(out, "Versions:  %s, %s a version on average\n", diag.Count(int(info.Versions)), bytesSize(info.Bytes/info.Versions))
 	fmt.Fprintf(out, "Events:    %s (core Events, indexed by the object they are about)\n\n", diag.Count(int(info.Events)))
 	tw := printers.GetNewTabWriter(out)
-	fmt.Fprintln(tw, "TYPE\tKIND\tOBJECTS\tDELETED\tVERSIONS\tSIZE")
+	fmt.Fprintln(tw, "TYPE\tKIND\tOBJECTS\tDELETED\tVERSIONS\tCOMPRESSED")
 	for _, t := range info.Types {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", resourceName(t.Resource), t.Resource.Kind, t.Objects, t.Deleted, t.Versions, bytesSize(t.Bytes))
 	}
