@@ -118,3 +118,37 @@ func TestGet(t *testing.T) {
 		t.Errorf("a name not in the store: %v", err)
 	}
 }
+
+// TestGetBeforeRetention: a time before what retention kept is said, not hidden.
+func TestGetBeforeRetention(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "events.db")
+	w, err := store.Create(ctx, path, store.Options{MaxAge: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range 200 {
+		typ := "MODIFIED"
+		if m == 0 {
+			typ = "ADDED"
+		}
+		if err := w.Write(ctx, []byte(line(typ, m*60, "", "v1", "configmaps", configMap("settings", fmt.Sprint(m))))); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for at, warned := range map[time.Duration]bool{10 * time.Minute: true, 190 * time.Minute: false} {
+		var out, errOut bytes.Buffer
+		if err := Get(ctx, GetConfig{Store: path, Types: []string{"cm"}, At: t0.Add(at), Namespace: "shop", Out: &out, ErrOut: &errOut}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(errOut.String(), "from which retention kept every object's state: some may be missing"); got != warned {
+			t.Errorf("at %s: warned %v, want %v: %q", at, got, warned, errOut.String())
+		}
+	}
+}
