@@ -127,7 +127,7 @@ bench-replay: cluster-up build
 
 # The history store (bench/README.md "History store"), no cluster needed: store import of
 # a status churn recording (events/s, size against the JSON Lines), then a store of
-# STORE_VERSIONS versions (10 million: some 25 minutes here) for one object's history,
+# STORE_VERSIONS versions (10 million: about an hour on 2 shared cores) for one object's history,
 # get --at over 1,000 pods (warm and cold) and the writer's RSS there.
 STORE_VERSIONS ?= 10000000
 bench-store: build
