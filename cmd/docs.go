@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -37,7 +39,10 @@ func writeFlagTable(b *strings.Builder, flags *pflag.FlagSet) {
 		if f.Shorthand != "" {
 			name = "`-" + f.Shorthand + "`, " + name
 		}
-		def := f.DefValue
+		def := machineFree(f.DefValue)
+		if f.Name == "cache-dir" {
+			def = "$HOME/.kube/cache" // kubectl's own docs' words; KUBECACHEDIR changes it
+		}
 		switch def {
 		case "", "[]", "false", "0", "0s":
 			def = ""
@@ -47,4 +52,19 @@ func writeFlagTable(b *strings.Builder, flags *pflag.FlagSet) {
 		usage := strings.NewReplacer("|", `\|`, "\n", "<br>").Replace(f.Usage)
 		fmt.Fprintf(b, "| %s | %s | %s |\n", name, def, usage)
 	})
+}
+
+// machineFree writes a default under the generating user's home directory as kubectl's
+// docs do ($HOME/.kube/cache), so that the page is the same whoever generates or checks
+// it.
+func machineFree(def string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return def
+	}
+	home = filepath.Clean(home)
+	if def == home || strings.HasPrefix(def, home+string(filepath.Separator)) {
+		return "$HOME" + strings.TrimPrefix(def, home)
+	}
+	return def
 }

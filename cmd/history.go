@@ -8,6 +8,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/recording"
 	"github.com/kubeevents/kubeevents/internal/render"
@@ -24,10 +25,12 @@ const historyExample = `  # Every recorded version of a Deployment, oldest first
 // historyFlags are the flags of `kubeevents history`.
 type historyFlags struct {
 	outputFlags
-	files        []string
-	store        string
-	at           string
-	skipBadLines bool
+	files         []string
+	store         string
+	at            string
+	skipBadLines  bool
+	showSecrets   bool
+	allNamespaces bool
 }
 
 // NewHistoryCommand is `kubeevents history TYPE/NAME --file FILE...`.
@@ -61,21 +64,30 @@ indexes; store: in the config file is the default when neither is given.`,
 				return err
 			}
 			opts.Objects, opts.Diffs = cfg.ReadsObjects(), !cfg.NoDiff
-			what := ""
+			var src interface {
+				engine.Source
+				What() string
+				Namespace() string
+				Clusters() []string
+			}
 			if f.store != "" {
-				h, err := timetravel.OpenHistory(c.Context(), f.storeHistory(opts))
-				if err != nil {
-					return err
+				// The store's indexes select the object: a replay of its records.
+				h, herr := timetravel.OpenHistory(c.Context(), f.storeHistory(opts))
+				if herr != nil {
+					return herr
 				}
 				defer h.Close()
-				opts.Records, what = h.Records(c.Context()), f.store
+				opts.Records = h.Records(c.Context())
+				src, err = replay.New(opts)
+			} else {
+				src, err = replay.NewHistory(opts, f.allNamespaces)
 			}
-			src, err := replay.New(opts)
 			if err != nil {
 				return err
 			}
-			if what == "" {
-				what = src.What()
+			what := src.What()
+			if f.store != "" {
+				what = f.store
 			}
 			_, err = runReplay(c.Context(), system(configFlags, streams, *verbosity), cfg,
 				engine.Replay{Source: src, What: what, Namespace: src.Namespace(), Clusters: src.Clusters()})
@@ -87,8 +99,15 @@ indexes; store: in the config file is the default when neither is given.`,
 	fs.StringArrayVar(&f.files, "file", nil, "a recording: a file, a directory of a file sink's files, a quoted pattern, or - for stdin (repeatable)")
 	fs.StringVar(&f.store, "store", "", "a history store (kubeevents store import) rather than --file")
 	fs.StringVar(&f.at, "at", "", "print the object as it was at this time: RFC 3339 (2026-11-23T14:05:00Z) or how long ago (10m, 2h ago)")
+	addRecordingWhereFlags(fs, configFlags)
+	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "the versions of the objects of that name in every namespace recorded (without it, a name recorded in several asks for -n)")
 	fs.BoolVar(&f.skipBadLines, "skip-bad-lines", false, "skip the lines that are not events kubeevents wrote (counted), rather than stop at the first")
-	registerReplayCompletions(c)
+	fs.BoolVar(&f.showSecrets, "show-secrets", false, showSecretsHelp)
+	recorded := complete.Recorded{Files: func(cmd *cobra.Command, _ []string) []string {
+		files, _ := cmd.Flags().GetStringArray("file")
+		return files
+	}}
+	registerReplayCompletions(c, recorded, recorded.HistoryArgs())
 	return c
 }
 
@@ -108,11 +127,14 @@ func (f *historyFlags) options(args []string, configFlags *genericclioptions.Con
 		return replay.Options{}, usageErrorf("history shows one object: give it as TYPE/NAME, e.g. deployment/web")
 	}
 	sel := replay.Selection{Types: types, Names: names}
-	if err := selectWhere(&sel, configFlags, f.changed, false); err != nil {
+	if err := selectWhere(&sel, configFlags, f.changed, f.allNamespaces); err != nil {
 		return replay.Options{}, err
 	}
+	if f.allNamespaces && f.at != "" {
+		return replay.Options{}, usageErrorf("--at prints one object: -A does not apply; choose its namespace with -n")
+	}
 	warn := func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, "kubeevents: "+format+"\n", args...) }
-	return replay.Options{Args: f.files, Select: sel, Warn: warn,
+	return replay.Options{Args: f.files, Select: sel, Warn: warn, ShowSecrets: f.showSecrets,
 		Read: recording.Options{SkipBadLines: f.skipBadLines, Stdin: streams.In}}, nil
 }
 

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/recording"
 	"github.com/kubeevents/kubeevents/internal/replay"
@@ -26,6 +28,9 @@ const replayExample = `  # A recording again, as the terminal showed it, with wh
   # A recording being written, from another terminal, across its rotation
   kubeevents replay events.jsonl --follow`
 
+// showSecretsHelp is replay's and history's --show-secrets.
+const showSecretsHelp = "show the Secret values a recording holds (one made with --show-secrets); redacted by default, in every sink, as watch redacts them"
+
 // replayFlags are the flags of `kubeevents replay` (and of history's stream).
 type replayFlags struct {
 	outputFlags
@@ -36,6 +41,8 @@ type replayFlags struct {
 	sinceTime, untilTime string
 	by, notBy            []string
 	owned, withEvents    bool
+	showSecrets          bool
+	on                   []string
 }
 
 // runReplay runs a replay; tests replace it to see what the command line makes.
@@ -68,6 +75,7 @@ are read in time order. The other arguments select as watch's do: types, names, 
 	fs := c.Flags()
 	f.addFlags(fs, "of the terminal")
 	fs.StringVarP(&f.labelSelector, "selector", "l", "", "label selector, e.g. -l app=web,tier!=db: an object that stops matching is DELETED, as in a watch")
+	addRecordingWhereFlags(fs, configFlags)
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "every namespace recorded (the default without -n)")
 	fs.BoolVarP(&f.follow, "follow", "f", false, "keep reading the files as they grow and across their rotation, as tail -F")
 	fs.BoolVar(&f.skipBadLines, "skip-bad-lines", false, "skip the lines that are not events kubeevents wrote (counted), rather than stop at the first")
@@ -78,7 +86,13 @@ are read in time order. The other arguments select as watch's do: types, names, 
 	fs.StringArrayVar(&f.notBy, "not-by", nil, "leave out the events made by this field manager (glob; repeatable)")
 	fs.BoolVar(&f.owned, "owned", false, "with TYPE/NAME: also what it owns, transitively, with owner chains rebuilt from the recorded objects")
 	fs.BoolVar(&f.withEvents, "with-events", false, "show the recorded core Events about the objects replayed as EVENT lines")
-	registerReplayCompletions(c)
+	fs.BoolVar(&f.showSecrets, "show-secrets", false, showSecretsHelp)
+	fs.StringSliceVar(&f.on, "on", nil, "only events in which one of these transitions happened, each object's previous recorded version its previous state, e.g. --on crashloop,oomkilled (kubeevents on lists them)")
+	recorded := complete.Recorded{Files: func(_ *cobra.Command, args []string) []string {
+		files, _ := splitReplayArgs(args)
+		return files
+	}}
+	registerReplayCompletions(c, recorded, recorded.ReplayArgs(recording.LooksLikeInput))
 	return c
 }
 
@@ -88,6 +102,7 @@ func (f *replayFlags) config(args []string, configFlags *genericclioptions.Confi
 	if err != nil {
 		return cfg, engine.Replay{}, err
 	}
+	cfg.On = f.on
 	files, selectors := splitReplayArgs(args)
 	if len(files) == 0 {
 		return cfg, engine.Replay{}, usageErrorf("no recording given: kubeevents replay FILE... (a file, a directory of a file sink's files, a quoted pattern, or - for stdin)")
@@ -117,7 +132,7 @@ func (f *replayFlags) source(cfg engine.Config, files []string, sel replay.Selec
 	}
 	warn := func(format string, args ...any) { fmt.Fprintf(streams.ErrOut, "kubeevents: "+format+"\n", args...) }
 	src, err := replay.New(replay.Options{Args: files, Select: sel, Warn: warn, Objects: cfg.ReadsObjects(), Diffs: !cfg.NoDiff,
-		Read: recording.Options{Follow: f.follow, SkipBadLines: f.skipBadLines, Stdin: streams.In}})
+		ShowSecrets: f.showSecrets, Read: recording.Options{Follow: f.follow, SkipBadLines: f.skipBadLines, Stdin: streams.In}})
 	if err != nil {
 		return cfg, engine.Replay{}, err
 	}
@@ -158,6 +173,14 @@ func parseTime(flag, value string) (time.Time, error) {
 		return t, usageErrorf("%s %q: give an RFC 3339 time, e.g. 2026-11-23T14:05:00Z or 2026-11-23T15:05:00+01:00", flag, value)
 	}
 	return t, nil
+}
+
+// addRecordingWhereFlags gives replay and history -n and --cluster of their own:
+// kubectl's connection flags, which every command inherits, say where to connect, while
+// here they select within the recording. They set the same values as kubectl's.
+func addRecordingWhereFlags(fs *pflag.FlagSet, configFlags *genericclioptions.ConfigFlags) {
+	fs.StringVarP(configFlags.Namespace, "namespace", "n", "", "only the objects of these namespaces recorded, e.g. -n shop or -n shop,db (cluster-scoped objects are kept)")
+	fs.StringVar(configFlags.ClusterName, "cluster", "", "only the events of these clusters, in a recording of several (watch --context a,b: the contexts' names), e.g. --cluster prod")
 }
 
 // selectWhere reads -n, -A and --cluster (kubectl's flags, here the namespaces and

@@ -130,6 +130,11 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if err != nil {
 		return engine.Config{}, err
 	}
+	if f.ui && f.noScreen {
+		// Said before the sinks are put together, whose complaint without a --sink (no
+		// sink to write to) would advise the one change that does not help.
+		return engine.Config{}, usageErrorf("%s", engine.UINoScreen)
+	}
 	cfg, file, err := f.engineConfig(streams, f.resync, f.changed("resync"))
 	if err != nil {
 		return cfg, err

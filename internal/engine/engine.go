@@ -432,6 +432,7 @@ func (r *run) buildInformers(c *clusterRun, made func(*event.Event), redactionKe
 			RedactionKey:  redactionKey,
 			NoFastPaths:   cfg.NoFastPaths,
 			NoAttribution: cfg.NoAttribution,
+			Coalesced:     coalesces(cfg.Listeners),
 			MaxEvents:     cfg.MaxEvents,
 			Limit:         r.limitReached,
 			Skip:          skip,
@@ -527,7 +528,7 @@ func (r *run) resumeFrom(c *clusterRun, inf *informer.Informer) error {
 		return nil
 	}
 	name := checkpoint.ResourceName(inf.Resource.GVR)
-	objects, err := inf.Seed(saved.Objects[name])
+	objects, managers, err := inf.Seed(saved.Objects[name])
 	if err != nil {
 		what := fmt.Sprintf("an object of %s cannot be read: %v", inf.Resource, err)
 		if c.Name != "" {
@@ -535,7 +536,7 @@ func (r *run) resumeFrom(c *clusterRun, inf *informer.Informer) error {
 		}
 		return &checkpoint.CorruptError{Path: saved.Path, What: what}
 	}
-	c.checkpoint.Tracker.Seed(name, objects)
+	c.checkpoint.Tracker.Seed(name, objects, managers)
 	versions := make(map[string]string, len(objects))
 	for _, obj := range objects {
 		if m, err := meta.Accessor(obj); err == nil {
@@ -749,12 +750,20 @@ func (r *run) shutdown(reason StopReason) Result {
 		late = append(late, Late{Name: l.Name(), Dropped: l.Stats().Dropped - dropped[l]})
 	}
 	if r.checkpoint != nil {
-		close(r.stopCheckpoint)
+		close(r.stopCheckpoint) // gives up a periodic write in progress
 		<-r.checkpointDone
-		r.checkpointErr = r.checkpoint.Write()
+		ctx, cancel := context.WithTimeout(context.Background(), FinalCheckpointTimeout)
+		r.checkpointErr = r.checkpoint.WriteContext(ctx)
+		cancel()
 	}
 	return Result{Reason: reason, Made: made, Unchanged: r.unchanged.Load(), Late: late, Clusters: r.clusterResults(r.allClusters)}
 }
+
+// FinalCheckpointTimeout bounds the checkpoint's last write, once the sinks are drained:
+// the whole stop (--grace for the sinks, this, and the lease's release, within its renew
+// deadline) fits in the chart's termination grace period of 30 s, whatever the state of
+// the checkpoint. A write not done by then leaves the checkpoint before it, whole.
+const FinalCheckpointTimeout = 10 * time.Second
 
 // stopInformers stops the informers, so that no event is made after those the sinks are
 // about to drain. An informer stops only once its handlers return, and a handler that
@@ -826,4 +835,10 @@ func registrations(listeners []*listener.Listener, resync bool) []informer.Regis
 		regs = append(regs, reg)
 	}
 	return regs
+}
+
+// coalesces reports whether a listener merges changes of one object (on-full=coalesce),
+// whose attribution then needs every writer's fields.
+func coalesces(listeners []*listener.Listener) bool {
+	return slices.ContainsFunc(listeners, func(l *listener.Listener) bool { return l.Config().OnFull == listener.Coalesce })
 }

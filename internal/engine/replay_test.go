@@ -124,3 +124,64 @@ func TestSinksGetTheirExpression(t *testing.T) {
 		t.Errorf("jq sink printed %q, want the ADDED pods' names; stderr:\n%s", out.String(), errOut.String())
 	}
 }
+
+// crashSource emits a pod that runs, enters CrashLoopBackOff, and waits in it again,
+// each update with its previous version as Old, as package replay makes them.
+type crashSource struct{}
+
+func (crashSource) Run(ctx context.Context, emit func(*event.Event) bool) error {
+	state := func(waiting string) *corev1.Pod {
+		p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "flaky", Namespace: "shop"}}
+		s := corev1.ContainerStatus{Name: "app"}
+		if waiting != "" {
+			s.State.Waiting = &corev1.ContainerStateWaiting{Reason: waiting}
+		}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{s}
+		return p
+	}
+	var prev *corev1.Pod
+	for i, waiting := range []string{"", "CrashLoopBackOff", "CrashLoopBackOff"} {
+		ev := &event.Event{Type: event.Modified, Time: time.Date(2026, 11, 23, 14, 0, i, 0, time.UTC), Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+			Kind: "Pod", Object: state(waiting)}
+		if prev == nil {
+			ev.Type = event.Added
+		} else {
+			ev.Old = prev
+		}
+		prev = ev.Object.(*corev1.Pod)
+		if !emit(ev) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// TestReplayTransitions: the transitions of --on and of a sink's on= are evaluated on
+// the replayed events, with their previous versions: --on keeps the pod's entering
+// CrashLoopBackOff, not its waiting there again, and so does the sink's on=.
+func TestReplayTransitions(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"--on crashloop", Config{On: []string{"crashloop"}}},
+		{"on=crashloop", Config{Sinks: []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block, On: "crashloop"}}}},
+	} {
+		var stdout, errOut bytes.Buffer
+		cfg := c.cfg
+		if cfg.Sinks == nil {
+			cfg.Sinks = []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block}}
+		}
+		cfg.Grace, cfg.PlainStdout, cfg.NoDiff = time.Second, true, true
+		sys := System{Out: &stdout, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
+		if _, err := RunReplay(context.Background(), sys, cfg, Replay{Source: crashSource{}, What: "test"}); err != nil {
+			t.Fatalf("%s: %v; stderr:\n%s", c.name, err, errOut.String())
+		}
+		if stdout.String() != "MODIFIED pod/flaky\n" {
+			t.Errorf("%s: %q, want the one update that entered CrashLoopBackOff; stderr:\n%s", c.name, stdout.String(), errOut.String())
+		}
+	}
+	if !(Config{On: []string{"crashloop"}}).ReadsObjects() || !(Config{Sinks: []config.Sink{{Type: config.KindFile, Format: "json", On: "crashloop"}}}).ReadsObjects() {
+		t.Error("transitions read the objects: ReadsObjects must say so")
+	}
+}

@@ -75,6 +75,10 @@ func (w *session) resumeStore() (checkpoint.Store, error) {
 	}
 	cfg := afterStopConfig(w.plan.Clusters[0].Config)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf" // the shards travel as bytes, not base64
+	// A write sends the shards one after another, as fast as the API server answers:
+	// client-go's default of 5 requests a second would take 25 s for the first write of
+	// 128 shards (10,000 pods), past the store's time limit.
+	cfg.QPS, cfg.Burst = 100, 200
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

@@ -7,10 +7,12 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
@@ -199,6 +201,9 @@ func startedErr(err error) bool {
 func (w *session) request() plan.Request {
 	req := w.cfg.Watch
 	req.Resume = w.cfg.Resume != ""
+	if ref, ok, err := clusterstore.ParseRef(w.cfg.Resume); ok && err == nil && ref.Kind == clusterstore.ConfigMaps {
+		req.ConfigMapCheckpoint = w.cfg.Resume
+	}
 	for _, s := range w.cfg.Sinks {
 		req.Columns = req.Columns || s.Format == string(render.FormatPretty) || s.Format == string(render.FormatWide)
 	}
@@ -292,6 +297,7 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 		}
 	}()
 	var ls, folding []*listener.Listener
+	fence := w.deliveryFence()
 	for _, s := range w.cfg.Sinks {
 		out, err := w.newSink(s)
 		if err != nil {
@@ -307,7 +313,7 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 		}
 		filter := w.filter(s)
 		out = sink.WithFilter(out, filter)
-		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
+		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync, Fence: fence}
 		w.viewListener(s, &lc)
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
@@ -326,6 +332,28 @@ func (w *session) buildListeners() (_ []*listener.Listener, err error) {
 		w.metrics.Sinks(ls)
 	}
 	return ls, nil
+}
+
+// deliveryFence is what every sink's listener asks before it writes (nil without
+// --leader-elect): the Elector's Fence, said once each time it closes and opens again.
+// A leader that was paused past its lease's duration (a GC pause, a frozen VM, SIGSTOP)
+// holds back what it has not written yet, rather than deliver it while another replica
+// may lead; the one that leads delivers it from the checkpoint.
+func (w *session) deliveryFence() func() error {
+	if w.elector == nil {
+		return nil
+	}
+	var closed atomic.Bool
+	return func() error {
+		err := w.elector.Fence()
+		switch {
+		case err != nil && closed.CompareAndSwap(false, true):
+			w.warnf("--leader-elect: %v; holding back what the sinks have not written (another replica may lead)", err)
+		case err == nil && closed.CompareAndSwap(true, false):
+			w.warnf("--leader-elect: the lease %s was renewed; delivering again", w.elector.Lease())
+		}
+		return err
+	}
 }
 
 // SinkOpenError says a sink could not be opened at start-up (a file in a directory that
@@ -421,7 +449,7 @@ func (w *session) clientConfig(c *rest.Config) *rest.Config {
 // checkpoint (--resume): the watch, ready to stream.
 func (w *session) runConfig(ctx context.Context, listeners []*listener.Listener) (runConfig, error) {
 	if w.replay != nil {
-		return runConfig{Config: w.cfg, Differ: w.differ, UntilQuery: w.until, Listeners: listeners, Warn: w.warn,
+		return runConfig{Config: w.cfg, Differ: w.differ, UntilQuery: w.until, Transitions: w.transitions, Listeners: listeners, Warn: w.warn,
 			Source: w.replay.Source, Started: w.replayStarted(listeners)}, nil
 	}
 	rc := runConfig{Config: w.cfg, Several: w.plan.Several, Differ: w.differ, UntilQuery: w.until,

@@ -106,7 +106,17 @@ func (w *session) filter(s config.Sink) sink.Filter {
 	if s.Fold != nil {
 		folds = *s.Fold
 	}
-	return sink.Filter{EventTypes: s.EventTypes, On: sinkOn(s), Fold: folds}
+	f := sink.Filter{EventTypes: s.EventTypes, On: sinkOn(s), Fold: folds}
+	if w.transitions != nil {
+		// The run evaluates the transitions every sink names, once per event; each sink
+		// names in its events only those it asked for, or --on's.
+		// Not nil even when empty: nil would name every transition.
+		f.Shows = append([]string{}, f.On...)
+		if len(f.Shows) == 0 {
+			f.Shows = append(f.Shows, w.cfg.On...)
+		}
+	}
+	return f
 }
 
 // newFolder is the run's Folder when some of its listeners fold rollouts (nil

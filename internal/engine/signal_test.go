@@ -80,3 +80,36 @@ func TestCompileSignal(t *testing.T) {
 		t.Errorf("transitions %q, formats %v", names, w.formats)
 	}
 }
+
+// Each sink names in its events the transitions it asked for: its on=, else --on's, else
+// none (never every one that happened); with no transition named anywhere, there is
+// nothing to leave out.
+func TestSinksShowTheirOwnTransitions(t *testing.T) {
+	for _, tc := range []struct {
+		on    []string
+		sink  string
+		shows []string
+	}{
+		{nil, "crashloop", []string{"crashloop"}},
+		{nil, "", []string{}},
+		{[]string{"deleted"}, "", []string{"deleted"}},
+		{[]string{"deleted"}, "crashloop|oomkilled", []string{"crashloop", "oomkilled"}},
+	} {
+		w := &session{cfg: Config{On: tc.on, Sinks: []config.Sink{
+			{Name: "a", Type: config.KindFile, On: tc.sink}, {Name: "b", Type: config.KindHTTP, On: "not-ready"}}}}
+		if err := w.compileSignal(); err != nil {
+			t.Fatal(err)
+		}
+		got := w.filter(w.cfg.Sinks[0]).Shows
+		if got == nil || !slices.Equal(got, tc.shows) {
+			t.Errorf("--on %q, on=%q: the sink shows %#v, want %q", tc.on, tc.sink, got, tc.shows)
+		}
+	}
+	w := &session{cfg: Config{Sinks: []config.Sink{{Name: "a", Type: config.KindFile}}}}
+	if err := w.compileSignal(); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.filter(w.cfg.Sinks[0]).Shows; got != nil {
+		t.Errorf("no transition named anywhere: the sink shows %q", got)
+	}
+}

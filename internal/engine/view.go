@@ -10,6 +10,11 @@ import (
 	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
+// UINoScreen refuses --ui with --no-screen. Whichever sinks there are, dropping
+// --no-screen gives a view (the sinks write beside it); dropping --ui would not do
+// without a sink.
+const UINoScreen = "--ui shows the standard output stream, which --no-screen turns off; drop --no-screen (the sinks go on writing beside the view)"
+
 // checkView refuses --ui where the view cannot be, before anything connects: it takes
 // the terminal, so the standard output must be one and no other sink may write there.
 func (w *session) checkView() error {
@@ -31,7 +36,7 @@ func (w *session) checkView() error {
 	}
 	switch {
 	case screen == nil:
-		return diag.Usagef("--ui shows what the terminal sink would print, and --no-screen leaves it out; drop one")
+		return diag.Usagef("%s", UINoScreen)
 	case screen.Format != string(render.FormatPretty) && screen.Format != string(render.FormatWide):
 		return diag.Usagef("--ui shows kubectl's columns, as -o pretty or -o wide do, not -o %s; drop -o %s or --ui", screen.Format, screen.Format)
 	case !w.sys.Terminals.IsTerminal(w.sys.Out):

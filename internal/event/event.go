@@ -7,6 +7,7 @@ package event
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -92,6 +93,11 @@ type Event struct {
 	// (package attribution decides); nil when attribution is off, and for SYNC and core
 	// Events.
 	ManagedFields *managedfields.Record
+	// RecordedBy is who made the change as a recording says (kubeevents replay: the
+	// envelope's "by", "byAmbiguous" and each diff operation's "by"), said as it was
+	// rather than decided again; nil for events of a watch, and where the recording
+	// names nobody.
+	RecordedBy *managedfields.Attribution
 	// Rollout says where the object's rollout stands (--owned, for the kinds that have
 	// one: Deployments, StatefulSets, DaemonSets, Jobs; a RolloutStep); nil otherwise.
 	Rollout *Rollout
@@ -131,6 +137,10 @@ type Event struct {
 	object, old encoded // JSON and generic forms of Object and Old, each computed at most once
 	memoMu      sync.Mutex
 	memos       []memo // Memo's, a few: one per Differ, one per jq envelope
+	// shown is, for a copy made by ShowingOn, the event it shows: whose encodings of
+	// Object and Old it uses, so that they are made once (the informer's part encoder
+	// must see each version once).
+	shown *Event
 }
 
 type memo struct{ key, value any }
@@ -237,9 +247,19 @@ func (e *Event) SetJSON(object, old []byte) {
 	}
 }
 
+// encodings is the event whose encodings of Object and Old e uses: e, or the one a copy
+// made by ShowingOn shows.
+func (e *Event) encodings() *Event {
+	if e.shown != nil {
+		return e.shown
+	}
+	return e
+}
+
 // ObjectJSON is the compact JSON encoding of Object, computed at most once per event.
 func (e *Event) ObjectJSON() ([]byte, error) {
-	return e.object.jsonOf(e.Object, e.Encoder, e.objectUpdate())
+	b := e.encodings()
+	return b.object.jsonOf(b.Object, b.Encoder, b.objectUpdate())
 }
 
 // objectUpdate is what encoding Object tells the informer's encoder.
@@ -258,7 +278,10 @@ func (e *Event) objectUpdate() wire.Update {
 }
 
 // OldJSON is the compact JSON encoding of Old (nil if there is none), computed at most once.
-func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old, e.Encoder, wire.KeepVersions) }
+func (e *Event) OldJSON() ([]byte, error) {
+	b := e.encodings()
+	return b.old.jsonOf(b.Old, b.Encoder, wire.KeepVersions)
+}
 
 // TypedValue builds a typed object's generic JSON values from its fields, the values
 // decoding its JSON would give; built=false leaves them to that decoding (a type it does
@@ -270,12 +293,14 @@ type TypedValue func(obj runtime.Object) (value any, built bool, err error)
 // else decoded from ObjectJSON. Every caller of one command must pass the same typed (the
 // first call's wins, as for Memo). Shared: callers must not modify it.
 func (e *Event) ObjectValue(typed TypedValue) (any, error) {
-	return e.object.valueOf(e.Object, e.Encoder, e.objectUpdate(), typed)
+	b := e.encodings()
+	return b.object.valueOf(b.Object, b.Encoder, b.objectUpdate(), typed)
 }
 
 // OldValue is Old as generic JSON values, like ObjectValue; nil if there is no Old.
 func (e *Event) OldValue(typed TypedValue) (any, error) {
-	return e.old.valueOf(e.Old, e.Encoder, wire.KeepVersions, typed)
+	b := e.encodings()
+	return b.old.valueOf(b.Old, b.Encoder, wire.KeepVersions, typed)
 }
 
 // Memo caches values derived from the event by the packages that render it (a Differ's
@@ -305,9 +330,33 @@ func (e *Event) Memo(key any, compute func() any) any {
 // object's versions once).
 func (e *Event) Unfold() *Event {
 	return &Event{Type: e.Type, Time: e.Time, Cluster: e.Cluster, Resource: e.Resource, Kind: e.Kind,
-		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related,
+		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related, Past: e.Past,
 		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, Rollout: e.Rollout,
 		On: e.On, UnfoldedSeq: e.Seq}
+}
+
+// ShowingOn is the event as a sink that names only these transitions sees it: e itself
+// when its On names no other, else a copy whose On keeps only those (nil when none is
+// left). The transitions are evaluated once per event for every sink (package
+// transition); the others that happened were asked for by other sinks, and are not this
+// one's news. The copy shares e's encodings of Object and Old but not its Memo: its
+// envelope differs (its "on"), so a sink that sees one makes its diff and envelope again,
+// which only events in which another sink's transition happened cost.
+func (e *Event) ShowingOn(names []string) *Event {
+	if !slices.ContainsFunc(e.On, func(name string) bool { return !slices.Contains(names, name) }) {
+		return e
+	}
+	var on []string
+	for _, name := range e.On {
+		if slices.Contains(names, name) {
+			on = append(on, name)
+		}
+	}
+	return &Event{Type: e.Type, Time: e.Time, Seq: e.Seq, Cluster: e.Cluster, Resource: e.Resource, Kind: e.Kind,
+		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related, Past: e.Past,
+		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, ManagedFields: e.ManagedFields,
+		Rollout: e.Rollout, On: on, Folded: e.Folded, FoldedEvents: e.FoldedEvents, UnfoldedSeq: e.UnfoldedSeq,
+		Encoder: e.Encoder, Written: e.Written, RecordedDiff: e.RecordedDiff, RecordedBy: e.RecordedBy, shown: e.encodings()}
 }
 
 // HasOld reports whether the event carries a previous state worth showing: MODIFIED and

@@ -70,6 +70,10 @@ type Options struct {
 	// NoAttribution leaves managedFields unread (--no-by): events name no manager, and
 	// the protobuf watch need not decode them.
 	NoAttribution bool
+	// Coalesced says that some receiver merges changes of one object into one
+	// (on-full=coalesce): attribution then keeps the field set of every change's
+	// writer, to tell who made each part of the merged change.
+	Coalesced bool
 	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
 	// parts (KUBEEVENTS_FAST_PATHS=off).
 	NoFastPaths bool
@@ -160,6 +164,9 @@ func New(res resource.Resource, clients Clients, opts Options, regs []Registrati
 	}
 	if !opts.NoAttribution && !opts.Related {
 		inf.managers = managedfields.NewTracker()
+		if opts.Coalesced {
+			inf.managers.KeepFields()
+		}
 	}
 
 	var lw *cache.ListWatch
@@ -386,16 +393,31 @@ func (i *Informer) CheckAccess(ctx context.Context) error {
 // compares with the cache, so the handlers see an update (MODIFIED, with these as the
 // old state) for each one whose resourceVersion changed, nothing for the unchanged, a
 // DeletedFinalStateUnknown tombstone for each one gone, and ADDED for the rest.
-// It returns the objects as the cache holds them.
-func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, error) {
+// It returns the objects as the cache holds them and, for each, what its managedFields
+// said (the checkpoint keeps their managers and times in them; nil without
+// attribution): the attribution of the first list's changes compares with these, as
+// with any previous version's.
+func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, []managedfields.Managers, error) {
 	seeded := make([]runtime.Object, 0, len(objects))
+	var managers []managedfields.Managers
+	if i.managers != nil {
+		managers = make([]managedfields.Managers, 0, len(objects))
+	}
 	for _, raw := range objects {
 		obj := i.example.DeepCopyObject()
 		if err := json.Unmarshal(raw, obj); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if m, err := meta.Accessor(obj); err == nil && i.namespace != "" && m.GetNamespace() != i.namespace {
+		m, err := meta.Accessor(obj)
+		if err == nil && i.namespace != "" && m.GetNamespace() != i.namespace {
 			continue // another informer's (-n a,b: one per namespace)
+		}
+		var seen managedfields.Managers
+		if err == nil {
+			if i.managers != nil {
+				seen = i.managers.Seed(obj)
+			}
+			m.SetManagedFields(nil) // as the transform leaves every object in the cache
 		}
 		// Not transformed again: it was when it entered the earlier run's cache (and
 		// redacting a placeholder would make another one).
@@ -403,11 +425,14 @@ func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, error) {
 			obj.GetObjectKind().SetGroupVersionKind(i.Resource.GVK)
 		}
 		if err := i.store.Add(obj); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		seeded = append(seeded, obj)
+		if managers != nil {
+			managers = append(managers, seen)
+		}
 	}
-	return seeded, nil
+	return seeded, managers, nil
 }
 
 // RedactionKey is the key of this informer's redacted values, or nil if it redacts none.

@@ -55,6 +55,11 @@ type Request struct {
 	// or wide lines); Resume reads what identifies each cluster for a checkpoint.
 	Columns bool
 	Resume  bool
+	// ConfigMapCheckpoint is the --resume value when it keeps the checkpoint in
+	// ConfigMaps (configmap:NAME), "" otherwise: refused when Secrets are watched
+	// (followed children too), whose checkpoint must not be readable by who may read
+	// ConfigMaps.
+	ConfigMapCheckpoint string
 }
 
 // Plan is a Request resolved: the clusters to watch, each with what to watch there.

@@ -100,7 +100,7 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 // has its own "by" (written for each sink: it is rare).
 func attributedChanges(ev *event.Event, d *diff.Differ) ([]byte, *attribution.Attribution, error) {
 	by := attribution.Of(ev, d)
-	if by == nil || !by.Differs() {
+	if by == nil || !by.Differs() || !d.Diffs(ev) {
 		changes, err := d.ChangesJSON(ev)
 		return changes, by, err
 	}

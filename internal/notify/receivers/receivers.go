@@ -26,7 +26,10 @@ type Request struct {
 }
 
 // Check checks req as the receiver of the named format would take it, and returns every
-// rule it breaks (nil: none). A Path of "" is not checked.
+// rule it breaks (nil: none). A Path of "" is not checked. A request over the service's
+// size limit breaks a rule that is a *TooLargeError when the service answers it 413
+// Payload Too Large (IsTooLarge), and another error when it answers 400 or cuts or
+// splits the message (the events past its limit would be lost or torn).
 func Check(format string, req Request) []error {
 	c := &checker{}
 	switch format {
@@ -60,6 +63,25 @@ type checker struct {
 
 func (c *checker) errorf(format string, args ...any) {
 	c.errs = append(c.errs, fmt.Errorf(format, args...))
+}
+
+// TooLargeError is a request over a service's size limit that the service answers 413
+// Payload Too Large.
+type TooLargeError struct{ msg string }
+
+func (e *TooLargeError) Error() string { return e.msg }
+
+// IsTooLarge reports whether err is a *TooLargeError.
+func IsTooLarge(err error) bool {
+	_, ok := err.(*TooLargeError)
+	return ok
+}
+
+// maxBytes says a body of more than limit bytes, which the service answers 413.
+func (c *checker) maxBytes(body []byte, limit int, what string) {
+	if len(body) > limit {
+		c.errs = append(c.errs, &TooLargeError{fmt.Sprintf("%s: %d bytes, more than the %d the service takes", what, len(body), limit)})
+	}
 }
 
 // mediaType checks the request's Content-Type's media type.
@@ -178,7 +200,9 @@ func kind(v any) string {
 // https://docs.slack.dev/reference/block-kit/composition-objects/text-object/ (type
 // plain_text or mrkdwn; text 1 to 3000 characters),
 // https://docs.slack.dev/messaging/formatting-message-text/#escaping (&, < and > escaped
-// as &amp;, &lt; and &gt;).
+// as &amp;, &lt; and &gt;),
+// https://api.slack.com/changelog/2018-04-truncating-really-long-messages (text past
+// 40,000 characters is cut, incoming webhooks' too).
 func (c *checker) slack(req Request) {
 	c.mediaType(req, "application/json")
 	m := c.object(c.decode(req.Body), "message")
@@ -195,6 +219,7 @@ func (c *checker) slack(req Request) {
 		c.errorf("message: blocks without text, the notifications' fallback")
 	}
 	c.slackEscaped(text, "message.text")
+	c.maxRunes(text, 40000, "message.text")
 	if !hasBlocks {
 		return
 	}
@@ -239,7 +264,8 @@ func (c *checker) slackEscaped(s, what string) {
 // Mattermost, incoming webhooks:
 // https://developers.mattermost.com/integrate/webhooks/incoming/#parameters (text,
 // channel, username, icon_url, icon_emoji, attachments, type, props, priority; text is
-// required unless attachments are given; text of at most 16383 characters).
+// required unless attachments are given; text of at most 16383 characters, longer text
+// being split into several posts wherever the limit falls).
 func (c *checker) mattermost(req Request) {
 	c.mediaType(req, "application/json")
 	m := c.object(c.decode(req.Body), "post")
@@ -270,9 +296,9 @@ func (c *checker) mattermost(req Request) {
 // value, both strings).
 func (c *checker) teams(req Request) {
 	c.mediaType(req, "application/json")
-	if len(req.Body) > 28*1024 {
-		c.errorf("message: %d bytes, more than Teams' 28 KB", len(req.Body))
-	}
+	// https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/add-incoming-webhook:
+	// "The message size limit is 28 KB"; a larger one is answered 413.
+	c.maxBytes(req.Body, 28*1024, "message")
 	m := c.object(c.decode(req.Body), "message")
 	if m == nil {
 		return
@@ -517,7 +543,9 @@ func (c *checker) alertmanager(req Request) {
 // each a stream of labels and values, each value [timestamp in nanoseconds since the
 // epoch, as a string, log line] with an optional object of structured metadata),
 // https://grafana.com/docs/loki/latest/get-started/labels/ (label names as Prometheus',
-// at least one label).
+// at least one label),
+// https://grafana.com/docs/loki/latest/configure/#limits_config (max_line_size: a line
+// longer than 256KB is refused, 400).
 func (c *checker) loki(req Request) {
 	c.mediaType(req, "application/json")
 	if req.Path != "" && req.Path != "/loki/api/v1/push" {
@@ -558,8 +586,12 @@ func (c *checker) loki(req Request) {
 			if _, err := strconv.ParseInt(ts, 10, 64); !ok || err != nil || len(ts) < 19 {
 				c.errorf("%s[0]: %v is not nanoseconds since the epoch in a string", vw, entry[0])
 			}
-			if _, ok := entry[1].(string); !ok {
+			line, ok := entry[1].(string)
+			if !ok {
 				c.errorf("%s[1]: want the log line, a string", vw)
+			}
+			if len(line) > 256000 {
+				c.errorf("%s[1]: a line of %d bytes, more than max_line_size's 256KB", vw, len(line))
 			}
 			if len(entry) == 3 {
 				c.object(entry[2], vw+"[2]")
@@ -574,6 +606,8 @@ func (c *checker) loki(req Request) {
 // delete, an object of its metadata such as _index; index and create followed by the
 // document, update by its doc; the last line ends with a newline; without _index the
 // path names the target),
+// https://www.elastic.co/docs/reference/elasticsearch/configuration-reference/networking-settings
+// (http.max_content_length: a body of at most 100mb, else 413),
 // https://www.elastic.co/docs/reference/ecs/ecs-base (@timestamp, message),
 // https://www.elastic.co/docs/reference/ecs/ecs-event (event.kind: alert, asset,
 // enrichment, event, metric, state, pipeline_error or signal),
@@ -581,6 +615,7 @@ func (c *checker) loki(req Request) {
 // cluster.name, namespace, api_version, resource.type and resource.name).
 func (c *checker) elasticsearch(req Request) {
 	c.mediaType(req, "application/x-ndjson", "application/json")
+	c.maxBytes(req.Body, 100<<20, "body")
 	target := strings.TrimSuffix(strings.TrimPrefix(req.Path, "/"), "_bulk")
 	if !strings.HasSuffix(req.Path, "/_bulk") {
 		c.errorf("path %q, want /_bulk or /TARGET/_bulk", req.Path)
@@ -666,9 +701,12 @@ func (c *checker) ecsDocument(doc map[string]any, what string) {
 // doubleValue, arrayValue, kvlistValue, bytesValue),
 // https://opentelemetry.io/docs/specs/semconv/resource/k8s/ (the Kubernetes resource
 // attributes: k8s.cluster.name, k8s.namespace.name, k8s.pod.name, k8s.pod.uid, ...,
-// strings).
+// strings),
+// https://github.com/open-telemetry/opentelemetry-collector/blob/main/config/confighttp/README.md
+// (the Collector's max_request_body_size, 20 MiB by default).
 func (c *checker) otlp(req Request) {
 	c.mediaType(req, "application/json")
+	c.maxBytes(req.Body, 20<<20, "request")
 	if req.Path != "" && req.Path != "/v1/logs" {
 		c.errorf("path %q, want /v1/logs", req.Path)
 	}
@@ -854,9 +892,11 @@ func (c *checker) anyValue(v any, what string) {
 // source (a URI-reference), specversion "1.0", type, all non-empty strings; optional:
 // datacontenttype (RFC 2046), dataschema (a URI), subject (non-empty), time (RFC 3339);
 // extension attribute names of lower-case letters and digits, at most 20 characters
-// recommended).
+// recommended; intermediaries must forward events of 64 KiB, headers included, and may
+// refuse larger ones).
 func (c *checker) cloudevents(req Request) {
 	c.mediaType(req, "application/cloudevents+json")
+	c.maxBytes(req.Body, 64<<10, "event")
 	m := c.object(c.decode(req.Body), "event")
 	if m == nil {
 		return
