@@ -85,9 +85,9 @@ indexes; store: in the config file is the default when neither is given.`,
 			if err != nil {
 				return err
 			}
-			what := src.What()
-			if f.store != "" {
-				what = f.store
+			what := f.store // a store's replay has no files to name
+			if what == "" {
+				what = src.What()
 			}
 			_, err = runReplay(c.Context(), system(configFlags, streams, *verbosity), cfg,
 				engine.Replay{Source: src, What: what, Namespace: src.Namespace(), Clusters: src.Clusters()})
