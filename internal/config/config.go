@@ -52,6 +52,9 @@ type File struct {
 	// relative to the config file's directory by Load, or a store in the cluster
 	// (secret:NAME, package clusterstore), taken as it is.
 	Resume string
+	// Store is the history store that get, history and store import use when --store
+	// does not say, made relative to the config file's directory by Load.
+	Store string
 	// MetricsAddr is --metrics-addr's HOST:PORT, which the flag overrides.
 	MetricsAddr string
 	// Transitions are the file's own transitions, name → jq program (package

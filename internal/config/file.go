@@ -43,6 +43,7 @@ func Load(path string) (*File, error) {
 	if !clusterstore.IsRef(f.Resume) { // secret:NAME is no path
 		f.Resume = relativeTo(dir, f.Resume)
 	}
+	f.Store = relativeTo(dir, f.Store)
 	for _, s := range f.Sinks {
 		for _, set := range s.Kind.Rows {
 			if p := s.Text(set.Key()); p != nil && set.Value == sinkkind.Path {
@@ -142,7 +143,7 @@ func (d *decoder) parse(data []byte) (*File, error) {
 	if isNull(root) {
 		return f, nil
 	}
-	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume", "metricsAddr", "transitions", "formats"}, func(key string, k, v *yaml.Node) error {
+	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume", "store", "metricsAddr", "transitions", "formats"}, func(key string, k, v *yaml.Node) error {
 		switch key {
 		case "transitions":
 			var err error
@@ -164,6 +165,13 @@ func (d *decoder) parse(data []byte) (*File, error) {
 			f.Resume, err = d.str(v, "resume")
 			if err == nil && f.Resume == "" {
 				err = d.errorf(v, "resume: want the path of a checkpoint file, got nothing")
+			}
+			return err
+		case "store":
+			var err error
+			f.Store, err = d.str(v, "store")
+			if err == nil && f.Store == "" {
+				err = d.errorf(v, "store: want the path of a history store (kubeevents store import), got nothing")
 			}
 			return err
 		case "defaults":

@@ -114,6 +114,8 @@ func TestParseErrors(t *testing.T) {
 			`config.yaml:3:5: unknown field "colour" in sinks[0]`},
 		{"kebab-case key", "sinks:\n  - type: terminal\n    on-full: block\n",
 			`config.yaml:3:5: unknown field "on-full" in sinks[0] (did you mean "onFull"?)`},
+		{"empty store", "store:\n",
+			`config.yaml:1:7: store: want the path of a history store (kubeevents store import), got nothing`},
 		{"empty resume", "resume:\n",
 			`config.yaml:1:8: resume: want the path of a checkpoint file, got nothing`},
 		{"resume not a path", "resume: [a]\n",
@@ -325,7 +327,7 @@ func TestLoadKeepsAClusterCheckpoint(t *testing.T) {
 func TestLoadResolvesRelativePaths(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
-	content := "resume: state/kubeevents.ckpt\n" + example + `  - name: absolute
+	content := "resume: state/kubeevents.ckpt\nstore: state/events.db\n" + example + `  - name: absolute
     type: file
     path: /var/log/kubeevents.jsonl
   - name: to-stdout
@@ -346,6 +348,9 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 	}
 	if got.Resume != filepath.Join(dir, "state", "kubeevents.ckpt") {
 		t.Errorf("resume %q, want it beside the config file", got.Resume)
+	}
+	if got.Store != filepath.Join(dir, "state", "events.db") {
+		t.Errorf("store %q, want it beside the config file", got.Store)
 	}
 	want := map[string]string{
 		"archive":   filepath.Join(dir, "events.jsonl"),
