@@ -202,7 +202,8 @@ func cleanEnv() []string {
 // printed so far, where proctest's return an error; it is killed when the test ends.
 type proc struct {
 	*proctest.Process
-	t *testing.T
+	t      *testing.T
+	screen *screen // its terminal, when started with Screen
 }
 
 // startKubeevents starts kubeevents with args, its stdout read as lines.
