@@ -111,7 +111,7 @@ func checkAwkwardYAML(t *testing.T, what string, text []byte) []string {
 func TestUIYAMLOfControlCharacters(t *testing.T) {
 	ns := newNamespace(t)
 	createAwkwardConfigMap(t, ns, "odd")
-	u := startUI(t, 120, 40, "watch", "configmaps", "-n", ns, "--ui")
+	u := kubeevents(t).Screen(120, 40).Start("watch", "configmaps", "-n", ns, "--ui").screen
 	u.waitScreen(eventWait, "the ConfigMap's row", func() bool { return u.has("odd", "4") })
 	u.send("/odd" + keyEnter) // kube-root-ca.crt comes first
 	u.waitScreen(uiWait, "the filter applied", func() bool { return u.has("1 shown") })

@@ -7,7 +7,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -157,22 +156,7 @@ type result struct {
 // runKubeevents runs the binary to completion (it must end by itself within timeout).
 func runKubeevents(t *testing.T, timeout time.Duration, args ...string) result {
 	t.Helper()
-	return runSpec(t, timeout, proctest.Spec{}, args...)
-}
-
-// runSpec runs the binary to completion within timeout, as spec says (its environment
-// added to the clean one; stdout, unless spec sends it elsewhere, captured).
-func runSpec(t *testing.T, timeout time.Duration, spec proctest.Spec, args ...string) result {
-	t.Helper()
-	var stdout bytes.Buffer
-	if spec.Stdout == nil {
-		spec.Stdout = &stdout
-	}
-	p := launch(t, spec, args)
-	if _, _, err := p.Wait(timeout); err != nil {
-		t.Fatalf("kubeevents %s did not end within %s; stderr:\n%s", strings.Join(args, " "), timeout, p.Stderr())
-	}
-	return result{stdout: stdout.String(), stderr: p.Stderr(), code: p.ExitCode()}
+	return kubeevents(t).Run(timeout, args...)
 }
 
 // withKubeconfig adds the local cluster's kubeconfig unless the test passes its own.
@@ -209,34 +193,14 @@ type proc struct {
 // startKubeevents starts kubeevents with args, its stdout read as lines.
 func startKubeevents(t *testing.T, args ...string) *proc {
 	t.Helper()
-	return launch(t, proctest.Spec{}, args)
-}
-
-// startKubeeventsEnv is startKubeevents with env added to the clean environment.
-func startKubeeventsEnv(t *testing.T, env []string, args ...string) *proc {
-	t.Helper()
-	return launch(t, proctest.Spec{Env: env}, args)
+	return kubeevents(t).Start(args...)
 }
 
 // startProc starts kubeevents with its stdout going to stdout (a file, a pipe, a buffer
 // the test reads) and env added to the clean environment.
 func startProc(t *testing.T, stdout io.Writer, env []string, args ...string) *proc {
 	t.Helper()
-	return launch(t, proctest.Spec{Stdout: stdout, Env: env}, args)
-}
-
-// launch starts the binary under test as spec says, with args (and the local cluster's
-// kubeconfig unless they name one), spec.Env added to the clean environment.
-func launch(t *testing.T, spec proctest.Spec, args []string) *proc {
-	t.Helper()
-	spec.Path, spec.Args = binary, withKubeconfig(args)
-	spec.Env = append(cleanEnv(), spec.Env...)
-	p, err := proctest.Start(spec)
-	if err != nil {
-		t.Fatalf("starting kubeevents: %v", err)
-	}
-	t.Cleanup(p.Kill)
-	return &proc{Process: p, t: t}
+	return kubeevents(t).Stdout(stdout).Env(env...).Start(args...)
 }
 
 // fail ends the test for err, a wait's for what, with the output so far.

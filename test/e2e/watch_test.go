@@ -221,27 +221,18 @@ func TestClosedStdoutExitsQuietly(t *testing.T) {
 	for i := range 5 {
 		createPod(t, ns, fmt.Sprintf("p-%d", i), nil)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	script := fmt.Sprintf("set -o pipefail; %q watch pods -n %s --kubeconfig %q -o json | head -1", binary, ns, kubeconfig)
-	cmd := exec.CommandContext(ctx, "bash", "-c", script)
-	cmd.Env = cleanEnv()
-	cmd.WaitDelay = 5 * time.Second // never hang on a kubeevents left holding stderr
 	start := time.Now()
-	out, err := cmd.Output()
+	r := kubeevents(t).Via("bash", "-c", `set -o pipefail; "$@" | head -1`, "bash").
+		Run(30*time.Second, "watch", "pods", "-n", ns, "--kubeconfig", kubeconfig, "-o", "json")
 	// No event comes after the first five: kubeevents must notice by itself that nobody
 	// reads its output any more, not wait for a write to fail.
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("the pipeline took %s to end after head -1 had its line", d)
 	}
-	var stderr string
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = string(ee.Stderr)
+	if r.code != 0 {
+		t.Fatalf("pipeline failed (exit %d); stderr %q", r.code, r.stderr)
 	}
-	if err != nil {
-		t.Fatalf("pipeline failed (%v); stderr %q", err, stderr)
-	}
-	if n := strings.Count(string(out), "\n"); n != 1 {
+	if n := strings.Count(r.stdout, "\n"); n != 1 {
 		t.Errorf("head -1 printed %d lines", n)
 	}
 }
