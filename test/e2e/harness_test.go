@@ -8,8 +8,10 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -196,6 +198,166 @@ func (l *launcher) Run(timeout time.Duration, args ...string) result {
 	return result{stdout: stdout.String(), stderr: p.Stderr(), code: p.ExitCode()}
 }
 
+// result is a finished kubeevents run.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// runKubeevents runs the binary to completion (it must end by itself within timeout).
+func runKubeevents(t *testing.T, timeout time.Duration, args ...string) result {
+	t.Helper()
+	return kubeevents(t).Run(timeout, args...)
+}
+
+// startKubeevents starts kubeevents with args, its stdout read as lines.
+func startKubeevents(t *testing.T, args ...string) *proc {
+	t.Helper()
+	return kubeevents(t).Start(args...)
+}
+
+// startProc starts kubeevents with its stdout going to stdout (a file, a pipe, a buffer
+// the test reads) and env added to the clean environment.
+func startProc(t *testing.T, stdout io.Writer, env []string, args ...string) *proc {
+	t.Helper()
+	return kubeevents(t).Stdout(stdout).Env(env...).Start(args...)
+}
+
+// withKubeconfig adds the local cluster's kubeconfig unless the test passes its own.
+func withKubeconfig(args []string) []string {
+	for _, a := range args {
+		if a == "--kubeconfig" || strings.HasPrefix(a, "--kubeconfig=") {
+			return args
+		}
+	}
+	return append(append([]string{}, args...), "--kubeconfig", kubeconfig)
+}
+
+// cleanEnv is the environment without colour or config settings that would change output.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "NO_COLOR=") || strings.HasPrefix(kv, "KUBECONFIG=") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "XDG_CONFIG_HOME="+os.TempDir()+"/kubeevents-e2e-noconfig")
+}
+
+// proc is a running kubeevents (internal/proctest): its stdout read as lines, unless it
+// goes elsewhere, and its stderr kept. Its waits fail the test, with what kubeevents
+// printed so far, where proctest's return an error; it is killed when the test ends.
+type proc struct {
+	*proctest.Process
+	t      *testing.T
+	screen *screen // its terminal, when started with Screen
+}
+
+// fail ends the test for err, a wait's for what, with the output so far.
+func (p *proc) fail(err error, what string, timeout time.Duration) {
+	p.t.Helper()
+	switch {
+	case errors.Is(err, proctest.ErrTimeout):
+		p.t.Fatalf("no %s within %s; output so far:\n%s\nstderr:\n%s", what, timeout, strings.Join(p.Lines(), "\n"), p.Stderr())
+	case errors.Is(err, proctest.ErrOutputEnded), errors.Is(err, proctest.ErrExited):
+		p.t.Fatalf("kubeevents ended (%v) before %s; output so far:\n%s\nstderr:\n%s", p.Err(), what, strings.Join(p.Lines(), "\n"), p.Stderr())
+	default:
+		p.t.Fatalf("waiting for %s: %v; stderr:\n%s", what, err, p.Stderr())
+	}
+}
+
+// waitFor reads lines until match returns true, failing after timeout.
+func (p *proc) waitFor(timeout time.Duration, what string, match func(line string) bool) string {
+	p.t.Helper()
+	line, err := p.WaitLine(timeout, match)
+	if err != nil {
+		p.fail(err, what, timeout)
+	}
+	return line
+}
+
+// tryFor reads lines until match returns true (the line, true) or timeout passes ("",
+// false); it fails only if kubeevents ends.
+func (p *proc) tryFor(timeout time.Duration, what string, match func(line string) bool) (string, bool) {
+	p.t.Helper()
+	line, err := p.WaitLine(timeout, match)
+	if errors.Is(err, proctest.ErrTimeout) {
+		return "", false
+	}
+	if err != nil {
+		p.fail(err, what, timeout)
+	}
+	return line, true
+}
+
+// waitJSON reads JSON lines until match returns true.
+func (p *proc) waitJSON(timeout time.Duration, what string, match func(ev envelope) bool) envelope {
+	p.t.Helper()
+	ev, err := proctest.WaitJSON(p.Process, timeout, match)
+	if err != nil {
+		p.fail(err, what, timeout)
+	}
+	return ev
+}
+
+// collect reads JSON events for d and returns them: for a test that must see that
+// nothing more comes.
+func (p *proc) collect(d time.Duration) []envelope {
+	p.t.Helper()
+	var evs []envelope
+	end := time.Now().Add(d)
+	for {
+		ev, err := proctest.WaitJSON(p.Process, time.Until(end), func(envelope) bool { return true })
+		if errors.Is(err, proctest.ErrTimeout) || errors.Is(err, proctest.ErrOutputEnded) {
+			return evs
+		}
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+}
+
+// waitStderr waits until stderr matches re, failing after timeout or once kubeevents
+// has ended without it.
+func (p *proc) waitStderr(timeout time.Duration, re *regexp.Regexp) {
+	p.t.Helper()
+	if err := p.WaitStderr(timeout, re.MatchString); err != nil {
+		p.fail(err, "stderr matching "+re.String(), timeout)
+	}
+}
+
+// signal sends sig to kubeevents.
+func (p *proc) signal(sig os.Signal) {
+	p.t.Helper()
+	if err := p.Signal(sig); err != nil {
+		p.t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+// interrupt sends SIGINT and waits for the process to end, returning the remaining
+// output lines and the exit code.
+func (p *proc) interrupt(timeout time.Duration) ([]string, int) {
+	p.t.Helper()
+	rest, code, err := p.Interrupt(timeout)
+	if err != nil {
+		p.t.Fatalf("kubeevents did not exit within %s of SIGINT (%v); stderr:\n%s", timeout, err, p.Stderr())
+	}
+	return rest, code
+}
+
+// wait waits for the process to end by itself, returning the remaining output lines
+// and the exit code.
+func (p *proc) wait(timeout time.Duration) ([]string, int) {
+	p.t.Helper()
+	rest, code, err := p.Wait(timeout)
+	if err != nil {
+		p.t.Fatalf("kubeevents did not exit within %s; stderr:\n%s", timeout, p.Stderr())
+	}
+	return rest, code
+}
+
 // screen is the terminal of a kubeevents started with Screen, read through a terminal
 // emulator: its cells, text and styles, as a person sees them; keys typed into it.
 type screen struct {
@@ -342,3 +504,13 @@ func (s *screen) checkRestored() {
 		s.t.Errorf("the cursor is left hidden; the screen:\n%s", s)
 	}
 }
+
+// uiWait bounds what the view itself does (a frame, a key): it draws within 50 ms.
+const uiWait = 10 * time.Second
+
+// Keys as a terminal sends them.
+const (
+	keyEnter = "\r"
+	keyEsc   = "\x1b"
+	keyCtrlC = "\x03"
+)

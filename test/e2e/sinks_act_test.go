@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"bufio"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	crand "crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -29,194 +26,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
-
-// receiver is a real HTTP server on 127.0.0.1 that an http sink posts to. It records
-// every request, and answers as it is told: 2xx, a status (with Retry-After), hanging,
-// or not at all (down: its port refuses connections until it comes back up).
-type receiver struct {
-	t    *testing.T
-	addr string
-
-	mu       sync.Mutex
-	srv      *http.Server
-	answers  []answer // the next answers, in order; then 200
-	requests []request
-}
-
-// answer is how the receiver answers one request.
-type answer struct {
-	status     int
-	retryAfter string
-	body       string
-	hang       bool // never answer (until the client gives up)
-}
-
-// request is one request the receiver got.
-type request struct {
-	at     time.Time
-	header http.Header
-	lines  []string
-	answer int // the status it was given; 0 for hung
-}
-
-func startReceiver(t *testing.T) *receiver {
-	r := &receiver{t: t}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.addr = ln.Addr().String()
-	r.serve(ln)
-	t.Cleanup(r.down)
-	return r
-}
-
-func (r *receiver) url() string { return "http://" + r.addr + "/hook" }
-
-func (r *receiver) serve(ln net.Listener) {
-	srv := &http.Server{Handler: http.HandlerFunc(r.handle)}
-	r.mu.Lock()
-	r.srv = srv
-	r.mu.Unlock()
-	go func() { _ = srv.Serve(ln) }()
-}
-
-// down closes the port and every connection: the receiver is gone.
-func (r *receiver) down() {
-	r.mu.Lock()
-	srv := r.srv
-	r.srv = nil
-	r.mu.Unlock()
-	if srv != nil {
-		_ = srv.Close()
-	}
-}
-
-// up serves again on the same port.
-func (r *receiver) up() {
-	r.t.Helper()
-	var ln net.Listener
-	var err error
-	for range 50 { // the port may linger for a moment
-		if ln, err = net.Listen("tcp", r.addr); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.serve(ln)
-}
-
-func (r *receiver) answerNext(as ...answer) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.answers = append(r.answers, as...)
-}
-
-func (r *receiver) handle(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	rec := request{at: time.Now(), header: req.Header.Clone()}
-	for line := range strings.SplitSeq(strings.TrimSuffix(string(body), "\n"), "\n") {
-		if line != "" {
-			rec.lines = append(rec.lines, line)
-		}
-	}
-	r.mu.Lock()
-	a := answer{status: http.StatusOK}
-	if len(r.answers) > 0 {
-		a = r.answers[0]
-		r.answers = r.answers[1:]
-	}
-	if !a.hang {
-		rec.answer = a.status
-	}
-	r.requests = append(r.requests, rec)
-	r.mu.Unlock()
-	if a.hang {
-		<-req.Context().Done()
-		return
-	}
-	if a.retryAfter != "" {
-		w.Header().Set("Retry-After", a.retryAfter)
-	}
-	w.WriteHeader(a.status)
-	_, _ = io.WriteString(w, a.body)
-}
-
-func (r *receiver) got() []request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.requests)
-}
-
-// delivered lists the names of the configmaps in the requests answered 2xx, in order.
-func (r *receiver) delivered(t *testing.T) []string {
-	var names []string
-	for _, req := range r.got() {
-		if req.answer/100 != 2 {
-			continue
-		}
-		for _, line := range req.lines {
-			var ev envelope
-			if err := json.Unmarshal([]byte(line), &ev); err != nil {
-				t.Fatalf("the receiver got a line that is not an event: %q: %v", line, err)
-			}
-			names = append(names, ev.name())
-		}
-	}
-	return names
-}
-
-// waitDelivered waits until the receiver was given n events; p's stderr is shown if not.
-func (r *receiver) waitDelivered(t *testing.T, p interface{ Stderr() string }, n int, timeout time.Duration) []string {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		names := r.delivered(t)
-		if len(names) >= n {
-			return names
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the receiver got %d of %d events within %s; stderr:\n%s", len(names), n, timeout, p.Stderr())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// labelled configmaps are what these tests watch (-l sinks-act=yes): the namespace's own
-// kube-root-ca.crt is left out.
-func createLabelled(t *testing.T, ns string, names ...string) {
-	t.Helper()
-	createLabelledIn(t, client, ns, names...)
-}
-
-// createLabelledIn is createLabelled in the cluster of c.
-func createLabelledIn(t *testing.T, c kubernetes.Interface, ns string, names ...string) {
-	t.Helper()
-	for _, name := range names {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"sinks-act": "yes"}},
-			Data: map[string]string{"n": "0"}}
-		if _, err := c.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("creating configmap %s/%s: %v", ns, name, err)
-		}
-	}
-}
-
-func names(prefix string, from, to int) []string {
-	var ns []string
-	for i := from; i < to; i++ {
-		ns = append(ns, fmt.Sprintf("%s-%03d", prefix, i))
-	}
-	return ns
-}
 
 // watchArgs watches the labelled configmaps of ns, from now on, with the summary on.
 func watchArgs(ns string, more ...string) []string {
@@ -639,79 +449,6 @@ func TestSinksActBadOptions(t *testing.T) {
 	}
 }
 
-// freeAddr is a 127.0.0.1 address whose port is free now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
-// scrape reads /metrics with the Prometheus text parser.
-func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatalf("scraping: %v", err)
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	mf, err := parser.TextToMetricFamilies(bufio.NewReader(resp.Body))
-	if err != nil {
-		t.Fatalf("parsing /metrics: %v", err)
-	}
-	return mf
-}
-
-// value sums a family's samples whose label has the value ("" matches all).
-func value(mf map[string]*dto.MetricFamily, name, labelName, labelValue string) float64 {
-	f := mf[name]
-	if f == nil {
-		return -1
-	}
-	sum := 0.0
-	for _, m := range f.GetMetric() {
-		if labelName != "" && label(m, labelName) != labelValue {
-			continue
-		}
-		switch {
-		case m.GetCounter() != nil:
-			sum += m.GetCounter().GetValue()
-		case m.GetGauge() != nil:
-			sum += m.GetGauge().GetValue()
-		}
-	}
-	return sum
-}
-
-func label(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
-}
-
-// waitMetric waits until a counter, given as name{label="value"}, reaches n.
-func waitMetric(t *testing.T, p *proc, addr, sel string, n float64) {
-	t.Helper()
-	name, lv, _ := strings.Cut(strings.TrimSuffix(sel, "}"), "{")
-	ln, lval, _ := strings.Cut(lv, "=")
-	lval = strings.Trim(lval, `"`)
-	deadline := time.Now().Add(30 * time.Second)
-	for value(scrape(t, addr), name, ln, lval) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never reached %v; stderr:\n%s", sel, n, p.Stderr())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func fileLines(path string) []string {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -724,23 +461,6 @@ func fileLines(path string) []string {
 		}
 	}
 	return lines
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // At exit, --grace bounds the last flush: a receiver that hangs does not hold kubeevents,

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,28 +12,6 @@ import (
 	"testing"
 	"time"
 )
-
-// readLines returns the lines of a file, failing the test if one is not valid JSON when
-// asJSON is set.
-func readLines(t *testing.T, path string, asJSON bool) []string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("reading %s: %v", path, err)
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		line := sc.Text()
-		if asJSON && !json.Valid([]byte(line)) {
-			t.Errorf("%s: not a whole JSON line: %q", filepath.Base(path), line)
-		}
-		lines = append(lines, line)
-	}
-	return lines
-}
 
 func seqsOf(t *testing.T, lines []string) []uint64 {
 	t.Helper()

@@ -13,22 +13,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	uv "github.com/charmbracelet/ultraviolet"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-)
-
-// uiWait bounds what the view itself does (a frame, a key): it draws within 50 ms.
-const uiWait = 10 * time.Second
-
-// Keys as a terminal sends them.
-const (
-	keyEnter = "\r"
-	keyEsc   = "\x1b"
-	keyCtrlC = "\x03"
 )
 
 // A rollout seen in the view, with a file sink recording meanwhile: rows appear,

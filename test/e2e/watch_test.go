@@ -14,18 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 const eventWait = 20 * time.Second
-
-func labelPod(t *testing.T, ns, name, key, value string) {
-	t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
-	if _, err := client.CoreV1().Pods(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatalf("labelling pod %s/%s: %v", ns, name, err)
-	}
-}
 
 // The first vertical slice: ADDED, MODIFIED and DELETED of a pod in JSON Lines, with the
 // envelope kubectl's keys and apiVersion/kind filled in, managedFields dropped.
@@ -128,34 +119,6 @@ func TestWatchCustomResource(t *testing.T) {
 			}
 		})
 	}
-}
-
-// applyJSON creates an object from JSON with kubectl (namespace "" for cluster-scoped).
-func applyJSON(t *testing.T, ns, manifest string) {
-	t.Helper()
-	args := []string{"apply", "-f", "-"}
-	if ns != "" {
-		args = append(args, "-n", ns)
-	}
-	cmd := exec.Command(clusterBin+"/kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	cmd.Stdin = strings.NewReader(manifest)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply: %v\n%s", err, out)
-	}
-}
-
-// waitForResource waits until discovery serves a newly created CRD.
-func waitForResource(t *testing.T, resource string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		cmd := exec.Command(clusterBin+"/kubectl", "--kubeconfig", kubeconfig, "get", resource, "-A")
-		if err := cmd.Run(); err == nil {
-			return
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	t.Fatalf("%s was not served within 30s", resource)
 }
 
 func TestSelectorsFilter(t *testing.T) {
