@@ -6,7 +6,6 @@ package e2e
 // directory, whose kubeconfig and recorded ports these tests use).
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,46 +16,6 @@ import (
 	"testing"
 	"time"
 )
-
-// clusterEnvelope is the JSON line with its cluster.
-type clusterEnvelope struct {
-	envelope
-	Cluster *string `json:"cluster"`
-}
-
-// waitAll reads JSON lines until objects of all these names were seen, in any order:
-// the two clusters' events interleave as they come.
-func waitAll(s *proc, names ...string) {
-	s.t.Helper()
-	left := map[string]bool{}
-	for _, n := range names {
-		left[n] = true
-	}
-	s.waitJSON(eventWait, "ADDED "+strings.Join(names, ", "), func(ev envelope) bool {
-		delete(left, ev.name())
-		return len(left) == 0
-	})
-}
-
-func clusterOf(ev clusterEnvelope) string {
-	if ev.Cluster == nil {
-		return "(none)"
-	}
-	return *ev.Cluster
-}
-
-func parseClusterEvents(t *testing.T, lines []string) []clusterEnvelope {
-	t.Helper()
-	var out []clusterEnvelope
-	for _, line := range lines {
-		var ev clusterEnvelope
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("not a JSON line: %q: %v", line, err)
-		}
-		out = append(out, ev)
-	}
-	return out
-}
 
 // Events of both clusters come in one stream, each tagged with its context: "cluster" in
 // JSON (and in jq's input), a cluster column in pretty output; seq is one sequence over

@@ -34,13 +34,6 @@ func createAwkwardConfigMap(t *testing.T, ns, name string) {
 	}
 }
 
-func createConfigMap(t *testing.T, ns, name string) {
-	t.Helper()
-	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating ConfigMap %s: %v", name, err)
-	}
-}
-
 // -o yaml on the terminal and a file(format=yaml) archive go on past such an object,
 // and both read back, with a YAML parser, as the object's values.
 func TestYAMLSinksSurviveControlCharacters(t *testing.T) {

@@ -8,11 +8,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +30,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,10 +42,13 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -1109,5 +1122,437 @@ func checkOneLine(t *testing.T, stderr string, re *regexp.Regexp) {
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if len(lines) != 1 || !re.MatchString(lines[0]) || !strings.HasSuffix(stderr, "\n") {
 		t.Errorf("stderr = %q, want one line matching %s", stderr, re)
+	}
+}
+
+// resumeLabel selects the test's own ConfigMaps: not the namespace's kube-root-ca.crt,
+// which the living cluster's controller adds at its own moment.
+const resumeLabel = "resume-test=yes"
+
+func createResumeConfigMap(t *testing.T, ns, name, value string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"resume-test": "yes"}},
+		Data:       map[string]string{"k": value},
+	}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating configmap %s: %v", name, err)
+	}
+}
+
+func patchResumeConfigMap(t *testing.T, ns, name, value string) {
+	t.Helper()
+	patch, _ := json.Marshal(map[string]any{"data": map[string]string{"k": value}})
+	if _, err := client.CoreV1().ConfigMaps(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patching configmap %s: %v", name, err)
+	}
+}
+
+func deleteResumeConfigMap(t *testing.T, ns, name string) {
+	t.Helper()
+	if err := client.CoreV1().ConfigMaps(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting configmap %s: %v", name, err)
+	}
+}
+
+// eventSummary is "TYPE name" for each event, sorted: what a resumed start emitted.
+func eventSummary(evs []envelope) []string {
+	var out []string
+	for _, ev := range evs {
+		out = append(out, ev.Type+" "+ev.name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkpointed is what the checkpoint file at path holds: object name → resourceVersion
+// (kubeevents replaces the file whole, so it is never read half written).
+func checkpointed(t *testing.T, path string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]string{}
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var l struct {
+			Object *objectMeta `json:"object"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("%s:%d: %v", path, i+1, err)
+		}
+		if l.Object != nil {
+			states[l.Object.Metadata.Name] = l.Object.Metadata.ResourceVersion
+		}
+	}
+	return states
+}
+
+// resumeCM creates, patches (value != "") or deletes (value == "-") the test's labelled
+// ConfigMap name in cluster c.
+func resumeCM(t *testing.T, c kubernetes.Interface, ns, name, value string, create bool) {
+	t.Helper()
+	ctx, cms := context.Background(), c.CoreV1().ConfigMaps(ns)
+	var err error
+	switch {
+	case create:
+		_, err = cms.Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"resume-test": "yes"}},
+			Data:       map[string]string{"k": value},
+		}, metav1.CreateOptions{})
+	case value == "-":
+		err = cms.Delete(ctx, name, metav1.DeleteOptions{})
+	default:
+		patch, _ := json.Marshal(map[string]any{"data": map[string]string{"k": value}})
+		_, err = cms.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	if err != nil {
+		t.Fatalf("configmap %s/%s: %v", ns, name, err)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func patchConfigMap(t *testing.T, ns, name, patch string) {
+	t.Helper()
+	if _, err := client.CoreV1().ConfigMaps(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patching configmap %s/%s: %v", ns, name, err)
+	}
+}
+
+func createConfigMap(t *testing.T, ns, name string) {
+	t.Helper()
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating ConfigMap %s: %v", name, err)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func recordEvent(t *testing.T, ns, name, podName, evType, reason, message string) {
+	t.Helper()
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: name},
+		InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: podName},
+		Type:           evType, Reason: reason, Message: message, Count: 1,
+		Source: corev1.EventSource{Component: "e2e"},
+	}
+	if _, err := client.CoreV1().Events(ns).Create(context.Background(), ev, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating event: %v", err)
+	}
+}
+
+// serviceAccountToken creates ServiceAccount name in ns of the cluster of cfg, with a
+// Role and RoleBinding (both also called name) granting rules, and returns a token for it.
+func serviceAccountToken(t *testing.T, cfg *rest.Config, ns, name string, rules ...rbacv1.PolicyRule) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating ServiceAccount %s/%s: %v", ns, name, err)
+	}
+	if _, err := c.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating Role %s/%s: %v", ns, name, err)
+	}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
+	}
+	if _, err := c.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating RoleBinding %s/%s: %v", ns, name, err)
+	}
+	tr, err := c.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating a token for %s/%s: %v", ns, name, err)
+	}
+	// The authorizer sees the binding through its informers: wait until the token works.
+	asSA := rest.AnonymousClientConfig(cfg)
+	asSA.BearerToken = tr.Status.Token
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		sc, err := kubernetes.NewForConfig(asSA)
+		if err == nil {
+			if _, err = sc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1}); err == nil {
+				break
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return tr.Status.Token
+}
+
+// clusterEnvelope is the JSON line with its cluster.
+type clusterEnvelope struct {
+	envelope
+	Cluster *string `json:"cluster"`
+}
+
+func clusterOf(ev clusterEnvelope) string {
+	if ev.Cluster == nil {
+		return "(none)"
+	}
+	return *ev.Cluster
+}
+
+func parseClusterEvents(t *testing.T, lines []string) []clusterEnvelope {
+	t.Helper()
+	var out []clusterEnvelope
+	for _, line := range lines {
+		var ev clusterEnvelope
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", line, err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// waitAll reads JSON lines until objects of all these names were seen, in any order:
+// the two clusters' events interleave as they come.
+func waitAll(s *proc, names ...string) {
+	s.t.Helper()
+	left := map[string]bool{}
+	for _, n := range names {
+		left[n] = true
+	}
+	s.waitJSON(eventWait, "ADDED "+strings.Join(names, ", "), func(ev envelope) bool {
+		delete(left, ev.name())
+		return len(left) == 0
+	})
+}
+
+// ownedEvent is what the --owned tests read of a JSON event.
+type ownedEvent struct {
+	envelope
+	Owners  []struct{ Kind, Name string } `json:"owners"`
+	Rollout *struct {
+		State   string `json:"state"`
+		Message string `json:"message"`
+	} `json:"rollout"`
+	// hasOwners tells "owners":[] (the followed object) from no "owners" at all.
+	hasOwners bool
+}
+
+func parseOwned(t *testing.T, line string) ownedEvent {
+	t.Helper()
+	var ev ownedEvent
+	if err := json.Unmarshal([]byte(line), &ev); err != nil {
+		t.Fatalf("not a JSON line: %q: %v", line, err)
+	}
+	if err := json.Unmarshal([]byte(line), &ev.envelope); err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(line), &raw)
+	_, ev.hasOwners = raw["owners"]
+	return ev
+}
+
+// chain is the owner chain as "Deployment/web>ReplicaSet/web-5d9f".
+func (e ownedEvent) chain() string {
+	links := make([]string, len(e.Owners))
+	for i, o := range e.Owners {
+		links[i] = o.Kind + "/" + o.Name
+	}
+	return strings.Join(links, ">")
+}
+
+func (e ownedEvent) kind() string { return e.meta().Kind }
+
+// ownsAny reports whether a ReplicaSet is the one of some of these pods (by the name
+// prefix the ReplicaSet gives its pods): the old ReplicaSet owns the old pods.
+func (e ownedEvent) ownsAny(oldPods map[string]bool) bool {
+	for name := range oldPods {
+		if strings.HasPrefix(name, e.name()+"-") {
+			return true
+		}
+	}
+	return false
+}
+
+type completed struct {
+	values    []string // candidates, without descriptions
+	directive string
+}
+
+// completer runs `kubeevents __complete SUBCOMMAND --kubeconfig ... --cache-dir DIR ARGS...`:
+// the connection flags go first so that the last argument stays the word being
+// completed. The discovery cache is the test's own.
+func completer(t *testing.T) func(subcommand string, args ...string) completed {
+	cache := t.TempDir()
+	return func(subcommand string, args ...string) completed {
+		t.Helper()
+		all := append([]string{"__complete", subcommand, "--kubeconfig", kubeconfig, "--cache-dir", cache}, args...)
+		start := time.Now()
+		r := runKubeevents(t, 20*time.Second, all...)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("completing %q took %s", args, took.Round(time.Millisecond))
+		}
+		if r.code != 0 {
+			t.Fatalf("__complete %q: exit %d, stderr:\n%s", args, r.code, r.stderr)
+		}
+		return parseCompletion(t, args, r.stdout, r.stderr)
+	}
+}
+
+func (c completed) has(t *testing.T, what string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !slices.Contains(c.values, w) {
+			t.Errorf("%s: %q not offered; got %q", what, w, c.values)
+		}
+	}
+}
+
+func (c completed) is(t *testing.T, what string, want ...string) {
+	t.Helper()
+	if !slices.Equal(c.values, want) {
+		t.Errorf("%s: got %q, want %q", what, c.values, want)
+	}
+	if c.directive != ":4" {
+		t.Errorf("%s: directive %s, want :4 (no file completion)", what, c.directive)
+	}
+}
+
+// waitRecorded waits until the recording at path holds a line that match accepts.
+func waitRecorded(t *testing.T, recorder *proc, path string, what string, match func(line string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(livingWait)
+	for {
+		raw, _ := os.ReadFile(path)
+		for _, line := range strings.Split(string(raw), "\n") {
+			if line != "" && match(line) {
+				return
+			}
+		}
+		if time.Now().After(deadline) || !recorder.Alive() {
+			t.Fatalf("the recording does not hold %s; recorder's stderr:\n%s", what, recorder.Stderr())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitListed waits for -v=1 --watch-only's notice that the initial list is done, so
+// that what the test changes next is seen as a change.
+func waitListed(p *proc, watched string) {
+	p.t.Helper()
+	p.waitStderr(kwokStageWait, regexp.MustCompile(regexp.QuoteMeta(watched)+` listed \(not shown: --watch-only\); changes from here on are shown`))
+}
+
+// watchArgs watches the labelled configmaps of ns, from now on, with the summary on.
+func watchArgs(ns string, more ...string) []string {
+	return append([]string{"watch", "configmaps", "-n", ns, "-l", "sinks-act=yes", "--watch-only", "--no-screen",
+		"-v=1", "--kubeconfig", kubeconfig}, more...)
+}
+
+// waitWatching waits, for a watch of watchArgs, until kubeevents says it has its
+// initial list (not shown: --watch-only): a change made after that is an event.
+// "watching" comes before the list, and a change made in between was lost to it.
+func waitWatching(t *testing.T, p *proc) {
+	t.Helper()
+	p.waitStderr(30*time.Second, regexp.MustCompile(`watching configmaps`))
+	p.waitStderr(30*time.Second, regexp.MustCompile(`configmaps in \S+ listed \(not shown: --watch-only\); changes from here on are shown`))
+}
+
+// summaryOf reads a sink's counts from the exit summary ("hook 12 delivered, 3 dropped").
+func summaryOf(t *testing.T, stderr, sink string) map[string]int {
+	t.Helper()
+	m := regexp.MustCompile(`stopped after [\d,]+ events?.* — (.*)`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no summary in:\n%s", stderr)
+	}
+	for part := range strings.SplitSeq(m[1], "; ") {
+		name, rest, _ := strings.Cut(part, " ")
+		if name != sink {
+			continue
+		}
+		counts := map[string]int{}
+		for c := range strings.SplitSeq(rest, ", ") {
+			num, what, _ := strings.Cut(c, " ")
+			n, err := strconv.Atoi(strings.ReplaceAll(num, ",", ""))
+			if err != nil {
+				t.Fatalf("summary part %q: %v", c, err)
+			}
+			counts[what] = n
+		}
+		return counts
+	}
+	t.Fatalf("no sink %q in the summary %q", sink, m[1])
+	return nil
+}
+
+func newCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubeevents e2e CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, key
+}
+
+// issue makes a certificate for name signed by ca, writes NAME.crt and NAME.key in dir,
+// and returns it.
+func issue(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, name, dir, file string) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	if ip := net.ParseIP(name); ip != nil {
+		tmpl.IPAddresses = []net.IP{ip}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, filepath.Join(dir, file+".crt"), "CERTIFICATE", der)
+	writePEM(t, filepath.Join(dir, file+".key"), "EC PRIVATE KEY", keyDER)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -23,24 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// waitRecorded waits until the recording at path holds a line that match accepts.
-func waitRecorded(t *testing.T, recorder *proc, path string, what string, match func(line string) bool) {
-	t.Helper()
-	deadline := time.Now().Add(livingWait)
-	for {
-		raw, _ := os.ReadFile(path)
-		for _, line := range strings.Split(string(raw), "\n") {
-			if line != "" && match(line) {
-				return
-			}
-		}
-		if time.Now().After(deadline) || !recorder.Alive() {
-			t.Fatalf("the recording does not hold %s; recorder's stderr:\n%s", what, recorder.Stderr())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func hasResourceVersion(kind, name, rv string) func(string) bool {
 	return func(line string) bool {
 		var ev envelope

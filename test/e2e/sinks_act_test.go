@@ -1,18 +1,11 @@
 package e2e
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	crand "crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,48 +20,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 )
-
-// watchArgs watches the labelled configmaps of ns, from now on, with the summary on.
-func watchArgs(ns string, more ...string) []string {
-	return append([]string{"watch", "configmaps", "-n", ns, "-l", "sinks-act=yes", "--watch-only", "--no-screen",
-		"-v=1", "--kubeconfig", kubeconfig}, more...)
-}
-
-// waitWatching waits, for a watch of watchArgs, until kubeevents says it has its
-// initial list (not shown: --watch-only): a change made after that is an event.
-// "watching" comes before the list, and a change made in between was lost to it.
-func waitWatching(t *testing.T, p *proc) {
-	t.Helper()
-	p.waitStderr(30*time.Second, regexp.MustCompile(`watching configmaps`))
-	p.waitStderr(30*time.Second, regexp.MustCompile(`configmaps in \S+ listed \(not shown: --watch-only\); changes from here on are shown`))
-}
-
-// summaryOf reads a sink's counts from the exit summary ("hook 12 delivered, 3 dropped").
-func summaryOf(t *testing.T, stderr, sink string) map[string]int {
-	t.Helper()
-	m := regexp.MustCompile(`stopped after [\d,]+ events?.* — (.*)`).FindStringSubmatch(stderr)
-	if m == nil {
-		t.Fatalf("no summary in:\n%s", stderr)
-	}
-	for part := range strings.SplitSeq(m[1], "; ") {
-		name, rest, _ := strings.Cut(part, " ")
-		if name != sink {
-			continue
-		}
-		counts := map[string]int{}
-		for c := range strings.SplitSeq(rest, ", ") {
-			num, what, _ := strings.Cut(c, " ")
-			n, err := strconv.Atoi(strings.ReplaceAll(num, ",", ""))
-			if err != nil {
-				t.Fatalf("summary part %q: %v", c, err)
-			}
-			counts[what] = n
-		}
-		return counts
-	}
-	t.Fatalf("no sink %q in the summary %q", sink, m[1])
-	return nil
-}
 
 // Under on-full=block, an http sink loses nothing while its receiver is down: the events
 // wait, and each arrives exactly once when it is back.
@@ -552,61 +503,6 @@ func TestHTTPSinkTLSWithCAAndClientCertificate(t *testing.T) {
 		if cn != "kubeevents" {
 			t.Errorf("client certificate %q", cn)
 		}
-	}
-}
-
-func newCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubeevents e2e CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca, key
-}
-
-// issue makes a certificate for name signed by ca, writes NAME.crt and NAME.key in dir,
-// and returns it.
-func issue(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, name, dir, file string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	if ip := net.ParseIP(name); ip != nil {
-		tmpl.IPAddresses = []net.IP{ip}
-	}
-	der, err := x509.CreateCertificate(crand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, filepath.Join(dir, file+".crt"), "CERTIFICATE", der)
-	writePEM(t, filepath.Join(dir, file+".key"), "EC PRIVATE KEY", keyDER)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
 	}
 }
 
