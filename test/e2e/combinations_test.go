@@ -364,7 +364,7 @@ func pairNamespacesUI(t *testing.T) {
 	for _, ns := range []string{a, b, c} {
 		changeCM(t, client, ns, "in-"+ns, "v1", true)
 	}
-	u := startUI(t, 200, 20, "watch", "configmaps", "-n", a+","+b, "-l", resumeLabel, "--ui")
+	u := kubeevents(t).Screen(200, 20).Start("watch", "configmaps", "-n", a+","+b, "-l", resumeLabel, "--ui").screen
 	u.waitScreen(eventWait, "both namespaces' ConfigMaps under a NAMESPACE column", func() bool {
 		return u.has("NAMESPACE", "NAME", "DATA") && u.has(a, "in-"+a) && u.has(b, "in-"+b)
 	})
@@ -564,7 +564,7 @@ func pairClustersUI(t *testing.T) {
 	second.namespaceIn(t, ns)
 	changeCM(t, client, ns, "in-one", "v1", true)
 	changeCM(t, second.client, ns, "in-two", "v1", true)
-	u := startUI(t, 160, 20, "--kubeconfig", kc, "watch", "configmaps", "-n", ns, "-l", resumeLabel, "--context", "one,two", "--ui")
+	u := kubeevents(t).Screen(160, 20).Start("--kubeconfig", kc, "watch", "configmaps", "-n", ns, "-l", resumeLabel, "--context", "one,two", "--ui").screen
 	u.waitScreen(eventWait, "both clusters' ConfigMaps under a CLUSTER column", func() bool {
 		return u.has("CLUSTER", "NAME", "DATA") && u.has("one", "in-one") && u.has("two", "in-two")
 	})
@@ -700,7 +700,7 @@ func pairResumeUI(t *testing.T) {
 	dir := t.TempDir()
 	ckpt, file := filepath.Join(dir, "kubeevents.ckpt"), filepath.Join(dir, "events.jsonl")
 	args := []string{"watch", "configmaps", "-n", ns, "-l", resumeLabel, "--ui", "--resume", ckpt, "--sink", "file=" + file}
-	u := startUI(t, 160, 20, args...)
+	u := kubeevents(t).Screen(160, 20).Start(args...).screen
 	u.waitScreen(eventWait, "the three ConfigMaps", func() bool { return u.has("cm-keep") && u.has("cm-change") && u.has("cm-remove") })
 	waitUntil(t, nil, 15*time.Second, "the checkpoint written with the three ConfigMaps", func() bool { return len(checkpointed(t, ckpt)) == 3 })
 	u.send("q")
@@ -715,7 +715,7 @@ func pairResumeUI(t *testing.T) {
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
 	}
-	u = startUI(t, 160, 20, args...)
+	u = kubeevents(t).Screen(160, 20).Start(args...).screen
 	u.waitScreen(eventWait, "cm-change and cm-new", func() bool { return u.has("cm-change") && u.has("cm-new") })
 	// The view may show every object only once it has them all: it is not the first
 	// change that must bring cm-keep, it is the listing that must have.
