@@ -495,8 +495,9 @@ func pairNamespacesMetadataOnly(t *testing.T) {
 func pairNamespacesReplay(t *testing.T) {
 	a, b, c := newNamespace(t), newNamespace(t), newNamespace(t)
 	path := filepath.Join(t.TempDir(), "events.jsonl")
-	recorder := startKubeevents(t, "watch", "configmaps", "-n", a+","+b+","+c, "-l", resumeLabel, "--no-screen", "--sink", "file="+path, "-v=1")
-	recorder.waitStderr(eventWait, literal("watching"))
+	recorder := startKubeevents(t, "watch", "configmaps", "-n", a+","+b+","+c, "-l", resumeLabel, "--no-screen", "--sink", "file="+path, "-v=1", "--watch-only")
+	// Listed first: a change made during the initial list would fold into its ADDED.
+	recorder.waitStderr(eventWait, literal("listed (not shown: --watch-only)"))
 	for _, ns := range []string{a, b, c} {
 		changeCM(t, client, ns, "x", "v1", true)
 	}
@@ -657,8 +658,9 @@ func pairClustersReplay(t *testing.T) {
 	second.namespaceIn(t, ns)
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	recorder := startKubeevents(t, "watch", "configmaps", "-n", ns, "-l", resumeLabel, "--kubeconfig", kc, "--context", "one,two",
-		"--no-screen", "--sink", "file="+path, "-v=1")
-	recorder.waitStderr(eventWait, literal("watching"))
+		"--no-screen", "--sink", "file="+path, "-v=1", "--watch-only")
+	// Listed first: a change made during the initial list would fold into its ADDED.
+	recorder.waitStderr(eventWait, literal("listed (not shown: --watch-only)"))
 	changeCM(t, client, ns, "a", "v1", true)
 	changeCM(t, second.client, ns, "b", "v1", true)
 	changeCM(t, second.client, ns, "b", "v2", false)
