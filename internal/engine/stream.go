@@ -13,6 +13,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/conditions"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fold"
+	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/owners"
@@ -39,6 +40,7 @@ type runConfig struct {
 	deliver   *pipeline.Deliver    // hands the events to the listeners: the last step
 	// The parts of the run: --owned, --resume, --fold-rollouts, the metrics.
 	follow   *owners.Follow
+	health   *health.Step
 	resume   *resume.Resume
 	folder   *fold.Folder
 	observer informer.Observer
@@ -81,8 +83,8 @@ func stream(ctx context.Context, rc runConfig) (Result, error) {
 	if err = cmp.Or(err, stopErr); err != nil {
 		return res, err
 	}
-	if failed := r.conditions.RolloutFailed(); failed != nil && reason == StopCondition {
-		err = &RolloutFailedError{Message: failed.Message}
+	if what, why, failed := r.conditions.Failed(); failed && reason == StopCondition {
+		err = &RolloutFailedError{What: what, Message: why}
 	}
 	var failed []string
 	for _, l := range rc.listeners {
@@ -131,12 +133,9 @@ func newRun(rc runConfig) *run {
 		r.hooks.warn = func(string, ...any) {}
 	}
 	cfg := rc.cfg
-	cc := conditions.Config{Until: cfg.End.Until, Differ: cfg.Output.Differ, ShowOld: cfg.Output.ShowOld,
-		UntilDeleted: cfg.Watch.UntilDeleted, Names: cfg.Watch.Names}
-	if rc.follow != nil && rc.follow.UntilRollout {
-		cc.Rollout = rc.follow.RolloutEnded
-	}
-	r.conditions = conditions.New(cc)
+	r.health = newHealthStep(cfg, r.hooks.warn)
+	r.conditions = conditions.New(conditions.Config{Until: cfg.End.Until, Differ: cfg.Output.Differ, ShowOld: cfg.Output.ShowOld,
+		UntilDeleted: cfg.Watch.UntilDeleted, Names: cfg.Watch.Names, Ready: rc.readyWait()})
 	if rc.resume != nil {
 		r.parts = append(r.parts, rc.resume)
 	}
@@ -160,7 +159,11 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 		r.pipe = r.pipeline()
 		r.startListeners()
 		r.sources.ended = make(chan error, 1)
-		r.sources.run(ctx, r.source, r.pipe.Take, func(err error) { r.sources.ended <- err })
+		src := r.source
+		if r.health != nil {
+			src = r.health.Replayed(src) // its STALLED events, by the recording's times
+		}
+		r.sources.run(ctx, src, r.pipe.Take, func(err error) { r.sources.ended <- err })
 		return true, nil
 	}
 	r.clusters = r.clusterRuns()
@@ -203,6 +206,9 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 				go informer.WatchNamespace(cctx, c.Clients.Dynamic, ns, slices.Contains(c.Missing, ns), c.warn)
 			}
 		}
+	}
+	if r.health != nil {
+		r.sources.run(ctx, r.health, r.pipe.Take, func(error) {}) // its STALLED events
 	}
 	go r.afterSync(ctx)
 	return true, nil

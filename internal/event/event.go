@@ -118,6 +118,9 @@ type Event struct {
 	// Rollout says where the object's rollout stands (--owned, for the kinds that have
 	// one: Deployments, StatefulSets, DaemonSets, Jobs; a RolloutStep); nil otherwise.
 	Rollout *Rollout
+	// Health is the object's health (package health), when the run computes it; nil
+	// otherwise.
+	Health *Health
 
 	// On names the transitions (--on, a sink's on=) that happened in this change: the
 	// transitions step's decision, before the event is numbered, of those of the run's
@@ -339,7 +342,7 @@ func (e *Event) Unfold() *Event {
 	return &Event{Type: e.Type, Time: e.Time, Cluster: e.Cluster, Resource: e.Resource, Kind: e.Kind,
 		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related,
 		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, Rollout: e.Rollout,
-		On: e.On, UnfoldedSeq: e.Seq}
+		Health: e.Health, On: e.On, UnfoldedSeq: e.Seq}
 }
 
 // HasOld reports whether the event carries a previous state worth showing: MODIFIED and

@@ -137,12 +137,6 @@ func (f *Follow) Process(ev *event.Event) {
 	f.Tree.Annotate(ev)
 }
 
-// RolloutEnded is the condition of --until-rollout: an event of the followed object
-// whose rollout completed or failed.
-func (f *Follow) RolloutEnded(ev *event.Event) bool {
-	return ev.Rollout.Done() && f.Tree.IsRoot(ev)
-}
-
 // FollowTree is the Follow of a tree made already (tests).
 func FollowTree(tree *Tree, root resource.Resource, name string, children []ChildType) *Follow {
 	f := &Follow{Tree: tree, Root: root, RootName: name, Children: children}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 
@@ -45,11 +46,16 @@ type Request struct {
 	ShowSecrets   bool
 
 	// Owned follows the one named object and what it owns; OwnedTypes are more types
-	// watched for its children; UntilRollout waits for its rollout.
+	// watched for its children; UntilRollout waits for its rollout. UntilReady waits for
+	// the named objects' health (and with Owned, for what it owns) to be Current.
 	Owned        bool
 	OwnedTypes   []string
 	UntilRollout bool
 	UntilDeleted bool
+	UntilReady   bool
+	// HealthOwns says what a kind's controller creates, by its health rule (package
+	// health), for the children of an object of a kind that has no defaults; nil: none.
+	HealthOwns func(kind schema.GroupKind) []string
 
 	// Columns reads the CustomResourceDefinitions' printer columns (a sink prints pretty
 	// or wide lines); Resume reads what identifies each cluster for a checkpoint.

@@ -1,0 +1,68 @@
+// Package health tells how each object of a run is doing: Current, InProgress, Failed,
+// Terminating, NotFound, or Unknown when that cannot be told. It asks kstatus
+// (sigs.k8s.io/cli-utils/pkg/kstatus/status, the library Helm, Flux and kapp use), which
+// knows the built-in kinds and, for custom resources, the standard conditions
+// (Reconciling, Stalled, Ready) and observedGeneration; and before it, the health rules
+// (rules.go): jq programs per group/kind, shipped for well-known custom resources whose
+// controllers say they failed in ways kstatus does not read (a Ready condition False
+// with a reason, a phase of their own), and added or replaced in the config file.
+//
+// The pipeline's health step (step.go) computes it once per event, for runs that ask
+// for it (an output, filter or exit condition that reads it), remembers each object's
+// last status for the next event (Health.Previous), and makes a STALLED event for an
+// object InProgress for longer than the run's stall time without progress.
+package health
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+)
+
+// Kstatus is obj's health as kstatus computes it. A typed object (client-go's scheme,
+// as informers of built-in types give them) is converted to its unstructured form
+// first, which is what kstatus reads; an error of kstatus (a field of an unexpected
+// type) is Unknown, with the error as message.
+func Kstatus(obj runtime.Object) event.Health {
+	var u *unstructured.Unstructured
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		u = o
+	case *metav1.PartialObjectMetadata:
+		// Only its metadata is watched (--metadata-only, or a type --owned found by
+		// discovery): its status cannot be read, but its deletion can.
+		if o.DeletionTimestamp != nil {
+			return event.Health{Status: event.HealthTerminating, Message: "Resource scheduled for deletion"}
+		}
+		return event.Health{Status: event.HealthUnknown, Message: "only its metadata is watched"}
+	case nil:
+		return event.Health{Status: event.HealthUnknown, Message: "no object"}
+	default:
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return event.Health{Status: event.HealthUnknown, Message: fmt.Sprintf("reading its status: %v", err)}
+		}
+		u = &unstructured.Unstructured{Object: content}
+		if u.GetKind() == "" {
+			// Typed objects decoded by client-go may lack their TypeMeta; kstatus picks its
+			// rules by kind.
+			gvk := obj.GetObjectKind().GroupVersionKind()
+			u.SetAPIVersion(gvk.GroupVersion().String())
+			u.SetKind(gvk.Kind)
+		}
+	}
+	res, err := status.Compute(u)
+	if err != nil {
+		return event.Health{Status: event.HealthUnknown, Message: err.Error()}
+	}
+	return event.Health{Status: event.HealthStatus(res.Status), Message: res.Message}
+}
+
+// Statuses are the statuses an object's health can have, as rules may give them.
+var Statuses = []event.HealthStatus{event.HealthCurrent, event.HealthInProgress, event.HealthFailed,
+	event.HealthTerminating, event.HealthNotFound, event.HealthUnknown}
