@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/recording"
 	"github.com/kubeevents/kubeevents/internal/replay"
 )
@@ -88,10 +89,14 @@ func (f *replayFlags) config(args []string, configFlags *genericclioptions.Confi
 		return cfg, engine.Replay{}, err
 	}
 	var transitions map[string]string
+	var healthRules map[string]health.Rule
 	if file != nil {
-		transitions = file.Transitions
+		transitions, healthRules = file.Transitions, file.Health
 	}
 	if cfg.Events.Transitions, err = compileTransitions(nil, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
+		return cfg, engine.Replay{}, err
+	}
+	if err := compileHealth(&cfg, f.health, f.stalledAfter, healthRules); err != nil {
 		return cfg, engine.Replay{}, err
 	}
 	files, selectors := splitReplayArgs(args)

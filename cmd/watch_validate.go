@@ -84,7 +84,41 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 	if err := cfg.Events.By.Check(); err != nil {
 		return &UsageError{Err: err}
 	}
+	if err := checkHealth(cfg, f); err != nil {
+		return err
+	}
 	return checkOwned(req, f.until)
+}
+
+// checkHealth checks --until-ready, --stalled-after and --health against the others.
+func checkHealth(cfg engine.Config, f *watchFlags) error {
+	req := cfg.Watch
+	switch {
+	case (f.health || f.stalledAfter > 0 || req.UntilReady) && req.MetadataOnly:
+		return usageErrorf("%s reads the objects' status, which --metadata-only leaves out: drop one of them", healthFlag(f))
+	case !req.UntilReady:
+		return nil
+	case len(req.Names) == 0:
+		return usageErrorf("--until-ready needs the objects to wait for: kubeevents watch TYPE NAME... --until-ready, or TYPE/NAME (with --owned, and what it owns)")
+	case f.until != "" || req.UntilDeleted || req.UntilRollout:
+		return usageErrorf("--until-ready cannot be combined with --until, --until-deleted or --until-rollout: give one condition")
+	case len(f.on) > 0 || len(cfg.Events.Types) > 0 || !cfg.Events.By.Empty():
+		return usageErrorf("--until-ready follows every change of the objects it waits for, which --on, --event-types, --by and --not-by would leave out; drop them (a sink's on= and event-types= filter that sink alone)")
+	case f.watchOnly || cfg.Resume != "":
+		return usageErrorf("--until-ready needs the objects as they are at start-up, which --watch-only and --resume leave out; drop them")
+	}
+	return nil
+}
+
+// healthFlag names the flag that asked for health, for messages.
+func healthFlag(f *watchFlags) string {
+	switch {
+	case f.untilReady:
+		return "--until-ready"
+	case f.stalledAfter > 0:
+		return "--stalled-after"
+	}
+	return "--health"
 }
 
 // checkExcludeNamespaces: --exclude-namespace takes names or globs, and applies to -A.
@@ -110,7 +144,7 @@ func checkOwned(req plan.Request, until string) error {
 		case len(req.OwnedTypes) > 0:
 			return usageErrorf("--owned-types applies to --owned only; add --owned")
 		case req.UntilRollout:
-			return usageErrorf("--until-rollout follows a rollout through what the object owns; add --owned (kubeevents watch deployment/web --owned --until-rollout)")
+			return usageErrorf("--until-rollout follows a rollout through what the object owns; add --owned (kubeevents watch deployment/web --owned --until-rollout), or wait for the objects' health with --until-ready")
 		}
 		return nil
 	}
@@ -136,10 +170,10 @@ func parseEventTypes(values []string) ([]event.EventType, error) {
 	for _, v := range values {
 		t := event.EventType(strings.ToUpper(strings.TrimSpace(v)))
 		switch t {
-		case event.Added, event.Modified, event.Deleted, event.Sync:
+		case event.Added, event.Modified, event.Deleted, event.Sync, event.Stalled:
 			types = append(types, t)
 		default:
-			return nil, usageErrorf("--event-types %q: not an event type; use ADDED, MODIFIED, DELETED or SYNC, comma-separated", v)
+			return nil, usageErrorf("--event-types %q: not an event type; use ADDED, MODIFIED, DELETED, SYNC or STALLED, comma-separated", v)
 		}
 	}
 	return types, nil

@@ -81,6 +81,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/listener"
 )
 
@@ -186,6 +187,9 @@ type File struct {
 	// notify): each adds to the shipped ones, or replaces the one of its name.
 	Transitions map[string]string
 	Formats     map[string]string
+	// Health are the file's own health rules, by kind (package health): each adds to the
+	// shipped ones, or replaces the one of its kind.
+	Health map[string]health.Rule
 }
 
 // Defaults are the settings a sink gets when it leaves them unset (zero).

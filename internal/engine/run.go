@@ -163,7 +163,7 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 		// Before the checkpoint: an object that is not there says it all.
 		c := w.plan.Clusters[0]
 		f, err := owners.NewFollow(ctx, owners.FollowOptions{Root: c.Resources[0], Name: w.cfg.Watch.Names[0],
-			Namespace: c.Namespace(), Children: c.Children, UntilRollout: w.cfg.Watch.UntilRollout, Given: w.cfg.Watch.Types[0],
+			Namespace: c.Namespace(), Children: c.Children, MetadataChildren: c.ChildrenFound, UntilRollout: w.cfg.Watch.UntilRollout, Given: w.cfg.Watch.Types[0],
 			Dynamic: rc.clusters[0].Clients.Dynamic, Metadata: rc.clusters[0].Clients.Metadata, Warn: w.warnf})
 		var notFound *owners.NotFoundError
 		switch {

@@ -128,5 +128,9 @@ func (w *session) followed() string {
 	if !c.Resources[0].Namespaced {
 		where = ""
 	}
-	return fmt.Sprintf("%s %s%s and what it owns: %s", c.Resources[0], w.cfg.Watch.Names[0], where, strings.Join(children, ", "))
+	owned := strings.Join(children, ", ")
+	if c.ChildrenFound {
+		owned = fmt.Sprintf("any of the %d namespaced types (their metadata)", len(children))
+	}
+	return fmt.Sprintf("%s %s%s and what it owns: %s", c.Resources[0], w.cfg.Watch.Names[0], where, owned)
 }

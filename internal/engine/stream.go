@@ -303,6 +303,7 @@ func (r *run) buildInformers(c *clusterRun) error {
 		for _, child := range r.follow.Children {
 			opts := base
 			opts.Names, opts.LabelSelector, opts.Child, opts.Resync = nil, child.LabelSelector, true, r.deliver.NewResync()
+			opts.MetadataOnly = opts.MetadataOnly || child.MetadataOnly
 			if _, err := add(child.Resource, opts); err != nil {
 				return err
 			}

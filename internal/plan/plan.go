@@ -84,8 +84,11 @@ type Cluster struct {
 	Missing   []string
 	Resources []resource.Resource
 	// Children are the types watched for the children of an owned object (Request.Owned):
-	// the defaults of its kind, then Request.OwnedTypes.
-	Children []resource.Resource
+	// the defaults of its kind (or its health rule's), then Request.OwnedTypes; when
+	// nothing names any, every namespaced type (ChildrenFound: watched for their
+	// metadata alone).
+	Children      []resource.Resource
+	ChildrenFound bool
 	// Columns are the watched custom resources' printer columns (Request.Columns).
 	Columns kubectl.PrinterColumns
 	// Checkpoint is what a checkpoint of this cluster's watch belongs to (Request.Resume).
