@@ -70,7 +70,7 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"negative timeout", []string{"watch", "pods", "--timeout", "-5s"}, `kubeevents: --timeout -5s: give a positive duration`},
 		{"negative grace", []string{"watch", "pods", "--grace", "-1s"}, `kubeevents: --grace -1s: give a positive duration`},
 		{"resync with event types without SYNC", []string{"watch", "pods", "--resync", "1m", "--event-types", "ADDED"}, `kubeevents: --resync re-delivers objects as SYNC events, which --event-types leaves out`},
-		{"not an event type", []string{"watch", "pods", "--event-types", "ADDED,REMOVED"}, `kubeevents: --event-types "REMOVED": not an event type; use ADDED, MODIFIED, DELETED or SYNC`},
+		{"not an event type", []string{"watch", "pods", "--event-types", "ADDED,REMOVED"}, `kubeevents: --event-types "REMOVED": not an event type; use ADDED, MODIFIED, DELETED, SYNC or STALLED`},
 		{"resume-reset without resume", []string{"watch", "pods", "--resume-reset"}, `kubeevents: --resume-reset applies to --resume only; add --resume FILE`},
 		{"resume with watch-only", []string{"watch", "pods", "--resume", "x.ckpt", "--watch-only"}, `kubeevents: --resume and --watch-only do not go together`},
 		{"jq and a stdout sink", []string{"watch", "pods", "--jq", ".", "--sink", "terminal=json"}, `kubeevents: --jq filters the standard output stream, but a sink already writes to stdout`},

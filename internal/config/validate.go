@@ -326,7 +326,7 @@ func checkBuffer(n int) error {
 }
 
 // EventTypeNames are the event types a sink's event-types may keep.
-var EventTypeNames = []string{"ADDED", "MODIFIED", "DELETED", "SYNC"}
+var EventTypeNames = []string{"ADDED", "MODIFIED", "DELETED", "SYNC", "STALLED"}
 
 // parseEventTypes reads ADDED|DELETED (or ADDED,DELETED in the config file): --sink
 // options are separated by commas, so "|" separates the types there.
@@ -335,14 +335,14 @@ func parseEventTypes(s string) ([]string, error) {
 	for _, t := range strings.FieldsFunc(s, func(r rune) bool { return r == '|' || r == ',' || r == ' ' }) {
 		t = strings.ToUpper(t)
 		if !slices.Contains(EventTypeNames, t) {
-			return nil, fmt.Errorf("%q is not an event type; use ADDED, MODIFIED, DELETED or SYNC, separated by |", t)
+			return nil, fmt.Errorf("%q is not an event type; use ADDED, MODIFIED, DELETED, SYNC or STALLED, separated by |", t)
 		}
 		if !slices.Contains(types, t) {
 			types = append(types, t)
 		}
 	}
 	if len(types) == 0 {
-		return nil, errors.New("no event type given; use ADDED, MODIFIED, DELETED or SYNC, separated by |")
+		return nil, errors.New("no event type given; use ADDED, MODIFIED, DELETED, SYNC or STALLED, separated by |")
 	}
 	return types, nil
 }
