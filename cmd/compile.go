@@ -156,6 +156,6 @@ func compileHealth(cfg *engine.Config, asked bool, stalledAfter time.Duration, f
 		return usageErrorf("%v", err)
 	}
 	cfg.Health = &engine.Health{Rules: rules, StallAfter: stalledAfter}
-	cfg.Watch.HealthOwns = rules.Owns
+	cfg.Watch.Health, cfg.Watch.HealthOwns = true, rules.Owns
 	return nil
 }

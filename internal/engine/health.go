@@ -4,6 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kubeevents/kubeevents/internal/conditions"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/health"
@@ -16,6 +18,9 @@ type Health struct {
 	// StallAfter makes a STALLED event for an object InProgress that long without
 	// progress (--stalled-after; 0: never), and with --until-ready fails the wait.
 	StallAfter time.Duration
+	// StatusWritten are the custom resources a controller writes the status of (the
+	// plan's, every cluster's): one without a status yet is InProgress.
+	StatusWritten []schema.GroupResource
 }
 
 // newHealthStep is the run's health step, nil when the run does not compute health.
@@ -24,7 +29,7 @@ func newHealthStep(cfg *Config, warn func(format string, args ...any)) *health.S
 		return nil
 	}
 	cfg.Health.Rules.WarnTo(warn)
-	return health.New(health.Config{Rules: cfg.Health.Rules, StallAfter: cfg.Health.StallAfter})
+	return health.New(health.Config{Rules: cfg.Health.Rules, StallAfter: cfg.Health.StallAfter, StatusWritten: cfg.Health.StatusWritten})
 }
 
 // readyWait is the wait of --until-rollout or --until-ready (conditions.Ready), nil

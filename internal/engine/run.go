@@ -83,6 +83,11 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if h := w.cfg.Health; h != nil {
+		for _, c := range w.plan.Clusters {
+			h.StatusWritten = append(h.StatusWritten, c.StatusWritten...)
+		}
+	}
 	w.keepSecretsOutOfLogs()
 	if err := w.newView(quit); err != nil {
 		return Result{}, err

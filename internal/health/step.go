@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/event"
@@ -21,14 +22,18 @@ type Config struct {
 	// StallAfter is how long an object may stay InProgress without progress before the
 	// step makes a STALLED event for it (0: never).
 	StallAfter time.Duration
+	// StatusWritten are the custom resources whose definition has a status subresource:
+	// one of them without a status is InProgress, not kstatus's Current.
+	StatusWritten []schema.GroupResource
 }
 
 // Step is the pipeline's health step: it gives every event of an object (SYNC events
 // too) its health, with the status of the object's previous event, and makes the
 // STALLED events (Run, or Replayed for a recording).
 type Step struct {
-	rules      *Rules
-	stallAfter time.Duration
+	rules         *Rules
+	stallAfter    time.Duration
+	statusWritten map[schema.GroupResource]bool
 
 	mu      sync.Mutex
 	objects map[objectKey]*tracked
@@ -59,13 +64,20 @@ type tracked struct {
 
 // New is the health step of cfg.
 func New(cfg Config) *Step {
-	return &Step{rules: cfg.Rules, stallAfter: cfg.StallAfter, objects: map[objectKey]*tracked{}, wake: make(chan struct{}, 1)}
+	s := &Step{rules: cfg.Rules, stallAfter: cfg.StallAfter, objects: map[objectKey]*tracked{}, wake: make(chan struct{}, 1),
+		statusWritten: map[schema.GroupResource]bool{}}
+	for _, gr := range cfg.StatusWritten {
+		s.statusWritten[gr] = true
+	}
+	return s
 }
 
 // Of is an object's health, as the step computes it at an event, without its previous
 // status: a DELETED event's object is NotFound (one that only left the selection is
 // judged by its last state); one being deleted Terminating; else its kind's rule, if
-// one gives an answer; else kstatus.
+// one gives an answer; else a custom resource whose controller writes its status
+// (StatusWritten) but has not yet is InProgress (kstatus would say Current: it has no
+// conditions); else kstatus.
 func (s *Step) Of(ev *event.Event) event.Health {
 	if ev.Type == event.Deleted && ev.Reason != event.ReasonSelector {
 		msg := "deleted"
@@ -79,6 +91,11 @@ func (s *Step) Of(ev *event.Event) event.Health {
 	}
 	if h, ok := s.rules.Eval(ev); ok {
 		return h
+	}
+	if u, ok := ev.Object.(*unstructured.Unstructured); ok && s.statusWritten[ev.Resource.GroupResource()] {
+		if status, _ := u.Object["status"].(map[string]any); len(status) == 0 {
+			return event.Health{Status: event.HealthInProgress, Message: "no status yet: its controller has not reported on it"}
+		}
 	}
 	return Kstatus(ev.Object)
 }

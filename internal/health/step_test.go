@@ -166,3 +166,26 @@ func TestStepStallsReplayed(t *testing.T) {
 		t.Errorf("replayed %q, want %q", order, want)
 	}
 }
+
+// A custom resource whose definition has a status subresource, and no status yet, is
+// InProgress: its controller has not reported on it (kstatus alone says Current).
+func TestStepWaitsForTheControllersStatus(t *testing.T) {
+	fresh := `{apiVersion: example.com/v1, kind: MyApp, metadata: {name: web, generation: 1}, spec: {size: 1}}`
+	s := New(Config{StatusWritten: []schema.GroupResource{{Group: "example.com", Resource: "myapps"}}})
+	ev := eventOf(custom(t, fresh))
+	if s.Process(ev); ev.Health.Status != event.HealthInProgress {
+		t.Errorf("no status yet: %+v", ev.Health)
+	}
+	reported := eventOf(custom(t, `{apiVersion: example.com/v1, kind: MyApp, metadata: {name: web, generation: 1}, status: {observedGeneration: 1}}`))
+	if s.Process(reported); reported.Health.Status != event.HealthCurrent {
+		t.Errorf("a status without conditions: %+v", reported.Health)
+	}
+	if h := Kstatus(custom(t, fresh)); h.Status != event.HealthCurrent {
+		t.Errorf("kstatus alone: %+v", h)
+	}
+	other := New(Config{})
+	ev = eventOf(custom(t, fresh))
+	if other.Process(ev); ev.Health.Status != event.HealthCurrent {
+		t.Errorf("a kind without a status subresource: %+v", ev.Health)
+	}
+}

@@ -9,10 +9,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/validate/content"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
@@ -99,7 +101,33 @@ func connect(req Request, getter genericclioptions.RESTClientGetter, perCluster 
 			c.ChildrenFound = true
 		}
 	}
+	if req.Health {
+		c.StatusWritten = statusWritten(disco, append(slices.Clip(c.Resources), c.Children...))
+	}
 	return c, unresolved, nil
+}
+
+// statusWritten are the custom resources of resources whose definition has a status
+// subresource, as discovery lists them ("myapps/status"): the API server keeps their
+// status out of what users write, so until their controller writes one they have none.
+func statusWritten(disco discovery.DiscoveryInterface, resources []resource.Resource) []schema.GroupResource {
+	var out []schema.GroupResource
+	lists := map[schema.GroupVersion]*metav1.APIResourceList{}
+	for _, res := range resources {
+		gv := res.GVR.GroupVersion()
+		if scheme.Scheme.IsGroupRegistered(gv.Group) {
+			continue // a built-in type: kstatus knows it
+		}
+		list, ok := lists[gv]
+		if !ok {
+			list, _ = disco.ServerResourcesForGroupVersion(gv.String())
+			lists[gv] = list
+		}
+		if list != nil && slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == res.GVR.Resource+"/status" }) {
+			out = append(out, res.GVR.GroupResource())
+		}
+	}
+	return out
 }
 
 // namespaces reads the namespace the kubeconfig's loader gives (-n, or the context's):

@@ -53,8 +53,11 @@ type Request struct {
 	UntilRollout bool
 	UntilDeleted bool
 	UntilReady   bool
-	// HealthOwns says what a kind's controller creates, by its health rule (package
-	// health), for the children of an object of a kind that has no defaults; nil: none.
+	// Health says the run computes each object's health: Resolve then reads which
+	// custom resources have a status subresource (Cluster.StatusWritten). HealthOwns
+	// says what a kind's controller creates, by its health rule (package health), for the
+	// children of an object of a kind that has no defaults; nil: none.
+	Health     bool
 	HealthOwns func(kind schema.GroupKind) []string
 
 	// Columns reads the CustomResourceDefinitions' printer columns (a sink prints pretty
@@ -89,6 +92,9 @@ type Cluster struct {
 	// metadata alone).
 	Children      []resource.Resource
 	ChildrenFound bool
+	// StatusWritten are the custom resources watched (children too) whose definition has
+	// a status subresource: a controller writes their status (Request.Health).
+	StatusWritten []schema.GroupResource
 	// Columns are the watched custom resources' printer columns (Request.Columns).
 	Columns kubectl.PrinterColumns
 	// Checkpoint is what a checkpoint of this cluster's watch belongs to (Request.Resume).

@@ -38,12 +38,24 @@ var (
 	controllerErr  error
 )
 
-// startMyApps installs MyApp's definition (once for all tests: it is left installed, as
-// other runs of them may use it) and starts its controller for ns.
+// startMyApps installs MyApp's definition and starts its controller for ns.
 func startMyApps(t *testing.T, ns string) {
+	t.Helper()
+	installMyApps(t)
+	startController(t, ns)
+}
+
+// installMyApps installs MyApp's definition (left installed: other runs of these tests
+// may use it at the same time).
+func installMyApps(t *testing.T) {
 	t.Helper()
 	applyJSON(t, "", myAppsCRD)
 	waitForResource(t, "myapps.example.com")
+}
+
+// startController starts MyApp's controller for ns, until the test ends.
+func startController(t *testing.T, ns string) {
+	t.Helper()
 	controllerOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "kubeevents-e2e-controller-")
 		if err != nil {
@@ -131,25 +143,36 @@ func statuses(t *testing.T, lines []string, kind, name string) []string {
 // The issue's own example: a custom resource followed with what it owns (nothing names
 // its children: every namespaced type is watched for their metadata) through Reconciling
 // to Ready: exit 0, its health InProgress then Current.
+//
+// The MyApp is there before its controller runs: with no status yet it is InProgress
+// (kstatus alone would call it Current, having no conditions to read).
 func TestHealthCustomResourceReady(t *testing.T) {
 	ns := newNamespace(t)
-	startMyApps(t, ns)
+	installMyApps(t)
 	createMyApp(t, ns, "web", "ready", map[string]any{"delayMs": 2000})
 	start := time.Now()
-	r := runKubeevents(t, livingWait, "watch", "myapps.example.com/web", "-n", ns, "--owned", "--until-ready", "--timeout", "60s", "-o", "json")
-	if r.code != 0 {
-		t.Fatalf("exit %d, want 0; stderr:\n%s\nstdout:\n%s", r.code, r.stderr, r.stdout)
+	p := startKubeevents(t, "watch", "myapps.example.com/web", "-n", ns, "--owned", "--until-ready", "--timeout", "60s", "-o", "json")
+	first := parseHealth(t, p.waitFor(livingWait, "the MyApp listed", func(string) bool { return true }))
+	if first.Health == nil || first.Health.Status != "InProgress" || !strings.Contains(first.Health.Message, "no status yet") {
+		t.Errorf("the MyApp before its controller ran: %+v, want InProgress, no status yet", first.Health)
 	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	listed := time.Since(start)
+	startController(t, ns)
+	rest, code := p.wait(livingWait)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s\nstdout:\n%s", code, p.Stderr(), strings.Join(p.Lines(), "\n"))
+	}
+	lines := append(p.Lines(), rest...)
 	got := statuses(t, lines, "MyApp", "web")
 	if len(got) < 2 || got[len(got)-2] != "InProgress" || got[len(got)-1] != "Current" {
-		t.Errorf("the MyApp's health went %q, want InProgress then Current:\n%s", got, r.stdout)
+		t.Errorf("the MyApp's health went %q, want InProgress then Current:\n%s", got, strings.Join(lines, "\n"))
 	}
 	last := parseHealth(t, lines[len(lines)-1])
 	if last.name() != "web" || last.Health.Status != "Current" || last.Health.Previous != "InProgress" {
 		t.Errorf("the last line is not the MyApp becoming Current: %s", lines[len(lines)-1])
 	}
-	t.Logf("ready after %s; stderr:\n%s", time.Since(start).Round(100*time.Millisecond), r.stderr)
+	t.Logf("listed after %s (every namespaced type watched for its children), ready after %s; stderr:\n%s",
+		listed.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond), p.Stderr())
 }
 
 // A custom resource whose controller gives up (Stalled): exit 1, saying why.
