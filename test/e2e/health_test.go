@@ -231,12 +231,15 @@ func TestHealthObservedGenerationLags(t *testing.T) {
 	if first.code != 0 {
 		t.Fatalf("the first generation: exit %d; stderr %s", first.code, first.stderr)
 	}
-	p := startKubeevents(t, "watch", "myapps.example.com/web", "-n", ns, "--until-ready", "--timeout", "60s", "-o", "json")
-	p.waitFor(eventWait, "the MyApp listed Current", func(line string) bool { return true })
 	patched := time.Now()
 	if err := kubectlRun("-n", ns, "patch", "myapp", "web", "--type=merge", "-p", `{"spec":{"size":2}}`); err != nil {
 		t.Fatal(err)
 	}
+	p := startKubeevents(t, "watch", "myapps.example.com/web", "-n", ns, "--until-ready", "--timeout", "60s", "-o", "json")
+	if err := kubectlRun("-n", ns, "wait", "--for=condition=Ready", "myapp/web", "--timeout=60s"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kubectl wait --for=condition=Ready returned %s after the new generation", time.Since(patched).Round(time.Millisecond))
 	rest, code := p.wait(livingWait)
 	took := time.Since(patched)
 	if code != 0 {
