@@ -47,6 +47,7 @@ var shipped = []struct {
 	{"HelmRelease.helm.toolkit.fluxcd.io", "flux.jq", nil},
 	{"Certificate.cert-manager.io", "cert-manager-certificate.jq", []string{"certificaterequests.cert-manager.io", "orders.acme.cert-manager.io", "challenges.acme.cert-manager.io"}},
 	{"Application.argoproj.io", "argo-cd-application.jq", nil},
+	{"Job.batch", "job.jq", nil},
 	{AnyCustomResource, "synced.jq", nil},
 }
 
