@@ -226,8 +226,14 @@ func TestUIRollout(t *testing.T) {
 		return len(running()) == 2 && u.has("deployment.apps/web", "2/2")
 	})
 	old := running()
-	if l, _ := u.line("NAME"); !regexp.MustCompile(`^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$`).MatchString(l) {
+	// The view shows each object's health (package health) after kubectl's columns.
+	if l, _ := u.line("NAME"); !regexp.MustCompile(`^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+HEALTH$`).MatchString(l) {
 		t.Errorf("the pods' header is %q", l)
+	}
+	for name := range old {
+		if l, _ := u.line("pod/" + name); !strings.HasSuffix(strings.TrimSpace(l), " Current") {
+			t.Errorf("a Running pod's row does not end with its health Current: %q", l)
+		}
 	}
 
 	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`
