@@ -31,7 +31,7 @@ func (d *decoder) healthRules(n *yaml.Node) (map[string]health.Rule, error) {
 			return nil, d.errorf(k, "health: want a kind, got %s", describe(k))
 		}
 		if err := health.CheckKey(k.Value); err != nil {
-			return nil, d.errorf(k, "health: %v", err)
+			return nil, d.errorf(k, "%v", err)
 		}
 		if _, ok := rules[k.Value]; ok {
 			return nil, d.errorf(k, "health: %q is given twice", k.Value)
