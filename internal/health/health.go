@@ -15,7 +15,12 @@ package health
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,17 +48,9 @@ func Kstatus(obj runtime.Object) event.Health {
 	case nil:
 		return event.Health{Status: event.HealthUnknown, Message: "no object"}
 	default:
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
+		var err error
+		if u, err = unstructuredOf(obj); err != nil {
 			return event.Health{Status: event.HealthUnknown, Message: fmt.Sprintf("reading its status: %v", err)}
-		}
-		u = &unstructured.Unstructured{Object: content}
-		if u.GetKind() == "" {
-			// Typed objects decoded by client-go may lack their TypeMeta; kstatus picks its
-			// rules by kind.
-			gvk := obj.GetObjectKind().GroupVersionKind()
-			u.SetAPIVersion(gvk.GroupVersion().String())
-			u.SetKind(gvk.Kind)
 		}
 	}
 	res, err := status.Compute(u)
@@ -66,3 +63,43 @@ func Kstatus(obj runtime.Object) event.Health {
 // Statuses are the statuses an object's health can have, as rules may give them.
 var Statuses = []event.HealthStatus{event.HealthCurrent, event.HealthInProgress, event.HealthFailed,
 	event.HealthTerminating, event.HealthNotFound, event.HealthUnknown}
+
+// unstructuredOf is what kstatus reads of a typed object, in its unstructured form: its
+// kind, the metadata it reads (generation, creation and deletion times), its status,
+// and its spec but for a pod's (kstatus reads none of it, and it is most of a pod).
+// Converting the whole object costs about as much again as writing it as JSON.
+func unstructuredOf(obj runtime.Object) (*unstructured.Unstructured, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	metadata := map[string]any{"name": m.GetName(), "namespace": m.GetNamespace(), "generation": m.GetGeneration()}
+	if t := m.GetCreationTimestamp(); !t.IsZero() {
+		metadata["creationTimestamp"] = t.UTC().Format(time.RFC3339)
+	}
+	if t := m.GetDeletionTimestamp(); t != nil {
+		metadata["deletionTimestamp"] = t.UTC().Format(time.RFC3339)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind, "metadata": metadata}}
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%T is not an object kstatus can read", obj)
+	}
+	fields := []string{"Spec", "Status"}
+	if _, pod := obj.(*corev1.Pod); pod {
+		fields = fields[1:]
+	}
+	for _, name := range fields {
+		f := v.Elem().FieldByName(name)
+		if !f.IsValid() || f.Kind() != reflect.Struct {
+			continue
+		}
+		part, err := runtime.DefaultUnstructuredConverter.ToUnstructured(f.Addr().Interface())
+		if err != nil {
+			return nil, err
+		}
+		u.Object[strings.ToLower(name)] = part
+	}
+	return u, nil
+}

@@ -13,17 +13,16 @@ import (
 )
 
 // custom is a custom resource from YAML, as a dynamic informer hands it over.
-func custom(t *testing.T, doc string) *unstructured.Unstructured {
-	t.Helper()
+func custom(t testing.TB, doc string) *unstructured.Unstructured {
 	j, err := yaml.YAMLToJSON([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		u := &unstructured.Unstructured{}
+		if err = u.UnmarshalJSON(j); err == nil {
+			return u
+		}
 	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(j); err != nil {
-		t.Fatal(err)
-	}
-	return u
+	t.Fatal(err)
+	return nil
 }
 
 func eventOf(u *unstructured.Unstructured) *event.Event {
