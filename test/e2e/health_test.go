@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -443,4 +444,27 @@ func nodeSelectorFor(deadline *int64) map[string]string {
 		return nil
 	}
 	return map[string]string{"kubeevents.dev/no-such-node": "true"}
+}
+
+// An object InProgress for --stalled-after without progress: a STALLED event, once, that
+// --on stalled keeps; with --until-ready, exit 1 saying it stalled.
+func TestHealthStalled(t *testing.T) {
+	ns := newNamespace(t)
+	startMyApps(t, ns)
+	createMyApp(t, ns, "slow", "ready", map[string]any{"delayMs": 120000}) // Reconciling for 2 minutes
+	p := startKubeevents(t, "watch", "myapps.example.com", "-n", ns, "--stalled-after", "3s", "--on", "stalled", "-o", "json")
+	line := parseHealth(t, p.waitFor(livingWait, "the STALLED event", func(string) bool { return true }))
+	if line.Type != "STALLED" || line.name() != "slow" || !slices.Contains(line.On, "stalled") ||
+		!strings.Contains(line.Health.Message, "no progress for 3s: reconciling generation 1") {
+		t.Errorf("not slow's STALLED event: %+v %+v", line.envelope, line.Health)
+	}
+	if more, ok := p.tryFor(5*time.Second, "a second STALLED event", func(string) bool { return true }); ok {
+		t.Errorf("stalled twice without progress: %s", more)
+	}
+	p.interrupt(10 * time.Second)
+
+	r := runKubeevents(t, livingWait, "watch", "myapps.example.com/slow", "-n", ns, "--until-ready", "--stalled-after", "2s", "--timeout", "60s")
+	if r.code != 1 || !strings.Contains(r.stderr, `kubeevents: not ready: myapp "slow" stalled: no progress for 2s: reconciling generation 1`) {
+		t.Errorf("--until-ready --stalled-after: exit %d, stderr %q; want 1, stalled", r.code, r.stderr)
+	}
 }
