@@ -141,7 +141,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSinkSpec$$' -fuzztime $(FUZZTIME) ./internal/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./internal/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnorePath$$' -fuzztime $(FUZZTIME) ./internal/diff/
-	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME) ./internal/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME) ./internal/jsonw/
 
 # Regenerates the docs the code describes: docs/sinks.md's tables and docs/flags.md (unit
 # tests fail when they are stale).

@@ -113,12 +113,15 @@ func registerWatchCompletions(c *cobra.Command, configFlags *genericclioptions.C
 	}
 }
 
-// registerReplayCompletions registers the value completions of replay and history: the
-// arguments are files (the shell's own completion); the flags shared with watch complete
-// as watch's.
-func registerReplayCompletions(c *cobra.Command) {
+// registerReplayCompletions registers the completions of replay and history: their
+// arguments (args) and -n and --cluster from what the recordings hold, the flags shared
+// with watch as watch's.
+func registerReplayCompletions(c *cobra.Command, recorded complete.Recorded, args cobra.CompletionFunc) {
+	c.ValidArgsFunction = args
+	_ = c.RegisterFlagCompletionFunc("namespace", recorded.Namespaces)
+	_ = c.RegisterFlagCompletionFunc("cluster", recorded.Clusters)
 	for name, f := range map[string]cobra.CompletionFunc{"output": complete.Formats, "color": complete.Color,
-		"on-full": complete.OnFull, "sink": complete.Sink, "event-types": complete.EventTypes} {
+		"on-full": complete.OnFull, "sink": complete.Sink, "event-types": complete.EventTypes, "on": complete.Transitions} {
 		_ = c.RegisterFlagCompletionFunc(name, f)
 	}
 	for _, name := range []string{"selector", "jq", "buffer", "grace", "ignore-path", "max-events", "timeout", "until",

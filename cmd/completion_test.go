@@ -438,3 +438,57 @@ func TestPluginDisplayName(t *testing.T) {
 		}
 	}
 }
+
+// TestCompleteFromTheRecording: replay and history complete the types, names,
+// namespaces and clusters their recordings hold, without a cluster; replay's first
+// argument, and what matches nothing recorded, are the shell's files.
+func TestCompleteFromTheRecording(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	line := func(cluster, resource, group, kind, ns, name string) string {
+		apiVersion := "v1"
+		if group != "" {
+			apiVersion = group + "/v1"
+		}
+		return fmt.Sprintf(`{"type":"ADDED","time":"2026-11-23T14:00:00Z","cluster":%q,"resource":{"group":%q,"version":"v1","resource":%q},`+
+			`"object":{"kind":%q,"apiVersion":%q,"metadata":{"name":%q,"namespace":%q}}}`, cluster, group, resource, kind, apiVersion, name, ns)
+	}
+	path := filepath.Join(dir, "events.jsonl")
+	recording := strings.Join([]string{
+		line("prod", "configmaps", "", "ConfigMap", "shop", "settings"),
+		line("prod", "deployments", "apps", "Deployment", "shop", "web"),
+		line("dev", "deployments", "apps", "Deployment", "data", "db"),
+		line("dev", "deployments", "apps", "Deployment", "data", "dbadmin"),
+	}, "\n") + "\n"
+	if err := os.WriteFile(path, []byte(recording), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args      []string
+		want      []string
+		directive string
+	}{
+		{[]string{"replay", ""}, nil, ":0"},
+		{[]string{"replay", path, ""}, []string{"configmaps", "deployments"}, ":4"},
+		{[]string{"replay", path, "configmaps,d"}, []string{"configmaps,deployments"}, ":4"},
+		{[]string{"replay", path, "deploy", ""}, []string{"db", "dbadmin", "web"}, ":4"},
+		{[]string{"replay", path, "deploy", "db", ""}, []string{"dbadmin", "web"}, ":4"},
+		{[]string{"replay", path, "-n", "data", "deploy", ""}, []string{"db", "dbadmin"}, ":4"},
+		{[]string{"replay", path, "--cluster", "prod", "deploy", ""}, []string{"web"}, ":4"},
+		{[]string{"replay", path, "deploy/d"}, []string{"deploy/db", "deploy/dbadmin"}, ":4"},
+		{[]string{"replay", path, "x"}, nil, ":0"}, // another recording, perhaps
+		{[]string{"replay", path, "-n", ""}, []string{"data", "shop"}, ":4"},
+		{[]string{"replay", path, "-n", "data,"}, []string{"data,shop"}, ":4"},
+		{[]string{"replay", path, "--cluster", ""}, []string{"dev", "prod"}, ":4"},
+		{[]string{"history", "--file", path, ""}, []string{"configmaps/", "deployments/"}, ":6"},
+		{[]string{"history", "--file", path, "deployments/"}, []string{"deployments/db", "deployments/dbadmin", "deployments/web"}, ":4"},
+		{[]string{"history", "--file", path, "-n", "shop", "deployments/"}, []string{"deployments/web"}, ":4"},
+		{[]string{"history", ""}, nil, ":4"},
+	} {
+		got := tabComplete(t, c.args...)
+		got.quiet(t)
+		if !slices.Equal(got.values, c.want) || got.directive != c.directive {
+			t.Errorf("%q: %q %s, want %q %s", c.args, got.values, got.directive, c.want, c.directive)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/recording"
@@ -21,9 +22,11 @@ const historyExample = `  # Every recorded version of a Deployment, oldest first
 // historyFlags are the flags of `kubeevents history`.
 type historyFlags struct {
 	outputFlags
-	files        []string
-	at           string
-	skipBadLines bool
+	files         []string
+	at            string
+	skipBadLines  bool
+	showSecrets   bool
+	allNamespaces bool
 }
 
 // NewHistoryCommand is `kubeevents history TYPE/NAME --file FILE...`.
@@ -60,7 +63,7 @@ printed it.`,
 				return err
 			}
 			opts.Objects, opts.Diffs = cfg.ReadsObjects(), cfg.Output.Differ != nil
-			src, err := replay.New(opts)
+			src, err := replay.NewHistory(opts, f.allNamespaces)
 			if err != nil {
 				return err
 			}
@@ -73,8 +76,15 @@ printed it.`,
 	f.addFlags(fs, "(with --at: yaml or json)")
 	fs.StringArrayVar(&f.files, "file", nil, "a recording: a file, a directory of a file sink's files, a quoted pattern, or - for stdin (repeatable)")
 	fs.StringVar(&f.at, "at", "", "print the object as it was at this RFC 3339 time, e.g. 2026-11-23T14:05:00Z")
+	addRecordingWhereFlags(fs, configFlags)
+	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "the versions of the objects of that name in every namespace recorded (without it, a name recorded in several asks for -n)")
 	fs.BoolVar(&f.skipBadLines, "skip-bad-lines", false, "skip the lines that are not events kubeevents wrote (counted), rather than stop at the first")
-	registerReplayCompletions(c)
+	fs.BoolVar(&f.showSecrets, "show-secrets", false, showSecretsHelp)
+	recorded := complete.Recorded{Files: func(cmd *cobra.Command, _ []string) []string {
+		files, _ := cmd.Flags().GetStringArray("file")
+		return files
+	}}
+	registerReplayCompletions(c, recorded, recorded.HistoryArgs())
 	return c
 }
 
@@ -91,11 +101,14 @@ func (f *historyFlags) options(args []string, configFlags *genericclioptions.Con
 		return replay.Options{}, usageErrorf("history shows one object: give it as TYPE/NAME, e.g. deployment/web")
 	}
 	sel := replay.Selection{Types: types, Names: names}
-	if err := selectWhere(&sel, configFlags, f.changed, false); err != nil {
+	if err := selectWhere(&sel, configFlags, f.changed, f.allNamespaces); err != nil {
 		return replay.Options{}, err
 	}
+	if f.allNamespaces && f.at != "" {
+		return replay.Options{}, usageErrorf("--at prints one object: -A does not apply; choose its namespace with -n")
+	}
 	warn := warnTo(streams)
-	return replay.Options{Args: f.files, Select: sel, Warn: warn,
+	return replay.Options{Args: f.files, Select: sel, Warn: warn, ShowSecrets: f.showSecrets,
 		Read: recording.Options{SkipBadLines: f.skipBadLines, Stdin: streams.In}}, nil
 }
 

@@ -107,13 +107,12 @@ func (f *outputFlags) engineConfig(streams genericiooptions.IOStreams, resync ti
 	return cfg, file, compileOutput(&cfg, f.until, formats)
 }
 
-// applySwitches sets what the environment's switches (package switches) say of a run.
-func applySwitches(cfg *engine.Config) error {
-	if err := switches.Check(os.Getenv); err != nil {
+// applySwitches sets what the environment's switches (package switches) say of a run:
+// the one place that reads them.
+func applySwitches(cfg *engine.Config) (err error) {
+	if cfg.Speed, err = switches.Settings(os.Getenv); err != nil {
 		return usageErrorf("%v", err)
 	}
-	cfg.Speed = engine.Speed{NoFastPaths: !switches.FastPaths.Enabled(), PlainIO: !switches.QuietReads.Enabled(),
-		PlainStdout: !switches.QuietStdout.Enabled()}
 	return nil
 }
 

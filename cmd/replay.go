@@ -5,11 +5,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/health"
+	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/recording"
 	"github.com/kubeevents/kubeevents/internal/replay"
 )
@@ -26,6 +29,9 @@ const replayExample = `  # A recording again, as the terminal showed it, with wh
   # A recording being written, from another terminal, across its rotation
   kubeevents replay events.jsonl --follow`
 
+// showSecretsHelp is replay's and history's --show-secrets.
+const showSecretsHelp = "show the Secret values a recording holds (one made with --show-secrets); redacted by default, in every sink, as watch redacts them"
+
 // replayFlags are the flags of `kubeevents replay` (and of history's stream).
 type replayFlags struct {
 	outputFlags
@@ -36,6 +42,8 @@ type replayFlags struct {
 	sinceTime, untilTime string
 	by, notBy            []string
 	owned, withEvents    bool
+	showSecrets          bool
+	on                   []string
 }
 
 // runReplay runs a replay; tests replace it to see what the command line makes.
@@ -68,6 +76,7 @@ are read in time order. The other arguments select as watch's do: types, names, 
 	fs := c.Flags()
 	f.addFlags(fs, "of the terminal")
 	fs.StringVarP(&f.labelSelector, "selector", "l", "", "label selector, e.g. -l app=web,tier!=db: an object that stops matching is DELETED, as in a watch")
+	addRecordingWhereFlags(fs, configFlags)
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "every namespace recorded (the default without -n)")
 	fs.BoolVarP(&f.follow, "follow", "f", false, "keep reading the files as they grow and across their rotation, as tail -F")
 	fs.BoolVar(&f.skipBadLines, "skip-bad-lines", false, "skip the lines that are not events kubeevents wrote (counted), rather than stop at the first")
@@ -78,7 +87,13 @@ are read in time order. The other arguments select as watch's do: types, names, 
 	fs.StringArrayVar(&f.notBy, "not-by", nil, "leave out the events made by this field manager (glob; repeatable)")
 	fs.BoolVar(&f.owned, "owned", false, "with TYPE/NAME: also what it owns, transitively, with owner chains rebuilt from the recorded objects")
 	fs.BoolVar(&f.withEvents, "with-events", false, "show the recorded core Events about the objects replayed as EVENT lines")
-	registerReplayCompletions(c)
+	fs.BoolVar(&f.showSecrets, "show-secrets", false, showSecretsHelp)
+	fs.StringSliceVar(&f.on, "on", nil, "only events in which one of these transitions happened, each object's previous recorded version its previous state, e.g. --on crashloop,oomkilled (kubeevents on lists them)")
+	recorded := complete.Recorded{Files: func(_ *cobra.Command, args []string) []string {
+		files, _ := splitReplayArgs(args)
+		return files
+	}}
+	registerReplayCompletions(c, recorded, recorded.ReplayArgs(recording.LooksLikeInput))
 	return c
 }
 
@@ -93,7 +108,8 @@ func (f *replayFlags) config(args []string, configFlags *genericclioptions.Confi
 	if file != nil {
 		transitions, healthRules = file.Transitions, file.Health
 	}
-	if cfg.Events.Transitions, err = compileTransitions(nil, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
+	cfg.Events.On = f.on
+	if cfg.Events.Transitions, err = compileTransitions(f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
 		return cfg, engine.Replay{}, err
 	}
 	if err := compileHealth(&cfg, f.health, f.stalledAfter, healthRules); err != nil {
@@ -115,8 +131,9 @@ func (f *replayFlags) config(args []string, configFlags *genericclioptions.Confi
 	if err := selectWhere(&sel, configFlags, f.changed, f.allNamespaces); err != nil {
 		return cfg, engine.Replay{}, err
 	}
-	if f.owned && (len(sel.Types) != 1 || len(sel.Names) != 1) {
-		return cfg, engine.Replay{}, usageErrorf("--owned follows one object: give it as TYPE/NAME, e.g. kubeevents replay events.jsonl deployment/web --owned")
+	if err := plan.Check(plan.Features{Replay: true, Types: len(sel.Types), Names: len(sel.Names), Owned: f.owned,
+		Namespaces: sel.Namespaces, Until: cfg.End.Until != nil, On: len(f.on) > 0}); err != nil {
+		return cfg, engine.Replay{}, err
 	}
 	return f.source(cfg, files, sel, streams, verbosity)
 }
@@ -128,7 +145,7 @@ func (f *replayFlags) source(cfg engine.Config, files []string, sel replay.Selec
 	}
 	warn := warnTo(streams)
 	src, err := replay.New(replay.Options{Args: files, Select: sel, Warn: warn, Objects: cfg.ReadsObjects(), Diffs: cfg.Output.Differ != nil,
-		Read: recording.Options{Follow: f.follow, SkipBadLines: f.skipBadLines, Stdin: streams.In}})
+		ShowSecrets: f.showSecrets, Read: recording.Options{Follow: f.follow, SkipBadLines: f.skipBadLines, Stdin: streams.In}})
 	if err != nil {
 		return cfg, engine.Replay{}, err
 	}
@@ -169,6 +186,14 @@ func parseTime(flag, value string) (time.Time, error) {
 		return t, usageErrorf("%s %q: give an RFC 3339 time, e.g. 2026-11-23T14:05:00Z or 2026-11-23T15:05:00+01:00", flag, value)
 	}
 	return t, nil
+}
+
+// addRecordingWhereFlags gives replay and history -n and --cluster of their own:
+// kubectl's connection flags, which every command inherits, say where to connect, while
+// here they select within the recording. They set the same values as kubectl's.
+func addRecordingWhereFlags(fs *pflag.FlagSet, configFlags *genericclioptions.ConfigFlags) {
+	fs.StringVarP(configFlags.Namespace, "namespace", "n", "", "only the objects of these namespaces recorded, e.g. -n shop or -n shop,db (cluster-scoped objects are kept)")
+	fs.StringVar(configFlags.ClusterName, "cluster", "", "only the events of these clusters, in a recording of several (watch --context a,b: the contexts' names), e.g. --cluster prod")
 }
 
 // selectWhere reads -n, -A and --cluster (kubectl's flags, here the namespaces and

@@ -136,6 +136,11 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if err != nil {
 		return engine.Config{}, err
 	}
+	if f.ui && f.noScreen {
+		// Said before the sinks are put together, whose complaint without a --sink (no
+		// sink to write to) would advise the one change that does not help.
+		return engine.Config{}, usageErrorf("%s", plan.UINoScreen)
+	}
 	cfg, file, err := f.engineConfig(streams, f.resync, f.changed("resync"))
 	if err != nil {
 		return cfg, err
@@ -156,7 +161,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 		}
 		transitions = file.Transitions
 	}
-	if err := f.validate(cfg); err != nil {
+	if err := f.validate(&cfg, streams); err != nil {
 		return cfg, err
 	}
 	if cfg.Events.Transitions, err = compileTransitions(f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,6 +95,8 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"ui with json", []string{"watch", "pods", "--ui", "-o", "json"}, `kubeevents: --ui shows kubectl's columns, as -o pretty or -o wide do, not -o json`},
 		{"ui with a stdout sink", []string{"watch", "pods", "--ui", "--sink", "jq=.type"}, `kubeevents: --ui takes the standard output, which sink "jq" writes to as well`},
 		{"ui with fold-rollouts", []string{"watch", "pods", "--ui", "--fold-rollouts"}, `kubeevents: --ui shows each object as it is now, which folding its events would leave stale; drop --fold-rollouts`},
+		{"ui with no-screen", []string{"watch", "pods", "--ui", "--no-screen"}, `kubeevents: --ui shows the standard output stream, which --no-screen turns off; drop --no-screen (the sinks go on writing beside the view)`},
+		{"ui with no-screen and a sink", []string{"watch", "pods", "--ui", "--no-screen", "--sink", "file=x.jsonl"}, `kubeevents: --ui shows the standard output stream, which --no-screen turns off; drop --no-screen`},
 		{"ui-history without ui", []string{"watch", "pods", "--ui-history", "5"}, `kubeevents: --ui-history applies to --ui only; add --ui`},
 		{"rotating /dev/stdout", []string{"watch", "pods", "--sink", "file(max-size=1,name=out)=/dev/stdout"}, `kubeevents: sink "out": /dev/stdout is the standard output, which cannot be rotated`},
 	}
@@ -242,12 +245,20 @@ func TestEngineConfigFromFlags(t *testing.T) {
 			return c.Events.FoldRollouts && c.Output.Sinks[1].Fold != nil && !*c.Output.Sinks[1].Fold
 		}},
 	}
+	terminals = stdoutTerminal{} // --ui needs one
+	defer func() { terminals = osTerminals{} }()
 	for _, tc := range cases {
 		if cfg := configOf(t, tc.args...); !tc.check(cfg) {
 			t.Errorf("%s: config %+v", tc.name, cfg)
 		}
 	}
 }
+
+// stdoutTerminal says every stream is a terminal of 80 columns.
+type stdoutTerminal struct{}
+
+func (stdoutTerminal) IsTerminal(io.Writer) bool  { return true }
+func (stdoutTerminal) Width(io.Writer) func() int { return func() int { return 80 } }
 
 // The config file's resume and metricsAddr apply unless the flags say otherwise.
 func TestConfigFileSettingsGiveWayToFlags(t *testing.T) {

@@ -43,13 +43,18 @@ environment:
                             if .type=="DELETED" then .object.metadata.name else empty end)
   VARIANTS                  e2e: speed pieces measured A/B, one more kubeevents -o json client each
                             with the piece switched off (all, alloff, or names: fastpaths, decoders,
-                            reads, stdout, oneproc, pages, relist, bookmark, probe; NAME=VAR for another switch;
+                            oneproc, pages, relist, bookmark, probe; NAME=VAR for another switch;
                             noby: attribution measured with over without, --no-by, by name only)
   HEAVY_JQ=1                e2e: a file sink alone and beside a CPU-heavy jq sink
   UI=1                      e2e: also the pretty stream and the full-screen view (--ui), each on a
                             pseudo-terminal: their CPU side by side (ui_cpu_ratio_vs_pretty_MODE)
   SETTLE                    mem: wait before reading RSS (default 15s)
   KUBEEVENTS_BIN            kubeevents binary to measure (default: build bin/kubeevents)
+  BENCH_CONTROL_BIN         e2e, short: another kubeevents binary (the commit before a change) run
+                            with -o json beside the first on the same events, client
+                            kubeevents_control: cpu_ratio_vs_control_MODE, peak_rss_ratio_vs_control_MODE,
+                            watch_rss_ratio_vs_control_MODE (the first binary over the control)
+  BENCH_CONTROL_ENV         e2e, short: VAR=VALUE ... (space-separated) set for the control client only
 USAGE
 }
 
@@ -78,6 +83,8 @@ if [ -d bench/out ]; then
   ls -1dt bench/out/*/ 2>/dev/null | tail -n +4 | xargs -r rm -rf
 fi
 common=(-kubeconfig "$KUBECONFIG_PATH" -kubectl "$KUBECTL" -kubeevents "$KUBEEVENTS" -bindir bin/bench)
+control=()
+if [ -n "${BENCH_CONTROL_BIN:-}" ]; then control=(-control "$BENCH_CONTROL_BIN" -control-env "${BENCH_CONTROL_ENV:-}"); fi
 
 case "$cmd" in
   e2e)
@@ -88,7 +95,7 @@ case "$cmd" in
     if [ -n "${VARIANTS:-}" ]; then args+=(-variants "$VARIANTS"); fi
     if [ "${HEAVY_JQ:-0}" = 1 ]; then args+=(-heavy-jq); fi
     if [ "${UI:-0}" = 1 ]; then args+=(-ui); fi
-    exec bin/bench/harness e2e "${common[@]}" "${args[@]}" "$@"
+    exec bin/bench/harness e2e "${common[@]}" "${args[@]}" ${control[@]+"${control[@]}"} "$@"
     ;;
   mem)
     exec bin/bench/harness mem "${common[@]}" -n "${N:-10000}" -workers "${WORKERS:-32}" -settle "${SETTLE:-15s}" \
@@ -98,7 +105,7 @@ case "$cmd" in
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/kubeevents-bench-short.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
     bin/bench/harness e2e "${common[@]}" -mode all -n 50 -m 2 -workers 4 -deployments 3 -replicas 2 -rollouts 1 \
-      -cr -drain 30s -targets=false -variants alloff -heavy-jq \
+      -cr -drain 30s -targets=false -variants alloff -heavy-jq ${control[@]+"${control[@]}"} \
       -out "$tmp/results.json" -outdir "$tmp/e2e" "$@"
     suffix=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
     bin/bench/harness mem "${common[@]}" -n 50 -workers 8 -settle 1s -cleanup -targets=false \

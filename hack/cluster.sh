@@ -12,6 +12,10 @@
 #     with their containers OOMKilled (exit code 137) (hack/kwok/stages.yaml); pods labelled
 #     pod-container-running-failed.stage.kwok.x-k8s.io=true fail, and nodes labelled
 #     node-not-ready.stage.kwok.x-k8s.io=true go NotReady (kwok's own chaos stages).
+#     The simulated nodes' kubelet endpoint is kwok's server (127.0.0.1, kwok's health
+#     port, TLS that kube-apiserver verifies): kubectl logs [--previous] serves the files
+#     that a kwok Logs object (kwok.x-k8s.io/v1alpha1, in the pod's namespace and named
+#     after it) names.
 #   bare (KUBEEVENTS_CLUSTER_MODE=bare): etcd and kube-apiserver alone. Nothing changes an
 #     object by itself: pods stay Pending, namespaces never finish terminating.
 set -euo pipefail
@@ -36,7 +40,7 @@ environment:
   KUBEEVENTS_CLUSTER_DIR    state directory (default \${XDG_CACHE_HOME:-\$HOME/.cache}/kubeevents/cluster)
   KUBEEVENTS_APISERVER_PORT kube-apiserver port on 127.0.0.1 (default 16443); the health
                             ports of kube-controller-manager, kube-scheduler and kwok are
-                            the next three ports
+                            the next three ports (kwok's is the nodes' kubelet port too)
   KUBEEVENTS_ETCD_PORT      etcd client port on 127.0.0.1 (default 12379; peer port is +1)
   (once 'up' has run, the state directory remembers its ports and mode: later commands
   given only KUBEEVENTS_CLUSTER_DIR use them, and restart-apiserver and compact refuse other ports)
@@ -183,6 +187,16 @@ prepare() {
     openssl genrsa -out "$STATE/sa.key" 2048 2>/dev/null
     openssl rsa -in "$STATE/sa.key" -pubout -out "$STATE/sa.pub" 2>/dev/null
   fi
+  # The simulated nodes' kubelet endpoint (kwok's server) serves this certificate for
+  # 127.0.0.1, and kube-apiserver trusts it as the kubelets' CA: logs, exec and
+  # port-forward go to the nodes over TLS verified as in a real cluster.
+  if [ ! -f "$STATE/certs/kubelet.crt" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=kwok-kubelet" \
+      -addext "subjectAltName=IP:127.0.0.1" -addext "extendedKeyUsage=serverAuth" \
+      -keyout "$STATE/certs/kubelet.key" -out "$STATE/certs/kubelet.crt.tmp" 2>/dev/null \
+      || die "could not make the kubelet serving certificate with openssl"
+    mv "$STATE/certs/kubelet.crt.tmp" "$STATE/certs/kubelet.crt"
+  fi
 }
 
 # component_kubeconfig NAME USER writes a kubeconfig for one control-plane component.
@@ -265,7 +279,13 @@ start_etcd() {
 start_apiserver() {
   pid_alive "$STATE/kube-apiserver.pid" && return 0
   port_free "$API_PORT" || die "port $API_PORT is taken by another program; set KUBEEVENTS_APISERVER_PORT"
+  # The nodes' kubelets are reached at their InternalIP (kwok's --node-ip) and the port
+  # they report, over TLS checked against prepare's certificate (a state directory from
+  # before it had none: kube-apiserver then skips the check, as it does without the flag).
+  local kubelet_ca=()
+  [ -f "$STATE/certs/kubelet.crt" ] && kubelet_ca=(--kubelet-certificate-authority "$STATE/certs/kubelet.crt")
   setsid "$BIN_DIR/kube-apiserver" \
+    --kubelet-preferred-address-types InternalIP "${kubelet_ca[@]}" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --secure-port "$API_PORT" \
     --advertise-address 127.0.0.1 --endpoint-reconciler-type none \
@@ -304,17 +324,39 @@ KWOK_STAGES="node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heart
   pod/chaos/pod-container-running-failed.yaml"
 KWOK_STAGES_FILE="$BIN_DIR/kwok-stages-$(echo $KWOK_STAGES | cksum | cut -d' ' -f1).yaml"
 
-# kwok_stages writes kwok's stages above into one config file beside the binaries.
+# kwok's definition of its Logs resource (CRD), from its published module: kwok reads
+# Logs objects from the cluster (--enable-crds Logs) to serve containers' logs.
+KWOK_LOGS_CRD_FILE="$BIN_DIR/kwok-crd-logs.yaml"
+
+# kwok_module_dir prints the directory of kwok's module in the Go module cache.
+kwok_module_dir() {
+  (cd "$TOOLS_DIR" && GOFLAGS= go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^\s*"Dir": "\(.*\)",\?$/\1/p')
+}
+
+# kwok_stages writes kwok's stages above into one config file beside the binaries, and
+# copies its Logs CRD there.
 kwok_stages() {
-  [ -s "$KWOK_STAGES_FILE" ] && return 0
+  [ -s "$KWOK_STAGES_FILE" ] && [ -s "$KWOK_LOGS_CRD_FILE" ] && return 0
   local dir f out="$KWOK_STAGES_FILE.tmp"
-  dir=$(cd "$TOOLS_DIR" && GOFLAGS= go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^\s*"Dir": "\(.*\)",\?$/\1/p')
+  dir=$(kwok_module_dir)
   [ -d "$dir/kustomize/stage" ] || die "could not find kwok $KWOK_VERSION's stages in the module cache"
   : > "$out"
   for f in $KWOK_STAGES; do
     { echo "---"; cat "$dir/kustomize/stage/$f"; } >> "$out"
   done
   mv "$out" "$KWOK_STAGES_FILE"
+  cp "$dir/kustomize/crd/bases/kwok.x-k8s.io_logs.yaml" "$KWOK_LOGS_CRD_FILE.tmp" \
+    || die "could not find kwok $KWOK_VERSION's Logs CRD in the module cache"
+  mv "$KWOK_LOGS_CRD_FILE.tmp" "$KWOK_LOGS_CRD_FILE"
+}
+
+# kwok_logs_crd creates kwok's Logs CRD and waits until it is served, so that kwok finds
+# it when it starts.
+kwok_logs_crd() {
+  "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_PATH" apply -f "$KWOK_LOGS_CRD_FILE" >/dev/null \
+    || die "could not create kwok's Logs CRD"
+  "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_PATH" wait --for condition=established --timeout 60s \
+    crd/logs.kwok.x-k8s.io >/dev/null || die "kwok's Logs CRD was not established in 60s"
 }
 
 # start_component NAME ARGS...: start one control-plane process in the background,
@@ -359,6 +401,10 @@ start_scheduler() {
     --profiling=false
 }
 
+# kwok's server is the simulated nodes' kubelet endpoint too: the nodes report 127.0.0.1
+# as their InternalIP and its port as their kubelet's (node-initialize stage), so
+# kube-apiserver reaches it for logs, exec and port-forward; it serves TLS (prepare's
+# certificate) and plain HTTP (the health check) on the same port, on 127.0.0.1 only.
 start_kwok() {
   component_kubeconfig kwok kwok
   start_component kwok "$BIN_DIR/kwok" \
@@ -366,9 +412,11 @@ start_kwok() {
     --config "$KWOK_STAGES_FILE" --config "$ROOT/hack/kwok/stages.yaml" \
     --manage-all-nodes=false \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
-    --cidr 10.244.0.0/16 --node-ip 10.240.0.1 \
+    --cidr 10.244.0.0/16 --node-ip 127.0.0.1 --node-port "$KWOK_PORT" \
     --node-lease-duration-seconds 40 \
-    --server-address "127.0.0.1:$KWOK_PORT"
+    --server-address "127.0.0.1:$KWOK_PORT" \
+    --tls-cert-file "$STATE/certs/kubelet.crt" --tls-private-key-file "$STATE/certs/kubelet.key" \
+    --enable-crds Logs
 }
 
 # add_nodes creates the simulated nodes kwok manages (annotation kwok.x-k8s.io/node=fake).
@@ -450,6 +498,7 @@ up() {
   echo "$NODES" > "$STATE/nodes"
   if [ "$MODE" = living ]; then
     kwok_stages
+    kwok_logs_crd
     start_controller_manager
     start_scheduler
     start_kwok

@@ -99,7 +99,8 @@ func (k *kubelet) next(now time.Time) corev1.PodStatus {
 			{Type: corev1.ContainersReady, Status: readyStatus, Reason: reason, Message: message, LastTransitionTime: t},
 			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: first},
 		},
-		HostIP: "10.240.0.1", HostIPs: []corev1.HostIP{{IP: "10.240.0.1"}},
+		// The living cluster's simulated nodes' IP (hack/cluster.sh, kwok's --node-ip).
+		HostIP: "127.0.0.1", HostIPs: []corev1.HostIP{{IP: "127.0.0.1"}},
 		PodIP: "10.244.0.7", PodIPs: []corev1.PodIP{{IP: "10.244.0.7"}},
 		StartTime:         &first,
 		ContainerStatuses: []corev1.ContainerStatus{cs},

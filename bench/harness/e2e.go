@@ -24,6 +24,9 @@ const quiet = 3 * time.Second
 // watch is open; its events are never counted.
 const sentinelName = "zz-sentinel"
 
+// controlClient is the -control binary's client.
+const controlClient = "kubeevents_control"
+
 type e2eOpts struct {
 	tools
 	n, m, workers int
@@ -34,10 +37,12 @@ type e2eOpts struct {
 	out                             string
 	drain                           time.Duration
 	ready                           time.Duration
-	// compare is a second kubeevents binary, run with -o json beside the first on the
-	// same events, for deciding about a change: its CPU against the first's is printed
-	// and kept as cpu_ratio_b_vs_a. The targets are still the first binary's.
-	compare string
+	// control is another kubeevents binary (the commit before a change), run with -o json
+	// beside the first on the same events (client kubeevents_control, with controlEnv
+	// added to its environment): the first's CPU per event and RSS over the control's
+	// are *_vs_control. The targets are still the first binary's.
+	control    string
+	controlEnv []string
 	// Copies of the programs that a second client runs (see ownCopy).
 	kubeevents3Sinks, floorDynamic string
 	// jq3 is the three-sink client's jq sink: it must print the name of every deleted
@@ -148,7 +153,9 @@ func runE2E(args []string) error {
 	fs.DurationVar(&o.drain, "drain", 60*time.Second, "after the churn, how long to wait for a client that makes no progress")
 	fs.DurationVar(&o.ready, "ready-timeout", 2*time.Minute, "how long clients may take to open their watches")
 	fs.BoolVar(&showTargets, "targets", true, "print the targets and whether they were met (the short run of make test does not: it checks counts only)")
-	fs.StringVar(&o.compare, "compare", "", "a second kubeevents binary (B) to run with -o json beside the first (A) on the same events: prints cpu_ratio_b_vs_a")
+	fs.StringVar(&o.control, "control", "", "another kubeevents binary (the control: the commit before a change) to run with -o json beside the first on the same events: "+
+		"cpu_ratio_vs_control_MODE, peak_rss_ratio_vs_control_MODE, watch_rss_ratio_vs_control_MODE (the first over the control)")
+	controlEnv := fs.String("control-env", "", "VAR=VALUE ... (space-separated) added to the control client's environment")
 	fs.StringVar(&o.jq3, "jq3", `select(.type=="DELETED") | .object.metadata.name`,
 		"the three-sink client's jq sink, which must print the name of every deleted object and nothing else; "+
 			`if .type=="DELETED" then .object.metadata.name else empty end is the worst case (run on every event)`)
@@ -178,15 +185,16 @@ func runE2E(args []string) error {
 	if o.floorDynamic, err = o.ownCopy(o.bin("floor"), "floor-dynamic"); err != nil {
 		return err
 	}
-	if o.compare != "" {
-		if o.compare, err = o.ownCopy(o.compare, "kubeevents-b"); err != nil {
+	if o.control != "" {
+		if o.control, err = o.ownCopy(o.control, "kubeevents-control"); err != nil {
 			return err
 		}
+		o.controlEnv = strings.Fields(*controlEnv)
 	}
 	ns := "kubeevents-bench-" + randomSuffix()
 	podClients := []string{"kubeevents_json", "kubectl", "floor_typed", "floor_dynamic", "kubeevents_3sinks"}
-	if o.compare != "" {
-		podClients = append(podClients, "kubeevents_json_b")
+	if o.control != "" {
+		podClients = append(podClients, controlClient)
 	}
 	var extra []string
 	for _, v := range o.variants {
@@ -276,8 +284,9 @@ func runE2E(args []string) error {
 		if o.ui {
 			targets = append(targets, newTarget("ui_cpu_ratio_vs_pretty_"+mode, med["ui_cpu_ratio_vs_pretty"], 1.5))
 		}
-		if _, ok := med["cpu_ratio_b_vs_a"]; ok {
-			logf("%s: kubeevents B / A: %s", mode, fmtNum(med["cpu_ratio_b_vs_a"]))
+		if _, ok := med["cpu_ratio_vs_control"]; ok {
+			logf("%s: kubeevents / the control: CPU per event %s, peak RSS %s, RSS once watching %s", mode,
+				fmtNum(med["cpu_ratio_vs_control"]), fmtNum(med["peak_rss_ratio_vs_control"]), fmtNum(med["watch_rss_ratio_vs_control"]))
 		}
 	}
 	results["modes"] = modeResults
@@ -352,8 +361,10 @@ func modeFigures(p *phaseResult) map[string]float64 {
 		"p99_lag_json_ms":                ke.P99LagMS,
 		"p99_lag_over_floor_ms_3sinks":   k3.P99OverFloorMS,
 	}
-	if b := p.Clients["kubeevents_json_b"]; b != nil {
-		f["cpu_ratio_b_vs_a"] = ratio(b.CPUPerEventUS, ke.CPUPerEventUS)
+	if c := p.Clients[controlClient]; c != nil {
+		f["cpu_ratio_vs_control"] = ratio(ke.CPUPerEventUS, c.CPUPerEventUS)
+		f["peak_rss_ratio_vs_control"] = ratio(ke.RSSMB, c.RSSMB)
+		f["watch_rss_ratio_vs_control"] = ratio(ke.RSSWatchMB, c.RSSWatchMB)
 	}
 	return f
 }
@@ -391,9 +402,9 @@ func (o *e2eOpts) clientSpec(name, ns string, ps phaseSpec, dir string) procSpec
 	case "kubeevents_json":
 		return procSpec{name: name, stdoutFormat: formatEnvelope,
 			argv: append(append([]string{ke, "watch", ps.typeArg}, nsArgs...), "-o", "json", "--watch-only", "--kubeconfig", k)}
-	case "kubeevents_json_b":
-		return procSpec{name: name, stdoutFormat: formatEnvelope,
-			argv: append(append([]string{o.compare, "watch", ps.typeArg}, nsArgs...), "-o", "json", "--watch-only", "--kubeconfig", k)}
+	case controlClient:
+		return procSpec{name: name, stdoutFormat: formatEnvelope, env: o.controlEnv,
+			argv: append(append([]string{o.control, "watch", ps.typeArg}, nsArgs...), "-o", "json", "--watch-only", "--kubeconfig", k)}
 	case "kubectl":
 		return procSpec{name: name, stdoutFormat: formatEnvelope,
 			argv: append(append([]string{kc, "--kubeconfig", k, "get", ps.typeArg}, nsArgs...), "-w", "--watch-only", "--output-watch-events", "-o", "json")}

@@ -36,8 +36,6 @@ type variant struct {
 var pieceVariants = []variant{
 	{name: "fastpaths", envs: []string{"KUBEEVENTS_FAST_PATHS"}},
 	{name: "decoders", envs: []string{"KUBEEVENTS_WIRE_DECODERS"}},
-	{name: "reads", envs: []string{"KUBEEVENTS_QUIET_READS"}},
-	{name: "stdout", envs: []string{"KUBEEVENTS_QUIET_STDOUT"}},
 	{name: "oneproc", envs: []string{"KUBEEVENTS_ONE_PROCESSOR"}},
 	{name: "pages", envs: []string{"KUBEEVENTS_RELEASE_STARTUP_PAGES"}},
 	{name: "relist", envs: []string{"KUBEEVENTS_RELIST_IN_PLACE"}},

@@ -63,3 +63,20 @@ func TestFeatureVariant(t *testing.T) {
 		t.Errorf("targets %+v, want by_*_status, the CPU met and the watching RSS not", ts)
 	}
 }
+
+// The control binary's client gives the first binary's CPU per event and RSS over its
+// own, and nothing without it.
+func TestControlFigures(t *testing.T) {
+	p := &phaseResult{Clients: map[string]*clientResult{
+		"kubeevents_json": {CPUPerEventUS: 99, RSSMB: 60, RSSWatchMB: 30}, "kubectl": {CPUPerEventUS: 300},
+		"floor_typed": {CPUPerEventUS: 80}, "floor_dynamic": {CPUPerEventUS: 120}, "kubeevents_3sinks": {CPUPerEventUS: 120},
+	}}
+	if _, ok := modeFigures(p)["cpu_ratio_vs_control"]; ok {
+		t.Error("without a control: a cpu_ratio_vs_control")
+	}
+	p.Clients[controlClient] = &clientResult{CPUPerEventUS: 90, RSSMB: 50, RSSWatchMB: 40}
+	f := modeFigures(p)
+	if f["cpu_ratio_vs_control"] != 1.1 || f["peak_rss_ratio_vs_control"] != 1.2 || f["watch_rss_ratio_vs_control"] != 0.75 {
+		t.Errorf("figures %v, want cpu_ratio_vs_control 1.1, peak_rss_ratio_vs_control 1.2, watch_rss_ratio_vs_control 0.75", f)
+	}
+}

@@ -8,6 +8,7 @@ package attribution
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,8 +18,9 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/generic"
+	"github.com/kubeevents/kubeevents/internal/jsonw"
 	"github.com/kubeevents/kubeevents/internal/managedfields"
-	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // Attribution is who made a change (see managedfields.Attribution).
@@ -36,11 +38,19 @@ type memo struct {
 }
 
 // Of is who made ev: for ADDED the creating manager, for MODIFIED the managers that
-// wrote the change (with the changes of d where times alone cannot tell: a nil d then
-// leaves it unsaid), for DELETED and SYNC nobody. Computed once per event and Differ,
-// shared by every caller, who must not modify it.
+// wrote the change (with its diff where times alone cannot tell), for DELETED and SYNC
+// nobody; for an event replayed, what the recording says (event.Event.RecordedBy).
+// Computed once per event and Differ, shared by every caller, who must not modify it. A
+// nil d (--no-diff) changes nothing of the answer: the diff attribution needs is then
+// computed without being shown.
 func Of(ev *event.Event, d *diff.Differ) *Attribution {
-	if ev.ManagedFields == nil || (ev.Type != event.Added && ev.Type != event.Modified) {
+	if ev.Type != event.Added && ev.Type != event.Modified {
+		return nil
+	}
+	if ev.RecordedBy != nil {
+		return recorded(ev, d)
+	}
+	if ev.ManagedFields == nil {
 		return nil
 	}
 	m := ev.Memo(memoKey{d}, func() any { return new(memo) }).(*memo)
@@ -48,12 +58,29 @@ func Of(ev *event.Event, d *diff.Differ) *Attribution {
 	return &m.a
 }
 
+// plain is the Differ attribution uses when diffs are not shown: what changed decides
+// who changed it, whether or not the change is printed.
+var plain = diff.NewDiffer(nil)
+
 func resolve(ev *event.Event, d *diff.Differ) Attribution {
-	if a, decided := ev.ManagedFields.Decided(ev.Type == event.Added); decided {
+	r := ev.ManagedFields
+	binder, bound := binding(ev)
+	if bound && r.Moved(bindingSubresource) {
+		bound = false // the binding's own entry says who made it (as any write's)
+	}
+	if bound && r.NoneMoved() {
+		// No manager's write is recorded: this version is the binding's, all of it (the
+		// node, the PodScheduled condition), and nobody else's.
+		return Attribution{By: []Entry{binder}, Ambiguous: true}
+	}
+	if a, decided := r.Decided(ev.Type == event.Added); decided && !bound {
 		return a
 	}
-	// Without a diff (--no-diff, or one that failed) only the times can decide: several
-	// entries that moved still all wrote.
+	if d == nil {
+		d = plain
+	}
+	// Without a diff (one that failed) only the times can decide: several entries that
+	// moved still all wrote.
 	changes, err := d.Changes(ev)
 	if err != nil {
 		changes = nil
@@ -64,26 +91,45 @@ func resolve(ev *event.Event, d *diff.Differ) Attribution {
 	}
 	// The previous object names the list elements of the changes' paths (diff indexes
 	// them as they were); made only when the candidates' fields need it.
-	a := ev.ManagedFields.ResolveLazily(cs, func() (any, bool) {
+	a := r.ResolveLazily(cs, func() (any, bool) {
 		old, err := oldAlong(ev, cs)
 		if err != nil {
-			changes = nil // as without a diff: only the times decide (and no binding)
+			cs = nil // as without a diff: only the times decide
 		}
 		return old, err == nil
 	})
-	if len(a.By) == 0 {
-		if binder, ok := binding(ev, changes); ok {
-			return Attribution{By: []Entry{binder}}
-		}
+	if bound {
+		a = withBinding(a, binder, cs)
 	}
 	return a
+}
+
+// withBinding adds the binding to a, the attribution of a change that bound a pod along
+// with other writes (versions missed, or changes coalesced): spec.nodeName is the
+// binding's, whoever else owns it; the rest is as a says.
+func withBinding(a Attribution, binder Entry, changes []managedfields.Change) Attribution {
+	by := append([]Entry{binder}, a.By...)
+	out := Attribution{By: by, Ambiguous: true, Changes: make([][]int, len(changes))}
+	for i, c := range changes {
+		if c.Path == nodeNamePath {
+			out.Changes[i] = []int{0}
+			continue
+		}
+		for _, e := range a.ChangeBy(i) {
+			out.Changes[i] = append(out.Changes[i], 1+slices.Index(a.By, e))
+		}
+	}
+	if len(changes) == 0 {
+		out.Changes = nil
+	}
+	return out
 }
 
 // oldAlong is the previous object as generic JSON, as far as the changes' paths need
 // it: the keys along them (a path is walked through the previous object only), the rest
 // left out; the whole of it where it cannot be built in part.
 func oldAlong(ev *event.Event, changes []managedfields.Change) (any, error) {
-	part := &diff.Part{Keys: map[string]*diff.Part{}}
+	part := &generic.Part{Keys: map[string]*generic.Part{}}
 	for _, c := range changes {
 		if c.Path == "" || c.Path[0] != '/' {
 			continue
@@ -96,7 +142,7 @@ func oldAlong(ev *event.Event, changes []managedfields.Change) (any, error) {
 			token = strings.ReplaceAll(strings.ReplaceAll(token, "~1", "/"), "~0", "~")
 			next := node.Keys[token]
 			if next == nil {
-				next = &diff.Part{Keys: map[string]*diff.Part{}}
+				next = &generic.Part{Keys: map[string]*generic.Part{}}
 				node.Keys[token] = next
 			}
 			node = next
@@ -104,59 +150,82 @@ func oldAlong(ev *event.Event, changes []managedfields.Change) (any, error) {
 		node.Whole, node.Keys = true, nil
 	}
 	if ev.Old != nil {
-		if old, built, err := diff.PartOf(ev.Old, part); built {
+		if old, built, err := generic.PartOf(ev.Old, part); built {
 			return old, err
 		}
 	}
-	return ev.OldValue(diff.TypedValue)
+	return ev.OldValue()
 }
 
-// binding is the binder of a pod whose change set spec.nodeName. The API server records
-// no managedFields entry for a binding (pods/binding writes the pod directly), and
-// nodeName can be set on an existing pod by a binding only: the one the pod names in
-// spec.schedulerName made it (kube-scheduler's is default-scheduler).
-func binding(ev *event.Event, changes []diff.Change) (Entry, bool) {
-	if ev.Resource.Group != "" || ev.Resource.Resource != "pods" {
+// bindingSubresource is the subresource a pod is bound through (pods/binding).
+const bindingSubresource = "binding"
+
+const nodeNamePath = "/spec/nodeName"
+
+// binding is the binding of a pod that a change bound to a node: spec.nodeName set,
+// which only a binding (pods/binding) does to an existing pod. The API server records no
+// managedFields entry for a binding, so its maker cannot be known: the scheduler the pod
+// names in spec.schedulerName (kube-scheduler's is default-scheduler) made it, or any
+// other client allowed to bind pods. The entry names the pod's scheduler, with no
+// operation (it is no managedFields entry); Inferred says it is such a guess.
+func binding(ev *event.Event) (Entry, bool) {
+	if ev.Type != event.Modified || ev.Resource.Group != "" || ev.Resource.Resource != "pods" || ev.Old == nil {
 		return Entry{}, false
 	}
-	bound := false
-	for _, c := range changes {
-		if c.Path == "/spec/nodeName" && (c.Op == diff.OpAdd || c.Op == diff.OpReplace && c.Old == "") {
-			bound = true
-		}
-	}
-	if !bound {
+	before, _ := podSpec(ev.Old, "nodeName")
+	after, _ := podSpec(ev.Object, "nodeName")
+	if before != "" || after == "" {
 		return Entry{}, false
 	}
-	scheduler := corev1.DefaultSchedulerName
-	switch p := ev.Object.(type) {
-	case *corev1.Pod:
-		if p.Spec.SchedulerName != "" {
-			scheduler = p.Spec.SchedulerName
-		}
-	case *unstructured.Unstructured:
-		if name, _, _ := unstructured.NestedString(p.Object, "spec", "schedulerName"); name != "" {
-			scheduler = name
-		}
+	scheduler, _ := podSpec(ev.Object, "schedulerName")
+	if scheduler == "" {
+		scheduler = corev1.DefaultSchedulerName
 	}
-	return Entry{Manager: scheduler, Subresource: "binding"}, true
+	return Entry{Manager: scheduler, Subresource: bindingSubresource}, true
 }
+
+// podSpec is a string field of a pod's spec (nodeName, schedulerName); false if the
+// object has no spec (metadata only).
+func podSpec(obj any, field string) (string, bool) {
+	switch p := obj.(type) {
+	case *corev1.Pod:
+		if field == "nodeName" {
+			return p.Spec.NodeName, true
+		}
+		return p.Spec.SchedulerName, true
+	case *unstructured.Unstructured:
+		v, found, _ := unstructured.NestedString(p.Object, "spec", field)
+		return v, found
+	}
+	return "", false
+}
+
+// Inferred reports whether e is no managedFields entry but kubeevents' guess: the
+// binding of a pod (see binding), which names the pod's scheduler though another client
+// may have made it.
+func Inferred(e Entry) bool { return e.Subresource == bindingSubresource && e.Operation == "" }
 
 // Mark is the short form of who made a change, as pretty output shows it: the managers
 // with their subresource in brackets ("kubectl-scale (scale)", "kwok (status)"), joined
-// by ", ", or by " or " when ambiguous; "" for nobody.
+// by ", ", or by " or " when ambiguous, where a binding's guess ends with " or another
+// client" (see binding); "" for nobody.
 func Mark(entries []Entry, ambiguous bool) string {
 	if len(entries) == 0 {
 		return ""
 	}
 	parts := make([]string, len(entries))
+	guessed := false
 	for i, e := range entries {
 		parts[i] = Name(e)
+		guessed = guessed || Inferred(e)
 	}
-	if ambiguous {
-		return strings.Join(parts, " or ")
+	if !ambiguous {
+		return strings.Join(parts, ", ")
 	}
-	return strings.Join(parts, ", ")
+	if guessed {
+		parts = append(parts, "another client")
+	}
+	return strings.Join(parts, " or ")
 }
 
 // Name is one manager as pretty output and kubeevents top show it: its name, with its
@@ -258,12 +327,12 @@ func AppendJSON(dst []byte, entries []Entry) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = wire.AppendJSONField(dst, `{"manager":`, e.Manager)
+		dst = jsonw.AppendJSONField(dst, `{"manager":`, e.Manager)
 		if e.Operation != "" {
-			dst = wire.AppendJSONField(dst, `,"operation":`, e.Operation)
+			dst = jsonw.AppendJSONField(dst, `,"operation":`, e.Operation)
 		}
 		if e.Subresource != "" {
-			dst = wire.AppendJSONField(dst, `,"subresource":`, e.Subresource)
+			dst = jsonw.AppendJSONField(dst, `,"subresource":`, e.Subresource)
 		}
 		if !e.Time.IsZero() {
 			dst = append(dst, `,"time":"`...)

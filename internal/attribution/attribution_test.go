@@ -1,6 +1,7 @@
 package attribution
 
 import (
+	"cmp"
 	"reflect"
 	"strings"
 	"testing"
@@ -72,8 +73,8 @@ func TestOf(t *testing.T) {
 	}
 	// Bound within the creation's second: no entry moved, nobody owns spec.nodeName.
 	bound := v.next(event.Modified, func(p *corev1.Pod) { p.Spec.NodeName = "kwok-node-1" }, created)
-	if got := names(Of(bound, d)); got != "default-scheduler (binding)" {
-		t.Errorf("binding: %s, want default-scheduler (binding)", got)
+	if got := names(Of(bound, d)); got != "default-scheduler (binding) or another client" {
+		t.Errorf("binding: %s, want default-scheduler (binding) or another client", got)
 	}
 	status := entry("kwok", "status", 3, `{"f:status":{"f:phase":{}}}`)
 	running := v.next(event.Modified, func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }, created, status)
@@ -172,7 +173,7 @@ func TestOldAlongThePathsAsWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, err := ev.OldValue(diff.TypedValue)
+	whole, err := ev.OldValue()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,4 +194,93 @@ func at(v any, path []string) any {
 		v = m[k]
 	}
 	return v
+}
+
+// scheduled is the PodScheduled condition as kube-scheduler writes it (False, with a
+// reason) and as a binding leaves it (True).
+func scheduled(p *corev1.Pod, status corev1.ConditionStatus) {
+	c := corev1.PodCondition{Type: corev1.PodScheduled, Status: status, LastTransitionTime: metav1.NewTime(t0.Add(9 * time.Second))}
+	if status == corev1.ConditionFalse {
+		c.Reason, c.Message = corev1.PodReasonUnschedulable, "0/3 nodes are available"
+	}
+	p.Status.Conditions = []corev1.PodCondition{c}
+}
+
+const schedulerStatus = `{"f:status":{"f:conditions":{".":{},"k:{\"type\":\"PodScheduled\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:message":{},"f:reason":{},"f:status":{},"f:type":{}}}}}`
+
+// A pod first unschedulable (kube-scheduler wrote its status), then bound: the binding
+// records no entry, so its maker cannot be known. The change is the binding's (the
+// pod's scheduler, or another client), never kube-scheduler's status entry, which
+// owns the condition the binding changed but made none of it.
+func TestBindingAfterUnschedulable(t *testing.T) {
+	for _, scheduler := range []string{"", "no-such-scheduler"} {
+		v := &versions{tracker: managedfields.NewTracker()}
+		created := entry("kubectl-create", "", 0, `{"f:spec":{"f:schedulerName":{}}}`)
+		v.next(event.Added, func(p *corev1.Pod) { p.Spec.SchedulerName = scheduler }, created)
+		unschedulable := entry("kube-scheduler", "status", 2, schedulerStatus)
+		v.next(event.Modified, func(p *corev1.Pod) { scheduled(p, corev1.ConditionFalse) }, created, unschedulable)
+		bound := v.next(event.Modified, func(p *corev1.Pod) {
+			p.Spec.NodeName = "kwok-node-1"
+			scheduled(p, corev1.ConditionTrue)
+		}, created, unschedulable)
+		want := cmp.Or(scheduler, "default-scheduler")
+		for _, d := range []*diff.Differ{diff.NewDiffer(nil), nil} { // nil: --no-diff
+			a := Of(bound, d)
+			if a == nil || len(a.By) != 1 || a.By[0] != (Entry{Manager: want, Subresource: "binding"}) || !a.Ambiguous || a.Changes != nil {
+				t.Errorf("scheduler %q, differ %v: %+v, want %s (binding), ambiguous", scheduler, d != nil, a, want)
+			}
+		}
+	}
+}
+
+// A binding missed among other writes (a re-list, a coalesced change): spec.nodeName
+// is the binding's, the status kwok's.
+func TestBindingAmongOtherWrites(t *testing.T) {
+	v := &versions{tracker: managedfields.NewTracker()}
+	created := entry("kubectl-create", "", 0, `{"f:spec":{"f:schedulerName":{}}}`)
+	v.next(event.Added, func(*corev1.Pod) {}, created)
+	kwok := entry("kwok", "status", 3, `{"f:status":{"f:phase":{}}}`)
+	ev := v.next(event.Modified, func(p *corev1.Pod) {
+		p.Spec.NodeName = "kwok-node-1"
+		p.Status.Phase = corev1.PodRunning
+	}, created, kwok)
+	d := diff.NewDiffer(nil)
+	a := Of(ev, d)
+	if got := names(a); got != "default-scheduler (binding) or kwok (status) or another client" {
+		t.Errorf("by %s", got)
+	}
+	changes, _ := d.Changes(ev)
+	for i, c := range changes {
+		want := map[string]string{"/spec/nodeName": "default-scheduler (binding)", "/status/phase": "kwok (status)"}[c.Path]
+		if got := Mark(a.ChangeBy(i), false); got != want {
+			t.Errorf("%s: by %q, want %q", c.Path, got, want)
+		}
+	}
+}
+
+// Where managedFields record the binding (an entry of the binding subresource), that
+// entry is its maker, as any write's.
+func TestBindingRecorded(t *testing.T) {
+	v := &versions{tracker: managedfields.NewTracker()}
+	created := entry("kubectl-create", "", 0, `{}`)
+	v.next(event.Added, func(*corev1.Pod) {}, created)
+	binder := entry("my-binder", "binding", 4, `{"f:spec":{"f:nodeName":{}}}`)
+	ev := v.next(event.Modified, func(p *corev1.Pod) { p.Spec.NodeName = "kwok-node-1" }, created, binder)
+	if a := Of(ev, nil); names(a) != "my-binder (binding)" || a.By[0].Operation != "Update" || a.Ambiguous {
+		t.Errorf("by %+v, want my-binder (binding), its entry", a)
+	}
+}
+
+// Without diffs shown (--no-diff), a write its time cannot tell is told by its fields
+// all the same.
+func TestNoDiffSameAttribution(t *testing.T) {
+	v := &versions{tracker: managedfields.NewTracker()}
+	creator := entry("creator", "", 0, `{}`)
+	v.next(event.Added, func(*corev1.Pod) {}, creator)
+	labels := `{"f:metadata":{"f:labels":{".":{},"f:a":{}}}}`
+	v.next(event.Modified, func(p *corev1.Pod) { p.Labels = map[string]string{"a": "1"} }, creator, entry("labeller", "", 5, labels))
+	again := v.next(event.Modified, func(p *corev1.Pod) { p.Labels = map[string]string{"a": "2"} }, creator, entry("labeller", "", 5, labels))
+	if got := names(Of(again, nil)); got != "labeller" {
+		t.Errorf("--no-diff: by %q, want labeller", got)
+	}
 }

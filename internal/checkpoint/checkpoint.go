@@ -37,7 +37,9 @@
 // to: the server's URL and the cluster's identity, the UID of its kube-system namespace,
 // then the resource types, namespace, selectors, names, --metadata-only and
 // --show-secrets), one line per object ({"resource": ..., "object": {...}}: the object as
-// the sinks were given it, redacted as they saw it), and a last line with the count of
+// the sinks were given it, redacted as they saw it, with the managers and times of its
+// managedFields entries but not their fields, from which a resumed run tells who wrote
+// since), and a last line with the count of
 // objects, without which the file is truncated. With several clusters (--context a,b)
 // the file is a section of such lines per cluster, each header naming its context
 // (version 2; one cluster's file stays version 1): each cluster resumes from its own,

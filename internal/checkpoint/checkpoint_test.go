@@ -64,7 +64,7 @@ func TestTrackerSettlesOnceEverySinkWrote(t *testing.T) {
 
 func TestTrackerKeepsNewestAndForgetsDeleted(t *testing.T) {
 	tr := NewTracker(1)
-	tr.Seed(ResourceName(pods), []runtime.Object{pod("seeded", "5"), pod("gone", "6")})
+	tr.Seed(ResourceName(pods), []runtime.Object{pod("seeded", "5"), pod("gone", "6")}, nil)
 	e1, e2 := ev(event.Modified, pod("a", "1"), 1), ev(event.Modified, pod("a", "2"), 2)
 	tr.Made(e1)
 	tr.Made(e2)
@@ -278,7 +278,7 @@ func TestWriteErrorNamesTheFile(t *testing.T) {
 func TestTrackerAdoptsUnchangedCachedObjects(t *testing.T) {
 	tr := NewTracker(1)
 	same, changed := pod("same", "1"), pod("changed", "1")
-	tr.Seed(ResourceName(pods), []runtime.Object{same, changed})
+	tr.Seed(ResourceName(pods), []runtime.Object{same, changed}, nil)
 	cache := map[string]runtime.Object{"ns/same": pod("same", "1"), "ns/changed": pod("changed", "2")}
 	tr.Adopt(ResourceName(pods), func(key string) (runtime.Object, bool) { o, ok := cache[key]; return o, ok })
 	objects, _ := tr.snapshot()

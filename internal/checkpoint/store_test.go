@@ -27,7 +27,7 @@ func (m *memStore) Load(context.Context) (*File, error) {
 	}
 	return Read(m.Name(), bytes.NewReader(m.data))
 }
-func (m *memStore) Save(snap *Snapshot) error {
+func (m *memStore) Save(_ context.Context, snap *Snapshot) error {
 	var buf bytes.Buffer
 	if err := WriteSnapshot(&buf, snap); err != nil {
 		return err
@@ -89,9 +89,9 @@ func TestWriteErrorNamesTheStore(t *testing.T) {
 
 type failingStore struct{}
 
-func (failingStore) Name() string                        { return "secret:ns/ckpt" }
-func (failingStore) Load(context.Context) (*File, error) { return nil, nil }
-func (failingStore) Save(*Snapshot) error                { return errors.New("forbidden") }
+func (failingStore) Name() string                          { return "secret:ns/ckpt" }
+func (failingStore) Load(context.Context) (*File, error)   { return nil, nil }
+func (failingStore) Save(context.Context, *Snapshot) error { return errors.New("forbidden") }
 
 // FileStore writes byte for byte what WriteSnapshot writes, and reads it back.
 func TestFileStoreIsWriteSnapshot(t *testing.T) {

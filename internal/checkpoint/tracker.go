@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/managedfields"
 )
 
 // Tracker follows events from the informers to the sinks and keeps, per object, the
@@ -37,6 +39,9 @@ type objectKey struct {
 type entry struct {
 	seq uint64 // of the event that settled it; 0 for what the checkpoint held at start
 	obj runtime.Object
+	// managers are what obj's managedFields said (their managers and times, not their
+	// fields), written with it: a resumed run tells from them who wrote since.
+	managers managedfields.Managers
 }
 
 // NewTracker tracks delivery to sinks sinks.
@@ -45,13 +50,18 @@ func NewTracker(sinks int) *Tracker {
 }
 
 // Seed records objects as delivered: what the checkpoint held at start, as it was put into
-// the informer of resource.
-func (t *Tracker) Seed(resource string, objects []runtime.Object) {
+// the informer of resource, with their managers (managers[i] are objects[i]'s; nil or
+// empty when not known).
+func (t *Tracker) Seed(resource string, objects []runtime.Object, managers []managedfields.Managers) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, obj := range objects {
+	for i, obj := range objects {
 		if name, ok := keyOf(obj); ok {
-			t.objects[objectKey{resource, name}] = &entry{obj: obj}
+			e := &entry{obj: obj}
+			if i < len(managers) {
+				e.managers = managers[i]
+			}
+			t.objects[objectKey{resource, name}] = e
 		}
 	}
 }
@@ -115,7 +125,7 @@ func (t *Tracker) settle(ev *event.Event) {
 	if ev.Type == event.Deleted {
 		delete(t.objects, k)
 	} else {
-		t.objects[k] = &entry{seq: ev.Seq, obj: ev.Object}
+		t.objects[k] = &entry{seq: ev.Seq, obj: ev.Object, managers: ev.ManagedFields.Managers()}
 	}
 	t.changed = true
 }
@@ -145,7 +155,7 @@ func (t *Tracker) snapshot() (objects []snapshotEntry, changed bool) {
 	defer t.mu.Unlock()
 	objects = make([]snapshotEntry, 0, len(t.objects))
 	for k, e := range t.objects {
-		objects = append(objects, snapshotEntry{resource: k.resource, name: k.name, obj: e.obj})
+		objects = append(objects, snapshotEntry{resource: k.resource, name: k.name, obj: e.obj, managers: e.managers})
 	}
 	changed, t.changed = t.changed, false
 	return objects, changed
@@ -161,6 +171,7 @@ type snapshotEntry struct {
 	resource string
 	name     string // the informer cache's key, namespace/name
 	obj      runtime.Object
+	managers managedfields.Managers
 }
 
 // Len is the number of objects tracked.
@@ -201,9 +212,16 @@ type Section struct {
 const MinInterval = time.Second
 
 // Run writes the checkpoint at most every MinInterval while objects settle, and at
-// least ten times the last write's duration apart, until stop is closed. It does not
-// write at the end: the caller does, once the sinks are drained.
+// least ten times the last write's duration apart, until stop is closed; a write in
+// progress then is given up (the store's checkpoint stays whole). It does not write at
+// the end: the caller does, once the sinks are drained (WriteWithin).
 func (w *Writer) Run(stop <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-stop
+		cancel()
+	}()
 	for {
 		timer := time.NewTimer(max(MinInterval, 10*w.took))
 		select {
@@ -216,8 +234,11 @@ func (w *Writer) Run(stop <-chan struct{}) {
 		if !changed {
 			continue
 		}
-		if err := w.write(objects); err != nil {
+		if err := w.write(ctx, objects); err != nil {
 			w.markChanged() // try again next time
+			if ctx.Err() != nil {
+				return // stopped: the caller writes the last one
+			}
 			if !w.failed && w.Warn != nil {
 				w.Warn("%v; trying again", err)
 			}
@@ -230,8 +251,14 @@ func (w *Writer) Run(stop <-chan struct{}) {
 
 // Write writes the checkpoint now.
 func (w *Writer) Write() error {
+	return w.WriteContext(context.Background())
+}
+
+// WriteContext writes the checkpoint now, giving up once ctx ends (the store's
+// checkpoint then stays as it was).
+func (w *Writer) WriteContext(ctx context.Context) error {
 	objects, _ := w.snapshot()
-	return w.write(objects)
+	return w.write(ctx, objects)
 }
 
 // snapshot is every tracked section's objects (nil for a kept one), and whether any
@@ -276,7 +303,7 @@ func (e *WriteError) Error() string {
 func (e *WriteError) Unwrap() error { return e.Err }
 
 // write hands the sections to the store, which replaces the checkpoint atomically.
-func (w *Writer) write(objects [][]snapshotEntry) (err error) {
+func (w *Writer) write(ctx context.Context, objects [][]snapshotEntry) (err error) {
 	start := time.Now()
 	store := w.store()
 	defer func() {
@@ -306,7 +333,7 @@ func (w *Writer) write(objects [][]snapshotEntry) (err error) {
 			h = header{Format: Format, Version: version, Context: sec.Context, Written: now, Watch: sec.Watch, RedactionKey: sec.RedactionKey}
 			objs = make([]SnapshotObject, len(objects[i]))
 			for j, o := range objects[i] {
-				objs[j] = SnapshotObject{Resource: o.resource, Key: o.name, obj: o.obj}
+				objs[j] = SnapshotObject{Resource: o.resource, Key: o.name, obj: o.obj, managers: o.managers}
 			}
 		}
 		raw, err := json.Marshal(h)
@@ -315,5 +342,5 @@ func (w *Writer) write(objects [][]snapshotEntry) (err error) {
 		}
 		snap.Sections[i] = SnapshotSection{Context: h.Context, Header: raw, Objects: objs}
 	}
-	return store.Save(snap)
+	return store.Save(ctx, snap)
 }

@@ -18,7 +18,8 @@ type memObjects struct {
 	mu   sync.Mutex
 	rv   int
 	objs map[string]*object
-	// before, when not nil, is called before every request and may fail it.
+	// before, when not nil, is called before every request and may fail it; a request
+	// whose context has ended by then fails with its error, as client-go's does.
 	before func(verb, name string) error
 	writes int // creates and updates
 }
@@ -34,8 +35,11 @@ func (m *memObjects) hook(verb, name string) error {
 	return m.before(verb, name)
 }
 
-func (m *memObjects) get(_ context.Context, name string) (*object, error) {
+func (m *memObjects) get(ctx context.Context, name string) (*object, error) {
 	if err := m.hook("get", name); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -54,8 +58,11 @@ func clone(o *object) *object {
 	return &c
 }
 
-func (m *memObjects) create(_ context.Context, o *object) (string, error) {
+func (m *memObjects) create(ctx context.Context, o *object) (string, error) {
 	if err := m.hook("create", o.name); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	m.mu.Lock()
@@ -66,8 +73,11 @@ func (m *memObjects) create(_ context.Context, o *object) (string, error) {
 	return m.store(o), nil
 }
 
-func (m *memObjects) update(_ context.Context, o *object) (string, error) {
+func (m *memObjects) update(ctx context.Context, o *object) (string, error) {
 	if err := m.hook("update", o.name); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	m.mu.Lock()
@@ -102,8 +112,11 @@ func (m *memObjects) put(o *object) {
 	m.objs[o.name] = c
 }
 
-func (m *memObjects) delete(_ context.Context, name string) error {
+func (m *memObjects) delete(ctx context.Context, name string) error {
 	if err := m.hook("delete", name); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -113,6 +126,11 @@ func (m *memObjects) delete(_ context.Context, name string) error {
 	}
 	delete(m.objs, name)
 	return nil
+}
+
+// allowed is yes unless the hook fails "allowed" for the name (any error: no).
+func (m *memObjects) allowed(_ context.Context, verb, name string) (bool, error) {
+	return m.hook("allowed "+verb, name) == nil, nil
 }
 
 func (m *memObjects) names() []string {

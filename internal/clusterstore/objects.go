@@ -3,6 +3,7 @@ package clusterstore
 import (
 	"context"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -18,6 +19,22 @@ type objects interface {
 	// update replaces the object if its resourceVersion is still o.rv: Conflict if not.
 	update(ctx context.Context, o *object) (rv string, err error)
 	delete(ctx context.Context, name string) error
+	// allowed asks whether this user may verb the object name (a
+	// SelfSubjectAccessReview); an error when that cannot be asked.
+	allowed(ctx context.Context, verb, name string) (bool, error)
+}
+
+// allowed asks the API server whether this user may verb the object name of resource
+// in namespace.
+func allowed(ctx context.Context, client kubernetes.Interface, namespace, resource, verb, name string) (bool, error) {
+	review, err := client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: namespace, Verb: verb, Resource: resource, Name: name}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, err
+	}
+	return review.Status.Allowed, nil
 }
 
 // object is one Secret or ConfigMap as the store sees it.
@@ -85,6 +102,10 @@ func (s secrets) delete(ctx context.Context, name string) error {
 	return s.client.CoreV1().Secrets(s.namespace).Delete(ctx, name, metav1.DeleteOptions{})
 }
 
+func (s secrets) allowed(ctx context.Context, verb, name string) (bool, error) {
+	return allowed(ctx, s.client, s.namespace, "secrets", verb, name)
+}
+
 // configMaps keep the values in binaryData (the shards are gzip).
 type configMaps struct {
 	client    kubernetes.Interface
@@ -126,4 +147,8 @@ func (c configMaps) update(ctx context.Context, o *object) (string, error) {
 
 func (c configMaps) delete(ctx context.Context, name string) error {
 	return c.client.CoreV1().ConfigMaps(c.namespace).Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+func (c configMaps) allowed(ctx context.Context, verb, name string) (bool, error) {
+	return allowed(ctx, c.client, c.namespace, "configmaps", verb, name)
 }

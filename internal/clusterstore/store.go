@@ -118,7 +118,9 @@ type Store struct {
 	// there is none in the cluster yet); read is whether it has been read at all.
 	cur   *index
 	curRV string
-	read  bool
+	// curExists says the index object exists (curRV may be "" for a fake API server's).
+	curExists bool
+	read      bool
 	// known are the shard objects this store read or wrote, by name: their
 	// resourceVersion, for a conditional update.
 	known        map[string]string
@@ -126,8 +128,16 @@ type Store struct {
 	// slotBytes is each slot's lines' size at the last write, which sizes the next one
 	// (after a Load, estimated from the index's).
 	slotBytes map[int]int64
-	// What the last Save did (tests, figures): slots encoded, shards written.
-	lastEncoded, lastShardsPut int
+	// What the last Save did (tests, figures): slots encoded, shards to write, shards
+	// written.
+	lastEncoded, lastPlanned, lastShardsPut int
+	// tooBig are the objects said to be kept by their metadata only (saidTooBig).
+	tooBig map[string]bool
+	// mayUseSlots is the most slots whose shards this user was found to be allowed to
+	// use; mayNotUse why it may not use mayNotUseSlots or more (mayUse).
+	mayUseSlots, mayNotUseSlots int
+	mayNotUse                   error
+	warnedSlots                 bool
 }
 
 // New makes the store of o.Ref.
@@ -293,7 +303,7 @@ func (s *Store) load(ctx context.Context) (*checkpoint.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.cur, s.curRV, s.read = idx, rv, true
+	s.cur, s.curRV, s.read, s.curExists = idx, rv, true, true
 	return file, nil
 }
 
@@ -301,7 +311,7 @@ func (s *Store) load(ctx context.Context) (*checkpoint.File, error) {
 func (s *Store) getIndex(ctx context.Context) (*index, string, error) {
 	obj, err := s.objs.get(ctx, s.o.Ref.Name)
 	if apierrors.IsNotFound(err) {
-		s.cur, s.curRV, s.read = nil, "", true
+		s.cur, s.curRV, s.read, s.curExists = nil, "", true, false
 		return nil, "", nil
 	}
 	if err != nil {
@@ -428,10 +438,28 @@ func twin(name string, slot int, current string) string {
 	return a
 }
 
-// Save writes snap: the shards that changed, then the index.
-func (s *Store) Save(snap *checkpoint.Snapshot) error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
+// Save writes snap: the shards that changed, then the index. It gives up once ctx ends
+// or Options.Timeout has passed, saying so; the checkpoint in the cluster is then the
+// one before, whole.
+func (s *Store) Save(ctx context.Context, snap *checkpoint.Snapshot) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
+	deadline, _ := ctx.Deadline()
+	s.lastPlanned, s.lastShardsPut = 0, 0
+	err := s.saveAll(ctx, snap)
+	if err != nil && ctx.Err() != nil {
+		done := fmt.Sprintf("%d of %d shards written, not the index", s.lastShardsPut, s.lastPlanned)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("not written within %s (%s): the API server answers too slowly; the checkpoint in the cluster is the one before",
+				deadline.Sub(start).Round(100*time.Millisecond), done)
+		}
+		return fmt.Errorf("stopped before it was written (%s); the checkpoint in the cluster is the one before", done)
+	}
+	return err
+}
+
+func (s *Store) saveAll(ctx context.Context, snap *checkpoint.Snapshot) error {
 	if err := s.fence(); err != nil {
 		return err
 	}
@@ -477,17 +505,18 @@ func (s *Store) Save(snap *checkpoint.Snapshot) error {
 func (s *Store) reread(ctx context.Context, replace bool) error {
 	idx, rv, err := s.getIndex(ctx)
 	var c *checkpoint.CorruptError
+	exists := idx != nil
 	if errors.As(err, &c) && replace {
 		obj, gerr := s.objs.get(ctx, s.o.Ref.Name)
 		if gerr != nil {
 			return s.apiError("get", s.o.Ref.Name, gerr)
 		}
-		idx, rv, err = nil, obj.rv, nil
+		idx, rv, err, exists = nil, obj.rv, nil, true
 	}
 	if err != nil {
 		return err
 	}
-	s.cur, s.curRV, s.read = idx, rv, true
+	s.cur, s.curRV, s.read, s.curExists = idx, rv, true, exists
 	return nil
 }
 
@@ -516,23 +545,129 @@ type entry struct {
 	line    []byte // encoded already (a kept object's: its slot is its line's hash)
 }
 
+// pending is a shard to write: its slot, its object's name and its data, gzipped.
+type pending struct {
+	slot int
+	name string
+	data []byte
+}
+
+// save decides how many slots the checkpoint takes and encodes the shards that changed,
+// before it writes anything; records in the index that slots it did not cover may now
+// have shards (reserve); writes the shards, then the index.
 func (s *Store) save(ctx context.Context, snap *checkpoint.Snapshot) error {
 	prev := s.cur
-	slots := s.slotsFor(prev, snap)
-	for {
-		next, grow, err := s.writeShards(ctx, snap, prev, slots)
-		if err != nil {
+	slots := s.usableSlots(ctx, prev, s.slotsFor(prev, snap))
+	next, shards, err := s.plan(ctx, snap, prev, slots)
+	if err != nil {
+		return err
+	}
+	if err := s.reserve(ctx, prev, next, shards); err != nil {
+		return err
+	}
+	s.lastPlanned = len(shards)
+	for _, sh := range shards {
+		if err := s.fence(); err != nil {
 			return err
 		}
-		if grow {
-			if slots >= MaxSlots {
-				return fmt.Errorf("a shard holds more than %d KiB even in %d slots", MaxShardBytes>>10, slots)
-			}
-			slots *= 2
-			continue
+		if err := s.put(ctx, sh.name, map[string][]byte{shardKey: sh.data}); err != nil {
+			return err
 		}
-		return s.writeIndex(ctx, prev, next)
+		s.lastShardsPut++
 	}
+	return s.writeIndex(ctx, next)
+}
+
+// covered is how many slots prev says may have shard objects: those the next write
+// deletes if it uses fewer.
+func covered(prev *index) int {
+	if prev == nil {
+		return 0
+	}
+	return max(prev.Extent, prev.Slots)
+}
+
+// usableSlots is how many slots this write may use: want, unless that is more than the
+// checkpoint ever used and this user may not use the shard objects of so many (a Role
+// that names those of fewer slots); then the most it may use, said once.
+func (s *Store) usableSlots(ctx context.Context, prev *index, want int) int {
+	have := max(covered(prev), 1)
+	if want <= have {
+		return want
+	}
+	err := s.mayUse(ctx, want)
+	if err == nil {
+		return want
+	}
+	n := want / 2
+	for n > have && s.mayUse(ctx, n) != nil {
+		n /= 2
+	}
+	n = max(n, have)
+	if !s.warnedSlots && s.o.Warn != nil {
+		s.warnedSlots = true
+		s.o.Warn("--resume %s: %v; keeping %d, whose shards grow larger", s.Name(), err, n)
+	}
+	return n
+}
+
+// mayUse says whether this user may get, update and delete the shard objects of slots
+// slots, the last of which (NAME-(slots-1)-b) stands for them all: a Role that names the
+// checkpoint's objects (the chart's) names those of a number of slots. Asked of the API
+// server (SelfSubjectAccessReview) once per number of slots; without an answer, yes.
+// Create cannot be restricted by name, so without asking, a checkpoint would grow into
+// shards it may create but not read, and no replica could resume from it.
+func (s *Store) mayUse(ctx context.Context, slots int) error {
+	if slots <= s.mayUseSlots {
+		return nil
+	}
+	if s.mayNotUse != nil && slots >= s.mayNotUseSlots {
+		return s.mayNotUse
+	}
+	_, name := shardNames(s.o.Ref.Name, slots-1)
+	var denied []string
+	for _, verb := range []string{"get", "update", "delete"} {
+		ok, err := s.objs.allowed(ctx, verb, name)
+		if err != nil {
+			return nil // not known: the requests will say
+		}
+		if !ok {
+			denied = append(denied, verb)
+		}
+	}
+	if len(denied) > 0 {
+		s.mayNotUse = fmt.Errorf("the checkpoint needs %d slots, but this user may not %s %s %s/%s (a Role that names the shards of fewer slots: raise the chart's checkpoint.maxSlots)",
+			slots, strings.Join(denied, ", "), s.o.Ref.Kind, s.o.Ref.Namespace, name)
+		s.mayNotUseSlots = slots
+		return s.mayNotUse
+	}
+	s.mayUseSlots = slots
+	return nil
+}
+
+// reserve records in the index, before a shard is written in a slot it does not cover
+// yet, that the shards of next.Extent slots may exist: a write that fails halfway then
+// leaves no shard that the next write does not delete. The index is otherwise the one
+// before (or, with none yet, one of no objects), so what a reader gets does not change.
+func (s *Store) reserve(ctx context.Context, prev, next *index, shards []pending) error {
+	limit := covered(prev)
+	if !slices.ContainsFunc(shards, func(p pending) bool { return p.slot >= limit }) {
+		return nil
+	}
+	var r index
+	if prev != nil {
+		r = *prev
+	} else {
+		r = index{Format: indexFormat, Version: indexVersion, Writer: s.o.Writer, Written: next.Written, Slots: 1}
+		for _, sec := range next.Sections {
+			r.Sections = append(r.Sections, indexSection{Context: sec.Context, Header: sec.Header})
+		}
+	}
+	r.Extent = next.Extent
+	if err := s.fence(); err != nil {
+		return err
+	}
+	return s.putIndex(ctx, &r)
 }
 
 // slotsFor is how many slots this write uses: the last write's, unless the checkpoint
@@ -572,16 +707,34 @@ func (s *Store) slotsFor(prev *index, snap *checkpoint.Snapshot) int {
 	return slots
 }
 
-// writeShards groups the snapshot's objects into slots and writes every shard whose
-// lines differ from prev's; it returns the index that names them all, or grow when a
-// shard would be too big for this number of slots.
-func (s *Store) writeShards(ctx context.Context, snap *checkpoint.Snapshot, prev *index, slots int) (_ *index, grow bool, _ error) {
+// plan groups the snapshot's objects into slots and encodes every slot whose objects
+// changed since prev; it returns the index that names all the shards, and those to
+// write (into the slot's object the index does not name), all before anything is
+// written. A slot whose shard would hold more than MaxShardBytes doubles the slots; an
+// object too big for a shard by itself is kept by its metadata only (stub).
+func (s *Store) plan(ctx context.Context, snap *checkpoint.Snapshot, prev *index, slots int) (*index, []pending, error) {
+	for {
+		next, shards, grow, err := s.planSlots(snap, prev, slots)
+		if err != nil || !grow {
+			return next, shards, err
+		}
+		if slots >= MaxSlots {
+			return nil, nil, fmt.Errorf("a shard holds more than %d KiB even in %d slots", MaxShardBytes>>10, slots)
+		}
+		slots *= 2
+		if slots > max(covered(prev), 1) {
+			if err := s.mayUse(ctx, slots); err != nil {
+				return nil, nil, fmt.Errorf("a shard of %d slots would hold more than %d KiB, and %w", slots/2, MaxShardBytes>>10, err)
+			}
+		}
+	}
+}
+
+// planSlots is one try of plan with slots slots: grow says a shard would be too big.
+func (s *Store) planSlots(snap *checkpoint.Snapshot, prev *index, slots int) (_ *index, _ []pending, grow bool, _ error) {
 	bySlot := make([][]entry, slots)
 	next := &index{Format: indexFormat, Version: indexVersion, Writer: s.o.Writer, Written: time.Now().UTC(), Slots: slots}
-	next.Extent = slots
-	if prev != nil {
-		next.Extent = max(prev.Extent, prev.Slots, slots)
-	}
+	next.Extent = max(covered(prev), slots)
 	for i := range snap.Sections {
 		sec := &snap.Sections[i]
 		next.Sections = append(next.Sections, indexSection{Context: sec.Context, Header: sec.Header, Objects: len(sec.Objects)})
@@ -599,7 +752,7 @@ func (s *Store) writeShards(ctx context.Context, snap *checkpoint.Snapshot, prev
 			} else {
 				line, err := o.AppendLine(nil)
 				if err != nil {
-					return nil, false, err
+					return nil, nil, false, err
 				}
 				h.Write(line)
 				e.line, e.sortKey = line, o.Resource+"\x00"+string(line)
@@ -627,15 +780,16 @@ func (s *Store) writeShards(ctx context.Context, snap *checkpoint.Snapshot, prev
 	if prevShards == nil || prevBytes == nil {
 		prevBytes = map[int]int64{}
 	}
-	s.slotBytes = make(map[int]int64, slots)
+	slotBytes := make(map[int]int64, slots)
 	prevObjects := 0
 	if prev != nil {
 		for _, sh := range prev.Shards {
 			prevObjects += sh.Objects
 		}
 	}
+	var shards []pending
 	var buf, zbuf bytes.Buffer
-	s.lastShardsPut, s.lastEncoded = 0, 0
+	s.lastEncoded = 0
 	for slot, entries := range bySlot {
 		if len(entries) == 0 {
 			continue
@@ -655,65 +809,117 @@ func (s *Store) writeShards(ctx context.Context, snap *checkpoint.Snapshot, prev
 				n = prev.Bytes * int64(old.Objects) / int64(prevObjects)
 			}
 			next.Bytes += n
-			s.slotBytes[slot] = n
+			slotBytes[slot] = n
 			next.Shards = append(next.Shards, old)
 			continue
 		}
-		buf.Reset()
-		var err error
-		for i := 0; i < len(entries); {
-			sec := entries[i].section
-			n := 0
-			for i+n < len(entries) && entries[i+n].section == sec {
-				n++
-			}
-			head, _ := json.Marshal(blockHeader{Context: snap.Sections[sec].Context, Objects: n})
-			buf.Write(head)
-			buf.WriteByte('\n')
-			for _, e := range entries[i : i+n] {
-				if e.line != nil {
-					buf.Write(e.line)
-					continue
-				}
-				b := buf.AvailableBuffer()
-				if b, err = e.obj.AppendLine(b); err != nil {
-					return nil, false, err
-				}
-				buf.Write(b)
-			}
-			i += n
+		if err := s.encodeSlot(&buf, snap, entries); err != nil {
+			return nil, nil, false, err
 		}
 		next.Bytes += int64(buf.Len())
 		s.lastEncoded++
 		sum := sha256.Sum256(buf.Bytes())
 		sh := shard{Slot: slot, SHA256: hex.EncodeToString(sum[:]), Objects: len(entries), Versions: versions}
-		s.slotBytes[slot] = int64(buf.Len())
+		slotBytes[slot] = int64(buf.Len())
 		if old, ok := prevShards[slot]; ok && old.SHA256 == sh.SHA256 && old.Objects == sh.Objects {
 			old.Versions = versions
 			next.Shards = append(next.Shards, old) // unchanged: not written
 			continue
 		}
-		zbuf.Reset()
-		zw, _ := gzip.NewWriterLevel(&zbuf, gzip.DefaultCompression)
-		_, _ = zw.Write(buf.Bytes())
-		if err := zw.Close(); err != nil {
-			return nil, false, err
+		if err := gzipTo(&zbuf, buf.Bytes()); err != nil {
+			return nil, nil, false, err
 		}
 		if zbuf.Len() > MaxShardBytes {
-			return nil, true, nil
+			return nil, nil, true, nil
 		}
 		sh.Bytes = zbuf.Len()
 		sh.Name = twin(s.o.Ref.Name, slot, current[slot])
-		if err := s.fence(); err != nil {
-			return nil, false, err
-		}
-		if err := s.put(ctx, sh.Name, map[string][]byte{shardKey: slices.Clone(zbuf.Bytes())}); err != nil {
-			return nil, false, err
-		}
-		s.lastShardsPut++
+		shards = append(shards, pending{slot: slot, name: sh.Name, data: slices.Clone(zbuf.Bytes())})
 		next.Shards = append(next.Shards, sh)
 	}
-	return next, false, nil
+	s.slotBytes = slotBytes
+	return next, shards, false, nil
+}
+
+// maxLineBytes is the most one object's line may take, gzipped, to fit in a shard with
+// its block's header.
+const maxLineBytes = MaxShardBytes - 4<<10
+
+// encodeSlot puts a slot's lines into buf: a block per section, each a header line and
+// its objects' lines. An object whose line alone is too big for a shard, gzipped, goes
+// in by its metadata only (checkpoint.SnapshotObject.AppendStubLine), said once.
+func (s *Store) encodeSlot(buf *bytes.Buffer, snap *checkpoint.Snapshot, entries []entry) error {
+	buf.Reset()
+	var zbuf bytes.Buffer
+	for i := 0; i < len(entries); {
+		sec := entries[i].section
+		n := 0
+		for i+n < len(entries) && entries[i+n].section == sec {
+			n++
+		}
+		head, _ := json.Marshal(blockHeader{Context: snap.Sections[sec].Context, Objects: n})
+		buf.Write(head)
+		buf.WriteByte('\n')
+		for _, e := range entries[i : i+n] {
+			start := buf.Len()
+			if e.line != nil {
+				buf.Write(e.line)
+			} else {
+				b, err := e.obj.AppendLine(buf.AvailableBuffer())
+				if err != nil {
+					return err
+				}
+				buf.Write(b)
+			}
+			line := buf.Bytes()[start:]
+			if len(line) <= maxLineBytes {
+				continue // no smaller gzipped
+			}
+			if err := gzipTo(&zbuf, line); err != nil {
+				return err
+			}
+			if zbuf.Len() <= maxLineBytes {
+				continue
+			}
+			size := zbuf.Len()
+			buf.Truncate(start)
+			b, err := e.obj.AppendStubLine(buf.AvailableBuffer(), fmt.Sprintf(
+				"metadata only: the object took %d KiB gzipped, more than a shard of the checkpoint holds (%d KiB)", size>>10, maxLineBytes>>10))
+			if err != nil {
+				return err
+			}
+			buf.Write(b)
+			s.saidTooBig(snap.Sections[sec].Context, e, size)
+		}
+		i += n
+	}
+	return nil
+}
+
+// saidTooBig says, once per object, that the checkpoint keeps its metadata only.
+func (s *Store) saidTooBig(context string, e entry, size int) {
+	key := context + "\x00" + e.sortKey
+	if s.tooBig[key] || s.o.Warn == nil {
+		return
+	}
+	if s.tooBig == nil {
+		s.tooBig = map[string]bool{}
+	}
+	s.tooBig[key] = true
+	what := e.obj.Resource
+	if e.obj.Key != "" {
+		what += " " + e.obj.Key
+	}
+	s.o.Warn("--resume %s: %s takes %d KiB gzipped, more than a shard holds (%d KiB): the checkpoint keeps its metadata only; a replica that resumes from it emits its next change once, told against that metadata",
+		s.Name(), what, size>>10, maxLineBytes>>10)
+}
+
+// gzipTo puts data, gzipped, into zbuf.
+func gzipTo(zbuf *bytes.Buffer, data []byte) error {
+	zbuf.Reset()
+	zw, _ := gzip.NewWriterLevel(zbuf, gzip.DefaultCompression)
+	_, _ = zw.Write(data)
+	return zw.Close()
 }
 
 // versionsOf is the SHA-256 of a slot's objects' resources, keys and resourceVersions
@@ -773,19 +979,42 @@ func (s *Store) labels() map[string]string {
 	return l
 }
 
-// writeIndex replaces the index with next if it is still prev (curRV), then deletes
-// the shards of slots next does not use.
-func (s *Store) writeIndex(ctx context.Context, prev, next *index) error {
-	raw, err := json.Marshal(next)
-	if err != nil {
+// writeIndex replaces the index with next (putIndex), then deletes the shards of slots
+// next does not use.
+func (s *Store) writeIndex(ctx context.Context, next *index) error {
+	if err := s.fence(); err != nil {
 		return err
 	}
-	if err := s.fence(); err != nil {
+	if err := s.putIndex(ctx, next); err != nil {
+		return err
+	}
+	// The shards of slots no longer used: the index names none of them now.
+	deleted := true
+	for slot := next.Slots; slot < next.Extent; slot++ {
+		a, b := shardNames(s.o.Ref.Name, slot)
+		for _, name := range []string{a, b} {
+			if err := s.objs.delete(ctx, name); err != nil && !apierrors.IsNotFound(err) {
+				deleted = false
+			}
+			delete(s.known, name)
+		}
+	}
+	if deleted {
+		next.Extent = next.Slots // recorded by the next write
+	}
+	return nil
+}
+
+// putIndex replaces the index with idx if it is still the one this store read or wrote
+// last (curRV), or makes it if there was none.
+func (s *Store) putIndex(ctx context.Context, idx *index) error {
+	raw, err := json.Marshal(idx)
+	if err != nil {
 		return err
 	}
 	o := &object{name: s.o.Ref.Name, rv: s.curRV, labels: s.labels(), data: map[string][]byte{indexKey: raw}}
 	var rv string
-	if s.curRV == "" {
+	if !s.curExists {
 		rv, err = s.objs.create(ctx, o)
 		if apierrors.IsAlreadyExists(err) {
 			return errIndexChanged
@@ -802,21 +1031,7 @@ func (s *Store) writeIndex(ctx context.Context, prev, next *index) error {
 	if err != nil {
 		return s.apiError("write", s.o.Ref.Name, err)
 	}
-	s.cur, s.curRV = next, rv
+	s.cur, s.curRV, s.curExists = idx, rv, true
 	s.known[s.o.Ref.Name] = rv
-	// The shards of slots no longer used: the index names none of them now.
-	deleted := true
-	for slot := next.Slots; slot < next.Extent; slot++ {
-		a, b := shardNames(s.o.Ref.Name, slot)
-		for _, name := range []string{a, b} {
-			if err := s.objs.delete(ctx, name); err != nil && !apierrors.IsNotFound(err) {
-				deleted = false
-			}
-			delete(s.known, name)
-		}
-	}
-	if deleted {
-		next.Extent = next.Slots // recorded by the next write
-	}
 	return nil
 }

@@ -88,7 +88,7 @@ type bufferStore struct{ buf bytes.Buffer }
 
 func (b *bufferStore) Name() string                                   { return "buffer" }
 func (b *bufferStore) Load(context.Context) (*checkpoint.File, error) { return nil, nil }
-func (b *bufferStore) Save(snap *checkpoint.Snapshot) error {
+func (b *bufferStore) Save(_ context.Context, snap *checkpoint.Snapshot) error {
 	b.buf.Reset()
 	return checkpoint.WriteSnapshot(&b.buf, snap)
 }

@@ -1,6 +1,7 @@
 // Package complete makes the shell completions of kubeevents' arguments and flag values:
 // resource types, object names and namespaces from the cluster (within Timeout, never
-// an error in the shell), contexts, clusters and users from the kubeconfig, and the
+// an error in the shell), or from the recordings replay and history read (recording.go),
+// contexts, clusters and users from the kubeconfig, and the
 // values of -o, --on-full, --color, --event-types and --sink step by step. The command
 // registers them with cobra; the candidates are made here.
 package complete

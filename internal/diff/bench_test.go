@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/event/eventtest"
+	"github.com/kubeevents/kubeevents/internal/generic"
 )
 
 // BenchmarkDiffPod is the diff of a MODIFIED pod from its encodings (what the first sink
@@ -18,7 +19,7 @@ import (
 // decoding both objects whole and against jsondiff.CompareJSON on the encoded objects
 // (which also makes numbers float64).
 func BenchmarkDiffPod(b *testing.B) {
-	ev := eventtest.Warm(b, TypedValue, eventtest.RolledPodEvent())
+	ev := eventtest.Warm(b, eventtest.RolledPodEvent())
 	d := NewDiffer(mustParseIgnores(b, "status.conditions.*.lastProbeTime"))
 	b.Run("ComparedParts", func(b *testing.B) { benchCompute(b, d, ev, 4) })
 	// An update of realisticPod, as a MODIFIED event.
@@ -63,8 +64,8 @@ func BenchmarkDiffPod(b *testing.B) {
 		objectJSON, _ := ev.ObjectJSON()
 		b.ReportAllocs()
 		for b.Loop() {
-			old, _ := decodeGeneric(oldJSON)
-			object, _ := decodeGeneric(objectJSON)
+			old, _ := generic.Decode(oldJSON)
+			object, _ := generic.Decode(objectJSON)
 			if patch, err := jsondiff.CompareWithoutMarshal(old, object); err != nil || len(patch) == 0 {
 				b.Fatal(patch, err)
 			}
@@ -89,32 +90,5 @@ func benchCompute(b *testing.B, d *Differ, ev *event.Event, want int) {
 		if changes, _, err := d.compute(ev); err != nil || len(changes) != want {
 			b.Fatal(changes, err)
 		}
-	}
-}
-
-// BenchmarkObjectValue is the generic JSON values of a fresh event's pod, as a jq sink
-// beside a JSON sink needs them (the event's JSON computed already): built from its
-// fields (TypedValue), and decoded from that JSON.
-func BenchmarkObjectValue(b *testing.B) {
-	pod := eventtest.RealisticPod()
-	pod.Kind, pod.APIVersion = "Pod", "v1"
-	for _, c := range []struct {
-		name  string
-		typed event.TypedValue
-	}{{"Built", TypedValue}, {"Decoded", nil}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				b.StopTimer()
-				ev := &event.Event{Type: event.Modified, Time: eventtest.T0, Seq: 42, Resource: eventtest.Pods, Kind: "Pod", Object: pod}
-				if _, err := ev.ObjectJSON(); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-				if _, err := ev.ObjectValue(c.typed); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }

@@ -4,13 +4,9 @@
 // compared by key (keyedlist.go). A Differ computes each event's diff once, however many
 // sinks ask, and with it its JSON and its readable paths.
 //
-// It also builds typed objects' generic JSON values (maps, lists, strings, json.Number)
-// from their fields, as decoding their JSON would give them (TypedValue, PartOf), which
-// the diff compares and jq and kubectl's templates read.
-//
 // Diffs are computed on the objects themselves, not on their JSON: field by field, with
-// plans and functions compiled once per type (planOf, walkOf, equalOf, genericFuncOf;
-// compiled.go) that follow encoding/json's rules. The tests hold every shortcut to
+// plans and functions compiled once per type (package generic's, and walkOf) that follow
+// encoding/json's rules. The tests hold every shortcut to
 // jsondiff on the whole JSON of both objects, for every type of client-go's scheme.
 package diff
 
@@ -25,6 +21,7 @@ import (
 	"github.com/wI2L/jsondiff"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/generic"
 )
 
 // defaultIgnores are left out of every diff. resourceVersion changes with every write,
@@ -86,7 +83,7 @@ type Differ struct {
 	exact     []string
 	wildcards []IgnorePath
 	// noSameMemory walks every field, even one whose memory is the same on both sides
-	// (the fast path of fieldPlan.same; WithoutFastPaths).
+	// (the fast path of same; WithoutFastPaths).
 	noSameMemory bool
 	// noTypedWalk compares typed objects as generic JSON of their differing parts, as
 	// other objects are (comparedParts), not on their structs (typedPatch).
@@ -288,10 +285,10 @@ const prunedLevels = 2
 // are canonical (struct field order, or sorted map keys), so equal fields encode equally.
 func changedParts(oldJSON, newJSON []byte, levels int) (old, object any, err error) {
 	if levels == 0 || !isJSONObject(oldJSON) || !isJSONObject(newJSON) {
-		if old, err = decodeGeneric(oldJSON); err != nil {
+		if old, err = generic.Decode(oldJSON); err != nil {
 			return nil, nil, err
 		}
-		object, err = decodeGeneric(newJSON)
+		object, err = generic.Decode(newJSON)
 		return old, object, err
 	}
 	var oldFields, newFields map[string]json.RawMessage
@@ -307,7 +304,7 @@ func changedParts(oldJSON, newJSON []byte, levels int) (old, object any, err err
 		newField, both := newFields[key]
 		switch {
 		case !both:
-			if oldParts[key], err = decodeGeneric(oldField); err != nil {
+			if oldParts[key], err = generic.Decode(oldField); err != nil {
 				return nil, nil, err
 			}
 		case !bytes.Equal(oldField, newField):
@@ -318,7 +315,7 @@ func changedParts(oldJSON, newJSON []byte, levels int) (old, object any, err err
 	}
 	for key, newField := range newFields {
 		if _, both := oldFields[key]; !both {
-			if newParts[key], err = decodeGeneric(newField); err != nil {
+			if newParts[key], err = generic.Decode(newField); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -329,22 +326,6 @@ func changedParts(oldJSON, newJSON []byte, levels int) (old, object any, err err
 func isJSONObject(raw []byte) bool {
 	raw = bytes.TrimLeft(raw, " \t\r\n")
 	return len(raw) > 0 && raw[0] == '{'
-}
-
-// decodeGeneric decodes JSON into maps, slices and json.Number, as Event.ObjectValue does.
-func decodeGeneric(raw []byte) (any, error) {
-	// A plain string (a timestamp, a quantity: the fields of a status report that encode
-	// themselves) needs no decoder of its own; numbers and objects do (json.Number).
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	return v, err
 }
 
 // pruneIgnored leaves out of a change's values what an ignore path below the change

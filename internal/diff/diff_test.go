@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/event/eventtest"
+	"github.com/kubeevents/kubeevents/internal/generic"
 )
 
 // mustParseIgnores parses ignore paths, failing the test on an error.
@@ -157,7 +158,7 @@ func TestDiffDoesNotModifyEvent(t *testing.T) {
 	if _, err := NewDiffer(mustParseIgnores(t, eventtest.UserIgnores...)).Changes(ev); err != nil {
 		t.Fatal(err)
 	}
-	object, _ := ev.ObjectValue(TypedValue)
+	object, _ := ev.ObjectValue()
 	after, _ := json.Marshal(object)
 	var want any
 	if err := json.Unmarshal(before, &want); err != nil {
@@ -254,8 +255,8 @@ func TestChangedPartsSameDiffAsWholeObjects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			oldWhole, _ := decodeGeneric(old)
-			newWhole, _ := decodeGeneric([]byte(updated))
+			oldWhole, _ := generic.Decode(old)
+			newWhole, _ := generic.Decode([]byte(updated))
 			want, _ := jsondiff.CompareWithoutMarshal(oldWhole, newWhole)
 			if got.String() != want.String() {
 				t.Errorf("diff of the changed parts:\n%s\nwant the diff of the whole objects:\n%s", got, want)

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kubeevents/kubeevents/internal/event"
-	"github.com/kubeevents/kubeevents/internal/wire"
+	"github.com/kubeevents/kubeevents/internal/jsonw"
 )
 
 // ChangesJSON is ev's diff as a JSON array (the "diff" of JSON lines), encoded once per
@@ -48,10 +48,10 @@ func AppendChangesJSON(dst []byte, changes []Change, extra func(dst []byte, i in
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = wire.AppendJSONField(dst, `{"op":`, change.Op)
-		dst = wire.AppendJSONField(dst, `,"path":`, change.Path)
+		dst = jsonw.AppendJSONField(dst, `{"op":`, change.Op)
+		dst = jsonw.AppendJSONField(dst, `,"path":`, change.Path)
 		if change.Op == OpMove {
-			dst = wire.AppendJSONField(dst, `,"from":`, change.From)
+			dst = jsonw.AppendJSONField(dst, `,"from":`, change.From)
 		}
 		var err error
 		if change.Op == OpAdd || change.Op == OpReplace {
@@ -83,7 +83,7 @@ func appendGenericJSON(dst []byte, v any) ([]byte, error) {
 	case nil:
 		return append(dst, "null"...), nil
 	case string:
-		return wire.AppendJSONString(dst, v), nil
+		return jsonw.AppendJSONString(dst, v), nil
 	case bool:
 		return strconv.AppendBool(dst, v), nil
 	case json.Number:
@@ -104,7 +104,7 @@ func appendGenericJSON(dst []byte, v any) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(wire.AppendJSONString(dst, k), ':')
+			dst = append(jsonw.AppendJSONString(dst, k), ':')
 			var err error
 			if dst, err = appendGenericJSON(dst, v[k]); err != nil {
 				return nil, err
@@ -135,7 +135,7 @@ func appendGenericJSON(dst []byte, v any) ([]byte, error) {
 }
 
 // isInteger reports whether s is an integer as JSON writes it: what the numbers of typed
-// objects are (genericOf). Other numbers are left to encoding/json, which checks them.
+// objects are (generic.Of). Other numbers are left to encoding/json, which checks them.
 func isInteger(s string) bool {
 	if s != "" && s[0] == '-' {
 		s = s[1:]

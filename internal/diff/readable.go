@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/generic"
 )
 
 // ReadableChanges is ev's diff (Changes) with the path of each change in the form pretty
@@ -175,11 +176,11 @@ func typedNode(v reflect.Value) any {
 				return v
 			}
 		}
-		generic, err := genericOf(v)
+		value, err := generic.Of(v)
 		if err != nil {
 			return nil
 		}
-		return generic
+		return value
 	}
 }
 
@@ -216,17 +217,17 @@ func childOf(node any, key string) any {
 		if node.Kind() != reflect.Struct {
 			return nil
 		}
-		fields := planOf(node.Type()).sortedFields()
-		i, found := slices.BinarySearchFunc(fields, key, func(f sortedField, key string) int { return strings.Compare(f.name, key) })
+		fields := generic.PlanOf(node.Type()).SortedFields()
+		i, found := slices.BinarySearchFunc(fields, key, func(f generic.SortedField, key string) int { return strings.Compare(f.Name, key) })
 		if !found {
 			return nil
 		}
 		f := fields[i]
-		p := unsafe.Add(node.Addr().UnsafePointer(), f.offset)
-		if f.omitted != nil && f.omitted(p) {
+		p := unsafe.Add(node.Addr().UnsafePointer(), f.Offset)
+		if f.Omitted != nil && f.Omitted(p) {
 			return nil
 		}
-		return typedNode(reflect.NewAt(f.typ, p).Elem())
+		return typedNode(reflect.NewAt(f.Type, p).Elem())
 	}
 	return nil
 }

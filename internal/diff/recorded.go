@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/generic"
 )
 
 // recordedOp is one operation of a recorded diff, as appendChangesJSON writes it.
@@ -42,12 +43,12 @@ func (d *Differ) recorded(ev *event.Event) (changes []Change, raw []byte, err er
 			return nil, nil, fmt.Errorf("reading the recorded diff of %s %q: unknown operation %q", ev.Kind, ev.Key(), op.Op)
 		}
 		if op.Value != nil {
-			if change.Value, err = decodeGeneric(op.Value); err != nil {
+			if change.Value, err = generic.Decode(op.Value); err != nil {
 				return nil, nil, err
 			}
 		}
 		if op.Old != nil {
-			if change.Old, err = decodeGeneric(op.Old); err != nil {
+			if change.Old, err = generic.Decode(op.Old); err != nil {
 				return nil, nil, err
 			}
 		}

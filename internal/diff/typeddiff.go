@@ -5,13 +5,13 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/wI2L/jsondiff"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/generic"
 )
 
 // typedPatch is jsondiff's patch between the JSON of a MODIFIED event's previous and new
@@ -26,9 +26,9 @@ import (
 // reflect.Value bookkeeping, maps of parts and jsondiff's pointers, for seven changed
 // leaves. Here the structs are walked by field offset in the order jsondiff visits their
 // keys (sorted JSON names), the fields equal on both sides are passed over with the
-// compiled comparison of equal.go, and only a changed leaf becomes generic JSON.
+// compiled comparison of generic.EqualOf, and only a changed leaf becomes generic JSON.
 //
-// It follows encoding/json's rules where planOf's plain plans do (names, omitempty,
+// It follows encoding/json's rules where generic.PlanOf's plain plans do (names, omitempty,
 // omitzero, inlined structs); a value that encodes itself (a timestamp, a quantity) or a
 // type it does not walk (maps other than map[string]string, interfaces, floats) is a
 // leaf, compared as jsondiff would compare its generic JSON. ok is false, and the caller
@@ -48,9 +48,8 @@ func (d *Differ) typedPatch(ev *event.Event) (patch jsondiff.Patch, ok bool, err
 	if root.kind != walkStruct {
 		return nil, false, nil
 	}
-	plan := root.plan
 	w := typedWalk{ignores: d.ignores, sameMemory: !d.noSameMemory, path: make([]byte, 0, 128), segments: make([]string, 0, 12)}
-	w.walkStruct(plan, old.UnsafePointer(), object.UnsafePointer())
+	w.walkStruct(root, old.UnsafePointer(), object.UnsafePointer())
 	if w.err != nil {
 		return nil, true, w.err
 	}
@@ -67,41 +66,6 @@ type typedWalk struct {
 	segments []string
 	patch    jsondiff.Patch
 	err      error
-}
-
-// sortedField is a field of a struct as its JSON object has it: fields of inlined structs
-// (TypeMeta) are in place, at their offset from the outer struct, and all are in the
-// order of their JSON names, the order jsondiff compares an object's keys in.
-type sortedField struct {
-	name   string
-	offset uintptr
-	typ    reflect.Type
-	// omitted reports whether encoding/json leaves the field out; nil when it never does.
-	omitted func(unsafe.Pointer) bool
-	equal   equalFunc
-	walk    *typeWalk
-}
-
-// sortedFields is p's fields for typedWalk, worked out once (p must be plain).
-func (p *structPlan) sortedFields() []sortedField {
-	p.sortedOnce.Do(func() {
-		var fields []sortedField
-		for _, field := range p.fields {
-			sf := p.typ.Field(field.index)
-			if field.Inline {
-				for _, inner := range planOf(sf.Type).sortedFields() {
-					inner.offset += sf.Offset
-					fields = append(fields, inner)
-				}
-				continue
-			}
-			fields = append(fields, sortedField{name: field.Name, offset: sf.Offset, typ: sf.Type,
-				omitted: field.OmittedFunc(sf.Type), equal: field.equal, walk: walkOf(sf.Type)})
-		}
-		slices.SortFunc(fields, func(a, b sortedField) int { return strings.Compare(a.name, b.name) })
-		p.sorted = fields
-	})
-	return p.sorted
 }
 
 // push makes key (an object's key) the current path's last segment.
@@ -175,25 +139,28 @@ func (w *typedWalk) genericAt(tw *typeWalk, p unsafe.Pointer) any {
 	return v
 }
 
-// walkStruct compares two structs of plan p key by key, as jsondiff compares objects.
-func (w *typedWalk) walkStruct(p *structPlan, a, b unsafe.Pointer) {
-	for _, f := range p.sortedFields() {
-		fa, fb := unsafe.Add(a, f.offset), unsafe.Add(b, f.offset)
-		inOld := f.omitted == nil || !f.omitted(fa)
-		inNew := f.omitted == nil || !f.omitted(fb)
-		if !inOld && !inNew || inOld && inNew && sameAt(f.typ, f.equal, fa, fb, w.sameMemory) {
+// walkStruct compares two structs of a plain plan (tw's) key by key, as jsondiff
+// compares objects.
+func (w *typedWalk) walkStruct(tw *typeWalk, a, b unsafe.Pointer) {
+	fields, walks := tw.fields()
+	for i := range fields {
+		f := &fields[i]
+		fa, fb := unsafe.Add(a, f.Offset), unsafe.Add(b, f.Offset)
+		inOld := f.Omitted == nil || !f.Omitted(fa)
+		inNew := f.Omitted == nil || !f.Omitted(fb)
+		if !inOld && !inNew || inOld && inNew && sameAt(f.Type, f.Equal, fa, fb, w.sameMemory) {
 			continue
 		}
 		pathLen := len(w.path)
-		w.push(f.name)
+		w.push(f.Name)
 		if !w.ignored() {
 			switch {
 			case !inNew:
-				w.remove(string(w.path), w.genericAt(f.walk, fa))
+				w.remove(string(w.path), w.genericAt(walks[i], fa))
 			case !inOld:
-				w.add(string(w.path), w.genericAt(f.walk, fb))
+				w.add(string(w.path), w.genericAt(walks[i], fb))
 			default:
-				w.walkValue(f.walk, fa, fb)
+				w.walkValue(walks[i], fa, fb)
 			}
 		}
 		w.pop(pathLen)
@@ -206,21 +173,36 @@ func (w *typedWalk) walkStruct(p *structPlan, a, b unsafe.Pointer) {
 type typeWalk struct {
 	t    reflect.Type
 	kind walkKind
-	plan *structPlan // walkStruct
+	plan *generic.StructPlan // walkStruct
+	// walkStruct: the typeWalk of each of plan's SortedFields, made on first use.
+	fieldsOnce sync.Once
+	fieldWalks []*typeWalk
 	// walkPointer, walkList: the element's.
 	elemOnce  sync.Once
 	elem      *typeWalk
 	elemSize  uintptr
-	elemEqual equalFunc
-	// generic builds the generic JSON of a value of t (genericFuncOf's), made on first use.
+	elemEqual generic.EqualFunc
+	// generic builds the generic JSON of a value of t (generic.FuncOf's), made on first use.
 	genericOnce sync.Once
-	generic     genericFunc
+	generic     generic.Func
 }
 
-// genericFunc is genericFuncOf(tw.t), looked up once rather than for every changed leaf.
-func (tw *typeWalk) genericFunc() genericFunc {
-	tw.genericOnce.Do(func() { tw.generic = genericFuncOf(tw.t) })
+// genericFunc is generic.FuncOf(tw.t), looked up once rather than for every changed leaf.
+func (tw *typeWalk) genericFunc() generic.Func {
+	tw.genericOnce.Do(func() { tw.generic = generic.FuncOf(tw.t) })
 	return tw.generic
+}
+
+// fields are the sorted fields of a struct's plan and the typeWalk of each.
+func (tw *typeWalk) fields() ([]generic.SortedField, []*typeWalk) {
+	fields := tw.plan.SortedFields()
+	tw.fieldsOnce.Do(func() {
+		tw.fieldWalks = make([]*typeWalk, len(fields))
+		for i, f := range fields {
+			tw.fieldWalks[i] = walkOf(f.Type)
+		}
+	})
+	return fields, tw.fieldWalks
 }
 
 type walkKind uint8
@@ -245,16 +227,16 @@ func walkOf(t reflect.Type) *typeWalk {
 	case reflect.Pointer:
 		tw.kind = walkPointer
 	case reflect.Struct:
-		if plan := planOf(t); !ownEncoding(t) && plan != nil && plan.plain {
+		if plan := generic.PlanOf(t); !generic.OwnEncoding(t) && plan != nil && plan.Plain {
 			tw.kind, tw.plan = walkStruct, plan
 		}
 	case reflect.Slice:
-		if t.Elem().Kind() != reflect.Uint8 && !ownEncoding(t) {
+		if t.Elem().Kind() != reflect.Uint8 && !generic.OwnEncoding(t) {
 			tw.kind = walkList
 		}
 	case reflect.Map:
 		if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String &&
-			!ownEncoding(t) && !ownEncoding(t.Key()) && !ownEncoding(t.Elem()) {
+			!generic.OwnEncoding(t) && !generic.OwnEncoding(t.Key()) && !generic.OwnEncoding(t.Elem()) {
 			tw.kind = walkStringMap
 		}
 	}
@@ -266,7 +248,7 @@ func walkOf(t reflect.Type) *typeWalk {
 func (tw *typeWalk) element() *typeWalk {
 	tw.elemOnce.Do(func() {
 		elem := tw.t.Elem()
-		tw.elem, tw.elemSize, tw.elemEqual = walkOf(elem), elem.Size(), equalOf(elem)
+		tw.elem, tw.elemSize, tw.elemEqual = walkOf(elem), elem.Size(), generic.EqualOf(elem)
 	})
 	return tw.elem
 }
@@ -283,11 +265,11 @@ func (w *typedWalk) walkValue(tw *typeWalk, a, b unsafe.Pointer) {
 			return
 		}
 	case walkStruct:
-		w.walkStruct(tw.plan, a, b)
+		w.walkStruct(tw, a, b)
 		return
 	case walkList:
-		sa, sb := (*sliceHeader)(a), (*sliceHeader)(b)
-		if sa.data != nil && sb.data != nil {
+		sa, sb := (*generic.SliceHeader)(a), (*generic.SliceHeader)(b)
+		if sa.Data != nil && sb.Data != nil {
 			w.walkList(tw, sa, sb)
 			return
 		}
@@ -304,25 +286,25 @@ func (w *typedWalk) walkValue(tw *typeWalk, a, b unsafe.Pointer) {
 // walkList compares two lists index by index, as jsondiff compares arrays: the elements
 // a shorter new list lost first (each at the index where the list now ends), then the
 // elements at each common index, then the ones appended ("-").
-func (w *typedWalk) walkList(list *typeWalk, a, b *sliceHeader) {
+func (w *typedWalk) walkList(list *typeWalk, a, b *generic.SliceHeader) {
 	elem := list.element()
 	size, equal, typ := list.elemSize, list.elemEqual, elem.t
-	common := min(a.len, b.len)
+	common := min(a.Len, b.Len)
 	pathLen := len(w.path)
-	if b.len < a.len {
+	if b.Len < a.Len {
 		w.pushIndex(common)
 		at := string(w.path)
 		w.pop(pathLen)
-		for i := common; i < a.len; i++ {
+		for i := common; i < a.Len; i++ {
 			w.pushIndex(i)
 			if !w.ignored() {
-				w.remove(at, w.genericAt(elem, unsafe.Add(a.data, uintptr(i)*size)))
+				w.remove(at, w.genericAt(elem, unsafe.Add(a.Data, uintptr(i)*size)))
 			}
 			w.pop(pathLen)
 		}
 	}
 	for i := range common {
-		ea, eb := unsafe.Add(a.data, uintptr(i)*size), unsafe.Add(b.data, uintptr(i)*size)
+		ea, eb := unsafe.Add(a.Data, uintptr(i)*size), unsafe.Add(b.Data, uintptr(i)*size)
 		if sameAt(typ, equal, ea, eb, w.sameMemory) {
 			continue
 		}
@@ -332,12 +314,12 @@ func (w *typedWalk) walkList(list *typeWalk, a, b *sliceHeader) {
 		}
 		w.pop(pathLen)
 	}
-	if b.len > a.len {
+	if b.Len > a.Len {
 		at := string(append(w.path, "/-"...))
-		for i := common; i < b.len; i++ {
+		for i := common; i < b.Len; i++ {
 			w.pushIndex(i)
 			if !w.ignored() {
-				w.add(at, w.genericAt(elem, unsafe.Add(b.data, uintptr(i)*size)))
+				w.add(at, w.genericAt(elem, unsafe.Add(b.Data, uintptr(i)*size)))
 			}
 			w.pop(pathLen)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/fastpath"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/leader"
@@ -42,7 +43,7 @@ type Config struct {
 	// of each object it keeps.
 	UI        bool
 	UIHistory int
-	Speed     Speed
+	Speed     fastpath.Settings
 	// Health, when set, gives every event its object's health (health.go).
 	Health *Health
 }
@@ -104,14 +105,6 @@ type End struct {
 	Grace     time.Duration // how long the sinks have to write what they hold at the end
 }
 
-// Speed are the environment's speed switches as the command read them (package
-// switches): NoFastPaths decodes, encodes and diffs every object whole; PlainIO dials
-// the watches' connection as client-go does, PlainStdout writes stdout with the file's
-// own Write.
-type Speed struct {
-	NoFastPaths, PlainIO, PlainStdout bool
-}
-
 // InProcessSink is a sink of the caller's: its name (in diagnostics and the summary) and
 // how it is built, given the run's Differ (nil with --no-diff).
 type InProcessSink struct {
@@ -128,18 +121,20 @@ type System struct {
 	LookupEnv   func(key string) (string, bool)
 	Verbosity   int // -v
 	Kubeconfig  plan.Kubeconfig
-	// NewClients builds a cluster's API clients (informer.NewClients; tests give fakes).
-	NewClients func(*rest.Config) (informer.Clients, error)
-	// Synced is called once every informer has its initial list; what it returns is
-	// called when the run ends. The command tunes the process for watching there.
-	Synced func() (undo func())
+	// NewClients builds a cluster's API clients (informer.NewClients; tests give fakes),
+	// with the run's Speed.Recovery.
+	NewClients func(*rest.Config, fastpath.Recovery) (informer.Clients, error)
+	// Synced is called once every informer has its initial list, with the run's
+	// Speed.Runtime; what it returns is called when the run ends. The command tunes the
+	// process for watching there.
+	Synced func(fastpath.Runtime) (undo func())
 	// SecretsWatched is called, before anything is listed, when Secrets are watched and
 	// their values must not reach client-go's logs: it returns the -v the logs were capped
 	// at, or 0 if they needed no cap.
 	SecretsWatched func() (cappedFrom int)
-	// Starting is called once everything is resolved and before the informers list
-	// (the start-up pages' release).
-	Starting func()
+	// Starting is called, with the run's Speed.Runtime, once everything is resolved and
+	// before the informers list (the start-up pages' release).
+	Starting func(fastpath.Runtime)
 }
 
 // Terminals says which output streams are terminals and how wide they are.

@@ -117,7 +117,7 @@ func (w *session) synced() (undo func()) {
 	if w.sys.Synced == nil {
 		return func() {}
 	}
-	return w.sys.Synced()
+	return w.sys.Synced(w.cfg.Speed.Runtime)
 }
 
 // initialListHidden names the flag that keeps the initial list (ADDED events of the
@@ -205,5 +205,15 @@ func (w *session) filter(s config.Sink) sink.Filter {
 	if s.On != "" {
 		on = strings.Split(s.On, "|")
 	}
-	return sink.Filter{EventTypes: s.EventTypes, On: on, Fold: folds}
+	f := sink.Filter{EventTypes: s.EventTypes, On: on, Fold: folds}
+	if w.cfg.Events.Transitions != nil {
+		// The run evaluates the transitions every sink names, once per event; each sink
+		// names in its events only those it asked for, or --on's.
+		// Not nil even when empty: nil would name every transition.
+		f.Shows = append([]string{}, f.On...)
+		if len(f.Shows) == 0 {
+			f.Shows = append(f.Shows, w.cfg.Events.On...)
+		}
+	}
+	return f
 }

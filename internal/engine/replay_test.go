@@ -18,6 +18,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
 // fakeSource emits n pod events, web-1 ... web-n, then ends (or fails with err).
@@ -47,7 +48,7 @@ func replayOn(t *testing.T, src *fakeSource, cfg Config) (string, Result, error)
 	t.Helper()
 	var out, errOut bytes.Buffer
 	cfg.Output.Sinks = []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block}}
-	cfg.End.Grace, cfg.Speed.PlainStdout = time.Second, true
+	cfg.End.Grace = time.Second
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
 	res, err := RunReplay(context.Background(), sys, cfg, Replay{Source: src, What: "test"})
 	return out.String(), res, err
@@ -128,7 +129,7 @@ func TestSinksGetTheirExpression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{End: End{Grace: time.Second}, Speed: Speed{PlainStdout: true}, Output: Output{
+	cfg := Config{End: End{Grace: time.Second}, Output: Output{
 		Sinks:   []config.Sink{{Name: "jq", Type: config.KindJQ, Expr: expr, Raw: true, Output: config.Stdout, Buffer: 4, OnFull: listener.Block}},
 		Queries: map[string]*jq.Query{"jq": q}}}
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
@@ -137,5 +138,71 @@ func TestSinksGetTheirExpression(t *testing.T) {
 	}
 	if out.String() != "web-1\nweb-3\n" || errOut.Len() > 0 {
 		t.Errorf("jq sink printed %q, want the ADDED pods' names; stderr:\n%s", out.String(), errOut.String())
+	}
+}
+
+// crashSource emits a pod that runs, enters CrashLoopBackOff, and waits in it again,
+// each update with its previous version as Old, as package replay makes them.
+type crashSource struct{}
+
+func (crashSource) Run(ctx context.Context, emit func(*event.Event) bool) error {
+	state := func(waiting string) *corev1.Pod {
+		p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "flaky", Namespace: "shop"}}
+		s := corev1.ContainerStatus{Name: "app"}
+		if waiting != "" {
+			s.State.Waiting = &corev1.ContainerStateWaiting{Reason: waiting}
+		}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{s}
+		return p
+	}
+	var prev *corev1.Pod
+	for i, waiting := range []string{"", "CrashLoopBackOff", "CrashLoopBackOff"} {
+		ev := &event.Event{Type: event.Modified, Time: time.Date(2026, 11, 23, 14, 0, i, 0, time.UTC), Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+			Kind: "Pod", Object: state(waiting)}
+		if prev == nil {
+			ev.Type = event.Added
+		} else {
+			ev.Old = prev
+		}
+		prev = ev.Object.(*corev1.Pod)
+		if !emit(ev) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// TestReplayTransitions: the transitions of --on and of a sink's on= are evaluated on
+// the replayed events, with their previous versions: --on keeps the pod's entering
+// CrashLoopBackOff, not its waiting there again, and so does the sink's on=.
+func TestReplayTransitions(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"--on crashloop", Config{Events: Events{On: []string{"crashloop"}}}},
+		{"on=crashloop", Config{Output: Output{Sinks: []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block, On: "crashloop"}}}}},
+	} {
+		var stdout, errOut bytes.Buffer
+		cfg := c.cfg
+		if cfg.Output.Sinks == nil {
+			cfg.Output.Sinks = []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block}}
+		}
+		set, err := transition.Shipped().Compile([]string{"crashloop"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Events.Transitions = set
+		cfg.End.Grace = time.Second
+		sys := System{Out: &stdout, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
+		if _, err := RunReplay(context.Background(), sys, cfg, Replay{Source: crashSource{}, What: "test"}); err != nil {
+			t.Fatalf("%s: %v; stderr:\n%s", c.name, err, errOut.String())
+		}
+		if stdout.String() != "MODIFIED pod/flaky\n" {
+			t.Errorf("%s: %q, want the one update that entered CrashLoopBackOff; stderr:\n%s", c.name, stdout.String(), errOut.String())
+		}
+	}
+	if !(Config{Events: Events{On: []string{"crashloop"}}}).ReadsObjects() || !(Config{Output: Output{Sinks: []config.Sink{{Type: config.KindFile, Format: "json", On: "crashloop"}}}}).ReadsObjects() {
+		t.Error("transitions read the objects: ReadsObjects must say so")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -22,7 +23,6 @@ import (
 	"github.com/kubeevents/kubeevents/internal/metrics"
 	"github.com/kubeevents/kubeevents/internal/owners"
 	"github.com/kubeevents/kubeevents/internal/plan"
-	"github.com/kubeevents/kubeevents/internal/quietio"
 	"github.com/kubeevents/kubeevents/internal/resume"
 	"github.com/kubeevents/kubeevents/internal/sink"
 	"github.com/kubeevents/kubeevents/internal/ui"
@@ -49,7 +49,6 @@ type session struct {
 	elector *leader.Elector // nil without --leader-elect
 	headers *headerPrinters
 	files   []*sink.File // every file a sink opened
-	stdout  io.Writer    // what the sinks that write to stdout write through
 	// view is the full-screen view (--ui), nil without; diagnostics, when set, is where
 	// diagnostics go instead of sys.ErrOut (through the view).
 	view        *ui.View
@@ -57,9 +56,6 @@ type session struct {
 }
 
 func (w *session) run(ctx context.Context) (_ Result, runErr error) {
-	if err := w.checkView(); err != nil {
-		return Result{}, err
-	}
 	// The view's q and Ctrl-C stop the run as Ctrl-C (SIGINT) stops a stream.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
@@ -123,7 +119,7 @@ func (w *session) stream(ctx context.Context) (Result, error) {
 	stopWatchingOutput := w.watchOutput(ctx, &rc)
 	defer stopWatchingOutput()
 	if w.sys.Starting != nil {
-		w.sys.Starting()
+		w.sys.Starting(w.cfg.Speed.Runtime)
 	}
 	res, err := stream(ctx, rc)
 	err = w.stopView(err)
@@ -154,7 +150,7 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 		rc.observer = w.metrics
 	}
 	for _, c := range w.plan.Clusters {
-		clients, err := w.sys.NewClients(w.clientConfig(c.Config))
+		clients, err := w.sys.NewClients(c.Config, w.cfg.Speed.Recovery)
 		if err != nil {
 			if w.plan.Several {
 				err = fmt.Errorf(plan.ClusterNotice+"%w", c.Name, err)
@@ -201,6 +197,10 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 func (w *session) resumeStore() (checkpoint.Store, error) {
 	cfg := afterStopConfig(w.plan.Clusters[0].Config)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf" // the shards travel as bytes, not base64
+	// A write sends the shards one after another, as fast as the API server answers:
+	// client-go's default of 5 requests a second would take 25 s for the first write of
+	// 128 shards (10,000 pods), past the store's time limit.
+	cfg.QPS, cfg.Burst = 100, 200
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -217,9 +217,6 @@ func (w *session) resumeStore() (checkpoint.Store, error) {
 func (w *session) newElector() (*leader.Elector, error) {
 	if !w.cfg.LeaderElect.Enabled {
 		return nil, nil
-	}
-	if w.plan.Several {
-		return nil, diag.Usagef("--leader-elect takes one cluster, the one whose Lease it holds; drop --context's list or --all-contexts")
 	}
 	client, err := kubernetes.NewForConfig(afterStopConfig(w.plan.Clusters[0].Config))
 	if err != nil {
@@ -304,6 +301,7 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 		}
 	}()
 	var folding []int
+	fence := w.deliveryFence()
 	for _, s := range w.cfg.Output.Sinks {
 		out, err := w.newSink(s)
 		if err != nil {
@@ -319,7 +317,7 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 		}
 		filter := w.filter(s)
 		out = sink.WithFilter(out, filter)
-		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync}
+		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync, Fence: fence}
 		w.viewListener(s, &lc)
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
@@ -349,7 +347,7 @@ func (w *session) newSink(s config.Sink) (listener.Sink, error) {
 	facts := w.sinkFacts()
 	o := w.cfg.Output
 	return config.Build(s, config.BuildEnv{
-		Stdout: w.stdoutWriter(), Color: w.colorFor(out), Terminal: tty,
+		Stdout: out, Color: w.colorFor(out), Terminal: tty,
 		TerminalWidth: w.sys.Terminals.Width(out), Timestamps: o.Timestamps,
 		ShowKind: facts.ShowKind, Namespace: facts.Namespace, Differ: o.Differ, ShowOld: o.ShowOld,
 		Query: o.Queries[s.Name], Format: o.Formats[s.Name], Warn: w.warnf,
@@ -377,27 +375,24 @@ func (w *session) sinkFacts() sinkFacts {
 		Namespace: w.plan.Namespace(), Columns: w.plan.Columns(), Clusters: w.plan.Names()}
 }
 
-// stdoutWriter is what the sinks that write to the standard output write through:
-// quietio's writer (one for all of them) when it is a pipe, a socket or a device, unless
-// the user turned that off.
-func (w *session) stdoutWriter() io.Writer {
-	if w.stdout == nil {
-		w.stdout = w.sys.Out
-		if !w.cfg.Speed.PlainStdout {
-			w.stdout = quietio.Writer(w.sys.Out)
+// deliveryFence is what every sink's listener asks before it writes (nil without
+// --leader-elect): the Elector's Fence, said once each time it closes and opens again.
+// A leader that was paused past its lease's duration (a GC pause, a frozen VM, SIGSTOP)
+// holds back what it has not written yet, rather than deliver it while another replica
+// may lead; the one that leads delivers it from the checkpoint.
+func (w *session) deliveryFence() func() error {
+	if w.elector == nil {
+		return nil
+	}
+	var closed atomic.Bool
+	return func() error {
+		err := w.elector.Fence()
+		switch {
+		case err != nil && closed.CompareAndSwap(false, true):
+			w.warnf("--leader-elect: %v; holding back what the sinks have not written (another replica may lead)", err)
+		case err == nil && closed.CompareAndSwap(true, false):
+			w.warnf("--leader-elect: the lease %s was renewed; delivering again", w.elector.Lease())
 		}
+		return err
 	}
-	return w.stdout
-}
-
-// clientConfig is a cluster's config for the informers' clients: their connection is
-// dialled by quietio, whose reads and writes do not wake the Go runtime's monitor thread
-// on every event, unless the user turned that off or the config has a dialer of its own.
-func (w *session) clientConfig(c *rest.Config) *rest.Config {
-	if w.cfg.Speed.PlainIO || c.Dial != nil {
-		return c
-	}
-	c = rest.CopyConfig(c)
-	c.Dial = quietio.Dial
-	return c
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/transition"
@@ -47,5 +48,39 @@ func TestRunOnKeepsWhereATransitionHappened(t *testing.T) {
 	}
 	if got := a.got(); res.Made != 1 || !slices.Equal(got, []string{"ADDED ns/c2"}) || !slices.Equal(a.on[0], []string{"second"}) {
 		t.Fatalf("made %d, sink got %v with on %q; want ns/c2 alone, numbered 1, on [second]", res.Made, got, a.on)
+	}
+}
+
+// Each sink names in its events the transitions it asked for: its on=, else --on's, else
+// none (never every one that happened); with no transition named anywhere, there is
+// nothing to leave out.
+func TestSinksShowTheirOwnTransitions(t *testing.T) {
+	set := func(names ...string) *transition.Set {
+		s, err := transition.Shipped().Compile(names, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		on    []string
+		sink  string
+		shows []string
+	}{
+		{nil, "crashloop", []string{"crashloop"}},
+		{nil, "", []string{}},
+		{[]string{"deleted"}, "", []string{"deleted"}},
+		{[]string{"deleted"}, "crashloop|oomkilled", []string{"crashloop", "oomkilled"}},
+	} {
+		w := &session{cfg: &Config{Events: Events{On: tc.on, Transitions: set("crashloop", "deleted", "not-ready", "oomkilled")},
+			Output: Output{Sinks: []config.Sink{{Name: "a", Type: config.KindFile, On: tc.sink}, {Name: "b", Type: config.KindHTTP, On: "not-ready"}}}}}
+		got := w.filter(w.cfg.Output.Sinks[0]).Shows
+		if got == nil || !slices.Equal(got, tc.shows) {
+			t.Errorf("--on %q, on=%q: the sink shows %#v, want %q", tc.on, tc.sink, got, tc.shows)
+		}
+	}
+	w := &session{cfg: &Config{Output: Output{Sinks: []config.Sink{{Name: "a", Type: config.KindFile}}}}}
+	if got := w.filter(w.cfg.Output.Sinks[0]).Shows; got != nil {
+		t.Errorf("no transition named anywhere: the sink shows %q", got)
 	}
 }

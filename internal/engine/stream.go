@@ -271,7 +271,8 @@ func (r *run) buildInformers(c *clusterRun) error {
 	fatal := c.fatalOf(r)
 	base := informer.Options{Cluster: c.Name, LabelSelector: cfg.Watch.LabelSelector, Names: cfg.Watch.Names,
 		WatchOnly: cfg.Events.WatchOnly, MetadataOnly: cfg.Watch.MetadataOnly, ShowSecrets: cfg.Watch.ShowSecrets,
-		NoFastPaths: cfg.Speed.NoFastPaths, NoAttribution: cfg.Events.NoAttribution, Warn: c.warn, Fatal: fatal, Observer: r.observer}
+		NoFastPaths: cfg.Speed.NoFastPaths, NoWireDecoders: cfg.Speed.NoWireDecoders, NoAttribution: cfg.Events.NoAttribution,
+		Coalesced: coalesces(r.listeners), Warn: c.warn, Fatal: fatal, Observer: r.observer}
 	if r.resume != nil {
 		base.RedactionKey = r.resume.RedactionKey(c.Name)
 	}
@@ -312,7 +313,7 @@ func (r *run) buildInformers(c *clusterRun) error {
 	if r.folder != nil {
 		for _, res := range fold.Workloads {
 			for _, ns := range c.namespaces() {
-				inf, err := add(res, informer.Options{Cluster: c.Name, Namespace: ns, NoFastPaths: cfg.Speed.NoFastPaths, Warn: c.warn, Fatal: fatal})
+				inf, err := add(res, informer.Options{Cluster: c.Name, Namespace: ns, NoFastPaths: cfg.Speed.NoFastPaths, NoWireDecoders: cfg.Speed.NoWireDecoders, Warn: c.warn, Fatal: fatal})
 				if err != nil {
 					return err
 				}
@@ -327,7 +328,7 @@ func (r *run) buildInformers(c *clusterRun) error {
 	// types'. Only what happens from now on, like the changes they explain; past ones
 	// (--since, --resume) are listed, and kept by the pipeline's related step.
 	for _, ns := range c.namespaces() {
-		inf, err := add(related.Resource, informer.Options{Cluster: c.Name, Namespace: ns, Related: true, NoFastPaths: cfg.Speed.NoFastPaths,
+		inf, err := add(related.Resource, informer.Options{Cluster: c.Name, Namespace: ns, Related: true, NoFastPaths: cfg.Speed.NoFastPaths, NoWireDecoders: cfg.Speed.NoWireDecoders,
 			WatchOnly: r.pastEventsSince(c).IsZero(), Warn: c.warn, Fatal: fatal, Observer: r.observer})
 		if err != nil {
 			return err
@@ -569,4 +570,10 @@ func (s *sources) stop() {
 		cancel()
 	}
 	s.running.Wait()
+}
+
+// coalesces reports whether a listener merges changes of one object (on-full=coalesce),
+// whose attribution then needs every writer's fields.
+func coalesces(listeners []*listener.Listener) bool {
+	return slices.ContainsFunc(listeners, func(l *listener.Listener) bool { return l.Config().OnFull == listener.Coalesce })
 }

@@ -5,9 +5,8 @@
 package event
 
 import (
-	"bytes"
 	"encoding/json"
-	"strconv"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,8 +17,23 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeevents/kubeevents/internal/generic"
 	"github.com/kubeevents/kubeevents/internal/managedfields"
-	"github.com/kubeevents/kubeevents/internal/wire"
+)
+
+// Encoder writes an object's JSON as encoding/json does (the render edge's part cache is
+// one: package partjson), told by update what the encoding does to the versions it keeps.
+type Encoder interface {
+	Marshal(obj runtime.Object, update Update) ([]byte, error)
+}
+
+// Update says what an encoding does to the versions an Encoder keeps.
+type Update uint8
+
+const (
+	KeepVersions  Update = iota // an older state (Old): compare with, but do not record
+	RecordVersion               // the object's newest state
+	ForgetObject                // its last state: the object was deleted
 )
 
 // EventType is what happened to an object, as printed in every sink.
@@ -115,6 +129,11 @@ type Event struct {
 	// (package attribution decides); nil when attribution is off, and for SYNC and core
 	// Events.
 	ManagedFields *managedfields.Record
+	// RecordedBy is who made the change as a recording says (kubeevents replay: the
+	// envelope's "by", "byAmbiguous" and each diff operation's "by"), said as it was
+	// rather than decided again; nil for events of a watch, and where the recording
+	// names nobody.
+	RecordedBy *managedfields.Attribution
 	// Rollout says where the object's rollout stands (--owned, for the kinds that have
 	// one: Deployments, StatefulSets, DaemonSets, Jobs; a RolloutStep); nil otherwise.
 	Rollout *Rollout
@@ -146,9 +165,10 @@ type Event struct {
 	// sequence number the event had when it was folded; 0 otherwise.
 	UnfoldedSeq uint64
 
-	// Encoder is the informer's part encoder, if any: it copies the JSON of parts that
-	// did not change since the object's previous version. Nil encodes every object whole.
-	Encoder *wire.PartEncoder
+	// Encoder writes the JSON of Object and Old: the informer's part cache, which copies
+	// the JSON of parts that did not change since the object's previous version. Nil
+	// encodes every object whole (encoding/json).
+	Encoder Encoder
 
 	// Written, if set, is called by each listener once its sink's Write returned for this
 	// event without an error (written, or left out on purpose by a filter), or, for a sink
@@ -166,6 +186,10 @@ type Event struct {
 	object, old encoded // JSON and generic forms of Object and Old, each computed at most once
 	memoMu      sync.Mutex
 	memos       []memo // Memo's, a few: one per Differ, one per jq envelope
+	// shown is, for a copy made by ShowingOn, the event it shows: whose encodings of
+	// Object and Old it uses, so that they are made once (the informer's part encoder
+	// must see each version once).
+	shown *Event
 }
 
 type memo struct{ key, value any }
@@ -181,9 +205,13 @@ type encoded struct {
 	valueErr  error
 }
 
-func (c *encoded) jsonOf(obj runtime.Object, encoder *wire.PartEncoder, update wire.Update) ([]byte, error) {
+func (c *encoded) jsonOf(obj runtime.Object, encoder Encoder, update Update) ([]byte, error) {
 	c.jsonOnce.Do(func() {
-		if obj != nil {
+		switch {
+		case obj == nil:
+		case encoder == nil:
+			c.json, c.jsonErr = json.Marshal(obj)
+		default:
 			c.json, c.jsonErr = encoder.Marshal(obj, update)
 		}
 	})
@@ -193,18 +221,19 @@ func (c *encoded) jsonOf(obj runtime.Object, encoder *wire.PartEncoder, update w
 // valueOf is the object as maps, slices, strings, bools and numbers (json.Number or
 // float64): the one number normalisation per event, in the form gojq and jsondiff both
 // accept (unstructured objects hold int64, which both reject). A typed object is built
-// from its fields by typed, or decoded from its JSON (encoded once anyway for output),
-// which allocates about 40% more; an unstructured one is already a map,
-// so it is copied with its integers converted, which costs far less than a round trip.
-func (c *encoded) valueOf(obj runtime.Object, encoder *wire.PartEncoder, update wire.Update, typed TypedValue) (any, error) {
+// from its fields (generic.Value), or, for a type it does not build, decoded from its
+// JSON (encoded once anyway for output), which allocates about 40% more; an unstructured
+// one is already a map, so it is copied with its integers converted, which costs far
+// less than a round trip.
+func (c *encoded) valueOf(obj runtime.Object, encoder Encoder, update Update) (any, error) {
 	c.valueOnce.Do(func() {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
-			c.value = Generic(u.Object)
+			c.value = generic.Copy(u.Object)
 			return
 		}
-		if typed != nil && obj != nil {
+		if obj != nil {
 			var built bool
-			if c.value, built, c.valueErr = typed(obj); built {
+			if c.value, built, c.valueErr = generic.Value(obj); built {
 				return
 			}
 		}
@@ -213,51 +242,9 @@ func (c *encoded) valueOf(obj runtime.Object, encoder *wire.PartEncoder, update 
 			c.valueErr = err
 			return
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		c.valueErr = dec.Decode(&c.value)
+		c.value, c.valueErr = generic.Decode(raw)
 	})
 	return c.value, c.valueErr
-}
-
-// Generic copies an unstructured value (or part of one), turning its numbers into
-// json.Number as decoding its JSON would. The original is shared with the informer's cache and is not touched.
-func Generic(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = Generic(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = Generic(x)
-		}
-		return out
-	case int64:
-		return json.Number(strconv.FormatInt(v, 10))
-	case int:
-		return json.Number(strconv.Itoa(v))
-	case int32:
-		return json.Number(strconv.FormatInt(int64(v), 10))
-	case float64:
-		return floatNumber(v)
-	case float32:
-		return floatNumber(float64(v))
-	}
-	return v
-}
-
-// floatNumber spells f as the JSON encoding does, so both forms agree; floats are rare
-// in objects (resource quantities are strings).
-func floatNumber(f float64) any {
-	raw, err := json.Marshal(f)
-	if err != nil {
-		return f // NaN or ±Inf, which no object holds
-	}
-	return json.Number(raw)
 }
 
 // SetJSON gives the JSON of Object and Old (either may be nil: encoded as usual when
@@ -272,45 +259,54 @@ func (e *Event) SetJSON(object, old []byte) {
 	}
 }
 
+// encodings is the event whose encodings of Object and Old e uses: e, or the one a copy
+// made by ShowingOn shows.
+func (e *Event) encodings() *Event {
+	if e.shown != nil {
+		return e.shown
+	}
+	return e
+}
+
 // ObjectJSON is the compact JSON encoding of Object, computed at most once per event.
 func (e *Event) ObjectJSON() ([]byte, error) {
-	return e.object.jsonOf(e.Object, e.Encoder, e.objectUpdate())
+	b := e.encodings()
+	return b.object.jsonOf(b.Object, b.Encoder, b.objectUpdate())
 }
 
 // objectUpdate is what encoding Object tells the informer's encoder.
-func (e *Event) objectUpdate() wire.Update {
+func (e *Event) objectUpdate() Update {
 	switch {
 	case e.Type == Deleted:
-		return wire.ForgetObject
+		return ForgetObject
 	case e.Related:
-		return wire.KeepVersions // core Events about watched objects: each is new, none changes
+		return KeepVersions // core Events about watched objects: each is new, none changes
 	case e.InInitialList:
 		// Listed objects were not decoded by the protobuf watch, so their next versions
 		// share nothing with them: keeping their parts' JSON would only cost memory.
-		return wire.KeepVersions
+		return KeepVersions
 	}
-	return wire.RecordVersion
+	return RecordVersion
 }
 
 // OldJSON is the compact JSON encoding of Old (nil if there is none), computed at most once.
-func (e *Event) OldJSON() ([]byte, error) { return e.old.jsonOf(e.Old, e.Encoder, wire.KeepVersions) }
-
-// TypedValue builds a typed object's generic JSON values from its fields, the values
-// decoding its JSON would give; built=false leaves them to that decoding (a type it does
-// not know how to build).
-type TypedValue func(obj runtime.Object) (value any, built bool, err error)
+func (e *Event) OldJSON() ([]byte, error) {
+	b := e.encodings()
+	return b.old.jsonOf(b.Old, b.Encoder, KeepVersions)
+}
 
 // ObjectValue is Object as generic JSON values (map[string]any, []any, string, bool,
-// json.Number, nil), computed once: built by typed when it is given and knows the type,
-// else decoded from ObjectJSON. Every caller of one command must pass the same typed (the
-// first call's wins, as for Memo). Shared: callers must not modify it.
-func (e *Event) ObjectValue(typed TypedValue) (any, error) {
-	return e.object.valueOf(e.Object, e.Encoder, e.objectUpdate(), typed)
+// json.Number, nil), computed once: built from its fields (package generic) where its
+// type allows, else decoded from ObjectJSON. Shared: callers must not modify it.
+func (e *Event) ObjectValue() (any, error) {
+	b := e.encodings()
+	return b.object.valueOf(b.Object, b.Encoder, b.objectUpdate())
 }
 
 // OldValue is Old as generic JSON values, like ObjectValue; nil if there is no Old.
-func (e *Event) OldValue(typed TypedValue) (any, error) {
-	return e.old.valueOf(e.Old, e.Encoder, wire.KeepVersions, typed)
+func (e *Event) OldValue() (any, error) {
+	b := e.encodings()
+	return b.old.valueOf(b.Old, b.Encoder, KeepVersions)
 }
 
 // Memo caches values derived from the event by the packages that render it (a Differ's
@@ -340,9 +336,34 @@ func (e *Event) Memo(key any, compute func() any) any {
 // object's versions once).
 func (e *Event) Unfold() *Event {
 	return &Event{Type: e.Type, Time: e.Time, Cluster: e.Cluster, Resource: e.Resource, Kind: e.Kind,
-		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related,
+		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related, Past: e.Past,
 		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, Rollout: e.Rollout,
 		Health: e.Health, On: e.On, UnfoldedSeq: e.Seq}
+}
+
+// ShowingOn is the event as a sink that names only these transitions sees it: e itself
+// when its On names no other, else a copy whose On keeps only those (nil when none is
+// left). The transitions are evaluated once per event for every sink (package
+// transition); the others that happened were asked for by other sinks, and are not this
+// one's news. The copy shares e's encodings of Object and Old but not its Memo: its
+// envelope differs (its "on"), so a sink that sees one makes its diff and envelope again,
+// which only events in which another sink's transition happened cost.
+func (e *Event) ShowingOn(names []string) *Event {
+	if !slices.ContainsFunc(e.On, func(name string) bool { return !slices.Contains(names, name) }) {
+		return e
+	}
+	var on []string
+	for _, name := range e.On {
+		if slices.Contains(names, name) {
+			on = append(on, name)
+		}
+	}
+	return &Event{Type: e.Type, Time: e.Time, Seq: e.Seq, Cluster: e.Cluster, Resource: e.Resource, Kind: e.Kind,
+		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related, Past: e.Past,
+		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, ManagedFields: e.ManagedFields,
+		Rollout: e.Rollout, Health: e.Health, On: on, Folded: e.Folded, FoldedEvents: e.FoldedEvents, UnfoldedSeq: e.UnfoldedSeq,
+		Encoder: e.Encoder, Written: e.Written, RecordedDiff: e.RecordedDiff, RecordedBy: e.RecordedBy, Child: e.Child,
+		LeftOut: e.LeftOut, EndsStream: e.EndsStream, SyncTo: e.SyncTo, shown: e.encodings()}
 }
 
 // HasOld reports whether the event carries a previous state worth showing: MODIFIED and

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // An unstructured object's generic form has json.Number where it held int64, and the
@@ -22,7 +20,7 @@ func TestUnstructuredValueNormalised(t *testing.T) {
 		"spec":     map[string]any{"sizes": []any{int64(1), 2.5, "x", true, nil}},
 	}}
 	ev := &Event{Type: Added, Object: u}
-	v, err := ev.ObjectValue(nil)
+	v, err := ev.ObjectValue()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,13 +46,13 @@ func TestEventRecordsOnlyWatchedVersions(t *testing.T) {
 		name          string
 		typ           EventType
 		initial, core bool
-		want          wire.Update
+		want          Update
 	}{
-		{"modified", Modified, false, false, wire.RecordVersion},
-		{"added while watching", Added, false, false, wire.RecordVersion},
-		{"listed", Added, true, false, wire.KeepVersions},
-		{"core event", Added, false, true, wire.KeepVersions},
-		{"deleted", Deleted, false, false, wire.ForgetObject},
+		{"modified", Modified, false, false, RecordVersion},
+		{"added while watching", Added, false, false, RecordVersion},
+		{"listed", Added, true, false, KeepVersions},
+		{"core event", Added, false, true, KeepVersions},
+		{"deleted", Deleted, false, false, ForgetObject},
 	} {
 		ev := &Event{Type: c.typ, InInitialList: c.initial, Related: c.core}
 		if got := ev.objectUpdate(); got != c.want {
@@ -91,5 +89,86 @@ func TestMemo(t *testing.T) {
 	}
 	if ev.Memo(keyA{1}, func() any { return nil }) == ev.Memo(keyB{1}, func() any { return nil }) {
 		t.Error("keys of two types with equal fields share a value")
+	}
+}
+
+// ShowingOn keeps the transitions a sink names and nothing else of the event changes: the
+// copy has every other field, shares the encodings of the objects (made once), and the
+// event itself is handed on untouched when it names no other transition.
+func TestShowingOn(t *testing.T) {
+	ev := &Event{}
+	// Every exported field set, so that a field added later and not copied is seen.
+	v := reflect.ValueOf(ev).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int, reflect.Int64:
+			f.SetInt(7)
+		case reflect.Uint64:
+			f.SetUint(7)
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Slice:
+			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		case reflect.Func:
+			f.Set(reflect.MakeFunc(f.Type(), func([]reflect.Value) []reflect.Value { return nil }))
+		case reflect.Struct:
+			if f.Type().NumField() > 0 && f.Field(0).CanSet() {
+				f.Field(0).Set(reflect.ValueOf("x").Convert(f.Field(0).Type()))
+			}
+		}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p"}}}
+	ev.Object, ev.Old, ev.Encoder = u, nil, nil
+	ev.Type = Modified
+	ev.On = []string{"crashloop", "not-ready", "restarted"}
+
+	if got := ev.ShowingOn([]string{"crashloop", "not-ready", "restarted", "oomkilled"}); got != ev {
+		t.Error("a sink that names every transition that happened did not get the event itself")
+	}
+	view := ev.ShowingOn([]string{"not-ready", "oomkilled"})
+	if !reflect.DeepEqual(view.On, []string{"not-ready"}) {
+		t.Errorf("On %q, want [not-ready]", view.On)
+	}
+	if none := ev.ShowingOn(nil); none.On != nil {
+		t.Errorf("a sink that names none sees On %q, want nil", none.On)
+	}
+	if !reflect.DeepEqual(ev.On, []string{"crashloop", "not-ready", "restarted"}) {
+		t.Errorf("the event's own On became %q", ev.On)
+	}
+	vv, ov := reflect.ValueOf(view).Elem(), reflect.ValueOf(ev).Elem()
+	for i := range vv.NumField() {
+		name := vv.Type().Field(i).Name
+		if !vv.Type().Field(i).IsExported() || name == "On" {
+			continue
+		}
+		a, b := vv.Field(i), ov.Field(i)
+		if a.Kind() == reflect.Func {
+			if a.Pointer() != b.Pointer() {
+				t.Errorf("the copy's %s is not the event's", name)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(a.Interface(), b.Interface()) {
+			t.Errorf("the copy's %s is %v, the event's %v", name, a.Interface(), b.Interface())
+		}
+	}
+	raw, err := view.ObjectJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := ev.ObjectJSON()
+	if &raw[0] != &orig[0] {
+		t.Error("the copy encoded the object again")
+	}
+	if again := view.ShowingOn(nil); again.shown != ev {
+		t.Error("a copy of a copy does not use the event's encodings")
 	}
 }

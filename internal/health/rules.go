@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubeevents/kubeevents/internal/catalog"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
 // A health rule teaches kubeevents one kind's health where kstatus does not know it: a
@@ -94,7 +94,7 @@ func NewCatalog(user map[string]Rule) (*Catalog, error) {
 			return nil, err
 		}
 		c.list = append(c.list, Entry{Key: s.key, Rule: Rule{Program: string(src), Owns: s.owns},
-			Description: transition.Description(string(src)), Shipped: true})
+			Description: catalog.Description(string(src)), Shipped: true})
 	}
 	keys := make([]string, 0, len(user))
 	for k := range user {
@@ -105,7 +105,7 @@ func NewCatalog(user map[string]Rule) (*Catalog, error) {
 		if err := CheckKey(k); err != nil {
 			return nil, err
 		}
-		e := Entry{Key: k, Rule: user[k], Description: transition.Description(user[k].Program)}
+		e := Entry{Key: k, Rule: user[k], Description: catalog.Description(user[k].Program)}
 		if i := slices.IndexFunc(c.list, func(s Entry) bool { return s.Key == k }); i >= 0 {
 			c.list[i] = e
 			continue

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubeevents/kubeevents/internal/attribution"
+	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -138,6 +140,56 @@ func TestNoAttribution(t *testing.T) {
 		inf := start(t, client, Options{NoAttribution: true}, receiver{r: r})
 		if inf.managers != nil || len(r.all()) != 1 || r.all()[0].ManagedFields != nil {
 			t.Errorf("attribution off: tracker %v, events %v with record %v", inf.managers, names(r.all()), r.all()[0].ManagedFields)
+		}
+	})
+}
+
+// A resumed start (--resume): the checkpoint's object keeps its managers and their
+// times; the first list's newer version is compared with them, so every manager that
+// wrote while kubeevents was stopped is named, each change its own.
+func TestSeededManagersTellWhoWroteSince(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := newClient()
+		now := managedPod("a", "9", map[string]int{"creator": 0, "alice": 3, "bob": 4})
+		_ = unstructured.SetNestedField(now.Object, "5", "metadata", "labels", "creator") // the creator wrote nothing since
+		if _, err := pods(client).Create(context.Background(), now, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		saved, err := managedPod("a", "5", map[string]int{"creator": 0, "alice": 1}).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &recorder{}
+		inf, err := New(podsRes, Clients{Dynamic: client}, Options{Fatal: func(err error) { t.Errorf("fatal: %v", err) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeded, managers, err := inf.Seed([][]byte{saved})
+		if err != nil || len(seeded) != 1 || len(managers) != 1 || managers[0].Empty() {
+			t.Fatalf("Seed: %v objects, managers %+v, %v", len(seeded), managers, err)
+		}
+		if _, found, _ := unstructured.NestedFieldNoCopy(seeded[0].(*unstructured.Unstructured).Object, "metadata", "managedFields"); found {
+			t.Error("the seeded object keeps its managedFields in the cache")
+		}
+		runInto(t, inf, r)
+		if !inf.WaitForSync(context.Background()) {
+			t.Fatal("no sync")
+		}
+		synctest.Wait()
+		evs := r.all()
+		if len(evs) != 1 || evs[0].Type != event.Modified {
+			t.Fatalf("events %v, want one MODIFIED", names(evs))
+		}
+		d := diff.NewDiffer(nil)
+		a := attribution.Of(evs[0], d)
+		changes, _ := d.Changes(evs[0])
+		got := map[string]string{}
+		for i, c := range changes {
+			got[c.Path] = attribution.Mark(a.ChangeBy(i), false)
+		}
+		want := map[string]string{"/metadata/labels/alice": "alice", "/metadata/labels/bob": "bob"}
+		if !maps.Equal(got, want) || attribution.Mark(a.By, a.Ambiguous) != "alice, bob" {
+			t.Errorf("by %s, per change %v; want alice, bob, %v", attribution.Mark(a.By, a.Ambiguous), got, want)
 		}
 	})
 }

@@ -2,7 +2,6 @@ package informer
 
 import (
 	"fmt"
-	"os"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,7 +21,7 @@ type Clients struct {
 	TypedREST func(gv schema.GroupVersion) (rest.Interface, error)
 	Dynamic   dynamic.Interface
 	// DynamicREST, where set, serves the watches of the resources that go through
-	// Dynamic: JSON events decoded in one pass (wire.WatchUnstructured).
+	// Dynamic: JSON events decoded in one pass (decode.WatchUnstructured).
 	DynamicREST rest.Interface
 	// Metadata serves --metadata-only informers.
 	Metadata metadata.Interface
@@ -36,12 +35,8 @@ type Clients struct {
 // NewClients builds the three clients from one REST config. They share one HTTP client,
 // so their requests and watches share one connection to the server (HTTP/2), whatever
 // the config's Dial: client-go caches a transport per config only where Dial is unset.
-// The recovery pieces' switches are read from the environment (RecoveryFromEnv).
-func NewClients(config *rest.Config) (Clients, error) {
-	recovery, err := RecoveryFromEnv(os.Getenv)
-	if err != nil {
-		return Clients{}, err
-	}
+// recovery says which recovery pieces are off.
+func NewClients(config *rest.Config, recovery Recovery) (Clients, error) {
 	httpClient, err := rest.HTTPClientFor(config)
 	if err != nil {
 		return Clients{}, err

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// A watch that is not decoded by package wire (metadata-only, client-go's fallback) and
+// A watch that is not decoded by package decode (metadata-only, client-go's fallback) and
 // that the server closes at once, before any event, hands the reflector a BOOKMARK at the
 // resourceVersion it was opened at, after emptyWatchPause, so that the reflector opens the
 // next watch from there instead of re-listing after its backoff. One that had an event,
@@ -76,7 +76,7 @@ func TestErrorSpyEndedEarly(t *testing.T) {
 		spy := spied(&watchReporter{example: &corev1.ConfigMap{}, recovery: Recovery{NoEndedEarlyBookmark: true}}, closed)
 		closed.Stop()
 		if got := handed(spy); len(got) != 0 {
-			t.Errorf("with %s=off a watch closed at once handed on %v, want nothing", EndedEarlyBookmarkEnv, got)
+			t.Errorf("with NoEndedEarlyBookmark a watch closed at once handed on %v, want nothing", got)
 		}
 	})
 }

@@ -1,5 +1,5 @@
 // Package informer runs one client-go informer per watched resource: it picks the typed,
-// dynamic or metadata client and this project's watch decoders (package wire), prepares
+// dynamic or metadata client and this project's watch decoders (package decode), prepares
 // objects as they enter the cache (managedFields read for attribution and dropped,
 // Secrets redacted, apiVersion and kind filled in), turns client-go's notifications into
 // numbered Events for the registered receivers, checks access before starting, and
@@ -24,11 +24,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/informer/decode"
 	"github.com/kubeevents/kubeevents/internal/managedfields"
 	"github.com/kubeevents/kubeevents/internal/pipeline"
+	"github.com/kubeevents/kubeevents/internal/render/partjson"
 	"github.com/kubeevents/kubeevents/internal/resource"
-	"github.com/kubeevents/kubeevents/internal/switches"
-	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // Options select which objects are watched and how.
@@ -55,9 +55,16 @@ type Options struct {
 	// NoAttribution leaves managedFields unread (--no-by): events name no manager, and
 	// the protobuf watch need not decode them.
 	NoAttribution bool
+	// Coalesced says that some receiver merges changes of one object into one
+	// (on-full=coalesce): attribution then keeps the field set of every change's
+	// writer, to tell who made each part of the merged change.
+	Coalesced bool
 	// NoFastPaths decodes and encodes every object whole: no part reuse, no copied JSON
 	// parts (KUBEEVENTS_FAST_PATHS=off).
 	NoFastPaths bool
+	// NoWireDecoders lists and watches with client-go's decoders, not this package's
+	// (KUBEEVENTS_WIRE_DECODERS=off): no part reuse either.
+	NoWireDecoders bool
 	// Related marks this informer's events as core Events about watched objects
 	// (--with-events).
 	Related bool
@@ -125,6 +132,9 @@ func New(res resource.Resource, clients Clients, opts Options) (*Informer, error
 	}
 	if !opts.NoAttribution && !opts.Related {
 		inf.managers = managedfields.NewTracker()
+		if opts.Coalesced {
+			inf.managers.KeepFields()
+		}
 	}
 
 	var lw *cache.ListWatch
@@ -143,10 +153,10 @@ func New(res resource.Resource, clients Clients, opts Options) (*Informer, error
 			return nil, err
 		}
 		inf.Typed = true
-		if !switches.WireDecoders.Enabled() {
+		if opts.NoWireDecoders {
 			break // client-go's list and watch, decoded by the client's codec
 		}
-		lister := wire.NewTypedLister(client, res.GVR.Resource, ns)
+		lister := decode.NewTypedLister(client, res.GVR.Resource, ns)
 		//lint:ignore SA1019 clearing the deprecated field, so that client-go calls ListWithContextFunc
 		lw.ListFunc = nil
 		lw.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -161,11 +171,11 @@ func New(res resource.Resource, clients Clients, opts Options) (*Informer, error
 			// Without attribution the transform only drops managedFields: the watch need
 			// not decode them. With it, the tracker reads them as they are decoded, which
 			// costs less than decoding them into the object for the transform to read.
-			decoding := wire.TypedDecoding{DropManagedFields: true, NoPartReuse: opts.NoFastPaths}
+			decoding := decode.TypedDecoding{DropManagedFields: true, NoPartReuse: opts.NoFastPaths}
 			if inf.managers != nil {
 				decoding.ManagedFields = inf.managers.ObserveProtobuf
 			}
-			if w, ok := wire.WatchTyped(ctx, client, res.GVR.Resource, ns, o, decoding); ok {
+			if w, ok := decode.WatchTyped(ctx, client, res.GVR.Resource, ns, o, decoding); ok {
 				return w, nil
 			}
 			return clientGoWatch(ctx, o)
@@ -174,11 +184,11 @@ func New(res resource.Resource, clients Clients, opts Options) (*Informer, error
 		// Custom resources, and Secrets being redacted (whose values must become strings
 		// rather than typed []byte).
 		lw = listWatchOf(clients.Dynamic.Resource(res.GVR).Namespace(ns), tweak)
-		if clients.DynamicREST != nil && switches.WireDecoders.Enabled() {
+		if clients.DynamicREST != nil && !opts.NoWireDecoders {
 			dynamicWatch := lw.WatchFuncWithContext
 			lw.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				tweak(&o)
-				if w, ok := wire.WatchUnstructured(ctx, clients.DynamicREST, res.GVR, ns, o); ok {
+				if w, ok := decode.WatchUnstructured(ctx, clients.DynamicREST, res.GVR, ns, o); ok {
 					return w, nil
 				}
 				return dynamicWatch(ctx, o)
@@ -203,9 +213,9 @@ func New(res resource.Resource, clients Clients, opts Options) (*Informer, error
 			return apierrors.IsNotFound(err)
 		}
 	}
-	var encoder *wire.PartEncoder // nil: every object encoded whole
+	var encoder event.Encoder // nil: every object encoded whole
 	if !opts.NoFastPaths {
-		encoder = wire.NewPartEncoder()
+		encoder = partjson.NewEncoder()
 	}
 	h := &handler{inf: inf, cluster: opts.Cluster, watchOnly: opts.WatchOnly, related: opts.Related, child: opts.Child,
 		encoder: encoder, resync: opts.Resync, vanished: reporter.vanished.has}
@@ -282,16 +292,31 @@ func (i *Informer) CheckAccess(ctx context.Context) error {
 // compares with the cache, so the handlers see an update (MODIFIED, with these as the
 // old state) for each one whose resourceVersion changed, nothing for the unchanged, a
 // DeletedFinalStateUnknown tombstone for each one gone, and ADDED for the rest.
-// It returns the objects as the cache holds them.
-func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, error) {
+// It returns the objects as the cache holds them and, for each, what its managedFields
+// said (the checkpoint keeps their managers and times in them; nil without
+// attribution): the attribution of the first list's changes compares with these, as
+// with any previous version's.
+func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, []managedfields.Managers, error) {
 	seeded := make([]runtime.Object, 0, len(objects))
+	var managers []managedfields.Managers
+	if i.managers != nil {
+		managers = make([]managedfields.Managers, 0, len(objects))
+	}
 	for _, raw := range objects {
 		obj := i.example.DeepCopyObject()
 		if err := json.Unmarshal(raw, obj); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if m, err := meta.Accessor(obj); err == nil && i.namespace != "" && m.GetNamespace() != i.namespace {
+		m, err := meta.Accessor(obj)
+		if err == nil && i.namespace != "" && m.GetNamespace() != i.namespace {
 			continue // another informer's (-n a,b: one per namespace)
+		}
+		var seen managedfields.Managers
+		if err == nil {
+			if i.managers != nil {
+				seen = i.managers.Seed(obj)
+			}
+			m.SetManagedFields(nil) // as the transform leaves every object in the cache
 		}
 		// Not transformed again: it was when it entered the earlier run's cache (and
 		// redacting a placeholder would make another one).
@@ -299,11 +324,14 @@ func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, error) {
 			obj.GetObjectKind().SetGroupVersionKind(i.Resource.GVK)
 		}
 		if err := i.store.Add(obj); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		seeded = append(seeded, obj)
+		if managers != nil {
+			managers = append(managers, seen)
+		}
 	}
-	return seeded, nil
+	return seeded, managers, nil
 }
 
 // RedactionKey is the key of this informer's redacted values, or nil if it redacts none.
@@ -350,7 +378,7 @@ func (i *Informer) Store() cache.Store { return i.store }
 // noise for a change tail), redacts Secret values unless they are to be shown, and
 // fills in apiVersion/kind, which typed objects decoded by informers lack, so every sink
 // prints them as kubectl does. Of a typed object it changes nothing but metadata: its
-// other parts may be shared with its previous version (package wire's invariant).
+// other parts may be shared with its previous version (package decode's invariant).
 func (i *Informer) transform(obj any) (any, error) {
 	ro, ok := obj.(runtime.Object)
 	if !ok {
@@ -391,8 +419,8 @@ type handler struct {
 	watchOnly bool
 	related   bool
 	child     bool
-	encoder   *wire.PartEncoder // shared by this informer's events
-	resync    *pipeline.Resync  // nil: no listener resyncs
+	encoder   event.Encoder    // shared by this informer's events
+	resync    *pipeline.Resync // nil: no listener resyncs
 	// vanished tells a DELETED notification of an object that a re-list found gone
 	// (final state unknown) from one the watch reported.
 	vanished func(obj any) bool

@@ -669,3 +669,20 @@ func TestLeftSelector(t *testing.T) {
 		}
 	})
 }
+
+// runInto runs inf, built by the test, into r until the test ends.
+func runInto(t *testing.T, inf *Informer, r *recorder) {
+	t.Helper()
+	deliver := pipeline.NewDeliver([]pipeline.Receiver{r}, nil)
+	p := pipeline.New(pipeline.Step{Name: "deliver", Stage: deliver})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = inf.Run(ctx, p.Take)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}

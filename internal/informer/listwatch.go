@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/diag"
+	"github.com/kubeevents/kubeevents/internal/informer/decode"
 	"github.com/kubeevents/kubeevents/internal/resource"
-	"github.com/kubeevents/kubeevents/internal/wire"
 )
 
 // resumeQuiet is how long a re-opened watch must go without a re-list before the outage
@@ -153,7 +153,7 @@ func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.Lis
 		return nil, false
 	}
 	onEndedEarly := func(ranFor time.Duration) []watch.Event { return w.endedEarly(ctx, options.ResourceVersion, ranFor) }
-	hooks := wire.WithEndedEarlyHook(wire.WithErrorHook(ctx, onError), onEndedEarly)
+	hooks := decode.WithEndedEarlyHook(decode.WithErrorHook(ctx, onError), onEndedEarly)
 	wi, err := untilReachable(ctx, w, func() (watch.Interface, error) {
 		return w.inner.WatchWithContext(hooks, options)
 	})
@@ -167,7 +167,7 @@ func (w *watchReporter) WatchWithContext(ctx context.Context, options metav1.Lis
 		w.resumeTimer = time.AfterFunc(resumeQuiet, w.resumed)
 	}
 	w.mu.Unlock()
-	if hooked, ok := wi.(wire.HookedWatch); ok {
+	if hooked, ok := wi.(decode.HookedWatch); ok {
 		return hooked.Interface, nil
 	}
 	return newErrorSpy(wi, onError, onEndedEarly), nil
@@ -204,7 +204,7 @@ func (w *watchReporter) watchErrorLocked() {
 
 // errorSpy passes a watch's events through, calling onError for ERROR events before
 // handing them on, and handing on what it returns instead of them (the watch then ends
-// after those): what the watches of package wire do in their decoder.
+// after those): what the watches of package decode do in their decoder.
 type errorSpy struct {
 	inner    watch.Interface
 	result   chan watch.Event
@@ -212,7 +212,7 @@ type errorSpy struct {
 	stopOnce sync.Once
 }
 
-func newErrorSpy(inner watch.Interface, onError wire.ErrorHook, onEndedEarly wire.EndedEarlyHook) watch.Interface {
+func newErrorSpy(inner watch.Interface, onError decode.ErrorHook, onEndedEarly decode.EndedEarlyHook) watch.Interface {
 	s := &errorSpy{inner: inner, result: make(chan watch.Event), stop: make(chan struct{})}
 	opened := time.Now()
 	go func() {

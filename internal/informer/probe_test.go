@@ -521,24 +521,19 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// The readiness probes, on and off (KUBEEVENTS_READINESS_PROBE): NewClients gives the
+// The readiness probes, on and off (Recovery.NoReadinessProbe): NewClients gives the
 // informers a probe only when on; without one, a list that cannot reach the server fails
 // at once, and client-go's reflector waits its backoff before the next (reflector.go,
 // behaviour 5), where with one the list waits for the server (TestListRetriedUntilTheServerAnswers).
 func TestReadinessProbeSwitch(t *testing.T) {
-	for _, value := range []string{"", "off"} {
-		t.Setenv(ReadinessProbeEnv, value)
-		clients, err := NewClients(&rest.Config{Host: "http://127.0.0.1:1"})
+	for _, off := range []bool{false, true} {
+		clients, err := NewClients(&rest.Config{Host: "http://127.0.0.1:1"}, Recovery{NoReadinessProbe: off})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if hasProbe := clients.probe != nil; hasProbe != (value == "") {
-			t.Errorf("%s=%q: the informers have a readiness probe: %v", ReadinessProbeEnv, value, hasProbe)
+		if hasProbe := clients.probe != nil; hasProbe == off {
+			t.Errorf("NoReadinessProbe %v: the informers have a readiness probe: %v", off, hasProbe)
 		}
-	}
-	t.Setenv(ReadinessProbeEnv, "no")
-	if _, err := NewClients(&rest.Config{Host: "http://127.0.0.1:1"}); err == nil || !strings.Contains(err.Error(), ReadinessProbeEnv+`="no": want on or off`) {
-		t.Errorf("%s=no: NewClients said %v, want an error naming the variable", ReadinessProbeEnv, err)
 	}
 
 	calls := 0
@@ -554,17 +549,5 @@ func TestReadinessProbeSwitch(t *testing.T) {
 	}
 	if _, err := w.ListWithContext(context.Background(), metav1.ListOptions{}); !errors.Is(err, syscall.ECONNREFUSED) || calls != 1 {
 		t.Errorf("without a probe, a list refused a connection returned %v after %d calls, want the refusal after one", err, calls)
-	}
-}
-
-func TestRecoveryFromEnv(t *testing.T) {
-	env := map[string]string{RelistInPlaceEnv: "off", EndedEarlyBookmarkEnv: "On", ReadinessProbeEnv: "OFF"}
-	got, err := RecoveryFromEnv(func(name string) string { return env[name] })
-	if want := (Recovery{NoRelistInPlace: true, NoReadinessProbe: true}); err != nil || got != want {
-		t.Errorf("RecoveryFromEnv = %+v, %v; want %+v", got, err, want)
-	}
-	env[EndedEarlyBookmarkEnv] = "0"
-	if _, err := RecoveryFromEnv(func(name string) string { return env[name] }); err == nil || !strings.Contains(err.Error(), EndedEarlyBookmarkEnv) {
-		t.Errorf("RecoveryFromEnv with %s=0: %v, want an error naming it", EndedEarlyBookmarkEnv, err)
 	}
 }

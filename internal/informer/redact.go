@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 
 	"github.com/kubeevents/kubeevents/internal/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,3 +80,25 @@ func (r *redactor) redactLastApplied(m metav1.Object) {
 		m.SetAnnotations(annotations)
 	}
 }
+
+// Redactor redacts Secret values that come from elsewhere than the API server (a
+// recording replayed, package replay) as the informer does: the same placeholders,
+// under a key drawn for it.
+type Redactor struct{ r *redactor }
+
+// NewRedactor draws a Redactor's key.
+func NewRedactor() *Redactor { return &Redactor{r: newRedactor(nil)} }
+
+// Placeholder is what a Secret's value becomes.
+func (r *Redactor) Placeholder(value []byte) string { return r.r.placeholder(value) }
+
+// LastAppliedAnnotation is the annotation that holds a whole Secret as last applied,
+// values included: redacted as a whole.
+const LastAppliedAnnotation = lastAppliedAnnotation
+
+// placeholderPattern is what placeholder makes.
+var placeholderPattern = regexp.MustCompile(`^<redacted: [0-9]+ bytes #[0-9a-f]{8}>$`)
+
+// IsPlaceholder reports whether s is a redacted value's placeholder: what a Secret
+// recorded without --show-secrets already holds, and is not redacted again.
+func IsPlaceholder(s string) bool { return placeholderPattern.MatchString(s) }

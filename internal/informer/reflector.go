@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubeevents/kubeevents/internal/switches"
+	"github.com/kubeevents/kubeevents/internal/fastpath"
 )
 
 // clientGoVersion is the client-go whose reflector (tools/cache: reflector.go, controller.go,
@@ -123,35 +123,4 @@ func (w *watchReporter) IsWatchListSemanticsUnSupported() bool { return true }
 
 // Recovery turns the recovery pieces off, one by one, so that what each gains can be
 // measured (docs/development.md, "client-go's recovery"): the zero value has them all on.
-type Recovery struct {
-	NoRelistInPlace      bool // RelistInPlaceEnv=off: a 410 Gone goes to the reflector
-	NoEndedEarlyBookmark bool // EndedEarlyBookmarkEnv=off: a watch closed at once is a failure
-	NoReadinessProbe     bool // ReadinessProbeEnv=off: failed calls go to the reflector's backoff
-}
-
-// The recovery pieces' off switches (package switches).
-var (
-	RelistInPlaceEnv      = switches.RelistInPlace.Env
-	EndedEarlyBookmarkEnv = switches.EndedEarlyBookmark.Env
-	ReadinessProbeEnv     = switches.ReadinessProbe.Env
-)
-
-// RecoveryFromEnv reads the three switches through getenv (os.Getenv).
-func RecoveryFromEnv(getenv func(string) string) (Recovery, error) {
-	var r Recovery
-	for _, s := range []struct {
-		sw  switches.Switch
-		off *bool
-	}{
-		{switches.RelistInPlace, &r.NoRelistInPlace},
-		{switches.EndedEarlyBookmark, &r.NoEndedEarlyBookmark},
-		{switches.ReadinessProbe, &r.NoReadinessProbe},
-	} {
-		on, err := s.sw.Read(getenv)
-		if err != nil {
-			return Recovery{}, err
-		}
-		*s.off = !on
-	}
-	return r, nil
-}
+type Recovery = fastpath.Recovery

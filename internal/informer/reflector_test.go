@@ -234,7 +234,7 @@ func listAt(rv string) func(int, metav1.ListOptions) (runtime.Object, error) {
 
 var (
 	goneEvent = watch.Event{Type: watch.Error, Object: &apierrors.NewResourceExpired("too old resource version: 10 (20)").ErrStatus}
-	// lostEvent is the ERROR client-go's StreamWatcher (and package wire) make of a watch
+	// lostEvent is the ERROR client-go's StreamWatcher (and package decode) make of a watch
 	// whose connection was lost.
 	lostEvent = watch.Event{Type: watch.Error, Object: apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding").
 			AsObject(errors.New("unable to decode an event from the watch stream: http2: client connection lost"))}

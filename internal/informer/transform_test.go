@@ -20,10 +20,10 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeevents/kubeevents/internal/wire"
+	"github.com/kubeevents/kubeevents/internal/informer/decode"
 )
 
-// TestTransformLeavesReusedPartsAlone is the test of package wire's invariant: the
+// TestTransformLeavesReusedPartsAlone is the test of package decode's invariant: the
 // protobuf watch hands over versions of an object that share the parts that did not
 // change (spec, status) with the previous version, and the transform then runs on each.
 // It must change nothing but their metadata (metadata, apiVersion, kind): anything else
@@ -91,7 +91,7 @@ func invariantPod() *corev1.Pod {
 }
 
 // decodeWatched sends pods as MODIFIED events of a protobuf watch and decodes them as the
-// informer does: through wire.WatchTyped on the typed client NewClients builds.
+// informer does: through decode.WatchTyped on the typed client NewClients builds.
 func decodeWatched(t *testing.T, pods ...*corev1.Pod) []*corev1.Pod {
 	t.Helper()
 	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
@@ -116,7 +116,7 @@ func decodeWatched(t *testing.T, pods ...*corev1.Pod) []*corev1.Pod {
 		w.Write(stream.Bytes())
 	}))
 	defer srv.Close()
-	clients, err := NewClients(&rest.Config{Host: srv.URL})
+	clients, err := NewClients(&rest.Config{Host: srv.URL}, Recovery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func decodeWatched(t *testing.T, pods ...*corev1.Pod) []*corev1.Pod {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, ok := wire.WatchTyped(context.Background(), client, "pods", "default", metav1.ListOptions{}, wire.TypedDecoding{})
+	w, ok := decode.WatchTyped(context.Background(), client, "pods", "default", metav1.ListOptions{}, decode.TypedDecoding{})
 	if !ok {
 		t.Fatal("the protobuf watch did not open")
 	}

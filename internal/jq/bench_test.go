@@ -12,7 +12,7 @@ import (
 // BenchmarkEnvelopeValue builds the jq envelope of an event whose values and diff are
 // computed (EnvelopeValue then caches it for further jq sinks).
 func BenchmarkEnvelopeValue(b *testing.B) {
-	ev := eventtest.Warm(b, diff.TypedValue, eventtest.RolledPodEvent())
+	ev := eventtest.Warm(b, eventtest.RolledPodEvent())
 	d := diff.NewDiffer(nil)
 	if _, err := d.Changes(ev); err != nil {
 		b.Fatal(err)
@@ -27,7 +27,7 @@ func BenchmarkEnvelopeValue(b *testing.B) {
 
 // BenchmarkJQSelect is a typical filter on a built envelope, the per-sink cost of --jq.
 func BenchmarkJQSelect(b *testing.B) {
-	ev := eventtest.Warm(b, diff.TypedValue, eventtest.RolledPodEvent())
+	ev := eventtest.Warm(b, eventtest.RolledPodEvent())
 	envelope, err := EnvelopeValue(ev, diff.NewDiffer(nil), false)
 	if err != nil {
 		b.Fatal(err)

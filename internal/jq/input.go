@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/generic"
 )
 
 // A jq expression's input is projected to what the expression reads.
@@ -32,13 +33,13 @@ import (
 // fails when they differ; TestJQProjectionReads checks what the analysis reads.
 
 // child is the part of key's value that t names, added if absent.
-func child(t *diff.Part, key string) *diff.Part {
+func child(t *generic.Part, key string) *generic.Part {
 	if t.Keys == nil {
-		t.Keys = map[string]*diff.Part{}
+		t.Keys = map[string]*generic.Part{}
 	}
 	c, ok := t.Keys[key]
 	if !ok {
-		c = &diff.Part{}
+		c = &generic.Part{}
 		t.Keys[key] = c
 	}
 	return c
@@ -46,8 +47,8 @@ func child(t *diff.Part, key string) *diff.Part {
 
 // readPaths is the part of its input q reads; nil when that cannot be told (read it
 // whole).
-func readPaths(q *gojq.Query) *diff.Part {
-	a := &readAnalysis{root: &diff.Part{}}
+func readPaths(q *gojq.Query) *generic.Part {
+	a := &readAnalysis{root: &generic.Part{}}
 	out, ok := a.query(q, valueSet{paths: [][]string{nil}})
 	if !ok {
 		return nil
@@ -83,7 +84,7 @@ func (s valueSet) index(key string) valueSet {
 var freshValues = valueSet{fresh: true}
 
 type readAnalysis struct {
-	root *diff.Part
+	root *generic.Part
 }
 
 // readWhole marks every value of s as read whole.

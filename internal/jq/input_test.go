@@ -10,6 +10,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/event/eventtest"
+	"github.com/kubeevents/kubeevents/internal/generic"
 )
 
 // projectionExprs cover every construct readPaths follows and some it gives up on.
@@ -132,10 +133,10 @@ func TestJQProjectionReads(t *testing.T) {
 }
 
 // readPathsString lists the paths read whole, sorted; "" for a nil tree (all).
-func readPathsString(t *diff.Part) string {
+func readPathsString(t *generic.Part) string {
 	var paths []string
-	var walk func(t *diff.Part, prefix string)
-	walk = func(t *diff.Part, prefix string) {
+	var walk func(t *generic.Part, prefix string)
+	walk = func(t *generic.Part, prefix string) {
 		if t.Whole || len(t.Keys) == 0 {
 			paths = append(paths, strings.TrimPrefix(prefix, "."))
 			return

@@ -22,6 +22,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/generic"
 )
 
 const (
@@ -46,7 +47,7 @@ var errNoInput = errors.New("input and inputs are not available: the expression 
 type Query struct {
 	code *gojq.Code
 	// reads is the part of the envelope the expression reads (input.go); nil: all.
-	reads *diff.Part
+	reads *generic.Part
 	// types are the event types the expression can give an output or an error for
 	// (types.go); nil: any.
 	types map[string]bool
@@ -248,11 +249,11 @@ type envelopeSlot struct {
 func newEnvelopeSlot() any { return new(envelopeSlot) }
 
 // wholeValue reads every part of a value.
-var wholeValue = &diff.Part{Whole: true}
+var wholeValue = &generic.Part{Whole: true}
 
 // buildEnvelopeValue builds the keys of the envelope that reads names (wholeValue:
 // every key), and of the object and old object only the part it names.
-func buildEnvelopeValue(ev *event.Event, d *diff.Differ, showOld bool, reads *diff.Part) (map[string]any, error) {
+func buildEnvelopeValue(ev *event.Event, d *diff.Differ, showOld bool, reads *generic.Part) (map[string]any, error) {
 	envelope := make(map[string]any, 8)
 	if r := reads.At("object"); r != nil {
 		object, err := objectPart(ev.Object, r, ev.ObjectValue)
@@ -338,13 +339,13 @@ func buildEnvelopeValue(ev *event.Event, d *diff.Differ, showOld bool, reads *di
 }
 
 // objectPart is the part of obj (ev.Object or ev.Old) that reads names, built for it
-// where diff.PartOf can, else the event's whole value (value: ev.ObjectValue or
+// where generic.PartOf can, else the event's whole value (value: ev.ObjectValue or
 // ev.OldValue), shared.
-func objectPart(obj runtime.Object, reads *diff.Part, value func(event.TypedValue) (any, error)) (any, error) {
-	if part, built, err := diff.PartOf(obj, reads); built {
+func objectPart(obj runtime.Object, reads *generic.Part, value func() (any, error)) (any, error) {
+	if part, built, err := generic.PartOf(obj, reads); built {
 		return part, err
 	}
-	return value(diff.TypedValue)
+	return value()
 }
 
 // addOwners adds the envelope's owner chain and rollout state (watch TYPE/NAME --owned),

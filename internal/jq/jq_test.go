@@ -244,8 +244,8 @@ func TestEnvelopeValueShared(t *testing.T) {
 	if reflect.ValueOf(first).UnsafePointer() != reflect.ValueOf(again).UnsafePointer() {
 		t.Error("EnvelopeValue built twice for one event")
 	}
-	object, _ := ev.ObjectValue(diff.TypedValue)
-	old, _ := ev.OldValue(diff.TypedValue)
+	object, _ := ev.ObjectValue()
+	old, _ := ev.OldValue()
 	if reflect.ValueOf(first["object"]).UnsafePointer() != reflect.ValueOf(object).UnsafePointer() ||
 		reflect.ValueOf(first["old"]).UnsafePointer() != reflect.ValueOf(old).UnsafePointer() {
 		t.Error("the envelope copies the object or the old object")

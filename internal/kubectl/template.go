@@ -16,7 +16,6 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/util/jsonpath"
 
-	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -216,7 +215,7 @@ func customColumnsFromFile(path string) ([]customColumn, error) {
 // dst is returned unchanged; an *ExecError is a template that failed on this event's
 // object.
 func (t *Template) Append(dst []byte, ev *event.Event, by []any) ([]byte, error) {
-	value, err := ev.ObjectValue(diff.TypedValue)
+	value, err := ev.ObjectValue()
 	if err != nil {
 		return dst, err
 	}

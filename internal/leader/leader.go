@@ -12,13 +12,17 @@
 //     that checkpoint: exactly once across the hand-over.
 //   - A lease that is lost (not renewed within the renew deadline: the API server out of
 //     reach, the Lease deleted and taken by another replica) stops the run as Ctrl-C
-//     does: sinks flush what they hold within --grace, and it is counted. Then Run
+//     does, except that the sinks write nothing more (Fence): what they hold is held
+//     back, and counted, for the replica that leads. Then Run
 //     returns a *LostError and the process ends (exit 1), so that its pod restarts as a
 //     standby, as Kubernetes' controllers do: the run's state (informers, sinks,
 //     checkpoint) is not something to carry on from after another replica led.
-//   - Fence says whether this process may still write the shared checkpoint: not once
-//     the lease is lost, nor once its last renewal is older than the lease's duration
-//     (when a standby may take it).
+//   - Fence says whether this process may still act as the leader: deliver to the
+//     sinks (each listener asks it before every write) and write the shared checkpoint.
+//     Not once the lease is lost, nor once its last renewal is older than the lease's
+//     duration (when a standby may take it), measured on the monotonic clock: a leader
+//     that was paused (SIGSTOP, a long GC pause, a frozen VM) knows, as soon as it runs
+//     again, that it may no longer lead, before client-go's renew deadline says so.
 //   - Rights are checked before anything else: a missing right to get, create or update
 //     the Lease is one line and exit 1, not a standby that waits forever.
 package leader
@@ -79,10 +83,14 @@ type Elector struct {
 	client kubernetes.Interface
 	notify func(format string, args ...any)
 
-	leading   atomic.Bool
-	lost      atomic.Bool
-	lastRenew atomic.Int64 // unix nanoseconds of the start of the last successful renewal
-	lastSeen  atomic.Int64 // of the last answer about the Lease (a standby's health)
+	leading atomic.Bool
+	lost    atomic.Bool
+	// lastRenew is the start of the last successful renewal, lastSeen of the last answer
+	// about the Lease (a standby's health): stamps, nanoseconds on the monotonic clock
+	// since epoch (0: never), so that a change of the wall clock moves neither.
+	lastRenew atomic.Int64
+	lastSeen  atomic.Int64
+	epoch     time.Time // when the Elector was made, with its monotonic reading
 	now       func() time.Time
 
 	mu     sync.Mutex
@@ -101,7 +109,7 @@ func New(client kubernetes.Interface, cfg Config, notify func(format string, arg
 	if notify == nil {
 		notify = func(string, ...any) {}
 	}
-	return &Elector{cfg: cfg, client: client, notify: notify, now: time.Now}, nil
+	return &Elector{cfg: cfg, client: client, notify: notify, now: time.Now, epoch: time.Now()}, nil
 }
 
 // Lease names the Lease: NAMESPACE/NAME.
@@ -253,9 +261,10 @@ func (e *Elector) otherHolder() string {
 	return e.holder
 }
 
-// Fence says whether this process may still act as the leader (write the shared
-// checkpoint): nil while it leads and its last renewal is younger than the lease's
-// duration, after which a standby may take the lease.
+// Fence says whether this process may still act as the leader (deliver to its sinks,
+// write the shared checkpoint): nil while it leads and its last renewal started less
+// than the lease's duration ago, on the monotonic clock, after which a standby may take
+// the lease. It is cheap (atomic loads and a clock reading): asked before every write.
 func (e *Elector) Fence() error {
 	switch {
 	case e.lost.Load():
@@ -263,10 +272,24 @@ func (e *Elector) Fence() error {
 	case !e.leading.Load():
 		return fmt.Errorf("not leading (lease %s)", e.Lease())
 	}
-	if since := e.now().Sub(time.Unix(0, e.lastRenew.Load())); since >= e.cfg.LeaseDuration {
+	if since := e.since(e.lastRenew.Load()); since >= e.cfg.LeaseDuration {
 		return fmt.Errorf("the lease %s was last renewed %s ago, past its duration %s: another replica may lead", e.Lease(), since.Round(time.Millisecond), e.cfg.LeaseDuration)
 	}
 	return nil
+}
+
+// stamp is t as lastRenew and lastSeen keep it: nanoseconds since epoch, on the
+// monotonic clock when t has its reading (time.Now's); never 0, which means never.
+func (e *Elector) stamp(t time.Time) int64 {
+	if n := int64(t.Sub(e.epoch)); n != 0 {
+		return n
+	}
+	return 1
+}
+
+// since is how long ago stamp was, on the monotonic clock.
+func (e *Elector) since(stamp int64) time.Duration {
+	return time.Duration(e.stamp(e.now()) - stamp)
 }
 
 // Leading reports whether this process leads now.
@@ -285,7 +308,7 @@ func (e *Elector) Healthy() error {
 	if seen == 0 {
 		return fmt.Errorf("no answer about the lease %s yet", e.Lease())
 	}
-	if since := e.now().Sub(time.Unix(0, seen)); since > e.cfg.LeaseDuration {
+	if since := e.since(seen); since > e.cfg.LeaseDuration {
 		return fmt.Errorf("no answer about the lease %s for %s", e.Lease(), since.Round(time.Second))
 	}
 	return nil
@@ -301,7 +324,7 @@ type trackingLock struct {
 func (l *trackingLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	rec, raw, err := l.Interface.Get(ctx)
 	if err == nil || apierrors.IsNotFound(err) {
-		l.e.lastSeen.Store(l.e.now().UnixNano())
+		l.e.lastSeen.Store(l.e.stamp(l.e.now()))
 	}
 	return rec, raw, err
 }
@@ -319,9 +342,9 @@ func (l *trackingLock) write(rec resourcelock.LeaderElectionRecord, do func() er
 	start := l.e.now()
 	err := do()
 	if err == nil {
-		l.e.lastSeen.Store(start.UnixNano())
+		l.e.lastSeen.Store(l.e.stamp(start))
 		if rec.HolderIdentity == l.e.cfg.Identity {
-			l.e.lastRenew.Store(start.UnixNano())
+			l.e.lastRenew.Store(l.e.stamp(start))
 		}
 	}
 	return err

@@ -227,11 +227,11 @@ func TestFenceByTime(t *testing.T) {
 	now := time.Now()
 	e.now = func() time.Time { return now }
 	e.leading.Store(true)
-	e.lastRenew.Store(now.Add(-2900 * time.Millisecond).UnixNano())
+	e.lastRenew.Store(e.stamp(now.Add(-2900 * time.Millisecond)))
 	if err := e.Fence(); err != nil {
 		t.Errorf("renewed 2.9s ago: %v", err)
 	}
-	e.lastRenew.Store(now.Add(-3 * time.Second).UnixNano())
+	e.lastRenew.Store(e.stamp(now.Add(-3 * time.Second)))
 	if err := e.Fence(); err == nil || !strings.Contains(err.Error(), "was last renewed 3s ago, past its duration 3s") {
 		t.Errorf("renewed 3s ago: %v", err)
 	}

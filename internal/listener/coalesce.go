@@ -1,6 +1,9 @@
 package listener
 
-import "github.com/kubeevents/kubeevents/internal/event"
+import (
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/managedfields"
+)
 
 // coalesce merges next into queued, two events about the same object, giving one new
 // event that takes queued's place in the queue. Events are shared read-only between
@@ -26,7 +29,8 @@ import "github.com/kubeevents/kubeevents/internal/event"
 // backwards in a coalescing sink's output. Old is the state before queued (queued.Old, or
 // for a queued DELETED the deleted object), set only for MODIFIED and SYNC as Event
 // documents. A merged ADDED keeps queued's InInitialList; a merged DELETED keeps next's
-// FinalStateUnknown.
+// FinalStateUnknown. Its ManagedFields merge both events' (managedfields.Merge), so that
+// it names every writer of the changes it stands for.
 func coalesce(queued, next *event.Event, existedBefore bool) *event.Event {
 	merged := &event.Event{
 		Time:     next.Time,
@@ -34,6 +38,8 @@ func coalesce(queued, next *event.Event, existedBefore bool) *event.Event {
 		Resource: next.Resource,
 		Kind:     next.Kind,
 		Object:   next.Object,
+		// Who made the changes: both events' writers, each change the newest one's.
+		ManagedFields: managedfields.Merge(queued.ManagedFields, next.ManagedFields),
 	}
 	if next.Type == event.Sync {
 		merged.Seq = queued.Seq

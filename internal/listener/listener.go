@@ -27,6 +27,11 @@ var ErrFiltered = errors.New("event filtered out")
 // more: the sink stops like on any error, but quietly.
 var ErrOutputClosed = errors.New("output closed")
 
+// ErrFenced is what an event held back by the fence (Config.Fence) is settled with: not
+// delivered, because this process may no longer act as the leader. It counts as Fenced,
+// not Failed, and is not checkpointed: the replica that leads now delivers it.
+var ErrFenced = errors.New("held back: this replica may no longer lead")
+
 // DefaultBuffer is the buffer size, in events, when Config.Buffer is not set.
 const DefaultBuffer = 1024
 
@@ -56,6 +61,14 @@ type Holder interface {
 	Hold(settle func(ev *event.Event, err error))
 }
 
+// Fenced is a Holder that sends what it holds later (a batch, a retry): it is given the
+// listener's fence (Config.Fence), to ask before each attempt to send, and settles what
+// it holds back with an error that wraps ErrFenced.
+type Fenced interface {
+	Holder
+	Fence(fence func() error)
+}
+
 // Aborter is a Sink that can give up on what it holds and on the work in flight (a
 // request, a child process) when the shutdown grace time runs out, so that its Close
 // returns soon after Abort.
@@ -72,7 +85,17 @@ type Config struct {
 	// Delivered, when not nil, is told of every delivered event (for the delivery lag
 	// metric), from the delivery goroutine or, for a Holder, from where it settles.
 	Delivered func(ev *event.Event)
+	// Fence, when not nil, is asked before every Write (and by a Fenced sink before
+	// every send): an error says this process may no longer deliver (it may no longer
+	// lead). Delivery then waits until the fence opens again; once the listener is
+	// closed or aborted instead, the event and those queued are held back: counted as
+	// Fenced, never written. It is called from the delivery goroutine (and a Fenced
+	// sink's), often: it must be cheap and safe for concurrent use.
+	Fence func() error
 }
+
+// fenceRetry is how often a closed fence is asked again.
+const fenceRetry = 50 * time.Millisecond
 
 // state is where a listener is in its life; it only moves forward.
 type state int
@@ -108,6 +131,7 @@ type Listener struct {
 	received, delivered, filtered, dropped, coalesced, failed atomic.Uint64
 	lastSeq                                                   atomic.Uint64 // highest Seq given to Add
 	numbered                                                  atomic.Uint64 // events with a Seq given to Add
+	fenced                                                    atomic.Uint64 // held back by Config.Fence
 
 	done chan struct{}
 }
@@ -140,6 +164,9 @@ func New(cfg Config, sink Sink, warn func(format string, args ...any)) *Listener
 	if h, ok := sink.(Holder); ok {
 		h.Hold(l.settleHeld)
 	}
+	if f, ok := sink.(Fenced); ok && cfg.Fence != nil {
+		f.Fence(cfg.Fence)
+	}
 	return l
 }
 
@@ -158,9 +185,12 @@ func (l *Listener) settleHeld(ev *event.Event, err error) {
 		l.mu.Unlock()
 		return
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrFenced):
+		l.fenced.Add(1)
+	case err != nil:
 		l.failed.Add(1)
-	} else {
+	default:
 		l.delivered.Add(1)
 	}
 	l.mu.Unlock()
@@ -279,7 +309,7 @@ func (l *Listener) Run() {
 	defer close(l.done)
 	for {
 		ev, ok := l.next()
-		if !ok {
+		if !ok || !l.passFence() {
 			break
 		}
 		if err := l.deliver(ev); err != nil {
@@ -307,6 +337,35 @@ func (l *Listener) next() (*event.Event, bool) {
 			return nil, false
 		}
 		l.ready.Wait()
+	}
+}
+
+// passFence asks the fence (Config.Fence) before the event next returned is written,
+// and while it is closed waits for it to open again. It returns false if the listener
+// was closed or aborted meanwhile: then that event and the queued ones are held back
+// (Fenced; under Abort, Dropped as Abort counts them) and Run ends.
+func (l *Listener) passFence() bool {
+	if l.cfg.Fence == nil {
+		return true
+	}
+	for {
+		if l.cfg.Fence() == nil {
+			return true
+		}
+		l.mu.Lock()
+		switch l.state {
+		case closing, aborted:
+			if l.writing {
+				l.fenced.Add(1)
+				l.writing = false
+			}
+			l.fenced.Add(uint64(l.queue.discard()))
+			l.room.Broadcast()
+			l.mu.Unlock()
+			return false
+		}
+		l.mu.Unlock()
+		time.Sleep(fenceRetry)
 	}
 }
 
@@ -455,6 +514,7 @@ func (l *Listener) Stats() Stats {
 		Dropped:   l.dropped.Load(),
 		Coalesced: l.coalesced.Load(),
 		Failed:    l.failed.Load(),
+		Fenced:    l.fenced.Load(),
 	}
 	s.Received = l.received.Load()
 	return s

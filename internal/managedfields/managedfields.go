@@ -22,12 +22,21 @@
 //     nobody's, and a change nobody owns is attributed to nobody: nothing is said
 //     rather than something wrong.
 //   - Several moved (versions were missed: a re-list after an outage, a resumed
-//     checkpoint): all of them wrote since the version before; each changed path is
-//     attributed to the ones that own it.
+//     checkpoint, whose object keeps its entries' managers and times: Tracker.Seed): all
+//     of them wrote since the version before; each changed path is attributed to the
+//     ones that own it. After a checkpoint's version, one moved entry is told so too:
+//     others may have written since within the second of their earlier write.
+//   - Changes made one (a sink that coalesces: Merge): the entries that moved in any of
+//     them, as several moved; each changed path is attributed to the newest write's
+//     entries that own it (a Tracker that keeps every candidate's fields, KeepFields,
+//     lets each be told).
 //   - A path owned by several candidates is ambiguous: they are all named, and
 //     Attribution.Ambiguous says so.
 //   - ADDED: the entries of the main resource written in the second the object was
 //     created. DELETED: nothing (a deletion is not recorded in managedFields).
+//
+// A pod's binding (pods/binding) records no entry either; package attribution, which
+// sees the objects, says who bound a pod (NoneMoved: no write is recorded for it).
 package managedfields
 
 import "time"

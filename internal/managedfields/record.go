@@ -9,12 +9,18 @@ import (
 // between. The informer's handler hangs it on the event; Resolve decides.
 type Record struct {
 	// previous says the entries of the previous version were known: moved counts the
-	// entries whose time moved since, or that are new (the first moved of candidates).
+	// entries whose time moved since, or that are new.
 	previous bool
 	moved    int
+	// span says the previous version is one delivered long before (a checkpoint's,
+	// Tracker.Seed): others may have written since within their second, so even one
+	// moved entry is told by its fields, not by its time alone.
+	span bool
 	// candidates are the moved entries, or, with none moved or the previous version
-	// unknown, those written in the latest second and those without a time. Each keeps its field set only when
-	// fields must decide (several moved, or none).
+	// unknown, those written in the latest second and those without a time. Each keeps
+	// its field set only when fields must decide (several moved, or none), or when the
+	// Tracker keeps them all (KeepFields). A Record merged from several (Merge) has the
+	// newest write's first: layer 0, then the earlier ones'.
 	candidates []candidate
 	// creators are the entries of the main resource written in the second the object
 	// was created (only when the previous version is unknown: an object new to the
@@ -22,6 +28,12 @@ type Record struct {
 	creators []Entry
 	// one holds the candidates when there is one (the commonest case): no allocation.
 	one [1]candidate
+	// version are this version's entries (their identities' numbers and seconds) and
+	// prev the previous version's, when known; nil when the entries could not be
+	// numbered. Shared with the Tracker's summaries, never modified: what Merge compares
+	// and a checkpoint keeps (Managers).
+	tracker       *Tracker
+	version, prev []stamp
 }
 
 // candidate is an entry and its field set: *metav1.FieldsV1, or an unstructured object's
@@ -29,13 +41,21 @@ type Record struct {
 type candidate struct {
 	Entry
 	fields any
+	id     uint32 // its identity's number (when the Record has a version)
+	// layer is 0 but in a merged Record, where it counts the writes merged after the
+	// one it is from; moved says its time moved since the previous version (or it is
+	// new).
+	layer int32
+	moved bool
 }
 
 // newRecord compares entries (numbered ids, nil when they could not be) with the stamps
-// of the previous version (known: there was one).
-func newRecord(entries []rawEntry, ids []uint32, prev []stamp, known bool, created int64) *Record {
-	r := &Record{previous: known}
+// of the previous version (known: there was one; span: a checkpoint's); version are
+// entries' stamps. keep keeps the field set of every candidate.
+func newRecord(entries []rawEntry, ids []uint32, prev, version []stamp, known, span, keep bool, created int64) *Record {
+	r := &Record{previous: known, span: known && span, version: version}
 	if known {
+		r.prev = prev
 		for i, e := range entries {
 			if movedSince(ids[i], secondOf(e.time), prev) {
 				r.moved++
@@ -48,8 +68,8 @@ func newRecord(entries []rawEntry, ids []uint32, prev []stamp, known bool, creat
 				if !movedSince(ids[i], secondOf(e.time), prev) {
 					continue
 				}
-				c := candidate{Entry: e.entry()}
-				if r.moved > 1 {
+				c := candidate{Entry: e.entry(), id: ids[i], moved: true}
+				if r.moved > 1 || r.span || keep {
 					c.fields = e.keptFields() // one moved is decided by time alone
 				}
 				r.candidates = append(r.candidates, c)
@@ -73,7 +93,11 @@ func newRecord(entries []rawEntry, ids []uint32, prev []stamp, known bool, creat
 	}
 	for i := range entries {
 		if e := &entries[i]; e.time.IsZero() || e.time.Unix() == latest.Unix() {
-			r.candidates = append(r.candidates, candidate{Entry: e.entry(), fields: e.keptFields()})
+			c := candidate{Entry: e.entry(), fields: e.keptFields()}
+			if ids != nil {
+				c.id = ids[i]
+			}
+			r.candidates = append(r.candidates, c)
 		}
 	}
 	return r
@@ -110,7 +134,7 @@ func (r *Record) Decided(added bool) (Attribution, bool) {
 			by = entriesOf(r.candidates)
 		}
 		return Attribution{By: by, Ambiguous: len(by) > 1}, true
-	case r.previous && r.moved == 1:
+	case r.previous && r.moved == 1 && len(r.candidates) == 1 && !r.span:
 		return Attribution{By: []Entry{r.candidates[0].Entry}}, true
 	case len(r.candidates) == 0:
 		return Attribution{}, true
@@ -182,18 +206,22 @@ func (r *Record) ResolveLazily(changes []Change, old func() (any, bool)) Attribu
 		if !ok {
 			continue
 		}
-		for j, set := range sets {
-			if set.covers(path) {
-				perChange[i] = append(perChange[i], j)
-				owned[j] = true
+		// The newest write that owns the path made it (a merged Record's layers, newest
+		// first; one layer otherwise).
+		for layer := int32(0); len(perChange[i]) == 0 && layer <= r.layers(); layer++ {
+			for j, set := range sets {
+				if r.candidates[j].layer == layer && set.covers(path) {
+					perChange[i] = append(perChange[i], j)
+					owned[j] = true
+				}
 			}
 		}
 		ambiguous = ambiguous || len(perChange[i]) > 1
 	}
-	if r.previous && r.moved > 1 {
+	if r.previous && (r.moved > 1 || r.span) {
 		// Every moved entry wrote since the version before, whatever it owns now.
-		for j := range owned {
-			owned[j] = true
+		for j, c := range r.candidates {
+			owned[j] = owned[j] || c.moved
 		}
 		ambiguous = false
 	}
@@ -230,4 +258,23 @@ type Change struct {
 	Path  string
 	Value any
 	Old   any
+}
+
+// NoneMoved reports whether the previous version's entries are known and none moved
+// since: no manager's write is recorded for this change (a binding, a deletion, or a
+// manager that wrote again within its second).
+func (r *Record) NoneMoved() bool { return r != nil && r.previous && r.moved == 0 }
+
+// Moved reports whether an entry of subresource moved since the previous version (a
+// write through it is recorded).
+func (r *Record) Moved(subresource string) bool {
+	if r == nil {
+		return false
+	}
+	for _, c := range r.candidates {
+		if c.moved && c.Subresource == subresource {
+			return true
+		}
+	}
+	return false
 }

@@ -34,6 +34,9 @@ type Tracker struct {
 	pending map[any]*Record
 	seeds   [2]maphash.Seed // the object keys' hashes
 	version maphash.Seed    // the resourceVersions' hashes
+	// keep keeps the field set of every candidate, also of one decided by time alone
+	// (KeepFields).
+	keep bool
 }
 
 // maxIdentities bounds the managers a Tracker numbers. Clusters have a few dozen; past
@@ -59,6 +62,7 @@ type stamp struct {
 type summary struct {
 	version uint64 // a hash of its resourceVersion
 	stamps  []stamp
+	seeded  bool // a checkpoint's version (Seed)
 }
 
 // objectKey is an object's UID hashed to 128 bits: 16 bytes where the UID's string would
@@ -70,6 +74,12 @@ func NewTracker() *Tracker {
 	return &Tracker{identities: map[identity]uint32{}, strings: map[string]string{}, objects: map[objectKey]summary{}, pending: map[any]*Record{},
 		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, version: maphash.MakeSeed()}
 }
+
+// KeepFields has t's Records keep the field set of every candidate, also of an entry that
+// its time alone says made the change: what Merge needs to tell, of two changes made one,
+// which made each part (a sink that coalesces). It costs a copy of that entry's fields
+// per change read from protobuf. Call it before t observes anything.
+func (t *Tracker) KeepFields() { t.keep = true }
 
 // rawEntry is one managedFields entry as read from an object, with its field set still
 // in the object's form (*metav1.FieldsV1, or the map of an unstructured object).
@@ -136,6 +146,11 @@ func (t *Tracker) observe(obj runtime.Object, m metav1.Object, entries []rawEntr
 	version := maphash.String(t.version, m.GetResourceVersion())
 	prev, known := t.objects[key]
 	if known && prev.version == version {
+		if prev.seeded {
+			// A checkpoint's version, unchanged: what comes next is its next version.
+			prev.seeded = false
+			t.objects[key] = prev
+		}
 		return
 	}
 	created := m.GetCreationTimestamp().Unix()
@@ -143,17 +158,18 @@ func (t *Tracker) observe(obj runtime.Object, m metav1.Object, entries []rawEntr
 	ids, numbered := t.number(entries, buf[:0])
 	if !numbered {
 		delete(t.objects, key)
-		t.pending[obj] = newRecord(entries, nil, nil, false, created)
+		t.pending[obj] = newRecord(entries, nil, nil, nil, false, false, t.keep, created)
 		return
 	}
-	t.pending[obj] = newRecord(entries, ids, prev.stamps, known, created)
-	stamps := prev.stamps[:0] // the previous version's are no longer needed
-	if cap(stamps) < len(ids) || cap(stamps) > 2*len(ids)+2 {
-		stamps = make([]stamp, 0, len(ids))
-	}
+	// A new slice each version: the Record shares it (Merge, Managers), so the previous
+	// version's is not reused.
+	stamps := make([]stamp, len(ids))
 	for i, id := range ids {
-		stamps = append(stamps, stamp{id: id, sec: secondOf(entries[i].time)})
+		stamps[i] = stamp{id: id, sec: secondOf(entries[i].time)}
 	}
+	r := newRecord(entries, ids, prev.stamps, stamps, known, prev.seeded, t.keep, created)
+	r.tracker = t
+	t.pending[obj] = r
 	t.objects[key] = summary{version: version, stamps: stamps}
 }
 

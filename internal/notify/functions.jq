@@ -9,8 +9,11 @@ def what: if (.on // []) != [] then .on | join(", ") else .type | ascii_downcase
 # problem: whether the event says something went wrong: a transition that does, a rollout that failed, or health that is Failed.
 def problem: any(.on[]?; IN("crashloop", "oomkilled", "image-pull", "evicted", "failed", "not-ready", "rollout-failed", "degraded", "stalled")) or .rollout.state == "failed" or .health.status == "Failed";
 
-# title: one line: "crashloop: Pod shop/web-7d9f8-abc12", with the cluster when several are watched.
-def title: "\(what): \(.object.kind) \(name)" + (if .cluster then " in cluster \(.cluster)" else "" end);
+# title: one line: "crashloop: Pod shop/web-7d9f8-abc12", with the cluster when several are watched; ending in " [cut]" when the event was cut to fit one request.
+def title: "\(what): \(.object.kind) \(name)" + (if .cluster then " in cluster \(.cluster)" else "" end) + (if .cut then " [cut]" else "" end);
+
+# cut($n): the string in at most $n characters: when longer, its start and "…[cut]".
+def cut($n): if length <= $n then . else .[0:$n - 6] + "…[cut]" end;
 
 # detail: the object's state in a few words: a pod's phase and containers in trouble, a node's Ready condition, a rollout's message, else its health (where the run computes it); "" otherwise.
 def detail:

@@ -15,13 +15,12 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/kubeevents/kubeevents/internal/catalog"
 	"github.com/kubeevents/kubeevents/internal/jq"
-	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
 //go:embed formats/*.jq
@@ -51,7 +50,7 @@ type Format struct {
 	Name string
 	// Program is the jq program, with its comment lines, as `kubeevents format NAME`
 	// prints it. Its first comment line describes it; comment lines of its header may say
-	// "content-type: TYPE" and "max-batch: N".
+	// "content-type: TYPE", "max-batch: N", "max-bytes: N" and "max-chars: N".
 	Program     string
 	Description string
 	ContentType string
@@ -59,11 +58,79 @@ type Format struct {
 	// 10 embeds, CloudEvents' one event per request in structured mode); 0: the sink's
 	// batch setting alone.
 	MaxBatch int
-	Shipped  bool
+	// Limit is the most one request's body may hold, as the service documents it.
+	Limit   Limit
+	Shipped bool
 }
 
-// Parse reads a format's header: its description and the content-type and max-batch
-// comment lines among the comment lines it starts with.
+// Limit is how large one request's body may be, in bytes, in characters or both (0: no
+// limit in that unit), as a service documents it: Teams takes 28 KB a message, Mattermost
+// 16383 characters a post. A body is measured whole, its JSON syntax and escapes
+// included, so a limit on the characters of a message's text (its only large part) holds
+// when the body's characters are within it.
+type Limit struct {
+	Bytes int
+	Chars int
+}
+
+// Fits reports whether body is within the limit.
+func (l Limit) Fits(body []byte) bool {
+	return (l.Bytes == 0 || len(body) <= l.Bytes) && (l.Chars == 0 || utf8.RuneCount(body) <= l.Chars)
+}
+
+// Share is how much of body the limit holds: less than 1 when body is over it (0.5: half
+// of it fits), 1 or more when it fits.
+func (l Limit) Share(body []byte) float64 {
+	share := 1.0
+	if l.Bytes > 0 && len(body) > 0 {
+		share = float64(l.Bytes) / float64(len(body))
+	}
+	if l.Chars > 0 {
+		if runes := utf8.RuneCount(body); runes > 0 {
+			share = min(share, float64(l.Chars)/float64(runes))
+		}
+	}
+	return share
+}
+
+// None reports whether there is no limit.
+func (l Limit) None() bool { return l.Bytes == 0 && l.Chars == 0 }
+
+// Size is body's size in the limit's units, for messages: "30712 bytes", "17002
+// characters".
+func (l Limit) Size(body []byte) string {
+	if l.Bytes == 0 && l.Chars > 0 {
+		return strconv.Itoa(utf8.RuneCount(body)) + " characters"
+	}
+	return strconv.Itoa(len(body)) + " bytes"
+}
+
+// String says the limit: "28000 bytes", "16383 characters", "no limit".
+func (l Limit) String() string {
+	switch {
+	case l.None():
+		return "no limit"
+	case l.Chars == 0:
+		return strconv.Itoa(l.Bytes) + " bytes"
+	case l.Bytes == 0:
+		return strconv.Itoa(l.Chars) + " characters"
+	}
+	return strconv.Itoa(l.Bytes) + " bytes and " + strconv.Itoa(l.Chars) + " characters"
+}
+
+// Within is the smaller of l and m in each unit.
+func (l Limit) Within(m Limit) Limit {
+	smaller := func(a, b int) int {
+		if a == 0 || b != 0 && b < a {
+			return b
+		}
+		return a
+	}
+	return Limit{Bytes: smaller(l.Bytes, m.Bytes), Chars: smaller(l.Chars, m.Chars)}
+}
+
+// Parse reads a format's header: its description and the content-type, max-batch,
+// max-bytes and max-chars comment lines among the comment lines it starts with.
 func Parse(name, program string, shipped bool) (Format, error) {
 	f := Format{Name: name, Program: program, ContentType: DefaultContentType, Shipped: shipped}
 	for line := range strings.SplitSeq(program, "\n") {
@@ -83,12 +150,20 @@ func Parse(name, program string, shipped bool) (Format, error) {
 			if f.ContentType == "" {
 				return Format{}, fmt.Errorf("format %q: its content-type line names no type", name)
 			}
-		case "max-batch":
+		case "max-batch", "max-bytes", "max-chars":
+			key = strings.ToLower(strings.TrimSpace(key))
 			n, err := strconv.Atoi(strings.TrimSpace(value))
 			if err != nil || n < 1 {
-				return Format{}, fmt.Errorf("format %q: max-batch %q: give a whole number, 1 or more", name, strings.TrimSpace(value))
+				return Format{}, fmt.Errorf("format %q: %s %q: give a whole number, 1 or more", name, key, strings.TrimSpace(value))
 			}
-			f.MaxBatch = n
+			switch key {
+			case "max-batch":
+				f.MaxBatch = n
+			case "max-bytes":
+				f.Limit.Bytes = n
+			default:
+				f.Limit.Chars = n
+			}
 		default:
 			if f.Description == "" {
 				f.Description = text
@@ -98,90 +173,33 @@ func Parse(name, program string, shipped bool) (Format, error) {
 	return f, nil
 }
 
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
-
 // CheckName reports a name a format cannot have.
 func CheckName(name string) error {
-	switch {
-	case !namePattern.MatchString(name):
-		return fmt.Errorf("format name %q: use lower-case letters, digits and '-', starting with a letter", name)
-	case name == FunctionsName:
+	if name == FunctionsName {
 		return fmt.Errorf("format name %q is taken: kubeevents format %s prints the functions every format may use", name, name)
 	}
-	return nil
+	return catalog.CheckName("format", name)
 }
 
 // Catalog is the formats a run knows: the shipped ones and the config file's.
 type Catalog struct {
-	list []Format
+	*catalog.Catalog[Format]
 }
 
+var kind = &catalog.Kind[Format]{Noun: "format", Lister: "kubeevents format", Files: shippedFiles, Dir: "formats",
+	Order: shippedOrder, Check: CheckName, Make: Parse, Name: func(f Format) string { return f.Name }}
+
 // Shipped is the catalog of the shipped formats alone.
-func Shipped() *Catalog {
-	c, err := NewCatalog(nil)
-	if err != nil {
-		panic(err) // the shipped files are checked by the tests
-	}
-	return c
-}
+func Shipped() *Catalog { return &Catalog{kind.Shipped()} }
 
 // NewCatalog is the shipped formats and the user's (name → program): the user's replace
 // shipped ones of the same name and come after them in name order otherwise.
 func NewCatalog(user map[string]string) (*Catalog, error) {
-	c := &Catalog{}
-	for _, name := range shippedOrder {
-		src, err := shippedFiles.ReadFile("formats/" + name + ".jq")
-		if err != nil {
-			return nil, err
-		}
-		f, err := Parse(name, string(src), true)
-		if err != nil {
-			return nil, err
-		}
-		c.list = append(c.list, f)
+	c, err := catalog.New(kind, user)
+	if err != nil {
+		return nil, err
 	}
-	names := make([]string, 0, len(user))
-	for name := range user {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if err := CheckName(name); err != nil {
-			return nil, err
-		}
-		f, err := Parse(name, user[name], false)
-		if err != nil {
-			return nil, err
-		}
-		if i := slices.IndexFunc(c.list, func(s Format) bool { return s.Name == name }); i >= 0 {
-			c.list[i] = f
-			continue
-		}
-		c.list = append(c.list, f)
-	}
-	return c, nil
-}
-
-// List is every format, the shipped ones first.
-func (c *Catalog) List() []Format { return slices.Clone(c.list) }
-
-// Names lists the formats' names.
-func (c *Catalog) Names() []string {
-	names := make([]string, len(c.list))
-	for i, f := range c.list {
-		names[i] = f.Name
-	}
-	return names
-}
-
-// Lookup finds a format by name; the error says which exist.
-func (c *Catalog) Lookup(name string) (Format, error) {
-	for _, f := range c.list {
-		if f.Name == name {
-			return f, nil
-		}
-	}
-	return Format{}, fmt.Errorf("unknown format %q%s; kubeevents format lists them", name, suggest.DidYouMean(name, c.Names()))
+	return &Catalog{c}, nil
 }
 
 // Compiled is a format ready to make request bodies. Safe for concurrent use.

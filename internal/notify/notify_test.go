@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +14,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/event/eventtest"
 	"github.com/kubeevents/kubeevents/internal/jq"
-	"github.com/kubeevents/kubeevents/internal/notify/receivers"
+	"github.com/kubeevents/kubeevents/internal/notify/notifytest"
 )
 
 // paths are where each shipped format is posted, as its receiver serves it.
@@ -56,7 +57,7 @@ func TestShippedFormatsAsTheReceiversTakeThem(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s on %d events: %v", f.Name, size, err)
 				}
-				for _, err := range receivers.Check(f.Name, receivers.Request{Path: paths[f.Name], ContentType: f.ContentType, Body: body}) {
+				for _, err := range notifytest.Check(f.Name, notifytest.Request{Path: paths[f.Name], ContentType: f.ContentType, Body: body}) {
 					t.Errorf("%s on events %d to %d: %v\n%s", f.Name, start, start+size-1, err, body)
 				}
 			}
@@ -181,8 +182,15 @@ func TestReceiversRefuseWhatTheDocsRefuse(t *testing.T) {
 		{"otlp", "application/json", "/v1/logs", `{"resourceLogs":[{"resource":{},"scopeLogs":[{"logRecords":[{"severityNumber":"WARN"}]}]}]}`},
 		{"cloudevents", "application/cloudevents+json", "", `{"specversion":"1.0","id":"1","source":"/x"}`},
 		{"cloudevents", "application/json", "", `{"specversion":"1.0","id":"1","source":"/x","type":"t"}`},
+		// Over the services' size limits.
+		{"slack", "application/json", "", `{"text":"` + strings.Repeat("x", 40001) + `"}`},
+		{"mattermost", "application/json", "", `{"text":"` + strings.Repeat("é", 16384) + `"}`},
+		{"teams", "application/json", "", `{"type":"message","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","content":{"type":"AdaptiveCard","version":"1.4","body":[{"type":"TextBlock","text":"` + strings.Repeat("x", 28*1024) + `"}]}}]}`},
+		{"discord", "application/json", "", `{"embeds":[{"title":"x","description":"` + strings.Repeat("x", 3000) + `"},{"description":"` + strings.Repeat("x", 3000) + `"}]}`},
+		{"loki", "application/json", "/loki/api/v1/push", `{"streams":[{"stream":{"a":"b"},"values":[["1700000000000000000","` + strings.Repeat("x", 256001) + `"]]}]}`},
+		{"cloudevents", "application/cloudevents+json", "", `{"specversion":"1.0","id":"1","source":"/x","type":"t","data":"` + strings.Repeat("x", 64<<10) + `"}`},
 	} {
-		if errs := receivers.Check(tc.format, receivers.Request{Path: tc.path, ContentType: tc.contentType, Body: []byte(tc.body)}); len(errs) == 0 {
+		if errs := notifytest.Check(tc.format, notifytest.Request{Path: tc.path, ContentType: tc.contentType, Body: []byte(tc.body)}); len(errs) == 0 {
 			t.Errorf("%s takes %s", tc.format, tc.body)
 		}
 	}
@@ -237,6 +245,7 @@ func TestUserFormats(t *testing.T) {
 	}
 	for _, bad := range []map[string]string{
 		{"functions": "."}, {"Slack": "."}, {"x": "# max-batch: none\n."}, {"x": "# content-type:\n."},
+		{"x": "# max-bytes: 0\n."}, {"x": "# max-chars: 16k\n."},
 	} {
 		if _, err := NewCatalog(bad); err == nil {
 			t.Errorf("%v accepted", bad)
@@ -278,5 +287,93 @@ func TestDocsListEveryFormat(t *testing.T) {
 	}
 	if want := Shipped().Names(); !slices.Equal(rows, want) {
 		t.Errorf("docs/signal.md lists the formats %v, want %v (in this order)", rows, want)
+	}
+}
+
+// TestFormatsKnowTheirServicesLimits: each shipped format says the size its service takes
+// a request (its documentation is cited in the format's header); Alertmanager documents
+// none. A user's format says its own.
+func TestFormatsKnowTheirServicesLimits(t *testing.T) {
+	want := map[string]Limit{
+		"slack": {Chars: 40000}, "mattermost": {Chars: 16383}, "teams": {Bytes: 28000}, "discord": {Chars: 6000},
+		"alertmanager": {}, "loki": {Bytes: 256000}, "elasticsearch": {Bytes: 100 << 20}, "otlp": {Bytes: 20 << 20},
+		"cloudevents": {Bytes: 62 << 10},
+	}
+	for _, f := range Shipped().List() {
+		if f.Limit != want[f.Name] {
+			t.Errorf("%s: limit %s, want %s", f.Name, f.Limit, want[f.Name])
+		}
+		if !f.Limit.None() && !strings.Contains(f.Program, "https://") {
+			t.Errorf("%s: its header cites no documentation", f.Name)
+		}
+	}
+	c, err := NewCatalog(map[string]string{"both": "# max-bytes: 100\n# max-chars: 50\n."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, _ := c.Lookup("both")
+	if both.Limit != (Limit{Bytes: 100, Chars: 50}) || both.Limit.String() != "100 bytes and 50 characters" {
+		t.Errorf("both: %+v", both.Limit)
+	}
+	for body, fits := range map[string]bool{strings.Repeat("a", 50): true, strings.Repeat("a", 51): false, strings.Repeat("é", 50): true, strings.Repeat("é", 51): false} {
+		if both.Limit.Fits([]byte(body)) != fits {
+			t.Errorf("%d bytes, %d characters: fits %v", len(body), len([]rune(body)), !fits)
+		}
+	}
+	if got := (Limit{Bytes: 100}).Within(Limit{Bytes: 50, Chars: 10}); got != (Limit{Bytes: 50, Chars: 10}) {
+		t.Errorf("Within: %+v", got)
+	}
+}
+
+// TestOneCutsAnEventToFit: an event too large for one request alone is cut as little as
+// makes it fit, and says so: its long strings end in the mark, its title in " [cut]", its
+// envelope has "cut": true; one that fits is left whole; one that cannot fit is an error
+// that says its size.
+func TestOneCutsAnEventToFit(t *testing.T) {
+	_, values := batch(t)
+	envelope := values[1].(map[string]any)
+	big := map[string]any{}
+	for k, v := range envelope {
+		big[k] = v
+	}
+	big["note"] = strings.Repeat("all work and no play ", 1000)
+	var containers []any
+	for i := range 500 {
+		containers = append(containers, map[string]any{"name": fmt.Sprintf("c%03d", i), "state": map[string]any{"waiting": map[string]any{"reason": "CrashLoopBackOff"}}})
+	}
+	big["object"] = map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "crowded", "namespace": "default"},
+		"status": map[string]any{"phase": "Running", "containerStatuses": containers}}
+	for _, name := range []string{"teams", "loki", "cloudevents"} {
+		f, _ := Shipped().Lookup(name)
+		c, err := f.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		limit := Limit{Bytes: 4000}
+		whole, cut, err := c.One(context.Background(), envelope, limit)
+		if err != nil || cut || strings.Contains(string(whole), "[cut]") {
+			t.Errorf("%s: an event that fits: cut %v, %v: %s", name, cut, err, whole)
+		}
+		body, cut, err := c.One(context.Background(), big, limit)
+		if err != nil || !cut || !limit.Fits(body) {
+			t.Fatalf("%s: cut %v, %d bytes, %v", name, cut, len(body), err)
+		}
+		if !strings.Contains(string(body), "[cut]") {
+			t.Errorf("%s: the body does not say it was cut: %s", name, body)
+		}
+		for _, err := range notifytest.Check(name, notifytest.Request{Path: paths[name], ContentType: f.ContentType, Body: body}) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if _, ok := big["cut"]; ok || len(big["note"].(string)) != 21000 {
+			t.Fatalf("%s: the envelope was changed", name)
+		}
+		_, _, err = c.One(context.Background(), big, Limit{Bytes: 100})
+		if !IsTooLarge(err) || !strings.Contains(err.Error(), "too large for one request even cut (") || !strings.Contains(err.Error(), "at most 100 bytes)") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// A string cut keeps whole characters.
+	if got := cutValue("ééééééééééé", 8, 1); got != "éé"+Mark {
+		t.Errorf("cut %q", got)
 	}
 }

@@ -47,9 +47,6 @@ func connect(req Request, getter genericclioptions.RESTClientGetter, perCluster 
 		if c.Namespaces, err = namespaces(ns, req.NamespaceGiven); err != nil {
 			return nil, nil, err
 		}
-		if req.Owned && len(c.Namespaces) > 1 {
-			return nil, nil, usagef("--owned follows one object in one namespace, but -n names %d (%s); give one namespace", len(c.Namespaces), strings.Join(c.Namespaces, ","))
-		}
 	}
 	mapper, err := getter.ToRESTMapper()
 	if err != nil {

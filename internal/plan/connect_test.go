@@ -96,3 +96,38 @@ func TestResolveSeveralNamespaces(t *testing.T) {
 }
 
 var quiet = Notices{Warn: func(string, ...any) {}, Info: func(string, ...any) {}, Debug: func(string, ...any) {}}
+
+// A checkpoint in ConfigMaps of a watch of Secrets (a type watched, or a followed
+// child's) is refused, a usage error that says to keep it in Secrets; of other types it
+// is not.
+func TestConfigMapCheckpointOfSecretsRefused(t *testing.T) {
+	getter := fakeCluster().(*genericclioptions.TestConfigFlags)
+	verbs := metav1.Verbs{"get", "list", "watch"}
+	getter.WithDiscoveryClient(memory.NewMemCacheClient(&fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{
+			{Name: "pods", SingularName: "pod", Namespaced: true, Kind: "Pod", ShortNames: []string{"po"}, Verbs: verbs},
+			{Name: "secrets", SingularName: "secret", Namespaced: true, Kind: "Secret", Verbs: verbs},
+			{Name: "serviceaccounts", SingularName: "serviceaccount", Namespaced: true, Kind: "ServiceAccount", ShortNames: []string{"sa"}, Verbs: verbs},
+		}},
+	}}}))
+	kc := Kubeconfig{Default: getter}
+	for _, tc := range []struct {
+		req  Request
+		want string // "" for accepted
+	}{
+		{Request{Types: []string{"secret"}, Features: Features{Resume: "configmap:ck"}}, "--resume configmap:ck: a checkpoint of Secrets holds the key behind the fingerprints of their redacted values, and ConfigMaps may be read by anyone who may view the namespace; keep it in Secrets: --resume secret:ck"},
+		{Request{Types: []string{"pods", "secrets"}, ShowSecrets: true, Features: Features{Resume: "configmap:ns/ck"}}, "holds their values (--show-secrets), and ConfigMaps may be read by anyone who may view the namespace; keep it in Secrets: --resume secret:ns/ck"},
+		{Request{Types: []string{"sa"}, Names: []string{"build"}, Owned: true, OwnedTypes: []string{"secrets"}, Features: Features{Resume: "configmap:ck"}}, "--resume and --owned do not go together"},
+		{Request{Types: []string{"pods"}, Features: Features{Resume: "configmap:ck"}}, ""},
+		{Request{Types: []string{"secrets"}}, ""},
+	} {
+		_, err := Resolve(context.Background(), kc, tc.req, quiet)
+		var usage *diag.UsageError
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: %v; want it accepted", tc.req, err)
+		case tc.want != "" && (!errors.As(err, &usage) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: %v; want a usage error with %q", tc.req, err, tc.want)
+		}
+	}
+}

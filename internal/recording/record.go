@@ -38,9 +38,11 @@ type Record struct {
 	// Object is the object's JSON; Old the previous object's (--show-old), Diff the
 	// changes, By the field managers that made the change: nil when not recorded.
 	Object, Old, Diff, By json.RawMessage
-	FinalStateUnknown     bool
-	Past                  bool
-	Reason                string
+	// ByAmbiguous says By are candidates, one or more of which made the change.
+	ByAmbiguous       bool
+	FinalStateUnknown bool
+	Past              bool
+	Reason            string
 	// At is where the record was read.
 	At Position
 }
@@ -161,6 +163,8 @@ func (rec *Record) set(key string, value gjson.Result, raw []byte) error {
 		if value.IsArray() {
 			rec.By = raw
 		}
+	case "byAmbiguous":
+		rec.ByAmbiguous = value.Type == gjson.True
 	case "finalStateUnknown":
 		rec.FinalStateUnknown = value.Type == gjson.True
 	case "past":

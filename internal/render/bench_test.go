@@ -117,3 +117,40 @@ func BenchmarkPrettyLineWithDiff(b *testing.B) {
 	}
 	b.SetBytes(int64(len(dst)))
 }
+
+// BenchmarkYAMLDocument is a YAML document for a sink: the object's JSON is cached on
+// the event (as for every sink but the first), so this is the conversion to YAML and
+// its encoding.
+func BenchmarkYAMLDocument(b *testing.B) {
+	p := newBenchPrinter(b, FormatYAML)
+	ev := &event.Event{Type: event.Modified, Time: eventtest.T0, Seq: 42, Resource: eventtest.Pods, Kind: "Pod", Object: eventtest.RealisticPod()}
+	dst, err := p.Append(nil, ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if dst, err = p.Append(dst[:0], ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(dst)))
+}
+
+// BenchmarkYAMLDocumentWithDiff is a YAML document with its "diff" and "old", diff
+// cached.
+func BenchmarkYAMLDocumentWithDiff(b *testing.B) {
+	p, ev := newBenchPrinter(b, FormatYAML), eventtest.RolledPodEvent()
+	p.differ, p.showOld = diff.NewDiffer(nil), true
+	dst, err := p.Append(nil, ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if dst, err = p.Append(dst[:0], ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(dst)))
+}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -34,28 +35,44 @@ func TestGoldenBy(t *testing.T) {
 	}
 }
 
-// Without diffs, a change that its managers' times decide is still attributed; one that
-// only the changed fields can decide is not.
+// Without diffs (--no-diff), every change is attributed as with them: what changed
+// decides who changed it, whether or not the change is shown.
 func TestByWithoutDiff(t *testing.T) {
-	out := string(render(t, Options{Format: FormatJSON}, eventtest.AttributedEvents()))
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	for i, want := range []string{
-		`"by":[{"manager":"kube-controller-manager"`, // the creator: times
-		"", // a binding: fields
-		`"by":[{"manager":"kwok","operation":"Update","subresource":"status"`,
-		"", // DELETED
-		`"by":[{"manager":"kubectl-create"`,
-		`"by":[{"manager":"kubectl","operation":"Update","subresource":"scale"}]`, // a new entry
-		`"by":[{"manager":"hpa"`, // both moved: both wrote
-		`"byAmbiguous":true`,
-		"", // two appliers in one second: fields
-	} {
-		switch {
-		case want == "" && strings.Contains(lines[i], `"by"`):
-			t.Errorf("event %d: %s\nhas a \"by\" without a diff", i+1, lines[i])
-		case want != "" && !strings.Contains(lines[i], want):
-			t.Errorf("event %d: %s\nlacks %s", i+1, lines[i], want)
+	type envelope struct {
+		Diff        json.RawMessage `json:"diff"`
+		By          json.RawMessage `json:"by"`
+		ByAmbiguous bool            `json:"byAmbiguous"`
+	}
+	read := func(d *diff.Differ) []envelope {
+		var out []envelope
+		for line := range strings.SplitSeq(strings.TrimSpace(string(render(t, Options{Format: FormatJSON, Diff: d}, eventtest.AttributedEvents()))), "\n") {
+			var e envelope
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e)
 		}
+		return out
+	}
+	with, without := read(diff.NewDiffer(nil)), read(nil)
+	if len(with) != len(without) {
+		t.Fatalf("%d events with diffs, %d without", len(with), len(without))
+	}
+	attributed := 0
+	for i := range with {
+		if without[i].Diff != nil {
+			t.Errorf("event %d has a diff without diffs: %s", i+1, without[i].Diff)
+		}
+		if string(without[i].By) != string(with[i].By) || without[i].ByAmbiguous != with[i].ByAmbiguous {
+			t.Errorf("event %d without diffs: by %s (ambiguous %v), with them %s (%v)", i+1,
+				without[i].By, without[i].ByAmbiguous, with[i].By, with[i].ByAmbiguous)
+		}
+		if with[i].By != nil {
+			attributed++
+		}
+	}
+	if attributed < len(with)-1 { // all but DELETED
+		t.Errorf("only %d of %d events attributed", attributed, len(with))
 	}
 }
 

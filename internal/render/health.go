@@ -6,7 +6,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/event"
-	"github.com/kubeevents/kubeevents/internal/wire"
+	"github.com/kubeevents/kubeevents/internal/jsonw"
 )
 
 // An object's health (package health), where the run computes it: "health" in JSON and
@@ -22,10 +22,10 @@ func appendHealthJSON(dst []byte, ev *event.Event) []byte {
 	if h == nil {
 		return dst
 	}
-	dst = wire.AppendJSONField(dst, `,"health":{"status":`, string(h.Status))
-	dst = wire.AppendJSONField(dst, `,"message":`, h.Message)
+	dst = jsonw.AppendJSONField(dst, `,"health":{"status":`, string(h.Status))
+	dst = jsonw.AppendJSONField(dst, `,"message":`, h.Message)
 	if h.Previous != "" {
-		dst = wire.AppendJSONField(dst, `,"previous":`, string(h.Previous))
+		dst = jsonw.AppendJSONField(dst, `,"previous":`, string(h.Previous))
 	}
 	return append(dst, '}')
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
-	"github.com/kubeevents/kubeevents/internal/wire"
+	"github.com/kubeevents/kubeevents/internal/jsonw"
 )
 
 // AppendEnvelopeWithDiff appends ev as one compact JSON object, without a trailing
@@ -50,7 +50,7 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 	if err != nil {
 		return dst, err
 	}
-	dst = wire.AppendJSONField(dst, `{"type":`, string(ev.Type))
+	dst = jsonw.AppendJSONField(dst, `{"type":`, string(ev.Type))
 	dst = append(dst, `,"time":"`...)
 	dst = ev.Time.UTC().AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, '"')
@@ -59,12 +59,12 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 		dst = strconv.AppendUint(dst, ev.Seq, 10)
 	}
 	if ev.Cluster != "" {
-		dst = wire.AppendJSONField(dst, `,"cluster":`, ev.Cluster)
+		dst = jsonw.AppendJSONField(dst, `,"cluster":`, ev.Cluster)
 	}
 	dst = appendOnJSON(dst, ev)
-	dst = wire.AppendJSONField(dst, `,"resource":{"group":`, ev.Resource.Group)
-	dst = wire.AppendJSONField(dst, `,"version":`, ev.Resource.Version)
-	dst = wire.AppendJSONField(dst, `,"resource":`, ev.Resource.Resource)
+	dst = jsonw.AppendJSONField(dst, `,"resource":{"group":`, ev.Resource.Group)
+	dst = jsonw.AppendJSONField(dst, `,"version":`, ev.Resource.Version)
+	dst = jsonw.AppendJSONField(dst, `,"resource":`, ev.Resource.Resource)
 	dst = append(dst, '}')
 	dst = appendOwnersJSON(dst, ev)
 	dst = appendHealthJSON(dst, ev)
@@ -92,7 +92,7 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 		dst = append(dst, `,"past":true`...)
 	}
 	if ev.Reason != "" {
-		dst = wire.AppendJSONField(dst, `,"reason":`, ev.Reason)
+		dst = jsonw.AppendJSONField(dst, `,"reason":`, ev.Reason)
 	}
 	return append(dst, '}'), nil
 }
@@ -102,7 +102,7 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 // has its own "by" (written for each sink: it is rare).
 func attributedChanges(ev *event.Event, d *diff.Differ) ([]byte, *attribution.Attribution, error) {
 	by := attribution.Of(ev, d)
-	if by == nil || !by.Differs() {
+	if by == nil || !by.Differs() || !d.Diffs(ev) {
 		changes, err := d.ChangesJSON(ev)
 		return changes, by, err
 	}

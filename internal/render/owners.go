@@ -7,7 +7,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/event"
-	"github.com/kubeevents/kubeevents/internal/wire"
+	"github.com/kubeevents/kubeevents/internal/jsonw"
 )
 
 // appendOwnersJSON appends the envelope's owner chain and rollout state (watch
@@ -22,15 +22,15 @@ func appendOwnersJSON(dst []byte, ev *event.Event) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = wire.AppendJSONField(dst, `{"kind":`, o.Kind)
-			dst = wire.AppendJSONField(dst, `,"name":`, o.Name)
+			dst = jsonw.AppendJSONField(dst, `{"kind":`, o.Kind)
+			dst = jsonw.AppendJSONField(dst, `,"name":`, o.Name)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
 	}
 	if ev.Rollout != nil {
-		dst = wire.AppendJSONField(dst, `,"rollout":{"state":`, string(ev.Rollout.State))
-		dst = wire.AppendJSONField(dst, `,"message":`, ev.Rollout.Message)
+		dst = jsonw.AppendJSONField(dst, `,"rollout":{"state":`, string(ev.Rollout.State))
+		dst = jsonw.AppendJSONField(dst, `,"message":`, ev.Rollout.Message)
 		dst = append(dst, '}')
 	}
 	return dst

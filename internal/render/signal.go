@@ -8,7 +8,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/escape"
 	"github.com/kubeevents/kubeevents/internal/event"
-	"github.com/kubeevents/kubeevents/internal/wire"
+	"github.com/kubeevents/kubeevents/internal/jsonw"
 )
 
 // What the noise reducers add to an event (packages transition and fold): the transitions
@@ -26,7 +26,7 @@ func appendOnJSON(dst []byte, ev *event.Event) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = wire.AppendJSONString(dst, name)
+			dst = jsonw.AppendJSONString(dst, name)
 		}
 		dst = append(dst, ']')
 	}

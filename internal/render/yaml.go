@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -12,8 +13,8 @@ import (
 )
 
 // appendYAML appends ev as a YAML document with the envelope of AppendEnvelopeWithDiff.
-// The object (and old object and diff) are converted from their JSON through a
-// yaml.Node rather than a map, so keys keep the order of the JSON (apiVersion, kind,
+// The object (and old object and diff) are converted from their JSON to yaml.Nodes
+// (yamlNode) rather than a map, so keys keep the order of the JSON (apiVersion, kind,
 // metadata, spec, status; op, path, value, old) and numbers their digits.
 func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	objectJSON, err := ev.ObjectJSON()
@@ -93,37 +94,22 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 	}
 
 	p.yamlBuf.Reset()
-	encoder := yaml.NewEncoder(&p.yamlBuf)
-	encoder.SetIndent(2)
-	encoder.CompactSeqIndent() // "- item" under its key, as kubectl writes it
-	if err := encoder.Encode(envelope); err != nil {
-		return dst, fmt.Errorf("encoding %s %q as YAML: %w", ev.Kind, ev.Key(), err)
-	}
-	if err := encoder.Close(); err != nil {
+	if err := encodeYAML(&p.yamlBuf, envelope); err != nil {
 		return dst, fmt.Errorf("encoding %s %q as YAML: %w", ev.Kind, ev.Key(), err)
 	}
 	dst = append(dst, "---\n"...)
 	return append(dst, p.yamlBuf.Bytes()...), nil
 }
 
-// yamlNode converts JSON to the YAML node of its value, in block style.
-func yamlNode(jsonText []byte) (*yaml.Node, error) {
-	var document yaml.Node // JSON is YAML, so the YAML parser reads it as is
-	if err := yaml.Unmarshal(jsonText, &document); err != nil {
-		return nil, err
+// encodeYAML writes n as one YAML document, indented as kubectl writes YAML.
+func encodeYAML(w io.Writer, n *yaml.Node) error {
+	encoder := yaml.NewEncoder(w)
+	encoder.SetIndent(2)
+	encoder.CompactSeqIndent() // "- item" under its key, as kubectl writes it
+	if err := encoder.Encode(n); err != nil {
+		return err
 	}
-	blockStyle(&document)
-	return document.Content[0], nil
-}
-
-// blockStyle drops the styles the parser recorded from the JSON (flow mappings, quoted
-// strings), so the encoder writes block YAML and quotes a string only where a plain one
-// would read as something else ("true", "8812", "2026-11-22T15:04:05Z").
-func blockStyle(n *yaml.Node) {
-	n.Style = 0
-	for _, child := range n.Content {
-		blockStyle(child)
-	}
+	return encoder.Close()
 }
 
 func mapping(content ...*yaml.Node) *yaml.Node {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -23,13 +24,15 @@ func (e *NotRecordedError) Error() string { return e.What }
 // At writes to w the object opts select (one TYPE and NAME) as it was at t: its last
 // version recorded at or before t, as `kubectl get -o yaml` (format "yaml") or `-o json`
 // ("json") printed it then. An object deleted by then, or not recorded before then, is
-// a *NotRecordedError; a name recorded in several namespaces is an error asking for -n.
+// a *NotRecordedError; a name recorded in several namespaces is a usage error asking
+// for -n.
 func At(ctx context.Context, opts Options, t time.Time, format string, w io.Writer) error {
 	opts.Select.Until = t
 	s, err := New(opts)
 	if err != nil {
 		return err
 	}
+	s.quiet = true // what was not found is the error
 	last := map[objectKey]*event.Event{}
 	var keys []objectKey
 	err = s.Run(ctx, func(ev *event.Event) bool {
@@ -44,18 +47,25 @@ func At(ctx context.Context, opts Options, t time.Time, format string, w io.Writ
 	if err != nil {
 		return err
 	}
-	what := fmt.Sprintf("%s %s", opts.Select.Types[0], opts.Select.Names[0])
+	what := opts.Select.Types[0] + "/" + opts.Select.Names[0]
 	at := t.Local().Format(time.RFC3339)
 	switch {
 	case len(keys) == 0:
 		return &NotRecordedError{What: fmt.Sprintf("%s: not recorded at or before %s", what, at)}
 	case len(keys) > 1:
+		var found []Held
+		for _, k := range keys {
+			found = append(found, Held{Cluster: k.cluster, Namespace: k.namespace})
+		}
+		if namespaces := Namespaces(found); len(namespaces) > 1 && len(Clusters(found)) < 2 {
+			return severalError(what, "namespaces", namespaces, "choose one with -n")
+		}
 		var where []string
 		for _, k := range keys {
 			where = append(where, strings.TrimSuffix(k.cluster+"/"+k.namespace, "/"))
 		}
 		slices.Sort(where)
-		return fmt.Errorf("%s was recorded in several namespaces or clusters (%s): choose one with -n or --cluster", what, strings.Join(slices.Compact(where), ", "))
+		return diag.Usagef("%s was recorded in several namespaces or clusters (%s): choose one with -n or --cluster", what, strings.Join(slices.Compact(where), ", "))
 	}
 	ev := last[keys[0]]
 	if ev.Type == event.Deleted && ev.Reason == "" {

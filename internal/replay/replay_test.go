@@ -3,11 +3,13 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +21,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/recording"
+	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 var t0 = time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
@@ -312,6 +316,280 @@ func TestAt(t *testing.T) {
 		err := At(context.Background(), opts, t0.Add(at), "yaml", &bytes.Buffer{})
 		if !errors.As(err, &notRecorded) {
 			t.Errorf("at %s: %v", at, err)
+		}
+	}
+}
+
+// TestRecordedByIsReplayed: who made each change is replayed as recorded (the event's
+// "by" and "byAmbiguous", each diff operation's own "by"), so that -o json writes the
+// recording again as it was, and --by selects what pretty output names.
+func TestRecordedByIsReplayed(t *testing.T) {
+	pending := pod("web-1", "shop", "u1", nil, corev1.PodPending, nil)
+	running := pod("web-1", "shop", "u1", map[string]string{"tier": "web"}, corev1.PodRunning, nil)
+	const (
+		kubectl = `{"manager":"kubectl-create","operation":"Update","time":"2026-11-23T14:00:00Z"}`
+		kubelet = `{"manager":"kubelet","operation":"Update","subresource":"status","time":"2026-11-23T14:00:01Z"}`
+		label   = `{"manager":"kubectl-label","operation":"Update","time":"2026-11-23T14:00:01Z"}`
+	)
+	recs := []rec{
+		{typ: "ADDED", at: 0, resource: "pods", obj: pending, extra: `"by":[` + kubectl + `]`},
+		{typ: "MODIFIED", at: 1, resource: "pods", obj: running, extra: `"diff":[` +
+			`{"op":"add","path":"/metadata/labels","value":{"tier":"web"},"by":[` + label + `]},` +
+			`{"op":"replace","path":"/status/phase","value":"Running","old":"Pending","by":[` + kubelet + `]}],` +
+			`"by":[` + label + `,` + kubelet + `]`},
+		{typ: "MODIFIED", at: 2, resource: "pods", obj: running, extra: `"diff":[],"by":[` + label + `,` + kubelet + `],"byAmbiguous":true`},
+	}
+	path := recordingOf(t, recs...)
+	d := diff.NewDiffer(nil)
+	for _, objects := range []bool{true, false} {
+		events := replayed(t, Options{Args: []string{path}, Objects: objects, Diffs: true})
+		if len(events) != len(recs) {
+			t.Fatalf("objects %v: %d events", objects, len(events))
+		}
+		for i, ev := range events {
+			got, err := render.AppendEnvelopeWithDiff(nil, ev, d, false)
+			if want := recs[i].line(t); err != nil || string(got) != want {
+				t.Errorf("objects %v, line %d:\n got %s (%v)\nwant %s", objects, i+1, got, err, want)
+			}
+		}
+	}
+	// An ignored path leaves its change out; the others keep their managers.
+	ignore, _ := diff.ParseIgnorePath("metadata.labels")
+	events := replayed(t, Options{Args: []string{path}, Diffs: true})
+	got, err := render.AppendEnvelopeWithDiff(nil, events[1], diff.NewDiffer([]diff.IgnorePath{ignore}), false)
+	if want := `"diff":[{"op":"replace","path":"/status/phase","value":"Running","old":"Pending"}],"by":[` + kubelet + `]}`; err != nil || !strings.Contains(string(got), want) {
+		t.Errorf("with metadata.labels ignored:\n got %s (%v)\nwant %s", got, err, want)
+	}
+}
+
+// TestSecretValuesAreRedacted: a recording made with --show-secrets holds Secret values;
+// replayed, they are redacted as a watch redacts them (data, stringData and the
+// last-applied annotation, in the object, the old one and the diff), one placeholder per
+// value; --show-secrets keeps them; a recording redacted already is written as it is.
+func TestSecretValuesAreRedacted(t *testing.T) {
+	const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+	secret := func(password string) *corev1.Secret {
+		applied := fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"creds"},"stringData":{"password":%q}}`, password)
+		return &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "shop", UID: "s1", Annotations: map[string]string{lastApplied: applied}},
+			Data:       map[string][]byte{"password": []byte(password), "user": []byte("admin-user")}}
+	}
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	oldJSON, _ := json.Marshal(secret("hunter2-old"))
+	path := recordingOf(t,
+		rec{typ: "ADDED", at: 0, resource: "secrets", obj: secret("hunter2-old")},
+		rec{typ: "MODIFIED", at: 1, resource: "secrets", obj: secret("hunter2-new"), extra: `"old":` + string(oldJSON) + `,"diff":[` +
+			`{"op":"replace","path":"/data/password","value":"` + b64("hunter2-new") + `","old":"` + b64("hunter2-old") + `"},` +
+			`{"op":"replace","path":"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration","value":"hunter2-new","old":"hunter2-old"},` +
+			`{"op":"add","path":"/data","value":{"token":"` + b64("tok-secret") + `"}}]`})
+	values := []string{"hunter2", b64("hunter2-old"), b64("hunter2-new"), b64("admin-user"), b64("tok-secret")}
+
+	written := func(opts Options) []string {
+		var lines []string
+		for _, ev := range replayed(t, opts) {
+			line, err := render.AppendEnvelopeWithDiff(nil, ev, diff.NewDiffer(nil), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, string(line))
+		}
+		return lines
+	}
+	for _, objects := range []bool{true, false} {
+		lines := written(Options{Args: []string{path}, Objects: objects, Diffs: true})
+		all := strings.Join(lines, "\n")
+		for _, v := range values {
+			if strings.Contains(all, v) {
+				t.Errorf("objects %v: a Secret value, %q, is written:\n%s", objects, v, all)
+			}
+		}
+		var first, second struct {
+			Object struct {
+				Data     map[string]string `json:"data"`
+				Metadata struct {
+					Annotations map[string]string `json:"annotations"`
+				} `json:"metadata"`
+			} `json:"object"`
+			Old struct {
+				Data map[string]string `json:"data"`
+			} `json:"old"`
+			Diff []struct {
+				Path  string `json:"path"`
+				Value any    `json:"value"`
+				Old   any    `json:"old"`
+			} `json:"diff"`
+		}
+		if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(lines[1]), &second); err != nil {
+			t.Fatal(err)
+		}
+		placeholder := regexp.MustCompile(`^<redacted: [0-9]+ bytes #[0-9a-f]{8}>$`)
+		for what, v := range map[string]string{
+			"data.password":         first.Object.Data["password"],
+			"data.user":             first.Object.Data["user"],
+			"last-applied":          first.Object.Metadata.Annotations[lastApplied],
+			"old data.password":     second.Old.Data["password"],
+			"diff /data/password":   fmt.Sprint(second.Diff[0].Value),
+			"diff last-applied old": fmt.Sprint(second.Diff[1].Old),
+			"diff /data token":      fmt.Sprint(second.Diff[2].Value.(map[string]any)["token"]),
+		} {
+			if !placeholder.MatchString(v) {
+				t.Errorf("objects %v: %s is %q, not a placeholder", objects, what, v)
+			}
+		}
+		switch {
+		case first.Object.Data["user"] != second.Object.Data["user"]:
+			t.Errorf("objects %v: an unchanged value has two placeholders: %q, %q", objects, first.Object.Data["user"], second.Object.Data["user"])
+		case first.Object.Data["password"] != second.Old.Data["password"] || first.Object.Data["password"] != fmt.Sprint(second.Diff[0].Old):
+			t.Errorf("objects %v: the old password's placeholders differ: %q, %q, %v", objects, first.Object.Data["password"], second.Old.Data["password"], second.Diff[0].Old)
+		case first.Object.Data["password"] == second.Object.Data["password"]:
+			t.Errorf("objects %v: a changed value keeps its placeholder", objects)
+		case !strings.HasPrefix(first.Object.Data["password"], "<redacted: 11 bytes #"):
+			t.Errorf("objects %v: the length said is not the decoded value's: %q", objects, first.Object.Data["password"])
+		}
+	}
+
+	shown := strings.Join(written(Options{Args: []string{path}, Diffs: true, ShowSecrets: true}), "\n")
+	for _, v := range values {
+		if !strings.Contains(shown, v) {
+			t.Errorf("ShowSecrets: %q is not written", v)
+		}
+	}
+
+	// A recording redacted when it was made is written as it is.
+	redacted := written(Options{Args: []string{path}, Diffs: true})
+	again := filepath.Join(t.TempDir(), "again.jsonl")
+	if err := os.WriteFile(again, []byte(strings.Join(redacted, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := written(Options{Args: []string{again}, Diffs: true}); strings.Join(got, "\n") != strings.Join(redacted, "\n") {
+		t.Errorf("a redacted recording replayed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(redacted, "\n"))
+	}
+}
+
+// TestHistoryOfOneObject: history's name selects one object: a name recorded in several
+// namespaces asks for -n (a usage error), unless -A or -n lists them; a name not
+// recorded is a NotRecordedError naming the type/name, the recording and where else it
+// is. From files and from the standard input alike.
+func TestHistoryOfOneObject(t *testing.T) {
+	cm := func(name, ns, value string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID(ns + name)}, Data: map[string]string{"mode": value}}
+	}
+	recs := []rec{
+		{typ: "ADDED", at: 0, resource: "configmaps", obj: cm("settings", "a", "1")},
+		{typ: "ADDED", at: 1, resource: "configmaps", obj: cm("settings", "b", "1")},
+		{typ: "ADDED", at: 2, resource: "configmaps", obj: cm("other", "a", "1")},
+		{typ: "MODIFIED", at: 3, resource: "configmaps", obj: cm("settings", "a", "2")},
+	}
+	path := recordingOf(t, recs...)
+	var stdin strings.Builder
+	for _, r := range recs {
+		stdin.WriteString(r.line(t) + "\n")
+	}
+	for _, from := range []string{"file", "stdin"} {
+		run := func(sel Selection, all bool) (string, error) {
+			t.Helper()
+			opts := Options{Args: []string{path}, Select: sel}
+			if from == "stdin" {
+				opts.Args, opts.Read.Stdin = []string{"-"}, strings.NewReader(stdin.String())
+			}
+			h, err := NewHistory(opts, all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var events []*event.Event
+			err = h.Run(context.Background(), func(ev *event.Event) bool { events = append(events, ev); return true })
+			var parts []string
+			for _, ev := range events {
+				parts = append(parts, ev.Meta().GetNamespace()+"/"+ev.Meta().GetName())
+			}
+			return strings.Join(parts, " "), err
+		}
+		where := path
+		if from == "stdin" {
+			where = "the standard input"
+		}
+		settings := Selection{Types: []string{"cm"}, Names: []string{"settings"}}
+		got, err := run(settings, false)
+		var usage *diag.UsageError
+		if !errors.As(err, &usage) || err.Error() != "cm/settings was recorded in several namespaces (a, b): choose one with -n, or all of them with -A" || got != "" {
+			t.Errorf("%s: ambiguous name: %q, %v", from, got, err)
+		}
+		for _, c := range []struct {
+			ns   []string
+			all  bool
+			want string
+		}{
+			{[]string{"a"}, false, "a/settings a/settings"},
+			{nil, true, "a/settings b/settings a/settings"},
+			{[]string{"a", "b"}, false, "a/settings b/settings a/settings"},
+		} {
+			sel := settings
+			sel.Namespaces = c.ns
+			if got, err := run(sel, c.all); err != nil || got != c.want {
+				t.Errorf("%s: -n %v -A %v: %q, %v; want %q", from, c.ns, c.all, got, err, c.want)
+			}
+		}
+		var notRecorded *NotRecordedError
+		for _, c := range []struct {
+			sel  Selection
+			want string
+		}{
+			{Selection{Types: []string{"cm"}, Names: []string{"nosuch"}}, "cm/nosuch was not recorded in " + where},
+			{Selection{Types: []string{"cm"}, Names: []string{"settings"}, Namespaces: []string{"c"}},
+				"cm/settings was not recorded in namespace c in " + where + map[string]string{"file": " (it was recorded in namespaces a, b)"}[from]},
+			{Selection{Types: []string{"podz"}, Names: []string{"web"}},
+				"podz/web was not recorded in " + where + map[string]string{"file": ", which holds no podz but configmaps"}[from]},
+		} {
+			got, err := run(c.sel, false)
+			if !errors.As(err, &notRecorded) || err.Error() != c.want || got != "" {
+				t.Errorf("%s: %+v: %q, %v\nwant the error %q", from, c.sel, got, err, c.want)
+			}
+		}
+	}
+}
+
+// TestSelectionThatMatchesNothingIsSaid: clusters, namespaces and names given that the
+// recording does not hold are said, each with what it holds; a selection that matches
+// nothing else is said too; nothing is said when events were replayed.
+func TestSelectionThatMatchesNothingIsSaid(t *testing.T) {
+	web := pod("web-1", "shop", "u1", nil, corev1.PodRunning, nil)
+	db := pod("db-1", "data", "u2", nil, corev1.PodRunning, nil)
+	one := recordingOf(t, rec{typ: "ADDED", at: 0, resource: "pods", obj: web}, rec{typ: "ADDED", at: 1, resource: "pods", obj: db})
+	several := recordingOf(t,
+		rec{typ: "ADDED", at: 0, resource: "pods", obj: web, extra: `"cluster":"prod"`},
+		rec{typ: "ADDED", at: 1, resource: "pods", obj: db, extra: `"cluster":"dev"`})
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		sel  Selection
+		want string // "" for nothing said
+	}{
+		{one, Selection{}, ""},
+		{one, Selection{Clusters: []string{"prod"}}, "--cluster prod: the recording names no cluster (it was made of one cluster; drop --cluster)"},
+		{several, Selection{Clusters: []string{"staging"}}, "no events of cluster staging in the recording, which holds the clusters dev, prod"},
+		{several, Selection{Clusters: []string{"prod", "staging"}}, "no events of cluster staging in the recording, which holds the clusters dev, prod"},
+		{one, Selection{Namespaces: []string{"shopp"}}, "no events in namespace shopp in the recording, which holds the namespaces data, shop"},
+		{one, Selection{Types: []string{"po"}, Namespaces: []string{"shopp"}}, "no events of po in namespace shopp in the recording, which holds po in namespaces data, shop"},
+		{one, Selection{Types: []string{"po"}, Names: []string{"web-9"}, Namespaces: []string{"shop"}}, "no events of po named web-9 in namespace shop in the recording"},
+		{one, Selection{Types: []string{"po"}, Names: []string{"db-1"}, Namespaces: []string{"shop"}}, "no events of po named db-1 in namespace shop in the recording"},
+		{one, Selection{Since: t0.Add(time.Hour)}, "none of the 2 events recorded matches the selection"},
+		{empty, Selection{}, empty + " holds no events"},
+	} {
+		var warned []string
+		replayed(t, Options{Args: []string{c.path}, Select: c.sel, Warn: func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }})
+		want := []string{c.want}
+		if c.want == "" {
+			want = nil
+		}
+		if fmt.Sprint(warned) != fmt.Sprint(want) {
+			t.Errorf("%+v: said %q, want %q", c.sel, warned, want)
 		}
 	}
 }

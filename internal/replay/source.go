@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/recording"
@@ -71,6 +72,9 @@ type Options struct {
 	// are on: an update recorded without one then has its objects decoded whole, for
 	// the diff to be computed.
 	Objects, Diffs bool
+	// ShowSecrets keeps the values of the Secrets recorded; by default they are
+	// redacted as a watch redacts them (a recording made with --show-secrets holds them).
+	ShowSecrets bool
 	// Warn prints one diagnostic line.
 	Warn func(format string, args ...any)
 }
@@ -89,8 +93,22 @@ type Source struct {
 	left    map[objectKey]bool
 	// roles are the role of each resource read (roleOf), which also says what the
 	// recording holds.
-	roles map[schema.GroupVersionResource]role
-	owned *ownedTree // nil without Selection.Owned
+	roles    map[schema.GroupVersionResource]role
+	owned    *ownedTree // nil without Selection.Owned
+	redactor *redactor  // nil with ShowSecrets
+	// seen is what the recording held of what was selected, to say at the end which
+	// clusters, namespaces and names given matched nothing; quiet leaves that to the
+	// caller (history says it in its error).
+	seen  seen
+	quiet bool
+}
+
+// seen is what the records read held: the clusters (with --cluster), the namespaces of
+// the records of the types selected in those clusters (with -n), the names of those in
+// those namespaces (with names); how many records were read and events emitted.
+type seen struct {
+	clusters, namespaces, names map[string]bool
+	records, selected, emitted  int // selected: records of the types selected, in the clusters selected
 }
 
 // objectKey names an object across resources and clusters.
@@ -122,6 +140,18 @@ func New(opts Options) (*Source, error) {
 	s := &Source{opts: opts, inputs: inputs, types: parseTypes(opts.Select.Types), decoder: newDecoder(),
 		objects: map[objectKey]*version{}, left: map[objectKey]bool{}, roles: map[schema.GroupVersionResource]role{}}
 	s.matched = make([]bool, len(s.types))
+	if !opts.ShowSecrets {
+		s.redactor = newRedactor()
+	}
+	if len(opts.Select.Clusters) > 0 {
+		s.seen.clusters = map[string]bool{}
+	}
+	if len(opts.Select.Namespaces) > 0 {
+		s.seen.namespaces = map[string]bool{}
+	}
+	if len(opts.Select.Names) > 0 && !opts.Select.Owned {
+		s.seen.names = map[string]bool{}
+	}
 	if sel := opts.Select.LabelSelector; sel != "" {
 		if s.selector, err = labels.Parse(sel); err != nil {
 			return nil, diag.Usagef("-l/--selector %q: %v", sel, err)
@@ -206,7 +236,12 @@ func (s *Source) Run(ctx context.Context, emit func(*event.Event) bool) error {
 			}
 			return err
 		}
-		if ev != nil && !emit(ev) {
+		s.seen.records++
+		if ev == nil {
+			continue
+		}
+		s.seen.emitted++
+		if !emit(ev) {
 			return nil
 		}
 	}
@@ -214,27 +249,118 @@ func (s *Source) Run(ctx context.Context, emit func(*event.Event) bool) error {
 	return nil
 }
 
+// see notes the namespace and the name of an object of a type selected.
+func (s *Source) see(m metav1.Object) {
+	s.seen.selected++
+	if s.seen.namespaces != nil && m.GetNamespace() != "" {
+		s.seen.namespaces[m.GetNamespace()] = true
+	}
+	if s.seen.names != nil && s.namespaceSelected(m) {
+		s.seen.names[m.GetName()] = true
+	}
+}
+
 // sayWhatWasLeft says, at the end, what was not replayed that the user may have
-// expected: bad lines skipped, types given that the recording does not hold.
+// expected: bad lines skipped; the clusters, types, namespaces and names given that
+// the recording does not hold (each with what it holds instead), or, when it holds
+// them all but nothing was replayed, that nothing matched.
 func (s *Source) sayWhatWasLeft(r *recording.Reader) {
 	if n, first := r.Skipped(); n > 0 {
 		s.opts.Warn("skipped %s that kubeevents did not write (the first: %v)", diag.Count(n)+" line"+diag.Plural(n), first.At)
 	}
-	var missing []string
-	for i, t := range s.types {
-		if !s.matched[i] && !slices.Contains(missing, t.given) {
-			missing = append(missing, t.given)
+	sel := s.opts.Select
+	said, nothing := false, false
+	say := func(format string, args ...any) {
+		s.opts.Warn(format, args...)
+		said = true
+	}
+	// Each selection is said missing only when the one before matched something: a
+	// cluster that is not there leaves nothing to look in for a namespace.
+	if missing := notSeen(sel.Clusters, s.seen.clusters); len(missing) > 0 && !s.quiet {
+		held := seenNames(s.seen.clusters)
+		if len(held) == 0 {
+			say("--cluster %s: the recording names no cluster (it was made of one cluster; drop --cluster)", strings.Join(missing, ","))
+		} else {
+			say("no events of cluster %s in the recording, which holds the clusters %s", strings.Join(missing, ", "), strings.Join(held, ", "))
+		}
+		nothing = len(missing) == len(sel.Clusters)
+	}
+	if !nothing {
+		var missing []string
+		for i, t := range s.types {
+			if !s.matched[i] && !slices.Contains(missing, t.given) {
+				missing = append(missing, t.given)
+			}
+		}
+		if len(missing) > 0 && len(s.roles) > 0 {
+			var held []string
+			for gvr := range s.roles {
+				held = append(held, resourceName(gvr))
+			}
+			slices.Sort(held)
+			say("no events of %s in the recording, which holds %s", strings.Join(missing, ", "), strings.Join(held, ", "))
+			nothing = !slices.Contains(s.matched, true)
 		}
 	}
-	if len(missing) == 0 || len(s.roles) == 0 {
+	if s.quiet {
 		return
 	}
-	var held []string
-	for gvr := range s.roles {
-		held = append(held, resourceName(gvr))
+	nothing = nothing || s.seen.selected == 0
+	what := "objects"
+	if len(sel.Types) > 0 {
+		what = strings.Join(sel.Types, ",")
 	}
-	slices.Sort(held)
-	s.opts.Warn("no events of %s in the recording, which holds %s", strings.Join(missing, ", "), strings.Join(held, ", "))
+	if missing := notSeen(sel.Namespaces, s.seen.namespaces); len(missing) > 0 && !nothing {
+		namespaces := seenNames(s.seen.namespaces)
+		switch {
+		case len(namespaces) > 0 && len(sel.Types) == 0:
+			say("no events in namespace %s in the recording, which holds the namespace%s %s", strings.Join(missing, ", "),
+				diag.Plural(len(namespaces)), strings.Join(namespaces, ", "))
+		case len(namespaces) > 0:
+			say("no events of %s in namespace %s in the recording, which holds %s in namespace%s %s", what, strings.Join(missing, ", "),
+				what, diag.Plural(len(namespaces)), strings.Join(namespaces, ", "))
+		default:
+			say("no events of %s in namespace %s in the recording: the %s it holds are cluster-scoped", what, strings.Join(missing, ", "), what)
+		}
+		nothing = len(missing) == len(sel.Namespaces)
+	}
+	if missing := notSeen(sel.Names, s.seen.names); len(missing) > 0 && !nothing {
+		in := ""
+		if len(sel.Namespaces) > 0 {
+			in = " in namespace " + strings.Join(sel.Namespaces, ",")
+		}
+		say("no events of %s named %s%s in the recording", what, strings.Join(missing, ", "), in)
+	}
+	switch {
+	case said || s.seen.emitted > 0:
+	case s.seen.records == 0:
+		s.opts.Warn("%s holds no events", s.What())
+	default:
+		s.opts.Warn("none of the %s recorded matches the selection", diag.Count(s.seen.records)+" event"+diag.Plural(s.seen.records))
+	}
+}
+
+// notSeen are the values given that were not seen (none when nothing was given).
+func notSeen(given []string, seen map[string]bool) []string {
+	var missing []string
+	for _, v := range given {
+		if !seen[v] && !slices.Contains(missing, v) {
+			missing = append(missing, v)
+		}
+	}
+	return missing
+}
+
+// seenNames are the values seen, sorted, but "".
+func seenNames(seen map[string]bool) []string {
+	var names []string
+	for v := range seen {
+		if v != "" {
+			names = append(names, v)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 func resourceName(gvr schema.GroupVersionResource) string {
@@ -282,6 +408,9 @@ func (s *Source) roleOf(gvr schema.GroupVersionResource, kind string) role {
 // the state of the objects selected, whether their event is in the window or not.
 func (s *Source) event(rec recording.Record) (*event.Event, error) {
 	sel := s.opts.Select
+	if s.seen.clusters != nil {
+		s.seen.clusters[rec.Cluster] = true
+	}
 	if len(sel.Clusters) > 0 && !slices.Contains(sel.Clusters, rec.Cluster) {
 		return nil, nil
 	}
@@ -297,6 +426,9 @@ func (s *Source) event(rec recording.Record) (*event.Event, error) {
 	if role == notSelected {
 		return nil, nil
 	}
+	if s.redactor != nil && isSecrets(rec.Resource) {
+		s.redactor.record(&rec)
+	}
 	whole := s.opts.Objects || role == related || s.owned != nil ||
 		rec.Type == event.Modified && rec.Diff == nil && s.opts.Diffs
 	var obj runtime.Object
@@ -311,6 +443,9 @@ func (s *Source) event(rec recording.Record) (*event.Event, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, &recording.BadLineError{At: rec.At, Err: err}
+	}
+	if role == selected {
+		s.see(m)
 	}
 	if !s.namespaceSelected(m) || role == selected && len(sel.Names) > 0 && !sel.Owned && !slices.Contains(sel.Names, m.GetName()) {
 		return nil, nil
@@ -340,6 +475,15 @@ func (s *Source) event(rec recording.Record) (*event.Event, error) {
 	}
 	if !inWindow || !s.byManager(rec) {
 		return nil, nil
+	}
+	if rec.By != nil && !ev.Related {
+		var changes []byte
+		if rec.Type == event.Modified {
+			changes = rec.Diff
+		}
+		if ev.RecordedBy, err = attribution.Recorded(rec.By, changes, rec.ByAmbiguous); err != nil {
+			return nil, &recording.BadLineError{At: rec.At, Err: err}
+		}
 	}
 	return ev, nil
 }

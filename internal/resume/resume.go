@@ -24,6 +24,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/managedfields"
 )
 
 // Cluster is one cluster as the checkpoint knows it: its name ("" for the one cluster
@@ -72,7 +73,7 @@ type Informer interface {
 	GVR() schema.GroupVersionResource
 	Namespace() string
 	Describe() string
-	Seed(objects [][]byte) ([]runtime.Object, error)
+	Seed(objects [][]byte) ([]runtime.Object, []managedfields.Managers, error)
 	RedactionKey() []byte
 	Store() cache.Store
 }
@@ -164,7 +165,7 @@ func (r *Resume) Seed(cluster string, inf Informer, warn func(string, ...any), g
 		return nil
 	}
 	name := checkpoint.ResourceName(inf.GVR())
-	objects, err := inf.Seed(s.saved.Objects[name])
+	objects, managers, err := inf.Seed(s.saved.Objects[name])
 	if err != nil {
 		what := fmt.Sprintf("an object of %s cannot be read: %v", inf.Describe(), err)
 		if cluster != "" {
@@ -180,7 +181,7 @@ func (r *Resume) Seed(cluster string, inf Informer, warn func(string, ...any), g
 	}
 	s.seeded[seededKey{inf.GVR(), inf.Namespace()}] = versions
 	s.watched = append(s.watched, inf)
-	s.objects = append(s.objects, seededObjects{name, objects})
+	s.objects = append(s.objects, seededObjects{name, objects, managers})
 	return nil
 }
 
@@ -188,6 +189,7 @@ func (r *Resume) Seed(cluster string, inf Informer, warn func(string, ...any), g
 type seededObjects struct {
 	resource string
 	objects  []runtime.Object
+	managers []managedfields.Managers
 }
 
 // Leave says that cluster was left out at start (its rights were missing): its section
@@ -203,7 +205,7 @@ func (r *Resume) Start(context.Context) error {
 		s := r.sections[name]
 		s.out.Tracker = checkpoint.NewTracker(r.sinks)
 		for _, seeded := range s.objects {
-			s.out.Tracker.Seed(seeded.resource, seeded.objects)
+			s.out.Tracker.Seed(seeded.resource, seeded.objects, seeded.managers)
 		}
 		s.objects = nil
 		switch {
@@ -272,16 +274,25 @@ func (r *Resume) Synced() {
 	}
 }
 
-// Stop ends the periodic writes and writes the checkpoint a last time: its error is the
-// run's (a checkpoint that could not be written).
+// Stop ends the periodic writes (giving up one in progress) and writes the checkpoint a
+// last time, within FinalWriteTimeout: its error is the run's (a checkpoint that could
+// not be written).
 func (r *Resume) Stop() error {
 	if r.writer == nil {
 		return nil
 	}
 	close(r.stopWrites)
 	<-r.writesDone
-	return r.writer.Write()
+	ctx, cancel := context.WithTimeout(context.Background(), FinalWriteTimeout)
+	defer cancel()
+	return r.writer.WriteContext(ctx)
 }
+
+// FinalWriteTimeout bounds the checkpoint's last write, once the sinks are drained: the
+// whole stop (--grace for the sinks, this, and the lease's release, within its renew
+// deadline) fits in the chart's termination grace period of 30 s, whatever the state of
+// the checkpoint. A write not done by then leaves the checkpoint before it, whole.
+const FinalWriteTimeout = 10 * time.Second
 
 func storedVersion(store cache.Store, key string) string {
 	obj, ok, _ := store.GetByKey(key)

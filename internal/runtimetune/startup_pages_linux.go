@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kubeevents/kubeevents/internal/switches"
+	"github.com/kubeevents/kubeevents/internal/fastpath"
 )
 
 // ReleaseStartupPages takes out of this process's memory the pages of its executable
@@ -24,9 +24,9 @@ import (
 // page written since, copied out of the file) are released: dropping a written page of
 // a private mapping would lose what was written (the relocated RELRO page of a PIE
 // binary). A dirty page of the file itself (an executable just built, not yet written
-// back) is the page cache's and safe to unmap. switches.StartupPages turns it off.
-func ReleaseStartupPages() {
-	if !switches.StartupPages.Enabled() {
+// back) is the page cache's and safe to unmap. s.NoStartupPages leaves them.
+func ReleaseStartupPages(s fastpath.Runtime) {
+	if s.NoStartupPages {
 		return
 	}
 	exe, err := os.Readlink("/proc/self/exe")

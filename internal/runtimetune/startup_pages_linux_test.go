@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeevents/kubeevents/internal/switches"
+	"github.com/kubeevents/kubeevents/internal/fastpath"
 )
 
 func TestCleanMappingsOf(t *testing.T) {
@@ -47,17 +47,15 @@ Private_Dirty:         0 kB
 }
 
 // TestReleaseStartupPages checks that the executable's resident pages leave this
-// process's RSS (the test binary's, as kubeevents' own), and stay with the switch off.
+// process's RSS (the test binary's, as kubeevents' own), and stay with the piece off.
 func TestReleaseStartupPages(t *testing.T) {
-	t.Setenv(switches.StartupPages.Env, "off")
 	before := rssFileKB(t)
-	ReleaseStartupPages()
+	ReleaseStartupPages(fastpath.Runtime{NoStartupPages: true})
 	if after := rssFileKB(t); before-after >= 1024 {
-		t.Errorf("RssFile went from %d kB to %d kB with %s=off: released anyway", before, after, switches.StartupPages.Env)
+		t.Errorf("RssFile went from %d kB to %d kB with NoStartupPages: released anyway", before, after)
 	}
-	t.Setenv(switches.StartupPages.Env, "")
 	before = rssFileKB(t)
-	ReleaseStartupPages()
+	ReleaseStartupPages(fastpath.Runtime{})
 	after := rssFileKB(t)
 	t.Logf("RssFile %d kB → %d kB", before, after)
 	if before-after < 1024 {

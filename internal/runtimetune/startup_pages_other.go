@@ -2,5 +2,7 @@
 
 package runtimetune
 
+import "github.com/kubeevents/kubeevents/internal/fastpath"
+
 // ReleaseStartupPages is Linux only (it reads /proc/self/smaps).
-func ReleaseStartupPages() {}
+func ReleaseStartupPages(fastpath.Runtime) {}

@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"math"
 	"sync"
@@ -36,6 +37,18 @@ type item struct {
 // delivered, an error that all failed. It returns early, with ctx's error, once ctx ends.
 type sendFunc func(ctx context.Context, batch []item) error
 
+// partsFunc sends one batch in parts that may fare differently (an http sink splits a
+// batch its receiver cannot take whole): it calls done once for each part, with nil when
+// the part's events were delivered, an error when they failed, so that every event of
+// the batch is settled once. It returns early, with ctx's error for what is left, once
+// ctx ends.
+type partsFunc func(ctx context.Context, batch []item, done func(part []item, err error))
+
+// whole is send as a partsFunc: the batch is one part.
+func whole(send sendFunc) partsFunc {
+	return func(ctx context.Context, batch []item, done func([]item, error)) { done(batch, send(ctx, batch)) }
+}
+
 // pool is the part the exec and http sinks share: it takes events from the listener's
 // delivery goroutine (Write) and hands them, batched, to workers that send them and
 // settle each with the listener. Events of one object always go to the same worker, so
@@ -44,9 +57,11 @@ type sendFunc func(ctx context.Context, batch []item) error
 // on-full policy see a slow receiver.
 type pool struct {
 	batching Batching
-	send     sendFunc
+	send     partsFunc
 	encode   func(ev *event.Event) ([]byte, error)
 	settle   func(ev *event.Event, err error)
+	fence    func() error  // nil: none (listener.Fenced)
+	closing  chan struct{} // closed by Close
 	seed     maphash.Seed
 	workers  []chan item
 	ctx      context.Context // ended by Abort
@@ -55,12 +70,12 @@ type pool struct {
 	started  sync.Once
 }
 
-func newPool(workers int, b Batching, encode func(*event.Event) ([]byte, error), send sendFunc) *pool {
+func newPool(workers int, b Batching, encode func(*event.Event) ([]byte, error), send partsFunc) *pool {
 	if b.Size < 1 {
 		b.Size = 1
 	}
 	p := &pool{batching: b, send: send, encode: encode, seed: maphash.MakeSeed(),
-		settle: func(*event.Event, error) {}}
+		settle: func(*event.Event, error) {}, closing: make(chan struct{})}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.workers = make([]chan item, max(workers, 1))
 	for i := range p.workers {
@@ -71,6 +86,36 @@ func newPool(workers int, b Batching, encode func(*event.Event) ([]byte, error),
 
 // Hold implements listener.Holder.
 func (p *pool) Hold(settle func(ev *event.Event, err error)) { p.settle = settle }
+
+// Fence implements listener.Fenced: every attempt to send (fenced) asks fence first.
+func (p *pool) Fence(fence func() error) { p.fence = fence }
+
+// fenced wraps one attempt to send a batch: it is made only while the fence is open.
+// While it is closed the attempt waits; once the sink is closing instead, or aborted, it
+// is not made, and fails with an error that wraps listener.ErrFenced (not retried).
+func (p *pool) fenced(attempt func(ctx context.Context) error) func(ctx context.Context) error {
+	if p.fence == nil {
+		return attempt
+	}
+	return func(ctx context.Context) error {
+		for {
+			err := p.fence()
+			if err == nil {
+				return attempt(ctx)
+			}
+			select {
+			case <-p.closing:
+			case <-ctx.Done():
+			case <-time.After(fenceRetry):
+				continue
+			}
+			return &attemptError{err: fmt.Errorf("%w: %v", listener.ErrFenced, err)}
+		}
+	}
+}
+
+// fenceRetry is how often a closed fence is asked again.
+const fenceRetry = 50 * time.Millisecond
 
 // Write encodes ev and hands it to its object's worker.
 func (p *pool) Write(ev *event.Event) error {
@@ -98,6 +143,7 @@ func (p *pool) start() {
 // grace time, after which the listener calls Abort.
 func (p *pool) Close() error {
 	p.started.Do(p.start)
+	close(p.closing)
 	for _, w := range p.workers {
 		close(w)
 	}
@@ -124,10 +170,11 @@ func (p *pool) run(in <-chan item) {
 		if len(batch) == 0 {
 			return
 		}
-		err := p.send(p.ctx, batch)
-		for _, it := range batch {
-			p.settle(it.ev, err)
-		}
+		p.send(p.ctx, batch, func(part []item, err error) {
+			for _, it := range part {
+				p.settle(it.ev, err)
+			}
+		})
 		batch, size = nil, 0
 	}
 	for {

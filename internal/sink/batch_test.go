@@ -65,7 +65,7 @@ func nameEncoder(ev *event.Event) ([]byte, error) {
 func TestPoolBatchesBySizeAndInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := newSent()
-		p := newPool(1, Batching{Size: 3, Interval: time.Second}, nameEncoder, rec.send)
+		p := newPool(1, Batching{Size: 3, Interval: time.Second}, nameEncoder, whole(rec.send))
 		p.Hold(rec.settle)
 		for i := range 7 {
 			if err := p.Write(podEvent(event.Added, fmt.Sprintf("p%d", i), "1", nil)); err != nil {
@@ -103,7 +103,7 @@ func TestPoolBatchesBySizeAndInterval(t *testing.T) {
 func TestPoolBatchesByBytes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := newSent()
-		p := newPool(1, Batching{Size: 100, Bytes: 10, Interval: time.Hour}, nameEncoder, rec.send)
+		p := newPool(1, Batching{Size: 100, Bytes: 10, Interval: time.Hour}, nameEncoder, whole(rec.send))
 		for _, name := range []string{"a", "b", "c", "very-long-name", "d"} {
 			_ = p.Write(podEvent(event.Added, name, "1", nil)) // "a 1\n" is 4 bytes
 		}
@@ -129,7 +129,7 @@ func TestPoolKeepsEachObjectInOrder(t *testing.T) {
 		}
 		return nil
 	}
-	p := newPool(4, Batching{Size: 1}, nameEncoder, send)
+	p := newPool(4, Batching{Size: 1}, nameEncoder, whole(send))
 	for rv := range 20 {
 		for obj := range 6 {
 			_ = p.Write(podEvent(event.Modified, fmt.Sprintf("obj%d", obj), fmt.Sprint(rv), nil))

@@ -72,7 +72,7 @@ func NewExec(o ExecOptions) (*Exec, error) {
 	s := &Exec{opts: o, path: path}
 	s.running.procs = map[*os.Process]bool{}
 	s.notice.Period = listener.NoticeEvery
-	s.pool = newPool(o.Concurrency, o.Batching, o.Encoder.Encode, s.send)
+	s.pool = newPool(o.Concurrency, o.Batching, o.Encoder.Encode, whole(s.send))
 	return s, nil
 }
 
@@ -97,11 +97,11 @@ func (s *Exec) send(ctx context.Context, batch []item) error {
 		stdin.Write(it.data)
 	}
 	attempt := 0
-	err := withRetries(ctx, s.opts.Retries, s.opts.Backoff, func(ctx context.Context) error {
+	err := withRetries(ctx, s.opts.Retries, s.opts.Backoff, s.fenced(func(ctx context.Context) error {
 		attempt++
 		return s.run(ctx, batch, stdin.Bytes(), attempt)
-	}, nil)
-	if err != nil && ctx.Err() == nil {
+	}), nil)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, listener.ErrFenced) {
 		s.failed(len(batch), err)
 	}
 	return err

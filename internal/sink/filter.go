@@ -22,15 +22,20 @@ type Filter struct {
 	On []string
 	// Fold leaves out what a rollout in progress folds (event.Event.Folded).
 	Fold bool
+	// Shows, when not nil, are the transitions the sink's events may name
+	// (event.Event.On): its own on=, else --on's. The others that happened were asked
+	// for by other sinks and are left out of what it writes (event.Event.ShowingOn).
+	// Empty but not nil: none.
+	Shows []string
 }
 
 // WithFilter wraps s so that it writes only the events f keeps; s itself when f keeps
 // every event.
 func WithFilter(s listener.Sink, f Filter) listener.Sink {
-	if f.EventTypes == "" && len(f.On) == 0 && !f.Fold {
+	if f.EventTypes == "" && len(f.On) == 0 && !f.Fold && f.Shows == nil {
 		return s
 	}
-	filtered := &filter{Sink: s, on: f.On, fold: f.Fold}
+	filtered := &filter{Sink: s, on: f.On, fold: f.Fold, shows: f.Shows}
 	if f.EventTypes != "" {
 		for _, t := range strings.Split(f.EventTypes, "|") {
 			filtered.types = append(filtered.types, event.EventType(t))
@@ -50,6 +55,7 @@ type filter struct {
 	types []event.EventType
 	on    []string
 	fold  bool
+	shows []string // nil: every transition that happened
 }
 
 // holdingFilter is a filter around a sink that holds events after Write.
@@ -60,6 +66,13 @@ type holdingFilter struct {
 
 func (f *holdingFilter) Hold(settle func(ev *event.Event, err error)) { f.holder.Hold(settle) }
 
+// Fence passes the listener's fence on to a sink that asks it (listener.Fenced).
+func (f *holdingFilter) Fence(fence func() error) {
+	if fenced, ok := f.holder.(listener.Fenced); ok {
+		fenced.Fence(fence)
+	}
+}
+
 func (f *holdingFilter) Abort() {
 	if a, ok := f.holder.(listener.Aborter); ok {
 		a.Abort()
@@ -69,6 +82,9 @@ func (f *holdingFilter) Abort() {
 func (f *filter) Write(ev *event.Event) error {
 	if !f.keeps(ev) {
 		return listener.ErrFiltered
+	}
+	if f.shows != nil {
+		ev = ev.ShowingOn(f.shows)
 	}
 	return f.Sink.Write(ev)
 }

@@ -111,3 +111,35 @@ type funcSink struct{ write func(*event.Event) }
 
 func (f *funcSink) Write(ev *event.Event) error { f.write(ev); return nil }
 func (f *funcSink) Close() error                { return nil }
+
+// TestFilterShowsItsOwnTransitions: a sink names in its events only the transitions it
+// asked for (Shows), whatever other sinks asked for; the event passes untouched when it
+// names no other.
+func TestFilterShowsItsOwnTransitions(t *testing.T) {
+	crash := &event.Event{Type: event.Modified, On: []string{"crashloop", "not-ready"}}
+	for _, tc := range []struct {
+		filter Filter
+		want   []string
+	}{
+		{Filter{On: []string{"crashloop"}, Shows: []string{"crashloop"}}, []string{"crashloop"}},
+		{Filter{On: []string{"not-ready"}, Shows: []string{"not-ready"}}, []string{"not-ready"}},
+		{Filter{Shows: []string{}}, nil},
+		{Filter{Shows: []string{"not-ready", "crashloop", "oomkilled"}}, []string{"crashloop", "not-ready"}},
+		{Filter{}, []string{"crashloop", "not-ready"}},
+	} {
+		var got *event.Event
+		s := WithFilter(&funcSink{write: func(ev *event.Event) { got = ev }}, tc.filter)
+		if err := s.Write(crash); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.On, tc.want) {
+			t.Errorf("%+v: the sink got on %q, want %q", tc.filter, got.On, tc.want)
+		}
+		if untouched := len(tc.want) == len(crash.On); untouched != (got == crash) {
+			t.Errorf("%+v: got the event itself: %v", tc.filter, got == crash)
+		}
+	}
+	if !slices.Equal(crash.On, []string{"crashloop", "not-ready"}) {
+		t.Errorf("the shared event's On became %q", crash.On)
+	}
+}

@@ -50,7 +50,8 @@ type HTTPOptions struct {
 	Encoder *Encoder
 	// Format, when set, makes each request's body from its batch of events, in the
 	// receiver's own format (package notify), instead of the Encoder's lines; Differ and
-	// ShowOld make the envelopes it is given. Batching.Size is then at most its MaxBatch.
+	// ShowOld make the envelopes it is given. Batching.Size is then at most its MaxBatch,
+	// and a batch goes in as many requests as its Limit needs.
 	Format  *notify.Compiled
 	Differ  *diff.Differ
 	ShowOld bool
@@ -60,9 +61,10 @@ type HTTPOptions struct {
 // HTTP POSTs events to a URL, in batches of JSON Lines, one JSON document per request,
 // or in a receiver's own format.
 // Connection errors, time-outs, 5xx, 408 and 429 are retried with exponential backoff
-// and jitter, and Retry-After is honoured; another 4xx fails the batch at once (after a
-// 401, once more if a header file changed). It implements listener.Holder: each event is
-// settled when its batch was accepted (2xx) or failed.
+// and jitter, and Retry-After is honoured; 413 sends the batch again in halves; another
+// 4xx fails the batch at once (after a 401, once more if a header file changed). It
+// implements listener.Holder: each event is settled when the request that held it was
+// accepted (2xx) or failed.
 type HTTP struct {
 	*pool
 	opts   HTTPOptions
@@ -74,8 +76,14 @@ type HTTP struct {
 	failNotice   listener.Throttle
 	headerNotice listener.Throttle
 	formatNotice listener.Throttle
+	splitNotice  listener.Throttle
+	cutThrottle  listener.Throttle
 	failed       int
+	cut          int          // events sent cut to fit one request
 	statusSaid   map[int]bool // 4xx statuses already reported
+	// refused is half of the smallest body the receiver answered 413: no later request
+	// is larger.
+	refused notify.Limit
 }
 
 // NewHTTP makes the sink.
@@ -101,6 +109,8 @@ func NewHTTP(o HTTPOptions) *HTTP {
 		failNotice:   listener.Throttle{Period: listener.NoticeEvery},
 		headerNotice: listener.Throttle{Period: listener.NoticeEvery},
 		formatNotice: listener.Throttle{Period: listener.NoticeEvery},
+		splitNotice:  listener.Throttle{Period: listener.NoticeEvery},
+		cutThrottle:  listener.Throttle{Period: listener.NoticeEvery},
 		statusSaid:   map[int]bool{}}
 	s.target = o.URL
 	if u, err := url.Parse(o.URL); err == nil {
@@ -110,45 +120,109 @@ func NewHTTP(o HTTPOptions) *HTTP {
 	return s
 }
 
-// send POSTs one batch, with retries.
-func (s *HTTP) send(ctx context.Context, batch []item) error {
-	data, contentType, err := s.body(ctx, batch)
-	if err != nil {
-		s.formatFailed(len(batch), err)
-		return err
+// send POSTs one batch: in as many requests as the receiver's limit on a request's size
+// needs (its format's, and half of any body it answered 413), in order, each with its
+// retries; done settles each request's events.
+func (s *HTTP) send(ctx context.Context, batch []item, done func([]item, error)) {
+	var envelopes []map[string]any
+	if s.opts.Format != nil {
+		// An event whose envelope cannot be made fails alone.
+		kept := batch[:0:0]
+		for _, it := range batch {
+			envelope, err := jq.EnvelopeValue(it.ev, s.opts.Differ, s.opts.ShowOld)
+			if err != nil {
+				s.formatFailed(1, fmt.Errorf("format %s: %w", s.opts.Format.Name, err))
+				done([]item{it}, err)
+				continue
+			}
+			kept = append(kept, it)
+			envelopes = append(envelopes, envelope)
+		}
+		batch = kept
 	}
-	var firstFailure time.Time
-	said := false // a retry of this batch was said: its end will be too
-	err = withRetries(ctx, s.opts.Retries, s.opts.Backoff, func(ctx context.Context) error {
-		return s.post(ctx, data, contentType)
-	}, func(err error, n int, wait time.Duration) {
-		if n == 1 {
-			firstFailure = time.Now()
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if !s.retryNotice.Allow(time.Now()) {
-			return
-		}
-		said = true
-		if s.opts.Retries == RetryForever {
-			s.opts.Warn("http sink %q: POST %s: %v; retry %d in %s (retrying until the receiver answers)", s.opts.Name, s.target, err, n, wait.Round(time.Millisecond))
-			return
-		}
-		s.opts.Warn("http sink %q: POST %s: %v; retry %d of %d in %s", s.opts.Name, s.target, err, n, s.opts.Retries, wait.Round(time.Millisecond))
-	})
-	switch {
-	case err == nil && said:
-		s.opts.Warn("http sink %q: POST %s: accepted again after %s", s.opts.Name, s.target, time.Since(firstFailure).Round(100*time.Millisecond))
-	case err != nil && ctx.Err() == nil:
-		s.report(len(batch), err)
-	}
-	return err
+	s.deliver(ctx, batch, envelopes, done)
 }
 
-// body is a batch's request body and its content type: the events' lines, JSON Lines or
-// (Single) one JSON document; or what the format makes of the batch.
-func (s *HTTP) body(ctx context.Context, batch []item) ([]byte, string, error) {
+// deliver sends batch (with its events' envelopes when the sink has a format) in parts
+// whose bodies fit the limit, each as many events as fit, in order. A part that the
+// receiver answers 413 Payload Too Large goes again in halves, and later bodies are kept
+// to half of the one refused; a single event answered 413 fails alone.
+func (s *HTTP) deliver(ctx context.Context, batch []item, envelopes []map[string]any, done func([]item, error)) {
+	for len(batch) > 0 {
+		if ctx.Err() != nil {
+			done(batch, ctx.Err())
+			return
+		}
+		n, data, contentType, err := s.fit(ctx, batch, envelopes)
+		part := batch[:n]
+		if err != nil {
+			if ctx.Err() == nil {
+				s.formatFailed(n, err)
+			}
+			done(part, err)
+		} else {
+			err = s.post(ctx, data, contentType)
+			var se *statusError
+			switch {
+			case errors.As(err, &se) && se.code == http.StatusRequestEntityTooLarge && n > 1:
+				s.lowerLimit(err, len(data), n)
+				half := n / 2
+				var first, second []map[string]any
+				if envelopes != nil {
+					first, second = envelopes[:half], envelopes[half:n]
+				}
+				s.deliver(ctx, part[:half], first, done)
+				s.deliver(ctx, part[half:], second, done)
+			case err != nil && ctx.Err() == nil && !errors.Is(err, listener.ErrFenced):
+				if errors.As(err, &se) && se.code == http.StatusRequestEntityTooLarge {
+					s.lowerLimit(nil, len(data), 1)
+				}
+				s.report(n, err)
+				done(part, err)
+			default:
+				done(part, err)
+			}
+		}
+		batch = batch[n:]
+		if envelopes != nil {
+			envelopes = envelopes[n:]
+		}
+	}
+}
+
+// fit is the body of the first n events of batch: as many as fit the limit. Its first
+// event alone is sent whatever its size when the sink has no format, and, with one, cut
+// to fit (notify.Compiled.One) or failed when even that does not fit.
+func (s *HTTP) fit(ctx context.Context, batch []item, envelopes []map[string]any) (n int, body []byte, contentType string, err error) {
+	limit := s.limit()
+	n = len(batch)
+	for {
+		if n == 1 && s.opts.Format != nil {
+			body, cut, err := s.opts.Format.One(ctx, envelopes[0], limit)
+			if notify.IsTooLarge(err) {
+				ev := batch[0].ev
+				return 1, nil, "", fmt.Errorf("format %s: %s %s %s is %w", s.opts.Format.Name, ev.Type, ev.Kind, escape.Append(nil, ev.Key()), err)
+			}
+			if err != nil {
+				return 1, nil, "", fmt.Errorf("format %s: %w", s.opts.Format.Name, err)
+			}
+			if cut {
+				s.cutNotice(batch[0].ev, limit)
+			}
+			return 1, body, s.opts.Format.ContentType, nil
+		}
+		body, contentType, err = s.body(ctx, batch[:n], envelopes)
+		if err != nil || n == 1 || limit.Fits(body) {
+			return n, body, contentType, err
+		}
+		// The events that fit, roughly: a body grows with its events.
+		n = min(n-1, max(1, int(float64(n)*limit.Share(body))))
+	}
+}
+
+// body is the request body of these events and its content type: their lines, JSON Lines
+// or (Single) one JSON document; or what the format makes of their envelopes.
+func (s *HTTP) body(ctx context.Context, batch []item, envelopes []map[string]any) ([]byte, string, error) {
 	if s.opts.Format == nil {
 		var body bytes.Buffer
 		for _, it := range batch {
@@ -159,19 +233,86 @@ func (s *HTTP) body(ctx context.Context, batch []item) ([]byte, string, error) {
 		}
 		return body.Bytes(), "application/x-ndjson", nil
 	}
-	envelopes := make([]any, len(batch))
-	for i, it := range batch {
-		envelope, err := jq.EnvelopeValue(it.ev, s.opts.Differ, s.opts.ShowOld)
-		if err != nil {
-			return nil, "", err
-		}
-		envelopes[i] = envelope
+	values := make([]any, len(batch))
+	for i := range batch {
+		values[i] = envelopes[i]
 	}
-	body, err := s.opts.Format.Body(ctx, envelopes)
+	body, err := s.opts.Format.Body(ctx, values)
 	if err != nil {
 		return nil, "", fmt.Errorf("format %s: %w", s.opts.Format.Name, err)
 	}
 	return body, s.opts.Format.ContentType, nil
+}
+
+// limit is what one request's body may hold: the format's limit, and half of the
+// smallest body the receiver answered 413.
+func (s *HTTP) limit() notify.Limit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opts.Format == nil {
+		return s.refused
+	}
+	return s.opts.Format.Limit.Within(s.refused)
+}
+
+// lowerLimit keeps later bodies to half of one of size bytes the receiver answered 413, as
+// the parts of a batch sent again in halves are: a limit just below the refused size
+// would have most later batches refused once each, when the receiver's own limit is well
+// below it. It says so (err, the answer, for a batch sent again in halves) at most once
+// per NoticeEvery.
+func (s *HTTP) lowerLimit(err error, size, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if half := max(size/2, 1); s.refused.Bytes == 0 || half < s.refused.Bytes {
+		s.refused.Bytes = half
+	}
+	if err != nil && s.splitNotice.Allow(time.Now()) {
+		s.opts.Warn("http sink %q: POST %s: %v; sending its %s in halves, and requests of at most %d bytes from now on", s.opts.Name, s.target, err, diag.Events(uint64(n)), s.refused.Bytes)
+	}
+}
+
+// cutNotice says that an event was too large for one request and was sent cut, at most
+// once per NoticeEvery.
+func (s *HTTP) cutNotice(ev *event.Event, limit notify.Limit) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cut++
+	if !s.cutThrottle.Allow(time.Now()) {
+		return
+	}
+	more := ""
+	if s.cut > 1 {
+		more = fmt.Sprintf(" (%d events cut so far)", s.cut)
+	}
+	s.opts.Warn("http sink %q: %s %s %s does not fit one request (at most %s): sent cut, marked %q%s", s.opts.Name, ev.Type, ev.Kind, escape.Append(nil, ev.Key()), limit, notify.Mark, more)
+}
+
+// post POSTs one body, with retries.
+func (s *HTTP) post(ctx context.Context, data []byte, contentType string) error {
+	var firstFailure time.Time
+	said := false // a retry of this body was said: its end will be too
+	err := withRetries(ctx, s.opts.Retries, s.opts.Backoff, s.fenced(func(ctx context.Context) error {
+		return s.attempt(ctx, data, contentType)
+	}), func(err error, try int, wait time.Duration) {
+		if try == 1 {
+			firstFailure = time.Now()
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.retryNotice.Allow(time.Now()) {
+			return
+		}
+		said = true
+		if s.opts.Retries == RetryForever {
+			s.opts.Warn("http sink %q: POST %s: %v; retry %d in %s (retrying until the receiver answers)", s.opts.Name, s.target, err, try, wait.Round(time.Millisecond))
+			return
+		}
+		s.opts.Warn("http sink %q: POST %s: %v; retry %d of %d in %s", s.opts.Name, s.target, err, try, s.opts.Retries, wait.Round(time.Millisecond))
+	})
+	if err == nil && said {
+		s.opts.Warn("http sink %q: POST %s: accepted again after %s", s.opts.Name, s.target, time.Since(firstFailure).Round(100*time.Millisecond))
+	}
+	return err
 }
 
 // formatFailed says that a batch's body could not be made (its format failed on it): at
@@ -227,9 +368,9 @@ func (e *statusError) Error() string {
 	return e.text + ": " + e.line
 }
 
-// post makes one request. After a 401 it reads the header files again at once, and
+// attempt makes one request. After a 401 it reads the header files again at once, and
 // asks once more if that changed them: the token was rotated.
-func (s *HTTP) post(ctx context.Context, data []byte, contentType string) error {
+func (s *HTTP) attempt(ctx context.Context, data []byte, contentType string) error {
 	header, _ := s.header(false)
 	err := s.request(ctx, data, contentType, header)
 	var se *statusError

@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -9,12 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/notify"
 )
 
@@ -444,6 +447,109 @@ func TestHTTPSinkPostsInAFormat(t *testing.T) {
 		mu.Unlock()
 		if tc.failed > 0 && (len(warned) != 1 || !strings.Contains(warned[0], "format fails: error: no; 3 events not sent")) {
 			t.Errorf("%s: warned %q", tc.format, warned)
+		}
+	}
+}
+
+// The fence (listener.Fenced) is asked before every attempt: a batch still being built
+// when it closes is not sent, a batch being retried is not tried again, and at Close
+// both are settled as held back (listener.ErrFenced), not failed and not said as failed.
+func TestHTTPSinkAsksTheFenceBeforeEverySend(t *testing.T) {
+	var mu sync.Mutex
+	down, attempts := true, 0
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.ReadAll(req.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		attempts++
+		if down {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	var closed atomic.Bool
+	fence := func() error {
+		if closed.Load() {
+			return errors.New("the lease was last renewed 8s ago")
+		}
+		return nil
+	}
+	var warned []string
+	newSink := func(b Batching) (*HTTP, *settled) {
+		s := NewHTTP(HTTPOptions{Name: "hook", URL: "http://" + ln.Addr().String() + "/hook", Batching: b,
+			Timeout: time.Second, Retries: RetryForever, Encoder: &Encoder{Printer: jsonPrinter(t)},
+			Backoff: wait.Backoff{Duration: time.Millisecond, Factor: 2, Steps: 100, Cap: 10 * time.Millisecond},
+			Warn: func(f string, a ...any) {
+				mu.Lock()
+				defer mu.Unlock()
+				warned = append(warned, fmt.Sprintf(f, a...))
+			}})
+		rec := &settled{}
+		s.Hold(rec.settle)
+		s.Fence(fence)
+		return s, rec
+	}
+	// Retried while the receiver is down; the fence closes: no attempt after the one in
+	// flight.
+	s, rec := newSink(Batching{Size: 1})
+	if err := s.Write(podEvent(event.Added, "a", "1", nil)); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := attempts
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d attempts", n)
+		}
+	}
+	closed.Store(true)
+	time.Sleep(20 * time.Millisecond) // the attempt in flight, if any, ends
+	mu.Lock()
+	before := attempts
+	down = false
+	mu.Unlock()
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	after := attempts
+	mu.Unlock()
+	if after != before {
+		t.Errorf("%d attempts after the fence closed", after-before)
+	}
+	_ = s.Close()
+	if errs := rec.wait(t, 1); !errors.Is(errs[0], listener.ErrFenced) {
+		t.Errorf("settled as %v, want held back", errs[0])
+	}
+	// A batch being built when the fence closes is not sent, even at Close.
+	closed.Store(false)
+	s, rec = newSink(Batching{Size: 10, Interval: time.Hour})
+	for _, name := range []string{"b", "c"} {
+		if err := s.Write(podEvent(event.Added, name, "1", nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed.Store(true)
+	mu.Lock()
+	before = attempts
+	mu.Unlock()
+	_ = s.Close()
+	errs := rec.wait(t, 2)
+	mu.Lock()
+	defer mu.Unlock()
+	if attempts != before || !errors.Is(errs[0], listener.ErrFenced) || !errors.Is(errs[1], listener.ErrFenced) {
+		t.Errorf("%d sent at Close, settled as %v; want none sent, both held back", attempts-before, errs)
+	}
+	for _, w := range warned {
+		if strings.Contains(w, "failed") {
+			t.Errorf("said %q", w)
 		}
 	}
 }

@@ -12,8 +12,9 @@ package switches
 
 import (
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/kubeevents/kubeevents/internal/fastpath"
 )
 
 // Switch is the off switch of one piece.
@@ -27,15 +28,9 @@ type Switch struct {
 // The switches, one per piece that is kept.
 var (
 	// FastPaths: part reuse on the protobuf watch, part copying in the JSON encoder, and
-	// the diff's shortcuts (internal/wire's package comment).
+	// the diff's shortcuts (internal/informer/decode's package comment).
 	FastPaths = Switch{"KUBEEVENTS_FAST_PATHS", "decodes, encodes and diffs every object whole"}
-	// QuietReads: the watches' connection read and written without waking the Go
-	// runtime's monitor thread (internal/quietio).
-	QuietReads = Switch{"KUBEEVENTS_QUIET_READS", "dials the watches' connection as client-go does"}
-	// QuietStdout: lines to a pipe, a socket or a device written with pwritev2(RWF_NOWAIT)
-	// (internal/quietio).
-	QuietStdout = Switch{"KUBEEVENTS_QUIET_STDOUT", "writes stdout with the file's own Write"}
-	// WireDecoders: internal/wire's protobuf watch and list readers and one-pass JSON
+	// WireDecoders: internal/informer/decode's protobuf watch and list readers and one-pass JSON
 	// watch decoder in place of client-go's (part reuse lives in the protobuf watch: off
 	// turns it off too).
 	WireDecoders = Switch{"KUBEEVENTS_WIRE_DECODERS", "reads lists and watches with client-go's decoders"}
@@ -53,7 +48,7 @@ var (
 
 // All are every switch, in the order of the ledger.
 func All() []Switch {
-	return []Switch{FastPaths, WireDecoders, QuietReads, QuietStdout, OneProcessor, StartupPages,
+	return []Switch{FastPaths, WireDecoders, OneProcessor, StartupPages,
 		RelistInPlace, EndedEarlyBookmark, ReadinessProbe}
 }
 
@@ -62,9 +57,6 @@ func All() []Switch {
 func (s Switch) On(getenv func(string) string) bool {
 	return !strings.EqualFold(getenv(s.Env), "off")
 }
-
-// Enabled is s.On(os.Getenv), for pieces set up once per process.
-func (s Switch) Enabled() bool { return s.On(os.Getenv) }
 
 // check is the error for a value of s's variable that is neither on nor off.
 func (s Switch) check(getenv func(string) string) error {
@@ -76,11 +68,6 @@ func (s Switch) check(getenv func(string) string) error {
 	}
 }
 
-// Read is s.On with the error of a value that is neither on nor off.
-func (s Switch) Read(getenv func(string) string) (bool, error) {
-	return s.On(getenv), s.check(getenv)
-}
-
 // Check is the first switch set through getenv to a value other than on or off.
 func Check(getenv func(string) string) error {
 	for _, s := range All() {
@@ -89,4 +76,17 @@ func Check(getenv func(string) string) error {
 		}
 	}
 	return nil
+}
+
+// Settings reads every switch through getenv (os.Getenv) into the one value a run is
+// given; the error is Check's. GOMAXPROCS set by the user also leaves the processors to
+// Go, as the user asked.
+func Settings(getenv func(string) string) (fastpath.Settings, error) {
+	off := func(s Switch) bool { return !s.On(getenv) }
+	return fastpath.Settings{
+		NoFastPaths: off(FastPaths), NoWireDecoders: off(WireDecoders),
+		Recovery: fastpath.Recovery{NoRelistInPlace: off(RelistInPlace), NoEndedEarlyBookmark: off(EndedEarlyBookmark),
+			NoReadinessProbe: off(ReadinessProbe)},
+		Runtime: fastpath.Runtime{NoOneProcessor: off(OneProcessor) || getenv("GOMAXPROCS") != "", NoStartupPages: off(StartupPages)},
+	}, Check(getenv)
 }

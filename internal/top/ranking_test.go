@@ -3,6 +3,7 @@ package top
 import (
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,48 @@ func TestFrame(t *testing.T) {
 	}
 	if again := string(term.draw(nil, r.Snapshot(start.Add(11*time.Second), 1))); strings.Contains(again, "\x1b[2J") {
 		t.Error("the second frame clears the screen again (flicker)")
+	}
+}
+
+// On a narrow terminal a number is never cut (21 read as 2): the name gives way, down to
+// one character; a column that does not fit whole is left out, and so are parts of the
+// title.
+func TestFrameNeverCutsNumbers(t *testing.T) {
+	r := NewRanking(time.Minute, start)
+	by := []attribution.Entry{{Manager: "config-writer"}}
+	cm := ObjectID{Kind: "configmap", Namespace: "default", Name: "settings"}
+	for i := range 21 {
+		r.Add(Change{Time: start.Add(time.Duration(i) * time.Second), Object: cm, Paths: []string{"metadata.labels.round"}, By: by})
+	}
+	s := r.Snapshot(start.Add(30*time.Second), 10)
+	number := regexp.MustCompile(`^\d+(\.\d+)?$`)
+	for _, width := range []int{100, 80, 40, 24, 20, 16, 12, 9, 5} {
+		f := &frame{what: "configmaps in default", terminal: true, size: func() (int, int) { return width, 5 }}
+		out := string(f.draw(nil, s))
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\x1b[J"), "\x1b[K\n") {
+			lines = append(lines, strings.TrimPrefix(strings.TrimPrefix(l, "\x1b[2J"), "\x1b[H"))
+		}
+		counts := map[string]bool{}
+		for _, l := range lines {
+			if n := len([]rune(l)); n > width {
+				t.Errorf("width %d: a line of %d characters: %q", width, n, l)
+			}
+			for _, field := range strings.Fields(l) {
+				if number.MatchString(field) {
+					counts[field] = true
+					if field != "21" && field != "42.0" {
+						t.Errorf("width %d: %q in %q is a number cut (the frame's are 21 and 42.0)", width, field, l)
+					}
+				}
+			}
+		}
+		if width >= 16 && !counts["21"] || width >= 20 && !counts["42.0"] {
+			t.Errorf("width %d: the counts are not all shown:\n%s", width, strings.Join(lines, "\n"))
+		}
+		if width >= 40 && !strings.HasSuffix(lines[0], " · 21 changes") {
+			t.Errorf("width %d: the title %q lacks the count", width, lines[0])
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/fastpath"
 	"github.com/kubeevents/kubeevents/internal/listener"
 )
 
@@ -74,9 +75,9 @@ func Run(ctx context.Context, sys engine.System, cfg Config) error {
 			size: cfg.Size, rows: cfg.Rows}}
 	starting := sys.Starting
 	var started sync.Once
-	sys.Starting = func() {
+	sys.Starting = func(speed fastpath.Runtime) {
 		if starting != nil {
-			starting()
+			starting(speed)
 		}
 		started.Do(func() { d.start(ctx) })
 	}

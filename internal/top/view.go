@@ -55,15 +55,15 @@ const (
 // draw appends s's frame to dst.
 func (f *frame) draw(dst []byte, s Snapshot) []byte {
 	var lines []string
-	title := fmt.Sprintf("kubeevents top · %s · window %s", f.what, shortDuration(time.Duration(s.Window)))
+	window := "window " + shortDuration(time.Duration(s.Window))
 	if s.Span < s.Window {
-		title += fmt.Sprintf(" (%s so far)", shortDuration(time.Duration(s.Span)))
+		window += fmt.Sprintf(" (%s so far)", shortDuration(time.Duration(s.Span)))
 	}
-	title += fmt.Sprintf(" · %s · %s", s.Time.Local().Format("15:04:05"), plural(s.Changes, "change"))
 	width := f.width()
-	lines = append(lines, f.paint(bold, clip(title, width)), "")
+	title := fitTitle(width, "kubeevents top · "+f.what, window, s.Time.Local().Format("15:04:05"), plural(s.Changes, "change"))
+	lines = append(lines, f.paint(bold, title), "")
 
-	objects := table{headers: []string{"OBJECT", "CHANGES/MIN", "TREND", "BY"}, right: []bool{false, true, false, false}}
+	objects := table{headers: []string{"OBJECT", "CHANGES/MIN", "TREND", "BY"}, right: []bool{false, true, false, false}, cutLast: true}
 	for _, o := range s.Objects {
 		var by []string
 		for _, m := range o.Managers {
@@ -147,14 +147,19 @@ func objectName(o ObjectID) string {
 // table lays rows out in aligned columns.
 type table struct {
 	headers []string
-	right   []bool // right-aligned columns
+	right   []bool // right-aligned columns: numbers
+	cutLast bool   // the last column may be cut (a list of names)
 	rows    [][]string
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
-// lines are the header and the rows, each column as wide as its widest cell; the first
-// column is shortened so that a line fits width (0: no limit), down to 12 characters.
+// lines are the header and the rows, each column as wide as its widest cell, each line
+// cut to width (0: no limit). A number is never cut: the first column (a name) is
+// shortened to make room, down to 12 characters while the columns after the numbers
+// (trends, managers) give way instead, and further, down to one character, to keep the
+// numbers whole. A column that does not fit whole is left out, but for a last one of
+// names (cutLast), which is cut.
 func (t *table) lines(width int) []string {
 	widths := make([]int, len(t.headers))
 	for i, h := range t.headers {
@@ -166,21 +171,38 @@ func (t *table) lines(width int) []string {
 		}
 	}
 	if width > 0 {
-		rest := 0
-		for _, w := range widths[1:] {
-			rest += w + 2
+		// through is the width of the columns after the first, up to column n.
+		through := func(n int) int {
+			w := 0
+			for _, cw := range widths[1 : n+1] {
+				w += cw + 2
+			}
+			return w
 		}
-		widths[0] = max(min(widths[0], width-rest), 12)
+		name := min(widths[0], width-through(len(widths)-1))
+		name = max(name, min(widths[0], 12))
+		for i := len(t.right) - 1; i > 0; i-- {
+			if t.right[i] {
+				name = min(name, width-through(i))
+				break
+			}
+		}
+		widths[0] = max(name, 1)
 	}
 	out := make([]string, 0, len(t.rows)+1)
 	for _, row := range append([][]string{t.headers}, t.rows...) {
 		var b strings.Builder
+		at := 0 // the characters written
 		for i, c := range row {
-			if i > 0 {
-				b.WriteString("  ")
-			}
 			c = shorten(c, widths[i])
 			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				if width > 0 && at+2+widths[i] > width && !(i == len(row)-1 && t.cutLast) {
+					break // a number cut would read as another number, a trend as another trend
+				}
+				b.WriteString("  ")
+				at += 2
+			}
 			if t.right[i] {
 				b.WriteString(pad + c)
 			} else if i < len(row)-1 {
@@ -188,11 +210,37 @@ func (t *table) lines(width int) []string {
 			} else {
 				b.WriteString(c)
 			}
+			at += widths[i]
 		}
-		out = append(out, clip(b.String(), width))
+		out = append(out, clip(strings.TrimRight(b.String(), " "), width))
 	}
 	return out
 }
+
+// fitTitle joins the title's parts with " · " within width (0: no limit), cutting no
+// number: whole parts are left out, the time first, then the window; then what is
+// watched (first) is shortened, down to minTitle characters, to keep the change count;
+// then the count is left out too.
+func fitTitle(width int, first, window, clock, count string) string {
+	join := func(parts ...string) string { return strings.Join(parts, " · ") }
+	if width <= 0 {
+		return join(first, window, clock, count)
+	}
+	for _, title := range []string{join(first, window, clock, count), join(first, window, count), join(first, count)} {
+		if utf8.RuneCountInString(title) <= width {
+			return title
+		}
+	}
+	rest := " · " + count
+	if room := width - utf8.RuneCountInString(rest); room >= minTitle {
+		return string([]rune(first)[:room-1]) + "…" + rest
+	}
+	return clip(first, width)
+}
+
+// minTitle is how short what is watched may be made in the title ("kubeevents top · c…")
+// to keep the change count beside it.
+const minTitle = 20
 
 // clip cuts s to width characters (0: no limit).
 func clip(s string, width int) string {
@@ -202,11 +250,16 @@ func clip(s string, width int) string {
 	return s
 }
 
-// shorten cuts s to n characters, with "…" in the middle.
+// shorten cuts s to n characters, with "…" in the middle (at the end when n < 3).
 func shorten(s string, n int) string {
 	r := []rune(s)
-	if len(r) <= n || n < 3 {
+	switch {
+	case len(r) <= n:
 		return s
+	case n < 1:
+		return ""
+	case n < 3:
+		return string(r[:n-1]) + "…"
 	}
 	head := (n - 1) / 2
 	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])

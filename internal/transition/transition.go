@@ -15,16 +15,14 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/catalog"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
 //go:embed shipped/*.jq
@@ -48,104 +46,33 @@ type Transition struct {
 	Shipped bool
 }
 
-// namePattern is what a transition's name may be: it goes into on= lists (separated by
-// commas or |) and into output as it is.
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
-
 // CheckName reports a name a transition cannot have.
-func CheckName(name string) error {
-	if !namePattern.MatchString(name) {
-		return fmt.Errorf("transition name %q: use lower-case letters, digits and '-', starting with a letter", name)
-	}
-	return nil
-}
+func CheckName(name string) error { return catalog.CheckName("transition", name) }
 
 // Catalog is the transitions a run knows: the shipped ones, and the config file's,
 // which replace shipped ones of the same name.
 type Catalog struct {
-	list []Transition
+	*catalog.Catalog[Transition]
 }
 
+var kind = &catalog.Kind[Transition]{Noun: "transition", Lister: "kubeevents on", Files: shippedFiles, Dir: "shipped",
+	Order: shippedOrder, Check: CheckName, Name: func(t Transition) string { return t.Name },
+	Make: func(name, program string, shipped bool) (Transition, error) {
+		return Transition{Name: name, Program: program, Description: catalog.Description(program), Shipped: shipped}, nil
+	}}
+
 // Shipped is the catalog of the shipped transitions alone.
-func Shipped() *Catalog {
-	c, err := NewCatalog(nil)
-	if err != nil {
-		panic(err) // the shipped files are checked by the tests
-	}
-	return c
-}
+func Shipped() *Catalog { return &Catalog{kind.Shipped()} }
 
 // NewCatalog is the shipped transitions and the user's (name → jq program): the user's
 // replace shipped ones of the same name and come after them in name order otherwise.
 // A bad name is an error; programs are compiled by Compile.
 func NewCatalog(user map[string]string) (*Catalog, error) {
-	c := &Catalog{}
-	for _, name := range shippedOrder {
-		src, err := shippedFiles.ReadFile("shipped/" + name + ".jq")
-		if err != nil {
-			return nil, err
-		}
-		c.list = append(c.list, newTransition(name, string(src), true))
+	c, err := catalog.New(kind, user)
+	if err != nil {
+		return nil, err
 	}
-	names := make([]string, 0, len(user))
-	for name := range user {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if err := CheckName(name); err != nil {
-			return nil, err
-		}
-		t := newTransition(name, user[name], false)
-		if i := slices.IndexFunc(c.list, func(s Transition) bool { return s.Name == name }); i >= 0 {
-			c.list[i] = t
-			continue
-		}
-		c.list = append(c.list, t)
-	}
-	return c, nil
-}
-
-func newTransition(name, program string, shipped bool) Transition {
-	return Transition{Name: name, Program: program, Description: Description(program), Shipped: shipped}
-}
-
-// Description is a program's first comment line, without "# "; "" when it starts with
-// none.
-func Description(program string) string {
-	for line := range strings.SplitSeq(program, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if text, ok := strings.CutPrefix(line, "#"); ok {
-			return strings.TrimSpace(text)
-		}
-		return ""
-	}
-	return ""
-}
-
-// List is every transition, the shipped ones first.
-func (c *Catalog) List() []Transition { return slices.Clone(c.list) }
-
-// Names lists the transitions' names.
-func (c *Catalog) Names() []string {
-	names := make([]string, len(c.list))
-	for i, t := range c.list {
-		names[i] = t.Name
-	}
-	return names
-}
-
-// Lookup finds a transition by name; the error says which exist.
-func (c *Catalog) Lookup(name string) (Transition, error) {
-	for _, t := range c.list {
-		if t.Name == name {
-			return t, nil
-		}
-	}
-	return Transition{}, fmt.Errorf("unknown transition %q%s; kubeevents on lists them", name, suggest.DidYouMean(name, c.Names()))
+	return &Catalog{c}, nil
 }
 
 // Set is the transitions a run evaluates, compiled.
@@ -171,7 +98,7 @@ func (c *Catalog) Compile(names []string, warn func(format string, args ...any))
 			return nil, err
 		}
 	}
-	for _, t := range c.list {
+	for _, t := range c.List() {
 		if !slices.Contains(names, t.Name) {
 			continue
 		}

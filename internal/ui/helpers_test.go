@@ -130,9 +130,9 @@ func (h *harness) screen() screen {
 	e := vt.NewEmulator(h.m.width, h.m.height)
 	content := strings.ReplaceAll(h.m.content, "\n", "\r\n")
 	if !h.v.opts.Color {
-		// What bubbletea's renderer does without colour: attributes only.
+		// What bubbletea's renderer does without colour: no styles at all.
 		var b strings.Builder
-		w := &colorprofile.Writer{Forward: &b, Profile: colorprofile.Ascii}
+		w := &colorprofile.Writer{Forward: &b, Profile: colorprofile.NoTTY}
 		_, _ = w.WriteString(content)
 		content = b.String()
 	}

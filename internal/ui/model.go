@@ -1,15 +1,17 @@
 package ui
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/escape"
@@ -80,6 +82,7 @@ type detail struct {
 	offset  int
 	follow  bool   // keep the newest lines in sight (history)
 	version uint64 // the object's version the lines are for
+	width   int    // the terminal's width they are for (YAML: long lines wrapped)
 	seen    int    // history entries ever (history)
 	gone    bool   // the object is no longer there
 }
@@ -90,7 +93,7 @@ func newModel(v *View) *model {
 	t.showNamespace = v.opts.Namespace == "" && !v.opts.Owned
 	t.showCluster = len(v.opts.Clusters) > 1
 	t.tree = v.opts.Owned
-	return &model{v: v, st: newStyles(true), t: t, width: 80, height: 24, interval: frameEvery}
+	return &model{v: v, st: newStyles(true, !v.opts.Color), t: t, width: 80, height: 24, interval: frameEvery}
 }
 
 func tick(after time.Duration) tea.Cmd {
@@ -121,7 +124,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.v.width.Store(int64(msg.Width))
 		m.frame(now, true)
 	case tea.BackgroundColorMsg:
-		m.st = newStyles(msg.IsDark())
+		m.st = newStyles(msg.IsDark(), !m.v.opts.Color)
 		m.t.generation++ // every row's line is to be drawn in the new looks
 		m.frame(now, true)
 	case tea.KeyPressMsg:
@@ -361,10 +364,10 @@ func (m *model) loadDetail(now time.Time) {
 		d.gone = true
 		return
 	}
-	if d.lines != nil && cur.version == d.version {
+	if d.lines != nil && cur.version == d.version && (m.mode != modeYAML || d.width == m.width) {
 		return
 	}
-	d.version, d.gone = cur.version, false
+	d.version, d.width, d.gone = cur.version, m.width, false
 	switch m.mode {
 	case modeHistory:
 		entries, seen, _ := m.v.store.history(d.key)
@@ -378,7 +381,7 @@ func (m *model) loadDetail(now time.Time) {
 			d.lines = append(d.lines, lines...)
 		}
 	case modeYAML:
-		d.lines = yamlLines(cur.obj)
+		d.lines = wrapLines(yamlLines(cur.obj), m.width)
 	}
 	h := m.detailHeight()
 	if d.follow {
@@ -387,29 +390,82 @@ func (m *model) loadDetail(now time.Time) {
 	d.offset = max(min(d.offset, len(d.lines)-h), 0)
 }
 
-// yamlLines is obj as `kubectl get -o yaml` prints it (without managedFields, as
-// kubectl leaves them out), escaped for the terminal.
+// yamlLines is obj as `kubectl get -o yaml` prints it (keys sorted, without
+// managedFields, as kubectl leaves them out), escaped for the terminal.
+//
+// The YAML is encoded from the object's decoded JSON: kubectl's way, its JSON read by
+// the YAML parser, fails on a string holding DEL, a C1 control or U+FFFE (which the
+// YAML encoder escapes, but the parser refuses unescaped), and the view would show
+// nothing of such an object but the error.
 func yamlLines(obj runtime.Object) []string {
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return []string{"cannot show the object: " + err.Error()}
 	}
-	var v map[string]any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // the digits as they are, not float64's
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return []string{"cannot show the object: " + err.Error()}
 	}
-	if md, ok := v["metadata"].(map[string]any); ok {
-		delete(md, "managedFields")
+	if top, ok := v.(map[string]any); ok {
+		if md, ok := top["metadata"].(map[string]any); ok {
+			delete(md, "managedFields")
+		}
 	}
-	out, err := yaml.Marshal(v)
-	if err != nil {
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	enc.CompactSeqIndent() // "- item" under its key, as kubectl writes it
+	if err := enc.Encode(yamlValue(v)); err != nil {
 		return []string{"cannot show the object: " + err.Error()}
 	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if err := enc.Close(); err != nil {
+		return []string{"cannot show the object: " + err.Error()}
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
 	for i, l := range lines {
 		lines[i] = string(escape.Append(nil, l))
 	}
 	return lines
+}
+
+// wrapLines folds the lines wider than width, each further part indented two columns
+// past its line's indentation: a long value (an annotation, a script in a ConfigMap) is
+// read whole rather than cut at the terminal's edge.
+func wrapLines(lines []string, width int) []string {
+	var out []string
+	for _, l := range lines {
+		if width <= 0 || textWidth(l) <= width {
+			out = append(out, l)
+			continue
+		}
+		head := ansi.Truncate(l, width, "")
+		out = append(out, head)
+		indent := strings.Repeat(" ", min(len(l)-len(strings.TrimLeft(l, " "))+2, width/2))
+		for part := range strings.SplitSeq(ansi.Hardwrap(l[len(head):], width-len(indent), true), "\n") {
+			out = append(out, indent+part)
+		}
+	}
+	return out
+}
+
+// yamlValue is a decoded JSON value for the YAML encoder: its numbers (json.Number,
+// which it would quote as strings) plain scalars of their digits.
+func yamlValue(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: string(v)}
+	case map[string]any:
+		for k, e := range v {
+			v[k] = yamlValue(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = yamlValue(e)
+		}
+	}
+	return v
 }
 
 // tableHeight is how many table lines fit between the top and bottom lines.
@@ -446,12 +502,7 @@ func (m *model) draw(now time.Time) string {
 func (m *model) statusText(now time.Time) string {
 	o := &m.v.opts
 	left := " kubeevents · " + o.Watched
-	live := 0
-	for _, r := range m.t.rows {
-		if r.deleted.IsZero() {
-			live++
-		}
-	}
+	live := m.liveObjects()
 	var parts []string
 	parts = append(parts, diag.Count(live)+" object"+diag.Plural(live))
 	if m.t.filter.active() {
@@ -501,11 +552,16 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 		}
 	}
 	m.t.measure()
+	// Without looks, a marker column shows the selection and the changes.
+	width, margin := m.width, ""
+	if m.st.plain {
+		width, margin = max(m.width-markerWidth, 0), strings.Repeat(" ", min(markerWidth, m.width))
+	}
 	for i := range h {
 		n := m.offset + i
 		if n >= len(m.t.lines) {
 			if i == 0 && len(m.t.lines) == 0 {
-				b.WriteString(m.st.dim.Render(fit(" no objects yet", m.width)))
+				b.WriteString(m.st.dim.Render(fit(m.emptyText(), m.width)))
 			}
 			b.WriteByte('\n')
 			continue
@@ -513,25 +569,57 @@ func (m *model) drawTable(b *strings.Builder, now time.Time) {
 		l := m.t.lines[n]
 		switch {
 		case l.header != nil:
-			m.st.headerPaint.wrap(b, m.t.text(l, m.width))
+			b.WriteString(margin)
+			m.st.headerPaint.wrap(b, m.t.text(l, width))
 		case l.r == nil:
-			b.WriteString(m.t.text(l, m.width))
+			b.WriteString(m.t.text(l, width))
 		default:
 			r := l.r
 			key := drawnKey{layout: m.t.generation, cellsAt: r.cellsAt, cellsOf: r.cellsOf, prefix: l.prefix,
 				width: m.width, paint: m.st.rowPaint(&r.rowState, now, n == at)}
 			if r.drawn == "" || r.drawnFor != key {
-				p := m.st.paints[key.paint]
-				text := m.t.text(l, m.width)
-				if key.paint != paintPlain {
+				text := m.t.text(l, width)
+				switch {
+				case m.st.plain:
+					r.drawn = cut(plainMarker(key.paint), m.width) + text
+				case key.paint != paintPlain:
 					text = fit(text, m.width) // the highlight covers the whole line
+					fallthrough
+				default:
+					p := m.st.paints[key.paint]
+					r.drawn = p.prefix + text + p.suffix
 				}
-				r.drawn, r.drawnFor = p.prefix+text+p.suffix, key
+				r.drawnFor = key
 			}
 			b.WriteString(r.drawn)
 		}
 		b.WriteByte('\n')
 	}
+}
+
+// emptyText is what the table says when it has no line: that nothing came yet, or
+// that the filter left every object out.
+func (m *model) emptyText() string {
+	live := m.liveObjects()
+	switch {
+	case live == 0 || !m.t.filter.active():
+		return " no objects yet"
+	case live == 1:
+		return " the filter does not match the one object (Esc clears it)"
+	}
+	return fmt.Sprintf(" the filter matches none of the %s objects (Esc clears it)", diag.Count(live))
+}
+
+// liveObjects is how many objects the table has, not counting the deleted ones still
+// shown struck.
+func (m *model) liveObjects() int {
+	live := 0
+	for _, r := range m.t.rows {
+		if r.deleted.IsZero() {
+			live++
+		}
+	}
+	return live
 }
 
 // rolloutLine is where the followed object's rollout stands (--owned), in kubectl's
@@ -583,11 +671,21 @@ var helpText = []string{
 	"  deleted rows are struck through for a few seconds, then go.",
 }
 
+// plainHelp replaces the last lines of helpText in a view without colour.
+var plainHelp = []string{
+	"  The first column marks the selected row (>), rows new (+) or changed (~) in the last",
+	"  seconds, and deleted rows (-), which go after a few seconds.",
+}
+
 func (m *model) drawHelp(b *strings.Builder) {
+	text := helpText
+	if m.st.plain {
+		text = append(slices.Clone(helpText[:len(helpText)-len(plainHelp)]), plainHelp...)
+	}
 	h := m.detailHeight()
 	for i := range h {
-		if i < len(helpText) {
-			b.WriteString(cut(helpText[i], m.width))
+		if i < len(text) {
+			b.WriteString(cut(text[i], m.width))
 		}
 		b.WriteByte('\n')
 	}

@@ -19,8 +19,11 @@ const (
 
 // styles are the view's looks, for a dark or a light terminal background. The colours
 // are given in full; the renderer brings them down to what the terminal shows (256
-// colours, 16, or none with --color never).
+// colours or 16). Without colour (--color never, NO_COLOR, TERM=dumb) the view is
+// plain: no looks at all, and a marker column says what they would (plainMarker).
 type styles struct {
+	plain bool
+
 	bar, header, selected, dim, hint lipgloss.Style
 	struck                           lipgloss.Style
 	outage, info                     lipgloss.Style
@@ -67,7 +70,11 @@ const (
 	paintCount    = 2 * paintKinds            // and selected: + paintKinds
 )
 
-func newStyles(dark bool) styles {
+func newStyles(dark, plain bool) styles {
+	if plain {
+		// Zero styles render text as it is: no escape sequence, not even a reset.
+		return styles{plain: true, rollout: map[event.RolloutState]lipgloss.Style{}}
+	}
 	pick := lipgloss.LightDark(dark)
 	s := styles{
 		bar:      lipgloss.NewStyle().Reverse(true),
@@ -132,4 +139,28 @@ func lookOf(r *rowState, now time.Time) int {
 		return paintModified + step
 	}
 	return paintPlain
+}
+
+// markerWidth is the width of the marker column of a plain view.
+const markerWidth = 3
+
+// plainMarker is the marker column of a row in a plain view, for its look (the index
+// into styles.paints): ">" on the selected row, then "+" for a row new in the last
+// seconds, "~" for one changed, "-" for one deleted (where colours would highlight it
+// or strike it through).
+func plainMarker(look int) string {
+	sel := byte(' ')
+	if look >= paintKinds {
+		sel, look = '>', look-paintKinds
+	}
+	state := byte(' ')
+	switch {
+	case look == paintStruck:
+		state = '-'
+	case look >= paintModified:
+		state = '~'
+	case look >= paintAdded:
+		state = '+'
+	}
+	return string([]byte{sel, state, ' '})
 }

@@ -53,8 +53,9 @@ type Options struct {
 	// input is not one).
 	Out io.Writer
 	In  io.Reader
-	// Color: colours and highlights; without, the view shows bold, reverse and struck
-	// text only (--color never, NO_COLOR).
+	// Color: colours, highlights and text attributes; without (--color never,
+	// NO_COLOR, TERM=dumb), the view writes no attribute at all (no SGR sequence), and
+	// a marker column shows the selected row and the rows new, changed or deleted.
 	Color bool
 	// Wide shows kubectl's -o wide columns.
 	Wide bool
@@ -219,7 +220,8 @@ func (v *View) Start() {
 		opts = append(opts, tea.WithInput(v.opts.In))
 	}
 	if !v.opts.Color {
-		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
+		// The renderer drops every style, should one be drawn: no SGR sequence at all.
+		opts = append(opts, tea.WithColorProfile(colorprofile.NoTTY))
 	}
 	opts = append(opts, v.programOptions...)
 	m := newModel(v)

@@ -92,7 +92,7 @@ func TestChangesHighlightFadeAndDeletionsGo(t *testing.T) {
 // Enter opens the selected row's history: its changes with their diffs, as the stream
 // prints them, at most History of them; y its YAML; Esc back.
 func TestHistoryAndYAML(t *testing.T) {
-	h := newHarness(t, Options{History: 3})
+	h := newHarness(t, Options{History: 3, Color: true})
 	h.write(event.Added, testPod("web-1", map[string]string{"app": "web"}, corev1.PodPending), true)
 	for i, phase := range []corev1.PodPhase{corev1.PodRunning, corev1.PodSucceeded, corev1.PodFailed, corev1.PodRunning} {
 		h.clock.at(time.Duration(i+1) * time.Second)
@@ -129,7 +129,7 @@ func TestHistoryAndYAML(t *testing.T) {
 
 // `/` filters by substring or by label selector; Esc clears the filter.
 func TestFilter(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, Options{Color: true})
 	h.write(event.Added, testPod("web-1", map[string]string{"app": "web"}, corev1.PodRunning), true)
 	h.write(event.Added, testPod("db-0", map[string]string{"app": "db"}, corev1.PodPending), true)
 	h.frame()
@@ -218,7 +218,7 @@ func TestSort(t *testing.T) {
 
 // A resized terminal is laid out anew: rows cut to its width, as many as fit.
 func TestResize(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, Options{Color: true})
 	for i := range 30 {
 		h.write(event.Added, testPod("web-"+string(rune('a'+i%26))+string(rune('a'+i/26)), nil, corev1.PodRunning), true)
 	}
@@ -240,7 +240,7 @@ func TestResize(t *testing.T) {
 // the rollout's state on top.
 func TestOwnerTree(t *testing.T) {
 	deployKind := schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	h := newHarness(t, Options{Owned: true, Kinds: []schema.GroupKind{deployKind}})
+	h := newHarness(t, Options{Owned: true, Kinds: []schema.GroupKind{deployKind}, Color: true})
 	write := func(kind, group, resource, name string, owners []event.Owner, rollout *event.Rollout) {
 		obj := testPod(name, nil, corev1.PodRunning)
 		obj.Kind = kind
@@ -269,7 +269,7 @@ func TestOwnerTree(t *testing.T) {
 
 // Several clusters: a CLUSTER column; the same name in two clusters is two rows.
 func TestSeveralClusters(t *testing.T) {
-	h := newHarness(t, Options{Clusters: []string{"prod-eu", "prod-us"}})
+	h := newHarness(t, Options{Clusters: []string{"prod-eu", "prod-us"}, Color: true})
 	for _, c := range []string{"prod-us", "prod-eu"} {
 		ev := &event.Event{Type: event.Added, Time: t0, Cluster: c, Resource: podsGVR, Kind: "Pod", Object: testPod("web-1", nil, corev1.PodRunning), InInitialList: true}
 		if err := h.v.Write(ev); err != nil {
@@ -302,13 +302,133 @@ func TestQuitKeys(t *testing.T) {
 	}
 }
 
-// Without colour (--color never, NO_COLOR) the changes still show: bold, struck.
-func TestNoColorStillShowsChanges(t *testing.T) {
+// Without colour (--color never, NO_COLOR, TERM=dumb) the view writes no attribute at
+// all, not even bold or reverse; a marker column shows the selected row (>) and the
+// rows new (+), changed (~) and deleted (-), the header aligned with them.
+func TestNoColorIsPlain(t *testing.T) {
+	sgr := regexp.MustCompile(`\x1b\[[0-9;:]*m`)
 	h := newHarness(t, Options{Color: false})
-	h.write(event.Added, testPod("web-1", nil, corev1.PodPending), false)
+	h.write(event.Added, testPod("web-1", nil, corev1.PodPending), true)
+	h.write(event.Added, testPod("web-2", nil, corev1.PodPending), true)
+	h.write(event.Added, testPod("web-3", nil, corev1.PodPending), true)
+	h.clock.at(time.Second)
+	h.write(event.Added, testPod("web-4", nil, corev1.PodPending), false)
+	h.write(event.Modified, testPod("web-2", nil, corev1.PodRunning), false)
+	h.write(event.Deleted, testPod("web-3", nil, corev1.PodPending), false)
+	h.clock.at(1100 * time.Millisecond)
 	h.frame()
-	if st := h.screen().style(t, "web-1"); st.Attrs&uv.AttrBold == 0 && st.Attrs&uv.AttrReverse == 0 {
-		t.Errorf("new row without colour: style %+v, want at least bold", st)
+	check := func(what string, want map[string]string) {
+		t.Helper()
+		if m := sgr.FindString(h.m.content); m != "" {
+			t.Errorf("%s: the frame holds the SGR sequence %q:\n%q", what, m, h.m.content)
+		}
+		s := h.screen()
+		if l := s.lines()[1]; !strings.HasPrefix(l, "   NAME ") {
+			t.Errorf("%s: the header is %q, want it after the marker column", what, l)
+		}
+		for name, marker := range want {
+			if l, _ := s.line(name + " "); !strings.HasPrefix(l, marker+name+" ") {
+				t.Errorf("%s: %s's row is %q, want it marked %q; the screen:\n%s", what, name, l, marker, s)
+			}
+		}
+	}
+	check("first", map[string]string{"web-1": ">  ", "web-2": " ~ ", "web-3": " - ", "web-4": " + "})
+	h.keys("down")
+	check("after down", map[string]string{"web-1": "   ", "web-2": ">~ "})
+	h.clock.at(fadeFor + 2*time.Second)
+	h.frame()
+	check("faded", map[string]string{"web-1": "   ", "web-2": ">  ", "web-4": "   "})
+	for _, key := range []string{"?", "esc", "enter", "esc", "y"} {
+		h.keys(key)
+		if m := sgr.FindString(h.m.content); m != "" {
+			t.Errorf("after %s: the screen holds the SGR sequence %q", key, m)
+		}
+	}
+}
+
+// A filter that matches no object says so, and how many objects there are: not "no
+// objects yet".
+func TestFilterMatchingNothing(t *testing.T) {
+	for _, color := range []bool{true, false} {
+		h := newHarness(t, Options{Color: color})
+		h.write(event.Added, testPod("web-1", nil, corev1.PodRunning), true)
+		h.write(event.Added, testPod("web-2", nil, corev1.PodRunning), true)
+		h.frame()
+		h.keys("/", "nothing-like-it", "enter")
+		s := h.screen()
+		if _, y := s.line("the filter matches none of the 2 objects (Esc clears it)"); y < 0 || strings.Contains(s.String(), "no objects yet") {
+			t.Errorf("colour %v: a filter matching nothing:\n%s", color, s)
+		}
+		h.keys("esc")
+		if _, y := h.screen().line("web-1"); y < 0 {
+			t.Errorf("colour %v: Esc: web-1 is not back:\n%s", color, h.screen())
+		}
+	}
+	h := newHarness(t, Options{})
+	h.frame()
+	if _, y := h.screen().line("no objects yet"); y < 0 {
+		t.Errorf("no object at all:\n%s", h.screen())
+	}
+}
+
+// The YAML of an object holding characters YAML does not allow unescaped (DEL, a C1
+// control, U+FFFE) is shown, those characters escaped, rather than an error.
+func TestYAMLOfAwkwardStrings(t *testing.T) {
+	h := newHarness(t, Options{Color: true})
+	pod := testPod("web-1", nil, corev1.PodRunning)
+	pod.Annotations = map[string]string{"del": "a\x7fb", "csi": "c\u009b31m", "nonchar": "d\ufffe", "port": "8080", "big": "12345678901234567890"}
+	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080}}
+	h.write(event.Added, pod, true)
+	h.frame()
+	h.keys("y")
+	s := h.screen()
+	for _, want := range []string{`    del: "a\x7Fb"`, `    csi: "c\x9B31m"`, `    nonchar: "d\uFFFE"`, `    port: "8080"`, "    - containerPort: 8080", "kind: Pod"} {
+		if _, y := s.line(want); y < 0 {
+			t.Errorf("the YAML lacks %q:\n%s", want, s)
+		}
+	}
+	if _, y := s.line("cannot show"); y >= 0 {
+		t.Errorf("the YAML is an error:\n%s", s)
+	}
+}
+
+// A value longer than the terminal is wide is wrapped in the YAML, not cut: all of it
+// shows, at any width.
+func TestYAMLWrapsLongValues(t *testing.T) {
+	h := newHarness(t, Options{Color: true})
+	pod := testPod("web-1", nil, corev1.PodRunning)
+	var value strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&value, "w%02d ", i)
+	}
+	pod.Annotations = map[string]string{"note": strings.TrimSpace(value.String())}
+	h.write(event.Added, pod, true)
+	h.frame()
+	h.keys("y")
+	for _, width := range []int{100, 47} {
+		h.m.Update(teaSize(width, 40))
+		lines := h.screen().lines()
+		for _, l := range lines[1 : len(lines)-1] { // the YAML, between the top and bottom lines
+			if strings.Contains(l, "…") || len([]rune(l)) > width {
+				t.Errorf("width %d: a line cut: %q", width, l)
+			}
+		}
+		var got strings.Builder
+		for i, l := range h.m.detail.lines {
+			if v, ok := strings.CutPrefix(l, "    note: "); ok {
+				got.WriteString(v)
+				for _, l := range h.m.detail.lines[i+1:] {
+					part, ok := strings.CutPrefix(l, "      ")
+					if !ok {
+						break
+					}
+					got.WriteString(part)
+				}
+			}
+		}
+		if got.String() != pod.Annotations["note"] {
+			t.Errorf("width %d: the note reads %q, want %q; the screen:\n%s", width, got.String(), pod.Annotations["note"], h.screen())
+		}
 	}
 }
 

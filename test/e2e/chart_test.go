@@ -25,9 +25,11 @@ func TestChart(t *testing.T) {
 	chart := filepath.Join(repoRoot, "charts", "kubeevents")
 	helm(t, "lint", "--strict", chart)
 	ns := newNamespace(t)
+	checkpointNs := newNamespace(t)
 	for _, set := range [][]string{
 		nil,
-		{"checkpoint.kind=configmap", "leaderElection.enabled=false", "watch.allNamespaces=false", "watch.namespaces={a,b}"},
+		{"checkpoint.kind=configmap", "leaderElection.enabled=false", "replicaCount=1", "watch.allNamespaces=false", "watch.namespaces={a,b}"},
+		{"checkpoint.namespace=" + checkpointNs, "checkpoint.maxSlots=4", "spreadReplicas=false"},
 		{"replicaCount=1", "checkpoint.enabled=false", "metrics.service.enabled=false", "secretMounts[0].name=hook",
 			"watch.types={deployments.apps,pods}", "watch.excludeNamespaces={kube-system}"},
 	} {
@@ -61,10 +63,24 @@ func TestChart(t *testing.T) {
 	if out := helm(t, "template", "dry", chart, "--set", "serviceMonitor.enabled=true"); !strings.Contains(out, "kind: ServiceMonitor") {
 		t.Errorf("no ServiceMonitor rendered:\n%s", out)
 	}
-	// A bad checkpoint kind is refused at render time, in one line.
-	cmd := exec.Command(helmBinary(t), "template", "dry", chart, "--set", "checkpoint.kind=file")
-	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), `checkpoint.kind "file": use secret or configmap`) {
-		t.Errorf("checkpoint.kind=file: %v\n%s", err, out)
+	// What cannot work is refused at render time, in one line: a bad checkpoint kind,
+	// replicas without leader election (each would deliver every event, into one
+	// checkpoint), a checkpoint of Secrets in ConfigMaps.
+	for _, tc := range []struct{ set, want string }{
+		{"checkpoint.kind=file", `checkpoint.kind "file": use secret or configmap`},
+		{"leaderElection.enabled=false", "replicaCount 2 with leaderElection.enabled=false: replicas that are not elected would each deliver every event, and share one checkpoint; set replicaCount=1, or enable leader election"},
+		{"checkpoint.kind=configmap,watch.types={pods,secrets}", "checkpoint.kind configmap with Secrets in watch.types: a checkpoint of Secrets holds the key behind their redacted values' fingerprints (and their values, with --show-secrets), and ConfigMaps may be read by anyone who may view the namespace; use checkpoint.kind=secret"},
+		{"checkpoint.kind=configmap,watch.types={Secret.v1.}", "checkpoint.kind configmap with Secrets in watch.types"},
+	} {
+		cmd := exec.Command(helmBinary(t), "template", "dry", chart, "--set", tc.set)
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("--set %s: %v\n%s\nwant %q", tc.set, err, out, tc.want)
+		}
+	}
+	// The replicas prefer other nodes and zones, softly: a pod is never left unscheduled.
+	if out := helm(t, "template", "dry", chart, "--show-only", "templates/deployment.yaml"); !strings.Contains(out, "preferredDuringSchedulingIgnoredDuringExecution") ||
+		!strings.Contains(out, "whenUnsatisfiable: ScheduleAnyway") || strings.Contains(out, "requiredDuringScheduling") {
+		t.Errorf("no soft spread of the replicas:\n%s", out)
 	}
 
 	release := "ke-" + ns[len(ns)-8:]
@@ -99,6 +115,42 @@ func TestChart(t *testing.T) {
 		kubectlOut(t, "", "get", "-n", ns, obj)
 	}
 	kubectlOut(t, "", "get", "clusterrole/"+release+"-kubeevents", "clusterrolebinding/"+release+"-kubeevents")
+
+	// The Role lets the ServiceAccount get, update and delete the checkpoint's objects
+	// and its Lease, by name, not the namespace's other Secrets (Helm's release Secret);
+	// create cannot be limited to names.
+	sa := "system:serviceaccount:" + ns + ":" + release + "-kubeevents"
+	ckpt := release + "-kubeevents-checkpoint"
+	for _, tc := range []struct {
+		verb, object string
+		want         string
+	}{
+		{"get", "secret/" + ckpt, "yes"},
+		{"update", "secret/" + ckpt + "-0-a", "yes"},
+		{"delete", "secret/" + ckpt + "-127-b", "yes"},
+		{"get", "secret/" + ckpt + "-128-a", "no"},
+		{"get", "secret/sh.helm.release.v1." + release + ".v1", "no"},
+		{"update", "secret/sh.helm.release.v1." + release + ".v1", "no"},
+		{"delete", "secret/sh.helm.release.v1." + release + ".v1", "no"},
+		{"list", "secrets", "no"},
+		{"create", "secrets", "yes"},
+		{"update", "lease/" + release + "-kubeevents", "yes"},
+		{"update", "lease/another", "no"},
+	} {
+		out, _ := exec.Command(filepath.Join(clusterBin, "kubectl"), "--kubeconfig", kubeconfig, "auth", "can-i", tc.verb, tc.object,
+			"-n", ns, "--as", sa).Output()
+		if got := strings.TrimSpace(string(out)); got != tc.want {
+			t.Errorf("can %s %s %s: %q, want %s", sa, tc.verb, tc.object, got, tc.want)
+		}
+	}
+	dep, err := client.AppsV1().Deployments(ns).Get(context.Background(), release+"-kubeevents", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := dep.Spec.Template.Spec.Affinity; a == nil || a.PodAntiAffinity == nil || len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 ||
+		len(dep.Spec.Template.Spec.TopologySpreadConstraints) != 1 {
+		t.Errorf("the Deployment's replicas are not spread: affinity %+v, topology spread %+v", a, dep.Spec.Template.Spec.TopologySpreadConstraints)
+	}
 }
 
 // With no kubeconfig at all, kubeevents uses the pod's ServiceAccount, as client-go's
@@ -140,7 +192,7 @@ test -e /var/run/secrets/kubernetes.io/serviceaccount/token
 exec "$@"`
 	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
 		binary, "watch", "configmaps", "-l", "sinks-act=yes", "-o", "json", "--max-events", "1", "--timeout", "60s",
-		"--resume", "secret:ckpt-in-cluster")
+		"--resume", "secret:"+r.checkpoint)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SA_DIR=" + dir,
 		"KUBERNETES_SERVICE_HOST=" + hostname, "KUBERNETES_SERVICE_PORT=" + port}
 	out, err := cmd.Output()
@@ -152,7 +204,7 @@ exec "$@"`
 		t.Fatalf("in-cluster: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
 	}
 	// The checkpoint went to the ServiceAccount's namespace.
-	if _, err := client.CoreV1().Secrets(ns).Get(context.Background(), "ckpt-in-cluster", metav1.GetOptions{}); err != nil {
+	if _, err := client.CoreV1().Secrets(ns).Get(context.Background(), r.checkpoint, metav1.GetOptions{}); err != nil {
 		t.Errorf("no checkpoint in the ServiceAccount's namespace %s: %v", ns, err)
 	}
 }

@@ -25,8 +25,8 @@ var jsonTime = regexp.MustCompile(`"time":"[^"]*",`)
 
 // Every speed piece switched off (internal/switches: KUBEEVENTS_FAST_PATHS=off decodes,
 // encodes and diffs every object whole, KUBEEVENTS_WIRE_DECODERS=off reads with
-// client-go's decoders, KUBEEVENTS_QUIET_READS=off and KUBEEVENTS_QUIET_STDOUT=off use Go's ordinary system
-// calls, and the process settings are left to Go) prints the same bytes as every piece
+// client-go's decoders, and the process settings and the recovery pieces are left to Go
+// and client-go) prints the same bytes as every piece
 // on, on the same events: two runs side by side, one each way, see the changes of every
 // part of a pod (metadata, status, spec; each change leaves the other parts to be reused)
 // and print identical JSON lines, diffs included, but for the time.
@@ -94,9 +94,8 @@ func TestDiffSameWithFastPathsOff(t *testing.T) {
 	}
 }
 
-// Run as a systemd service, kubeevents' stdout is a socket that journald reads: lines go
-// through the raw writer there too, and arrive whole, in order, and exactly as printed
-// to a pipe.
+// Run as a systemd service, kubeevents' stdout is a socket that journald reads: lines
+// arrive whole, in order, and exactly as printed to a pipe.
 func TestStdoutSocketGetsEveryLineWhole(t *testing.T) {
 	ns := newNamespace(t)
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)

@@ -125,9 +125,14 @@ func tokenKubeconfig(t *testing.T, token, ns string) string {
 // replicaArgs are one replica's flags, as the chart's Deployment gives them, with the
 // test's lease durations, watching the labelled configmaps of the namespace.
 func (r *haRelease) replicaArgs(hook string, more ...string) []string {
+	return r.replicaSinkArgs("http(batch=20,batch-interval=100ms)="+hook, more...)
+}
+
+// replicaSinkArgs are replicaArgs with another --sink.
+func (r *haRelease) replicaSinkArgs(sink string, more ...string) []string {
 	return append([]string{"watch", "configmaps", "-n", r.ns, "-l", "ha=yes", "--no-screen", "-v=1",
 		"--kubeconfig", r.kubeconfig,
-		"--sink", "http(batch=20,batch-interval=100ms)=" + hook,
+		"--sink", sink,
 		"--leader-elect", "--leader-elect-namespace", r.ns, "--leader-elect-name", r.lease,
 		"--leader-elect-lease-duration", haLease.String(), "--leader-elect-renew-deadline", haRenew.String(),
 		"--leader-elect-retry-period", haRetry.String(),
@@ -563,7 +568,7 @@ func TestHACheckpointCorruptOrDeleted(t *testing.T) {
 // and exit 1, before anything is watched.
 func TestHALeaseForbidden(t *testing.T) {
 	ns := newNamespace(t)
-	r := applyChartRBAC(t, ns, "leaderElection.enabled=false")
+	r := applyChartRBAC(t, ns, "leaderElection.enabled=false", "replicaCount=1")
 	hook := startReceiver(t)
 	res := runKubeevents(t, 60*time.Second, r.replicaArgs(hook.url())...)
 	want := fmt.Sprintf("kubeevents: --leader-elect: not allowed to get, create, update the lease %s/%s; grant get, create and update on leases.coordination.k8s.io in namespace %s (the chart's Role does)\n", ns, r.lease, ns)

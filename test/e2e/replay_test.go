@@ -7,11 +7,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubeevents/kubeevents/internal/proctest"
 )
 
 // waitRecorded waits until the recording at path holds a line that match accepts.
@@ -325,4 +329,316 @@ func waitUntilEvent(t *testing.T, ns, suffix string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("no Event in %s ends with %q", ns, suffix)
+}
+
+// TestReplaySecretsRedacted: a recording made with --show-secrets holds Secret values;
+// replay and history redact them, in every output, sink and diff, from a file and from
+// the standard input, as watch does; replay --show-secrets shows them.
+func TestReplaySecretsRedacted(t *testing.T) {
+	ns := newNamespace(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "secrets.jsonl")
+	recorder := startKubeevents(t, "watch", "secrets", "-n", ns, "--show-secrets", "--show-old", "--no-screen", "--sink", "file="+path, "-v=1")
+	recorder.waitStderr(20*time.Second, literal("watching"))
+	v1, v2 := "s3cr3t-"+randomHex(8), "s3cr3t-"+randomHex(8) // stringData.password (in last-applied only)
+	k1, k2 := "k3y-"+randomHex(8), "k3y-"+randomHex(8)       // data.apikey
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	apply := func(password, apikey string) {
+		t.Helper()
+		applyJSON(t, ns, fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"creds"},"stringData":{"password":%q},"data":{"apikey":%q}}`,
+			password, b64(apikey)))
+	}
+	apply(v1, k1)
+	apply(v2, k2)
+	waitRecorded(t, recorder, path, "the second version", func(line string) bool { return strings.Contains(line, `"MODIFIED"`) && strings.Contains(line, b64(k2)) })
+	recorder.interrupt(10 * time.Second)
+	recorded := readString(t, path)
+	values := []string{v1, v2, k1, k2, b64(v1), b64(v2), b64(k1), b64(k2)}
+	for _, v := range []string{v2, b64(k1), b64(k2)} {
+		if !strings.Contains(recorded, v) {
+			t.Fatalf("the recording made with --show-secrets does not hold %q:\n%s", v, recorded)
+		}
+	}
+
+	at := time.Now().UTC().Format(time.RFC3339Nano)
+	out := filepath.Join(dir, "sink.jsonl")
+	runs := map[string]result{
+		"replay -o json --show-old": runKubeevents(t, 30*time.Second, "replay", path, "-o", "json", "--show-old"),
+		"replay (pretty)":           runKubeevents(t, 30*time.Second, "replay", path, "--color", "never"),
+		"replay -o yaml":            runKubeevents(t, 30*time.Second, "replay", path, "-o", "yaml"),
+		"replay --jq":               runKubeevents(t, 30*time.Second, "replay", path, "--jq", "[.object, .diff]"),
+		"replay --sink file=":       runKubeevents(t, 30*time.Second, "replay", path, "--no-screen", "--sink", "file="+out),
+		"replay - (stdin)": runSpec(t, 30*time.Second, proctest.Spec{Stdin: strings.NewReader(recorded)},
+			"replay", "-", "-o", "json"),
+		"history":      runKubeevents(t, 30*time.Second, "history", "secret/creds", "-n", ns, "--file", path, "-o", "json"),
+		"history --at": runKubeevents(t, 30*time.Second, "history", "secret/creds", "-n", ns, "--file", path, "--at", at),
+	}
+	runs["replay --sink file="] = result{stdout: readString(t, out), stderr: runs["replay --sink file="].stderr, code: runs["replay --sink file="].code}
+	for what, r := range runs {
+		if r.code != 0 {
+			t.Errorf("%s: exit %d; stderr:\n%s", what, r.code, r.stderr)
+		}
+		for _, v := range values {
+			if strings.Contains(r.stdout+r.stderr, v) {
+				t.Errorf("%s: a Secret value, %q, is printed:\n%s", what, v, r.stdout)
+			}
+		}
+		if !strings.Contains(r.stdout, "redacted") {
+			t.Errorf("%s: no redacted value:\n%s", what, r.stdout)
+		}
+	}
+	for _, ev := range parseEvents(t, "replay -o json", []byte(runs["replay -o json --show-old"].stdout)) {
+		var obj struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		_ = json.Unmarshal(ev.Object, &obj)
+		if la := obj.Metadata.Annotations["kubectl.kubernetes.io/last-applied-configuration"]; !strings.HasPrefix(la, "<redacted: ") {
+			t.Errorf("%s event: last-applied-configuration = %q, want it redacted", ev.Type, la)
+		}
+	}
+	shown := runKubeevents(t, 30*time.Second, "replay", path, "-o", "json", "--show-secrets")
+	for _, v := range []string{b64(k1), b64(k2), v2} {
+		if !strings.Contains(shown.stdout, v) {
+			t.Errorf("replay --show-secrets: %q is not shown (exit %d, stderr %s)", v, shown.code, shown.stderr)
+		}
+	}
+}
+
+// TestReplayKeepsWhoMadeEachChange: replay -o json of a whole recording writes it again
+// byte for byte, "by" included; pretty output names the managers and jq reads them.
+func TestReplayKeepsWhoMadeEachChange(t *testing.T) {
+	ns := newNamespace(t)
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	recorder := startKubeevents(t, "watch", "configmaps", "-n", ns, "--no-screen", "--sink", "file="+path, "-v=1")
+	recorder.waitStderr(20*time.Second, literal("watching"))
+	kubectlOut(t, "", "create", "configmap", "settings", "-n", ns, "--from-literal=mode=a")
+	kubectlOut(t, "", "label", "configmap", "settings", "-n", ns, "tier=web")
+	kubectlOut(t, "", "patch", "configmap", "settings", "-n", ns, "--type=merge", "-p", `{"data":{"mode":"b"}}`)
+	waitRecorded(t, recorder, path, "the patch", func(line string) bool { return strings.Contains(line, `"manager":"kubectl-patch"`) })
+	recorder.interrupt(10 * time.Second)
+	recorded := strings.Split(strings.TrimSpace(readString(t, path)), "\n")
+	if n := strings.Count(strings.Join(recorded, "\n"), `,"by":[`); n < 3 {
+		t.Fatalf("the recording names who made %d changes, want at least 3:\n%s", n, strings.Join(recorded, "\n"))
+	}
+
+	js := runKubeevents(t, 30*time.Second, "replay", path, "-o", "json")
+	if got := strings.Split(strings.TrimSpace(js.stdout), "\n"); js.code != 0 || strings.Join(got, "\n") != strings.Join(recorded, "\n") {
+		for i := range max(len(got), len(recorded)) {
+			if i >= len(got) || i >= len(recorded) || got[i] != recorded[i] {
+				t.Errorf("replay -o json: exit %d, line %d differs from the recording's (of %d, %d):\n got %s\nwant %s", js.code, i+1, len(got), len(recorded),
+					strings.Join(got[min(i, len(got)-1):min(i+1, len(got))], ""), strings.Join(recorded[min(i, len(recorded)-1):min(i+1, len(recorded))], ""))
+				break
+			}
+		}
+	}
+	pretty := runKubeevents(t, 30*time.Second, "replay", path, "cm", "settings", "--color", "never")
+	for _, want := range []string{`(?m)^\S+\s+ADDED\s+\S*/settings\s.*by kubectl-create$`, `(?m)^\S+\s+MODIFIED\s+\S*/settings\s.*by kubectl-label$`, `(?m)^\S+\s+MODIFIED\s+\S*/settings\s.*by kubectl-patch$`} {
+		if !regexp.MustCompile(want).MatchString(pretty.stdout) {
+			t.Errorf("replay (pretty): no line matching %s in:\n%s", want, pretty.stdout)
+		}
+	}
+	managers := runKubeevents(t, 30*time.Second, "replay", path, "cm", "settings", "--jq", ".by[0].manager", "-r")
+	if managers.stdout != "kubectl-create\nkubectl-label\nkubectl-patch\n" {
+		t.Errorf("replay --jq .by[0].manager: %q; stderr %s", managers.stdout, managers.stderr)
+	}
+}
+
+// TestReplayTransitionsLiving: a pod's crash loop recorded; replayed with --on crashloop,
+// the events in which the pod entered CrashLoopBackOff are kept (the first is the first
+// recorded version in that state), each naming the transition, and an alertmanager sink
+// with on=crashloop is sent the alert.
+func TestReplayTransitionsLiving(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	recorder := startKubeevents(t, "watch", "pods", "-n", ns, "--no-screen", "--sink", "file="+path, "-v=1")
+	recorder.waitStderr(20*time.Second, literal("watching"))
+	flaky := pod("flaky", map[string]string{"sim.kubeevents.dev/behavior": "crashloop"})
+	flaky.Spec.SchedulerName = ""
+	flaky.Annotations = map[string]string{"sim.kubeevents.dev/crash-after-ms": "500", "sim.kubeevents.dev/restart-after-ms": "3000"}
+	if _, err := client.CoreV1().Pods(ns).Create(context.Background(), flaky, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// crashLooping: the line's pod waits in CrashLoopBackOff (its diff may name the state
+	// it left, so the line's text does not tell).
+	crashLooping := func(line string) bool {
+		var ev envelope
+		if line == "" || json.Unmarshal([]byte(line), &ev) != nil {
+			return false
+		}
+		for _, c := range ev.pod(t).Status.ContainerStatuses {
+			if c.State.Waiting != nil && c.State.Waiting.Reason == "CrashLoopBackOff" {
+				return true
+			}
+		}
+		return false
+	}
+	// A version in CrashLoopBackOff, and one after it that is not: what --on keeps and
+	// leaves out are both there.
+	waitUntil(t, recorder, livingWait, "the recording holds the pod in CrashLoopBackOff and out of it again", func() bool {
+		raw, _ := os.ReadFile(path)
+		seen := false
+		for _, line := range strings.Split(string(raw), "\n") {
+			if crashLooping(line) {
+				seen = true
+			} else if seen && line != "" {
+				return true
+			}
+		}
+		return false
+	})
+	recorder.interrupt(10 * time.Second)
+	var first string
+	for _, line := range strings.Split(readString(t, path), "\n") {
+		if crashLooping(line) {
+			var ev envelope
+			_ = json.Unmarshal([]byte(line), &ev)
+			first = ev.meta().Metadata.ResourceVersion
+			break
+		}
+	}
+
+	on := runKubeevents(t, 30*time.Second, "replay", path, "-o", "json", "--on", "crashloop")
+	lines := strings.Split(strings.TrimSpace(on.stdout), "\n")
+	if on.code != 0 || on.stdout == "" {
+		t.Fatalf("replay --on crashloop: exit %d, nothing kept; stderr:\n%s", on.code, on.stderr)
+	}
+	for i, line := range lines {
+		var ev onEnvelope
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || !slices.Equal(ev.On, []string{"crashloop"}) || !crashLooping(line) {
+			t.Errorf("replay --on crashloop: a line that is not the pod entering CrashLoopBackOff (on %v): %s", ev.On, line)
+		}
+		if rv := ev.meta().Metadata.ResourceVersion; i == 0 && rv != first {
+			t.Errorf("replay --on crashloop: the first is at resourceVersion %s, the first recorded in CrashLoopBackOff %s", rv, first)
+		}
+	}
+
+	rcv := newFormatReceiver(t, map[string]string{"/api/v2/alerts": "alertmanager"})
+	sent := runKubeevents(t, 30*time.Second, "replay", path, "--no-screen",
+		"--sink", "http(format=alertmanager,on=crashloop,batch-interval=200ms)="+rcv.srv.URL+"/api/v2/alerts")
+	bodies := rcv.got("alertmanager")
+	if sent.code != 0 || len(bodies) == 0 {
+		t.Fatalf("replay with an alertmanager sink on=crashloop: exit %d, %d requests; stderr:\n%s", sent.code, len(bodies), sent.stderr)
+	}
+	for _, body := range bodies {
+		var alerts []struct {
+			Labels map[string]string `json:"labels"`
+		}
+		if err := json.Unmarshal([]byte(body), &alerts); err != nil {
+			t.Fatalf("alertmanager body: %v", err)
+		}
+		for _, a := range alerts {
+			if a.Labels["alertname"] != "crashloop" || a.Labels["name"] != "flaky" || a.Labels["namespace"] != ns {
+				t.Errorf("an alert the sink's on=crashloop should have left out, or mislabelled: %v", a.Labels)
+			}
+		}
+	}
+}
+
+// TestReplaySelectsWithinTheRecording: history's name in two namespaces asks for -n (or
+// -A); a name not recorded says so, exit 1; replay says in one line when -n, --cluster
+// or a name matches nothing recorded; -n and --cluster are worded as selecting within the
+// recording; the shell's completion offers what the recording holds.
+func TestReplaySelectsWithinTheRecording(t *testing.T) {
+	ns1, ns2 := newNamespace(t), newNamespace(t)
+	namespaces := []string{ns1, ns2}
+	slices.Sort(namespaces)
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	recorder := startKubeevents(t, "watch", "configmaps", "-n", ns1+","+ns2, "--no-screen", "--sink", "file="+path, "-v=1")
+	recorder.waitStderr(20*time.Second, literal("watching"))
+	for _, ns := range namespaces {
+		kubectlOut(t, "", "create", "configmap", "settings", "-n", ns, "--from-literal=mode=a")
+	}
+	kubectlOut(t, "", "patch", "configmap", "settings", "-n", ns1, "--type=merge", "-p", `{"data":{"mode":"b"}}`)
+	waitRecorded(t, recorder, path, "the patch", func(line string) bool { return strings.Contains(line, `"mode":"b"`) })
+	waitRecorded(t, recorder, path, "the ConfigMap in "+ns2, func(line string) bool {
+		return strings.Contains(line, `"name":"settings","namespace":"`+ns2+`"`)
+	})
+	recorder.interrupt(10 * time.Second)
+	recorded := readString(t, path)
+
+	for _, c := range []struct {
+		args  []string
+		stdin string
+		code  int
+		want  string // the one line of stderr
+	}{
+		{[]string{"history", "cm/settings", "--file", path}, "", 2,
+			"cm/settings was recorded in several namespaces (" + strings.Join(namespaces, ", ") + "): choose one with -n, or all of them with -A"},
+		{[]string{"history", "cm/settings", "--file", "-"}, recorded, 2, "cm/settings was recorded in several namespaces"},
+		{[]string{"history", "cm/nosuch", "--file", path}, "", 1, "cm/nosuch was not recorded in " + path},
+		{[]string{"history", "cm/settings", "-n", "default", "--file", path}, "", 1,
+			"cm/settings was not recorded in namespace default in " + path + " (it was recorded in namespaces " + strings.Join(namespaces, ", ") + ")"},
+		{[]string{"replay", path, "--cluster", "foo"}, "", 0, "--cluster foo: the recording names no cluster"},
+		{[]string{"replay", path, "-n", "nosuch"}, "", 0,
+			"no events in namespace nosuch in the recording, which holds the namespaces " + strings.Join(namespaces, ", ")},
+		{[]string{"replay", path, "cm", "nosuch"}, "", 0, "no events of cm named nosuch in the recording"},
+	} {
+		r := runSpec(t, 30*time.Second, proctest.Spec{Stdin: strings.NewReader(c.stdin)}, c.args...)
+		if r.code != c.code || r.stdout != "" {
+			t.Errorf("%q: exit %d, want %d; stdout %q", c.args, r.code, c.code, r.stdout)
+		}
+		checkOneLine(t, r.stderr, regexp.MustCompile(`^kubeevents: `+regexp.QuoteMeta(c.want)))
+	}
+
+	one := runKubeevents(t, 30*time.Second, "history", "cm/settings", "-n", ns1, "--file", path, "--color", "never")
+	if one.code != 0 || !regexp.MustCompile(`(?m)^\s+~ data\.mode: a → b$`).MatchString(one.stdout) || strings.Count(one.stdout, "settings") != 2 {
+		t.Errorf("history -n %s: exit %d, stderr %s, stdout:\n%s", ns1, one.code, one.stderr, one.stdout)
+	}
+	all := runKubeevents(t, 30*time.Second, "history", "cm/settings", "-A", "--file", path, "-o", "json")
+	seen := map[string]int{}
+	for _, ev := range parseEvents(t, "history -A", []byte(all.stdout)) {
+		seen[ev.meta().Metadata.Namespace]++
+	}
+	if all.code != 0 || seen[ns1] != 2 || seen[ns2] != 1 {
+		t.Errorf("history -A: exit %d, events by namespace %v; stderr %s", all.code, seen, all.stderr)
+	}
+
+	help := runKubeevents(t, 30*time.Second, "replay", "--help")
+	for _, want := range []string{`(?m)^\s+-n, --namespace string\s+only the objects of these namespaces recorded`, `(?m)^\s+--cluster string\s+only the events of these clusters, in a recording of several`} {
+		if !regexp.MustCompile(want).MatchString(help.stdout) {
+			t.Errorf("replay --help: no line matching %s in:\n%s", want, help.stdout)
+		}
+	}
+	if strings.Contains(help.stdout, "namespace scope for this CLI request") {
+		t.Errorf("replay --help still gives kubectl's wording for -n:\n%s", help.stdout)
+	}
+
+	complete := completer(t)
+	complete("replay", path, "").is(t, "replay FILE <TAB>", "configmaps")
+	complete("replay", path, "-n", ns2, "cm", "s").is(t, "replay FILE -n NS cm s<TAB>", "settings")
+	complete("replay", path, "-n", "").is(t, "replay FILE -n <TAB>", namespaces...)
+	complete("history", "--file", path, "cm/s").is(t, "history --file FILE cm/s<TAB>", "cm/settings")
+}
+
+// TestReplayClusterNotRecorded: in a recording of two clusters, --cluster naming
+// another says so with the clusters it holds; --cluster completes with them.
+func TestReplayClusterNotRecorded(t *testing.T) {
+	second, kc := twoClusters(t)
+	ns := newNamespace(t)
+	second.namespaceIn(t, ns)
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	recorder := startKubeevents(t, "watch", "configmaps", "-n", ns, "--context", "one,two", "--kubeconfig", kc, "--no-screen", "--sink", "file="+path, "-v=1")
+	recorder.waitStderr(30*time.Second, literal("watching"))
+	createConfigMapIn(t, client, ns, "a")
+	createConfigMapIn(t, second.client, ns, "b")
+	for _, c := range []struct{ cluster, name string }{{"one", "a"}, {"two", "b"}} {
+		waitRecorded(t, recorder, path, c.name+" in "+c.cluster, func(line string) bool {
+			return strings.Contains(line, `"cluster":"`+c.cluster+`"`) && strings.Contains(line, `"name":"`+c.name+`"`)
+		})
+	}
+	recorder.interrupt(10 * time.Second)
+
+	r := runKubeevents(t, 30*time.Second, "replay", path, "--cluster", "three")
+	if r.code != 0 || r.stdout != "" {
+		t.Errorf("--cluster three: exit %d, stdout %q", r.code, r.stdout)
+	}
+	checkOneLine(t, r.stderr, literal("kubeevents: no events of cluster three in the recording, which holds the clusters one, two"))
+	r = runKubeevents(t, 30*time.Second, "replay", path, "--cluster", "two", "cm", "b", "-o", "name")
+	if r.code != 0 || r.stdout != "ADDED configmap/b\n" || r.stderr != "" {
+		t.Errorf("--cluster two: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	completer(t)("replay", path, "--cluster", "").is(t, "replay FILE --cluster <TAB>", "one", "two")
 }

@@ -3,7 +3,7 @@ package e2e
 // Tests of the noise reducers on the real binary: named transitions (--on, a sink's on=)
 // caused for real by the living cluster, rollouts folded into ROLLOUT lines, and the http
 // sink's formats posted to a server the test runs, which checks each request as the
-// service's documentation says (package receivers names the source of every rule).
+// service's documentation says (package notifytest names the source of every rule).
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -21,13 +22,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeevents/kubeevents/internal/notify/receivers"
+	"github.com/kubeevents/kubeevents/internal/notify/notifytest"
 	"github.com/kubeevents/kubeevents/internal/proctest"
 )
 
 // formatReceiver is an HTTP server that plays the receivers of several formats, one path each,
-// and keeps what each got; a request its format refuses is answered 400, as the services
-// do, and kept as an error.
+// and keeps what each got; a request its format refuses is answered 400, or 413 when it
+// is over a size limit the service answers so, as the services do, and kept as an error.
 type formatReceiver struct {
 	t      *testing.T
 	srv    *httptest.Server
@@ -58,12 +59,16 @@ func (r *formatReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost {
 		r.errs = append(r.errs, fmt.Sprintf("%s: method %s, want POST", format, req.Method))
 	}
-	errs := receivers.Check(format, receivers.Request{Path: req.URL.Path, ContentType: req.Header.Get("Content-Type"), Body: body})
+	errs := notifytest.Check(format, notifytest.Request{Path: req.URL.Path, ContentType: req.Header.Get("Content-Type"), Body: body})
 	for _, err := range errs {
 		r.errs = append(r.errs, fmt.Sprintf("%s: %v\nbody: %s", format, err, body))
 	}
 	if len(errs) > 0 {
-		http.Error(w, "bad request", http.StatusBadRequest)
+		status := http.StatusBadRequest
+		if slices.ContainsFunc(errs, notifytest.IsTooLarge) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		http.Error(w, http.StatusText(status), status)
 		return
 	}
 	r.bodies[format] = append(r.bodies[format], string(body))
@@ -274,4 +279,134 @@ func TestSignalFoldRollouts(t *testing.T) {
 		t.Errorf("the folded screen printed %d pod events during the rollout, the unfolded sink %d: nothing folded", podLines, fullPods)
 	}
 	t.Logf("rollout: %d ROLLOUT lines and %d new pods' lines on the folded screen, %d new pods' events in the unfolded sink", steps, podLines, fullPods)
+}
+
+// crashLooping is a pod whose containers kwok crash-loops quickly (hack/kwok/stages.yaml):
+// every crash is one event in which crashloop and not-ready happen together.
+func crashLooping(name string, containers int) *corev1.Pod {
+	p := pod(name, map[string]string{"sim.kubeevents.dev/behavior": "crashloop"})
+	p.Spec.SchedulerName = ""
+	p.Annotations = map[string]string{"sim.kubeevents.dev/crash-after-ms": "500ms", "sim.kubeevents.dev/restart-after-ms": "1s",
+		"pod-create.stage.kwok.x-k8s.io/delay": "100ms", "pod-ready.stage.kwok.x-k8s.io/delay": "100ms"}
+	if containers > 1 {
+		p.Spec.Containers = nil
+		for i := range containers {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{
+				Name: fmt.Sprintf("sidecar-with-a-name-as-long-as-the-team-could-make-it-%03d", i), Image: "nginx:1.27"})
+		}
+	}
+	return p
+}
+
+// Each sink names only the transitions it asked for, though the run evaluates them once
+// for all: beside a jq sink with on=not-ready, an alertmanager sink with on=crashloop
+// posts crashloop alerts alone, titled "crashloop: ..."; the jq sink's events say
+// not-ready alone; the screen, without --on, names none.
+func TestSignalEachSinkNamesItsOwnTransitionsLiving(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	rcv := newFormatReceiver(t, map[string]string{"/api/v2/alerts": "alertmanager"})
+	notReady := t.TempDir() + "/not-ready.jsonl"
+	js := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json",
+		"--sink", "http(format=alertmanager,on=crashloop,batch-interval=200ms)="+rcv.srv.URL+"/api/v2/alerts",
+		"--sink", "jq(on=not-ready,output="+notReady+")={name: .object.metadata.name, on}")
+	if _, err := client.CoreV1().Pods(ns).Create(context.Background(), crashLooping("flaky", 1), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating pod: %v", err)
+	}
+
+	// The screen gets the crash (its container waits in CrashLoopBackOff) without a name.
+	crashed := false
+	_, err := proctest.WaitJSON(js.Process, livingWait, func(ev onEnvelope) bool {
+		if ev.On != nil {
+			t.Errorf("the screen, without --on, names %v in %s %s", ev.On, ev.Type, ev.name())
+		}
+		crashed = crashed || strings.Contains(string(ev.Object), `"reason":"CrashLoopBackOff"`)
+		return crashed
+	})
+	if err != nil {
+		js.fail(err, "the pod crash-looping", livingWait)
+	}
+	rcv.waitBodies(js, "alertmanager", func(body string) bool { return strings.Contains(body, `"alertname":"crashloop"`) })
+	for _, body := range rcv.got("alertmanager") {
+		var alerts []struct {
+			Labels      map[string]string `json:"labels"`
+			Annotations map[string]string `json:"annotations"`
+		}
+		if err := json.Unmarshal([]byte(body), &alerts); err != nil {
+			t.Fatalf("alertmanager body: %v", err)
+		}
+		for _, a := range alerts {
+			if a.Labels["alertname"] != "crashloop" || !strings.HasPrefix(a.Annotations["summary"], "crashloop: Pod "+ns+"/flaky") {
+				t.Errorf("the on=crashloop sink posted an alert of another sink's transition: %v %v", a.Labels, a.Annotations)
+			}
+		}
+	}
+	var lines []string
+	waitUntil(t, js, livingWait, "the on=not-ready jq sink wrote the crash", func() bool {
+		lines = readLines(t, notReady, true)
+		return len(lines) > 0
+	})
+	for _, l := range lines {
+		if l != `{"name":"flaky","on":["not-ready"]}` {
+			t.Errorf("the on=not-ready jq sink wrote %s, want the pod's not-ready alone", l)
+		}
+	}
+}
+
+// Chat formats keep each request within their service's size: crash-looping pods of
+// many long-named containers make events whose details are long, and the Teams and
+// Mattermost sinks post them in as many requests as their limits need (Teams' 28 KB,
+// Mattermost's 16383 characters), every event whole in one of them; the summary's
+// delivered counts are the events the receivers took. Before, Teams refused the batches
+// whole, and Mattermost's text was cut with the events past the cut counted delivered.
+func TestSignalFormatsKeepToTheirLimitsLiving(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	rcv := newFormatReceiver(t, map[string]string{"/teams/hook": "teams", "/mattermost/hook": "mattermost"})
+	all := t.TempDir() + "/all.jsonl"
+	js := startKubeevents(t, "watch", "pods", "-n", ns, "--no-screen", "-v=1", "--watch-only",
+		"--sink", "http(name=teams,format=teams,batch-interval=3s)="+rcv.srv.URL+"/teams/hook",
+		"--sink", "http(name=mattermost,format=mattermost,batch-interval=3s)="+rcv.srv.URL+"/mattermost/hook",
+		"--sink", "file(name=all)="+all)
+	waitListed(js, "pods in "+ns)
+	for i := range 3 {
+		if _, err := client.CoreV1().Pods(ns).Create(context.Background(), crashLooping(fmt.Sprintf("crowded-%d", i), 60), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating pod: %v", err)
+		}
+	}
+	// Enough crashes for several full batches.
+	waitUntil(t, js, 2*livingWait, "30 crashes in the file sink", func() bool {
+		n := 0
+		for _, l := range readLines(t, all, true) {
+			if strings.Contains(l, `"reason":"CrashLoopBackOff"`) {
+				n++
+			}
+		}
+		return n >= 30
+	})
+	js.interrupt(livingWait)
+	sum := parseSummary(t, js.Stderr())
+	teams, mattermost := rcv.got("teams"), rcv.got("mattermost")
+	titles := func(bodies []string, title *regexp.Regexp) (n int) {
+		for _, b := range bodies {
+			n += len(title.FindAllString(b, -1))
+		}
+		return n
+	}
+	// Each event is one title: a TextBlock in Teams, a bold line in Mattermost.
+	tn := titles(teams, regexp.MustCompile(`"text":"(added|modified|deleted): Pod `))
+	mn := titles(mattermost, regexp.MustCompile(`\*\*(added|modified|deleted): Pod `))
+	events := uint64(len(readLines(t, all, true)))
+	for name, took := range map[string]int{"teams": tn, "mattermost": mn} {
+		c := sum.sinks[name]
+		if c["delivered"] != events || uint64(took) != events || len(c) != 1 {
+			t.Errorf("%s: summary %v, its receiver took %d events, the file sink has %d: want all delivered and taken", name, c, took, events)
+		}
+	}
+	if len(teams) < 2 || len(mattermost) < 2 {
+		t.Errorf("Teams got %d requests, Mattermost %d: the batches were not split", len(teams), len(mattermost))
+	}
+	if strings.Contains(strings.Join(append(teams, mattermost...), ""), "[cut]") {
+		t.Error("an event was cut, though each fits a request alone")
+	}
 }

@@ -14,7 +14,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,12 +46,28 @@ type uiTerminal struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	err    error // cmd.Wait's, once exited
+
+	rawMu sync.Mutex
+	raw   []byte // every byte kubeevents wrote to the terminal
+}
+
+// written is every byte kubeevents wrote to the terminal so far.
+func (u *uiTerminal) written() []byte {
+	u.rawMu.Lock()
+	defer u.rawMu.Unlock()
+	return slices.Clone(u.raw)
 }
 
 func startUI(t *testing.T, cols, rows int, args ...string) *uiTerminal {
 	t.Helper()
+	return startUIEnv(t, cols, rows, []string{"TERM=xterm-256color"}, args...)
+}
+
+// startUIEnv is startUI with env added to the clean environment (TERM among it).
+func startUIEnv(t *testing.T, cols, rows int, env []string, args ...string) *uiTerminal {
+	t.Helper()
 	cmd := exec.Command(binary, withKubeconfig(args)...)
-	cmd.Env = append(cleanEnv(), "TERM=xterm-256color")
+	cmd.Env = append(cleanEnv(), env...)
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)})
 	if err != nil {
 		t.Fatalf("starting kubeevents in a pseudo-terminal: %v", err)
@@ -60,6 +78,9 @@ func startUI(t *testing.T, cols, rows int, args ...string) *uiTerminal {
 		for {
 			n, err := ptmx.Read(buf)
 			_, _ = u.emu.Write(buf[:n])
+			u.rawMu.Lock()
+			u.raw = append(u.raw, buf[:n]...)
+			u.rawMu.Unlock()
 			if err != nil {
 				return
 			}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -311,5 +312,275 @@ func TestTopRanksATightLoop(t *testing.T) {
 	wg.Wait()
 	if _, code := js.interrupt(eventWait); code != 0 {
 		t.Errorf("top exited %d on Ctrl-C; stderr:\n%s", code, js.Stderr())
+	}
+}
+
+// byOf is who made a diff operation: its own "by", else the event's.
+func (e envelope) byOf(op diffOp) string {
+	if op.By != nil {
+		return managers(op.By, e.ByAmbiguous)
+	}
+	return e.managers()
+}
+
+// A binding records no managedFields entry: the change that sets spec.nodeName is the
+// binding's, whose maker cannot be known (the pod's scheduler, or another client allowed
+// to bind pods), said as ambiguous and never as another manager's. Here the living
+// cluster's scheduler binds a pod it first found unschedulable (kube-scheduler wrote its
+// PodScheduled condition) once a node is labelled to match its nodeSelector; with and
+// without diffs shown.
+func TestByBindingAfterUnschedulable(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	nodes, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: "type=kwok"})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("no kwok node to label: %v", err)
+	}
+	node := nodes.Items[0].Name
+	label := "kubeevents-e2e/" + ns // no node has it yet: the pod is unschedulable until then
+	js := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "--watch-only", "-v=1")
+	noDiff := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "--watch-only", "-v=1", "--no-diff")
+	pretty := startKubeevents(t, "watch", "pods", "-n", ns, "--color", "never", "--watch-only", "-v=1")
+	for _, p := range []*proc{js, noDiff, pretty} {
+		p.waitStderr(eventWait, literal("changes from here on are shown"))
+	}
+
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "picky"}, Spec: corev1.PodSpec{
+		NodeSelector: map[string]string{label: "yes"},
+		Containers:   []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}
+	if _, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	js.waitJSON(livingWait, "the scheduler finding the pod unschedulable", func(ev envelope) bool {
+		return ev.Type == "MODIFIED" && strings.Contains(string(ev.Object), `"reason":"Unschedulable"`)
+	})
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"yes"}}}`, label)
+	if _, err := client.CoreV1().Nodes().Patch(context.Background(), node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		unlabel := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, label)
+		_, _ = client.CoreV1().Nodes().Patch(context.Background(), node, types.MergePatchType, []byte(unlabel), metav1.PatchOptions{})
+	})
+
+	bound := js.waitJSON(livingWait, "the binding", func(ev envelope) bool { return ev.changes("/spec/nodeName") })
+	checkBinding(t, "the scheduler's binding", bound, "default-scheduler")
+	for _, op := range bound.Diff {
+		if got := bound.byOf(op); got != "default-scheduler (binding)" {
+			t.Errorf("the scheduler's binding: %s %s by %q, want the binding's", op.Op, op.Path, got)
+		}
+	}
+	withoutDiff := noDiff.waitJSON(eventWait, "the binding, without diffs", func(ev envelope) bool {
+		return ev.Type == "MODIFIED" && ev.pod(t).Spec.NodeName != "" && len(ev.By) > 0 && ev.By[0].Subresource == "binding"
+	})
+	checkBinding(t, "--no-diff", withoutDiff, "default-scheduler")
+	pretty.waitFor(eventWait, "the pretty mark of the binding", func(l string) bool {
+		return strings.Contains(l, "MODIFIED") && strings.HasSuffix(l, "  by default-scheduler (binding) or another client")
+	})
+}
+
+// checkBinding checks that ev is attributed to the binding of the pod's scheduler, as a
+// guess (ambiguous), and to no one else.
+func checkBinding(t *testing.T, what string, ev envelope, scheduler string) {
+	t.Helper()
+	if len(ev.By) != 1 || ev.By[0] != (byEntry{Manager: scheduler, Subresource: "binding"}) || !ev.ByAmbiguous {
+		t.Errorf("%s: by %+v (ambiguous %v), want only %s (binding), ambiguous", what, ev.By, ev.ByAmbiguous, scheduler)
+	}
+}
+
+// A pod bound by hand through pods/binding (client-go's Bind), by a client that is not
+// the scheduler the pod names (none of that name runs): the binding is not credited to
+// any manager of the pod's managedFields, and its maker is said to be unknown.
+func TestByManualBinding(t *testing.T) {
+	ns := newNamespace(t)
+	node := "kubeevents-e2e-node" // a binding does not check that the node exists
+	if nodes, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: "type=kwok"}); err == nil && len(nodes.Items) > 0 {
+		node = nodes.Items[0].Name
+	}
+	js := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "--watch-only", "-v=1")
+	noDiff := startKubeevents(t, "watch", "pods", "-n", ns, "-o", "json", "--watch-only", "-v=1", "--no-diff")
+	for _, p := range []*proc{js, noDiff} {
+		p.waitStderr(eventWait, literal("changes from here on are shown"))
+	}
+	createPod(t, ns, "by-hand", nil) // spec.schedulerName: kubeevents-none
+	// The pod's status, as a scheduler would write it: an entry that owns the condition
+	// the binding then changes.
+	status := `{"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"waiting"}]}}`
+	if _, err := client.CoreV1().Pods(ns).Patch(context.Background(), "by-hand", types.StrategicMergePatchType, []byte(status),
+		metav1.PatchOptions{FieldManager: "status-writer"}, "status"); err != nil {
+		t.Fatal(err)
+	}
+	js.waitJSON(eventWait, "the status written", func(ev envelope) bool { return ev.managers() == "status-writer (status)" })
+	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "by-hand"}, Target: corev1.ObjectReference{Kind: "Node", Name: node}}
+	if err := client.CoreV1().Pods(ns).Bind(context.Background(), binding, metav1.CreateOptions{FieldManager: "hand-binder"}); err != nil {
+		t.Fatal(err)
+	}
+	bound := js.waitJSON(eventWait, "the binding", func(ev envelope) bool { return ev.changes("/spec/nodeName") })
+	checkBinding(t, "bound by hand", bound, unscheduled)
+	for _, op := range bound.Diff {
+		if got := bound.byOf(op); got != unscheduled+" (binding)" {
+			t.Errorf("bound by hand: %s %s by %q, want the binding's", op.Op, op.Path, got)
+		}
+	}
+	withoutDiff := noDiff.waitJSON(eventWait, "the binding, without diffs", func(ev envelope) bool {
+		return ev.Type == "MODIFIED" && ev.pod(t).Spec.NodeName != ""
+	})
+	checkBinding(t, "bound by hand, --no-diff", withoutDiff, unscheduled)
+}
+
+// A sink that coalesces (a slow exec hook, buffer=1, on-full=coalesce) delivers changes
+// of several writers as one: it names them all, and each diff operation the one that
+// made it.
+func TestByCoalesced(t *testing.T) {
+	ns := newNamespace(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Labels: map[string]string{"x": "1"}, Annotations: map[string]string{"x": "1"}},
+		Data: map[string]string{"x": "1"}}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	release := filepath.Join(dir, "release")
+	hook := filepath.Join(dir, "hook.sh")
+	script := fmt.Sprintf("#!/bin/sh\ncat > %s/event-$KUBEEVENTS_SEQ.json\nwhile [ ! -e %s ]; do sleep 0.05; done\n", dir, release)
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := startKubeevents(t, "watch", "cm", "-n", ns, "--field-selector", "metadata.name=settings", "--watch-only", "-v=1", "-o", "name",
+		"--sink", "exec(buffer=1,on-full=coalesce)="+hook)
+	p.waitStderr(eventWait, literal("changes from here on are shown"))
+
+	patch := func(manager, body string) {
+		t.Helper()
+		if _, err := client.CoreV1().ConfigMaps(ns).Patch(context.Background(), "settings", types.MergePatchType, []byte(body),
+			metav1.PatchOptions{FieldManager: manager}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patch("starter", `{"data":{"start":"1"}}`)
+	waitUntil(t, p, eventWait, "the hook holding the first change", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "event-1.json"))
+		return err == nil
+	})
+	// While the hook holds it: five writers, one after the other.
+	writes := map[string]string{ // the diff's path: who wrote it
+		"/data/a": "alice", "/metadata/labels/bob": "bob", "/metadata/annotations/carol": "carol",
+		"/data/d": "dave", "/metadata/labels/erin": "erin",
+	}
+	patch("alice", `{"data":{"a":"1"}}`)
+	patch("bob", `{"metadata":{"labels":{"bob":"1"}}}`)
+	patch("carol", `{"metadata":{"annotations":{"carol":"1"}}}`)
+	patch("dave", `{"data":{"d":"1"}}`)
+	patch("erin", `{"metadata":{"labels":{"erin":"1"}}}`)
+	modified := 0 // on the screen, which does not coalesce: every change is in the hook's buffer
+	p.waitFor(eventWait, "all six changes on the screen", func(l string) bool {
+		if l == "MODIFIED configmap/settings" {
+			modified++
+		}
+		return modified == 6
+	})
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// Every change reaches the hook, several of them in one event.
+	seen := map[string]bool{}
+	var merged int
+	waitUntil(t, p, eventWait, "every change delivered to the hook", func() bool {
+		files, _ := filepath.Glob(filepath.Join(dir, "event-*.json"))
+		clear(seen)
+		merged = 0
+		for _, f := range files {
+			raw, err := os.ReadFile(f)
+			if err != nil || len(raw) == 0 || raw[len(raw)-1] != '\n' {
+				return false // still being written
+			}
+			var ev envelope
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			writers := map[string]bool{}
+			for _, op := range ev.Diff {
+				want := writes[op.Path]
+				if want == "" {
+					want = "starter"
+				}
+				if got := ev.byOf(op); got != want {
+					t.Fatalf("%s: %s %s by %q, want %q; by %+v", filepath.Base(f), op.Op, op.Path, got, want, ev.By)
+				}
+				writers[want] = true
+				seen[op.Path] = true
+			}
+			var by []string
+			for _, e := range ev.By {
+				by = append(by, e.Manager)
+			}
+			for w := range writers {
+				if !slices.Contains(by, w) {
+					t.Fatalf("%s: by %v lacks %s, who made one of its changes", filepath.Base(f), by, w)
+				}
+			}
+			if len(writers) > 1 {
+				merged++
+			}
+		}
+		return len(seen) == len(writes)+1
+	})
+	if merged == 0 {
+		t.Errorf("no change of several writers was delivered: nothing was coalesced")
+	}
+}
+
+// Changes made while kubeevents was stopped, by two writers (alice again, bob for the
+// first time, in a later second): the resumed MODIFIED names both, each change its own,
+// as the "several moved" rule says.
+func TestByResumed(t *testing.T) {
+	ns := newNamespace(t)
+	ckpt := filepath.Join(t.TempDir(), "kubeevents.ckpt")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"a": "0"}}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// patch writes as manager and waits until the clock is past the second of that write,
+	// so that the next one is in a later second (the API server's clock is this machine's).
+	patch := func(manager, body string) {
+		t.Helper()
+		out, err := client.CoreV1().ConfigMaps(ns).Patch(context.Background(), "settings", types.MergePatchType, []byte(body),
+			metav1.PatchOptions{FieldManager: manager})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var at time.Time
+		for _, e := range out.ManagedFields {
+			if e.Manager == manager && e.Time != nil {
+				at = e.Time.Time
+			}
+		}
+		waitUntil(t, nil, 5*time.Second, "the next second", func() bool { return time.Now().After(at.Add(time.Second)) })
+	}
+	patch("alice", `{"data":{"a":"1"}}`)
+	args := []string{"watch", "cm", "-n", ns, "--field-selector", "metadata.name=settings", "-o", "json", "--resume", ckpt}
+	first := startKubeevents(t, args...)
+	first.waitJSON(eventWait, "ADDED settings", func(ev envelope) bool { return ev.Type == "ADDED" })
+	if _, code := first.interrupt(15 * time.Second); code != 0 {
+		t.Fatalf("first run: exit %d; stderr:\n%s", code, first.Stderr())
+	}
+
+	// While it is stopped: alice writes again (her time moves), then bob, a second later.
+	patch("alice", `{"data":{"a":"2"}}`)
+	patch("bob", `{"metadata":{"labels":{"bob":"1"}}}`)
+
+	second := startKubeevents(t, args...)
+	ev := second.waitJSON(eventWait, "the resumed MODIFIED", func(ev envelope) bool { return ev.Type == "MODIFIED" })
+	if got := ev.managers(); got != "alice, bob" {
+		t.Errorf("resumed: by %q, want alice, bob", got)
+	}
+	want := map[string]string{"/data/a": "alice", "/metadata/labels": "bob"}
+	for _, op := range ev.Diff {
+		if got := ev.byOf(op); got != want[op.Path] {
+			t.Errorf("resumed: %s %s by %q, want %q", op.Op, op.Path, got, want[op.Path])
+		}
+	}
+	if len(ev.Diff) != len(want) {
+		t.Errorf("resumed diff %+v, want data.a and the label", ev.Diff)
 	}
 }

@@ -34,3 +34,25 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "kubeevents.checkpointName" -}}
 {{- .Values.checkpoint.name | default (printf "%s-checkpoint" (include "kubeevents.fullname" .)) -}}
 {{- end -}}
+
+{{- define "kubeevents.checkpointNamespace" -}}
+{{- .Values.checkpoint.namespace | default .Release.Namespace -}}
+{{- end -}}
+
+{{/* The names of the checkpoint's objects: its index, and two shards a slot. */}}
+{{- define "kubeevents.checkpointObjects" -}}
+{{- $name := include "kubeevents.checkpointName" . -}}
+{{- $names := list $name -}}
+{{- range $slot := until (int .Values.checkpoint.maxSlots) -}}
+{{- $names = append $names (printf "%s-%d-a" $name $slot) -}}
+{{- $names = append $names (printf "%s-%d-b" $name $slot) -}}
+{{- end -}}
+{{- toJson $names -}}
+{{- end -}}
+
+{{/* Whether watch.types names Secrets: secret, secrets, or either with a version or group. */}}
+{{- define "kubeevents.watchesSecrets" -}}
+{{- range .Values.watch.types -}}
+{{- if has (lower (regexReplaceAll "[./].*$" (toString .) "")) (list "secret" "secrets") -}}yes{{- end -}}
+{{- end -}}
+{{- end -}}

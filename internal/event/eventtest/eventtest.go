@@ -431,12 +431,11 @@ func CheckPatch(t testing.TB, old, object, patch []byte) []map[string]any {
 	return ops
 }
 
-// Warm is ev with its JSON and generic values (built by typed) computed, as the first
-// sink leaves it.
-func Warm(t testing.TB, typed event.TypedValue, ev *event.Event) *event.Event {
+// Warm is ev with its JSON and generic values computed, as the first sink leaves it.
+func Warm(t testing.TB, ev *event.Event) *event.Event {
 	t.Helper()
-	for _, compute := range []func(event.TypedValue) (any, error){ev.ObjectValue, ev.OldValue} {
-		if _, err := compute(typed); err != nil {
+	for _, compute := range []func() (any, error){ev.ObjectValue, ev.OldValue} {
+		if _, err := compute(); err != nil {
 			t.Fatal(err)
 		}
 	}

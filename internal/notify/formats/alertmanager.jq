@@ -1,6 +1,6 @@
 # Alertmanager: alerts for its v2 API (POST /api/v2/alerts), one per transition of each event (or per event), firing for 5 minutes.
 # Its labels (alertname, severity, cluster, namespace, kind, name) route, silence and group it.
-# Its documentation: https://github.com/prometheus/alertmanager/blob/main/api/v2/openapi.yaml
+# Its documentation: https://github.com/prometheus/alertmanager/blob/main/api/v2/openapi.yaml (no size limit).
 # content-type: application/json
 def pair($k; $v): if $v == null or $v == "" then {} else {($k): ($v | tostring)} end;
 [.[] | . as $ev | (.on // [null])[] |

@@ -1,7 +1,9 @@
 # Discord: a webhook's message, an embed per event.
-# Its documentation: https://discord.com/developers/docs/resources/webhook#execute-webhook
+# Its documentation: https://discord.com/developers/docs/resources/webhook#execute-webhook; 10 embeds a message, of 6000
+# characters in all (https://discord.com/developers/docs/resources/message#embed-object-embed-limits).
 # content-type: application/json
 # max-batch: 10
+# max-chars: 6000
 {username: "kubeevents",
- embeds: map({title: title[0:256], description: (detail | if . == "" then "no details" else . end)[0:300], timestamp: .time,
+ embeds: map({title: (title | cut(256)), description: (detail | if . == "" then "no details" else . end | cut(300)), timestamp: .time,
    color: (if problem then 15548997 elif .rollout.state == "complete" or (.on // [] | index("ready")) then 5763719 else 16705372 end)})}

@@ -1,7 +1,9 @@
 # Elasticsearch: bulk API NDJSON (POST /INDEX/_bulk), a create action and a document in Elastic Common Schema fields per event.
-# Its documentation: https://www.elastic.co/docs/api/doc/elasticsearch/operation/operation-bulk
+# Its documentation: https://www.elastic.co/docs/api/doc/elasticsearch/operation/operation-bulk; a request holds 100mb
+# (http.max_content_length: https://www.elastic.co/docs/reference/elasticsearch/configuration-reference/networking-settings).
 # content-type: application/x-ndjson
 # max-batch: 500
+# max-bytes: 104857600
 .[] | {create: {}},
   ({"@timestamp": .time,
     message: (title + (detail | if . == "" then "" else ": " + . end)),

@@ -1,6 +1,9 @@
 # OpenTelemetry: OTLP/HTTP JSON logs (POST /v1/logs), a record per event, with the Kubernetes resource attributes of the semantic conventions.
-# Its documentation: https://opentelemetry.io/docs/specs/otlp/#otlphttp and https://opentelemetry.io/docs/specs/semconv/resource/k8s/
+# Its documentation: https://opentelemetry.io/docs/specs/otlp/#otlphttp and https://opentelemetry.io/docs/specs/semconv/resource/k8s/;
+# the Collector takes 20 MiB a request (max_request_body_size:
+# https://github.com/open-telemetry/opentelemetry-collector/blob/main/config/confighttp/README.md).
 # content-type: application/json
+# max-bytes: 20971520
 def str($k; $v): if $v == null or $v == "" then empty else {key: $k, value: {stringValue: ($v | tostring)}} end;
 def attr($kind): {Pod: "pod", Node: "node", Deployment: "deployment", ReplicaSet: "replicaset", StatefulSet: "statefulset",
   DaemonSet: "daemonset", Job: "job", CronJob: "cronjob"}[$kind];

@@ -1,7 +1,9 @@
 # Microsoft Teams: an Adaptive Card, a title and facts per event, for a workflow's incoming webhook.
-# Its documentation: https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/connectors-using
+# Its documentation: https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/connectors-using;
+# a message holds 28 KB (https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/add-incoming-webhook).
 # content-type: application/json
 # max-batch: 20
+# max-bytes: 28000
 {type: "message",
  attachments: [{contentType: "application/vnd.microsoft.card.adaptive", contentUrl: null,
    content: {"$schema": "http://adaptivecards.io/schemas/adaptive-card.json", type: "AdaptiveCard", version: "1.4",
