@@ -42,7 +42,10 @@ type clusterRun struct {
 	watched   []*informer.Informer // the watched types' (not the children's or Events')
 	events    []*informer.Informer // the core Events' (WithEvents)
 	folding   []*informer.Informer // the workloads' of --fold-rollouts (package fold)
-	made      atomic.Uint64
+	// found are --owned's child types found by discovery (every namespaced type): one
+	// that cannot be listed or watched is left out, not the run.
+	found []*informer.Informer
+	made  atomic.Uint64
 
 	leaveOnce sync.Once
 	left      error         // why it was left out (nil: watched to the end)
@@ -112,8 +115,14 @@ func (r *run) clusterRuns() []*clusterRun {
 
 // checkAccess checks every informer's rights; the core Events' error says so.
 func (c *clusterRun) checkAccess(ctx context.Context) error {
-	for _, inf := range c.informers {
+	for _, inf := range slices.Clone(c.informers) {
 		if err := inf.CheckAccess(ctx); err != nil {
+			if slices.Contains(c.found, inf) && ctx.Err() == nil {
+				// A type that may hold none of the children (a definition deleted since
+				// discovery, a type this user may not list): watched without it.
+				c.informers = slices.DeleteFunc(c.informers, func(i *informer.Informer) bool { return i == inf })
+				continue
+			}
 			if slices.Contains(c.events, inf) {
 				return &withEventsError{err}
 			}

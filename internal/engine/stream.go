@@ -305,8 +305,12 @@ func (r *run) buildInformers(c *clusterRun) error {
 			opts := base
 			opts.Names, opts.LabelSelector, opts.Child, opts.Resync = nil, child.LabelSelector, true, r.deliver.NewResync()
 			opts.MetadataOnly = opts.MetadataOnly || child.MetadataOnly
-			if _, err := add(child.Resource, opts); err != nil {
+			inf, err := add(child.Resource, opts)
+			if err != nil {
 				return err
+			}
+			if child.MetadataOnly {
+				c.found = append(c.found, inf) // every namespaced type: one may be left out
 			}
 		}
 	}

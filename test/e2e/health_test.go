@@ -468,3 +468,34 @@ func TestHealthStalled(t *testing.T) {
 		t.Errorf("--until-ready --stalled-after: exit %d, stderr %q; want 1, stalled", r.code, r.stderr)
 	}
 }
+
+// A custom resource that nothing says the children of (no rule, no --owned-types):
+// --owned watches every namespaced type for its metadata, and finds its Deployment, the
+// Deployment's ReplicaSet and their pods by their owners.
+func TestHealthOwnedFindsChildren(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	startMyApps(t, ns)
+	createMyApp(t, ns, "shop", "deploy", map[string]any{"replicas": 1})
+	p := startKubeevents(t, "watch", "myapps.example.com/shop", "-n", ns, "--owned", "-o", "json", "-v", "1")
+	want := map[string]string{"Deployment": "MyApp", "ReplicaSet": "MyApp>Deployment", "Pod": "MyApp>Deployment>ReplicaSet"}
+	seen := map[string]bool{}
+	p.waitFor(livingWait, "the Deployment, its ReplicaSet and its pod, under the MyApp", func(line string) bool {
+		h := parseHealth(t, line)
+		var links []string
+		for _, o := range h.Owners {
+			links = append(links, o.Kind)
+		}
+		if chain, ok := want[h.meta().Kind]; ok {
+			if strings.Join(links, ">") != chain {
+				t.Errorf("%s %s: chain %q, want %q", h.meta().Kind, h.name(), strings.Join(links, ">"), chain)
+			}
+			seen[h.meta().Kind] = true
+		}
+		return len(seen) == len(want)
+	})
+	p.interrupt(10 * time.Second)
+	if !strings.Contains(p.Stderr(), "and what it owns: any of the") {
+		t.Errorf("the start line does not say every type is watched:\n%s", p.Stderr())
+	}
+}
