@@ -5,10 +5,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/conditions"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/health"
+	"github.com/kubeevents/kubeevents/internal/plan"
 )
 
 // Health is what the run's health step is given (package health): the run computes each
@@ -51,4 +53,18 @@ func (rc runConfig) readyWait() *conditions.Ready {
 		m := ev.Meta()
 		return !ev.Child && m != nil && slices.Contains(names, m.GetName())
 	}, 0, false, stallsFail)
+}
+
+// foundChildrenConfig is c's config for a run that watches every namespaced type for the
+// children of --owned's object (plan.Cluster.ChildrenFound): client-go's default pace of
+// 5 requests a second (burst 10) would spread the LIST and WATCH of some 30-70 types over
+// many seconds, and hold the owner lookups of the tree behind them past their time limit
+// (a child left out). It is kubectl's pace instead, unless the config sets its own.
+func foundChildrenConfig(c *plan.Cluster) *rest.Config {
+	if !c.ChildrenFound || c.Config.QPS != 0 || c.Config.RateLimiter != nil {
+		return c.Config
+	}
+	config := rest.CopyConfig(c.Config)
+	config.QPS, config.Burst = 50, 300
+	return config
 }

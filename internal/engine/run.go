@@ -150,7 +150,7 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 		rc.observer = w.metrics
 	}
 	for _, c := range w.plan.Clusters {
-		clients, err := w.sys.NewClients(c.Config, w.cfg.Speed.Recovery)
+		clients, err := w.sys.NewClients(foundChildrenConfig(c), w.cfg.Speed.Recovery)
 		if err != nil {
 			if w.plan.Several {
 				err = fmt.Errorf(plan.ClusterNotice+"%w", c.Name, err)
