@@ -6,20 +6,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/notify"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
 // The compile step of a run (kubectl's Complete): every jq program, ignored path,
 // transition and receiver format the flags and the config file name is compiled once,
-// here, so that its errors come before anything connects and the engine is handed only
-// what runs.
+// here (each sink's by its kind), so that its errors come before anything connects and
+// the engine is handed only what runs.
 
 // differ compiles --ignore-path into the run's Differ; nil with --no-diff.
 func (f *outputFlags) differ(noFastPaths bool) (*diff.Differ, error) {
@@ -41,9 +41,10 @@ func (f *outputFlags) differ(noFastPaths bool) (*diff.Differ, error) {
 	return d, nil
 }
 
-// compileOutput compiles --until, every sink's jq expression and every http sink's
-// format (with the config file's formats, by name).
-func compileOutput(cfg *engine.Config, until string, fileFormats map[string]string) error {
+// compileOutput compiles --until, and every sink's settings as its kind says (a jq
+// expression; an http sink's format, with the config file's formats, c.Formats, which are
+// checked whether a sink uses them or not, as its transitions are).
+func compileOutput(cfg *engine.Config, until string, c sinkkind.Compiling) error {
 	if until != "" {
 		q, err := jq.Compile(until)
 		if err != nil {
@@ -51,41 +52,15 @@ func compileOutput(cfg *engine.Config, until string, fileFormats map[string]stri
 		}
 		cfg.End.Until = q
 	}
-	out := &cfg.Output
-	out.Queries = map[string]*jq.Query{}
-	for _, s := range out.Sinks {
-		if s.Type != config.KindJQ && s.Expr == "" { // exec and http sinks may have one
-			continue
-		}
-		q, err := jq.Compile(s.Expr)
+	if _, err := notify.NewCatalog(c.Formats); err != nil {
+		return usageErrorf("formats: %v", err)
+	}
+	for _, s := range cfg.Output.Sinks {
+		err := s.Compile(c)
 		switch {
 		case err != nil && s.Origin == "--jq":
 			return usageErrorf("--jq: %v", err)
 		case err != nil:
-			return usageErrorf("sink %q: %v", s.Name, err)
-		}
-		out.Queries[s.Name] = q
-	}
-	formats, err := notify.NewCatalog(fileFormats)
-	if err != nil {
-		return usageErrorf("formats: %v", err)
-	}
-	out.Formats = map[string]*notify.Compiled{}
-	for _, s := range out.Sinks {
-		if s.Type != config.KindHTTP {
-			continue
-		}
-		if err := config.CheckHTTP(s); err != nil {
-			return usageErrorf("sink %q: %v", s.Name, err)
-		}
-		if s.Format == "" {
-			continue
-		}
-		f, err := formats.Lookup(s.Format)
-		if err != nil {
-			return usageErrorf("sink %q: %v", s.Name, err)
-		}
-		if out.Formats[s.Name], err = f.Compile(); err != nil {
 			return usageErrorf("sink %q: %v", s.Name, err)
 		}
 	}
@@ -94,7 +69,7 @@ func compileOutput(cfg *engine.Config, until string, fileFormats map[string]stri
 
 // compileTransitions compiles every transition the run names (--on and the sinks' on=),
 // from the shipped ones and the config file's; nil when it names none.
-func compileTransitions(on []string, sinks []config.Sink, fileTransitions map[string]string, warn func(string, ...any)) (*transition.Set, error) {
+func compileTransitions(on []string, sinks []sinkkind.Spec, fileTransitions map[string]string, warn func(string, ...any)) (*transition.Set, error) {
 	catalog, err := transition.NewCatalog(fileTransitions)
 	if err != nil {
 		return nil, usageErrorf("transitions: %v", err)
@@ -142,7 +117,7 @@ func compileHealth(cfg *engine.Config, asked bool, stalledAfter time.Duration, f
 	needed := asked || stalledAfter > 0 || cfg.Watch.UntilReady || cfg.Watch.Owned || cfg.UI ||
 		cfg.Events.Transitions.Reads("health") || reads(cfg.End.Until)
 	for _, s := range cfg.Output.Sinks {
-		needed = needed || s.Format == string(render.FormatWide) || reads(cfg.Output.Queries[s.Name])
+		needed = needed || s.Format() == string(render.FormatWide) || slices.ContainsFunc(s.Queries(), reads)
 	}
 	if !needed {
 		return nil

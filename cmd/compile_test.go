@@ -9,8 +9,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/httpsink"
 )
 
 // The command compiles what the sinks and --on name, and says which name or program is
@@ -18,20 +19,20 @@ import (
 func TestCompileSignal(t *testing.T) {
 	for _, tc := range []struct {
 		on          []string
-		sinks       []config.Sink
+		sinks       []sinkkind.Spec
 		transitions map[string]string
 		formats     map[string]string
 		want        string
 	}{
 		{on: []string{"crashlop"}, want: `--on: unknown transition "crashlop" (did you mean "crashloop"?); kubeevents on lists them`},
-		{sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, On: "crashloop|nope"}}, want: `sink "hook": on: unknown transition "nope"`},
-		{sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, Format: "slak"}}, want: `sink "hook": unknown format "slak" (did you mean "slack"?)`},
+		{sinks: hook("crashloop|nope", ""), want: `sink "hook": on: unknown transition "nope"`},
+		{sinks: hook("", "slak"), want: `sink "hook": unknown format "slak" (did you mean "slack"?)`},
 		{transitions: map[string]string{"x": ".object |"}, on: []string{"x"}, want: `transition "x": syntax error at column 10`},
-		{formats: map[string]string{"x": "titl"}, sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, Format: "x"}},
+		{formats: map[string]string{"x": "titl"}, sinks: hook("", "x"),
 			want: `sink "hook": format "x": function not defined: titl/0`},
 	} {
 		cfg := engine.Config{Output: engine.Output{Sinks: tc.sinks}}
-		err := compileOutput(&cfg, "", tc.formats)
+		err := compileOutput(&cfg, "", sinkkind.Compiling{Formats: tc.formats})
 		if err == nil {
 			_, err = compileTransitions(tc.on, tc.sinks, tc.transitions, nil)
 		}
@@ -39,17 +40,17 @@ func TestCompileSignal(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", tc, err, tc.want)
 		}
 	}
-	sinks := []config.Sink{{Name: "hook", Type: config.KindHTTP, Format: "slack", On: "crashloop|deleted"}}
+	sinks := hook("crashloop|deleted", "slack")
 	cfg := engine.Config{Output: engine.Output{Sinks: sinks}}
-	if err := compileOutput(&cfg, "", nil); err != nil {
+	if err := compileOutput(&cfg, "", sinkkind.Compiling{}); err != nil {
 		t.Fatal(err)
 	}
 	set, err := compileTransitions([]string{"deleted"}, sinks, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if names := set.Names(); !slices.Equal(names, []string{"crashloop", "deleted"}) || cfg.Output.Formats["hook"] == nil {
-		t.Errorf("transitions %q, formats %v", names, cfg.Output.Formats)
+	if names := set.Names(); !slices.Equal(names, []string{"crashloop", "deleted"}) || sinks[0].Settings.(*httpsink.Settings).Compiled == nil {
+		t.Errorf("transitions %q, http sink %+v", names, sinks[0].Settings)
 	}
 }
 
@@ -89,4 +90,9 @@ func TestHealthOnlyWhenRead(t *testing.T) {
 			}
 		}
 	}
+}
+
+// hook is an http sink named hook, with on= and format=.
+func hook(on, format string) []sinkkind.Spec {
+	return []sinkkind.Spec{{Name: "hook", Kind: httpsink.Kind, Settings: &httpsink.Settings{Format: format, URL: "http://x"}, On: on}}
 }

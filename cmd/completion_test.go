@@ -22,6 +22,8 @@ import (
 	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/filesink"
 )
 
 // isolate keeps a test away from the user's kubeconfig and discovery cache.
@@ -132,7 +134,7 @@ func TestCompleteFlagValues(t *testing.T) {
 func TestCompleteSink(t *testing.T) {
 	isolate(t)
 	var kinds []string
-	for _, k := range config.Kinds() {
+	for _, k := range sinkkind.Names() {
 		kinds = append(kinds, k+"=")
 	}
 	c := tabComplete(t, "watch", "--sink", "")
@@ -150,7 +152,7 @@ func TestCompleteSink(t *testing.T) {
 		{"jq(raw,o", []string{"jq(raw,on-full=", "jq(raw,output=", "jq(raw,on="}, ":6"},
 		{"http(format=slack,on=crash", []string{"http(format=slack,on=crashloop"}, ":6"},
 		{"jq(raw,on-full=drop-", []string{"jq(raw,on-full=drop-oldest", "jq(raw,on-full=drop-newest"}, ":6"},
-		{"file(format=", config.FileFormats(), ":6"},
+		{"file(format=", filesink.Kind.Formats, ":6"},
 		{"terminal(format=n", []string{"terminal(format=name"}, ":6"},
 		{"file(max-size=10,compress=", []string{"true", "false"}, ":6"},
 		{`jq(output="a,b)",r`, []string{`jq(output="a,b)",resync=`, `jq(output="a,b)",raw`}, ":6"},
@@ -167,7 +169,7 @@ func TestCompleteSink(t *testing.T) {
 			want := tt.want
 			if tt.toComplete == "file(format=" {
 				want = nil
-				for _, f := range config.FileFormats() {
+				for _, f := range filesink.Kind.Formats {
 					want = append(want, "file(format="+f)
 				}
 			}

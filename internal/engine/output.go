@@ -2,41 +2,25 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
-	"github.com/kubeevents/kubeevents/internal/fold"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/sink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 )
 
-// colorFor decides colour for one output stream: never a global switch, since stdout
-// and stderr may differ (stdout piped, stderr a terminal).
+// colorFor decides colour for one output stream (diag.Color).
 func (w *session) colorFor(out io.Writer) bool {
-	switch w.cfg.Output.Color {
-	case "always":
-		return true
-	case "never":
-		return false
-	}
-	if _, ok := w.sys.LookupEnv("NO_COLOR"); ok {
-		return false
-	}
-	if term, _ := w.sys.LookupEnv("TERM"); term == "dumb" {
-		return false
-	}
-	return w.sys.Terminals.IsTerminal(out)
+	return diag.Color(w.cfg.Output.Color, w.sys.Terminals.IsTerminal(out), w.sys.LookupEnv)
 }
 
 // watchOutput ends the run once the standard output's reader is gone (`| head -1`),
-// whatever the other sinks: a stream the user piped into a reader that quit is done. It
-// says so unless every sink wrote only to stdout. It returns what stops its watching.
+// whatever the other sinks (listener.OutputGone). It returns what stops its watching.
 func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) {
 	var stdoutSinks []*listener.Listener
 	for i, s := range w.cfg.Output.Sinks {
@@ -44,52 +28,17 @@ func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) 
 			stdoutSinks = append(stdoutSinks, rc.listeners[i])
 		}
 	}
-	if len(stdoutSinks) == 0 {
-		return func() {}
-	}
-	gone := make(chan struct{})
-	watchCtx, cancel := context.WithCancel(ctx)
-	var once bool
-	closeGone := func() {
-		if once {
-			return
-		}
-		once = true
+	gone, stop := listener.OutputGone(ctx, w.sys.Out, stdoutSinks, func() {
 		if len(stdoutSinks) < len(rc.listeners) {
 			w.warnf("the standard output was closed (its reader is gone); stopping, the other sinks write what they hold")
 		}
-		close(gone)
-	}
-	signals := make(chan struct{}, len(stdoutSinks)+1)
-	watchReaderGone(watchCtx, w.sys.Out, func() { signals <- struct{}{} })
-	for _, l := range stdoutSinks {
-		go func() {
-			select {
-			case <-l.Done():
-				if errors.Is(l.Err(), listener.ErrOutputClosed) {
-					signals <- struct{}{}
-				}
-			case <-watchCtx.Done():
-			}
-		}()
-	}
-	go func() {
-		select {
-		case <-signals:
-			closeGone()
-		case <-watchCtx.Done():
-		}
-	}()
+	})
 	rc.hooks.outputGone = gone
-	return cancel
+	return stop
 }
 
 // started is said once every informer's rights were checked.
-func (w *session) started(listeners []*listener.Listener) {
-	if w.view != nil {
-		w.view.Start() // the start line goes to its bottom line
-	}
-	informers := w.informerCount()
+func (w *session) started(listeners []*listener.Listener, informers int) {
 	w.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
 		w.watched(), informers, diag.Plural(informers), len(listeners), diag.Plural(len(listeners)), sinkNames(listeners))
 }
@@ -105,9 +54,6 @@ func sinkNames(listeners []*listener.Listener) string {
 
 // synced is called once every informer has its initial list.
 func (w *session) synced() (undo func()) {
-	if w.metrics != nil {
-		w.metrics.Synced(true) // ready (/readyz)
-	}
 	if flag := w.initialListHidden(); flag != "" {
 		// "watching" is said before the initial list; without this a script that waits
 		// for it and then makes a change cannot know whether the change falls in the
@@ -136,29 +82,6 @@ func (w *session) initialListHidden() string {
 		names[i] = string(t)
 	}
 	return "--event-types " + strings.Join(names, ",")
-}
-
-// informerCount is how many informers the watch takes, in every cluster.
-func (w *session) informerCount() int {
-	n := 0
-	for _, c := range w.plan.Clusters {
-		perNamespace := max(len(c.Namespaces), 1)
-		for _, r := range c.Resources {
-			if r.Namespaced {
-				n += perNamespace
-			} else {
-				n++
-			}
-		}
-		n += len(c.Children)
-		if w.cfg.Events.WithEvents {
-			n += perNamespace
-		}
-		if w.cfg.Events.FoldRollouts || slices.ContainsFunc(w.cfg.Output.Sinks, func(s config.Sink) bool { return s.Fold != nil && *s.Fold }) {
-			n += len(fold.Workloads) * perNamespace
-		}
-	}
-	return n
 }
 
 // warnf prints one diagnostic line on stderr; safe from any goroutine.
@@ -196,7 +119,7 @@ func (w *session) summaryShown() bool {
 }
 
 // filter is what sink s writes of the stream, and whether it folds rollouts.
-func (w *session) filter(s config.Sink) sink.Filter {
+func (w *session) filter(s sinkkind.Spec) sink.Filter {
 	folds := w.cfg.Events.FoldRollouts
 	if s.Fold != nil {
 		folds = *s.Fold
