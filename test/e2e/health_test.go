@@ -417,7 +417,9 @@ func TestHealthBuiltins(t *testing.T) {
 			ClaimRef: &corev1.ObjectReference{Namespace: ns, Name: "data"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = client.CoreV1().PersistentVolumes().Delete(context.Background(), pv, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = client.CoreV1().PersistentVolumes().Delete(context.Background(), pv, metav1.DeleteOptions{})
+	})
 	if _, err := client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"},
 		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &empty, VolumeName: pv, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources: corev1.VolumeResourceRequirements{Requests: storage}}}, metav1.CreateOptions{}); err != nil {
