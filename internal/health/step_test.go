@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/event"
@@ -187,5 +188,50 @@ func TestStepWaitsForTheControllersStatus(t *testing.T) {
 	ev = eventOf(custom(t, fresh))
 	if other.Process(ev); ev.Health.Status != event.HealthCurrent {
 		t.Errorf("a kind without a status subresource: %+v", ev.Health)
+	}
+}
+
+// The object --owned follows (owners known, none above it) gets its health as its
+// rollout line when its kind has none of its own; a child, an object --owned does not
+// follow, and a Deployment's own rollout are left as they are.
+func TestStepRolloutOfTheFollowed(t *testing.T) {
+	myapps := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "myapps"}
+	myapp := func(conditions ...any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "MyApp",
+			"metadata": map[string]any{"name": "web", "namespace": "shop", "generation": int64(1)},
+			"status":   map[string]any{"observedGeneration": int64(1), "conditions": conditions}}}
+	}
+	cond := func(typ, status, reason, message string) any {
+		return map[string]any{"type": typ, "status": status, "reason": reason, "message": message}
+	}
+	s := New(Config{})
+	root := func(obj *unstructured.Unstructured) *event.Event {
+		return &event.Event{Type: event.Modified, Time: time.Now(), Resource: myapps, Kind: "MyApp", Object: obj, Owners: []event.Owner{}}
+	}
+	for _, tc := range []struct {
+		obj  *unstructured.Unstructured
+		want event.RolloutState
+		msg  string
+	}{
+		{myapp(cond("Reconciling", "True", "Progressing", "reconciling generation 1")), event.RolloutProgressing, "InProgress: reconciling generation 1"},
+		{myapp(cond("Ready", "True", "Succeeded", "ready")), event.RolloutComplete, "Current: Resource is Ready"},
+		{myapp(cond("Stalled", "True", "Invalid", "replicas must be positive")), event.RolloutFailed, "Failed: replicas must be positive"},
+	} {
+		ev := root(tc.obj)
+		s.Process(ev)
+		if ev.Rollout == nil || ev.Rollout.State != tc.want || ev.Rollout.Message != tc.msg {
+			t.Errorf("health %+v: rollout %+v, want %s %q", ev.Health, ev.Rollout, tc.want, tc.msg)
+		}
+	}
+	child := &event.Event{Type: event.Modified, Time: time.Now(), Resource: deployments, Kind: "Deployment", Object: deploy("web", 1),
+		Owners: []event.Owner{{Kind: "MyApp", Name: "web"}}}
+	plain := &event.Event{Type: event.Modified, Time: time.Now(), Resource: myapps, Kind: "MyApp", Object: myapp()}
+	own := &event.Event{Type: event.Modified, Time: time.Now(), Resource: deployments, Kind: "Deployment", Object: deploy("web", 1),
+		Owners: []event.Owner{}, Rollout: &event.Rollout{State: event.RolloutProgressing, Message: "1 of 3 updated replicas are available"}}
+	for _, ev := range []*event.Event{child, plain, own} {
+		s.Process(ev)
+	}
+	if child.Rollout != nil || plain.Rollout != nil || own.Rollout.Message != "1 of 3 updated replicas are available" {
+		t.Errorf("rollouts changed: child %+v, not followed %+v, a Deployment's own %+v", child.Rollout, plain.Rollout, own.Rollout)
 	}
 }

@@ -107,8 +107,11 @@ type healthLine struct {
 		Message  string `json:"message"`
 		Previous string `json:"previous"`
 	} `json:"health"`
-	On     []string      `json:"on"`
-	Owners []event0Owner `json:"owners"`
+	On      []string      `json:"on"`
+	Owners  []event0Owner `json:"owners"`
+	Rollout *struct {
+		State string `json:"state"`
+	} `json:"rollout"`
 }
 
 type event0Owner struct {
@@ -171,6 +174,10 @@ func TestHealthCustomResourceReady(t *testing.T) {
 	last := parseHealth(t, lines[len(lines)-1])
 	if last.name() != "web" || last.Health.Status != "Current" || last.Health.Previous != "InProgress" {
 		t.Errorf("the last line is not the MyApp becoming Current: %s", lines[len(lines)-1])
+	}
+	// A MyApp has no rollout of its own: the followed one's rollout line is its health.
+	if last.Rollout == nil || last.Rollout.State != "complete" || first.Rollout == nil || first.Rollout.State != "progressing" {
+		t.Errorf("the MyApp's rollout went %+v to %+v, want progressing to complete", first.Rollout, last.Rollout)
 	}
 	t.Logf("listed after %s (every namespaced type watched for its children), ready after %s; stderr:\n%s",
 		listed.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond), p.Stderr())
