@@ -74,6 +74,8 @@ func TestHealthOnlyWhenRead(t *testing.T) {
 		{[]string{"watch", "pods", "--on", "degraded"}, true},
 		{[]string{"watch", "pods", "--on", "ready"}, true},
 		{[]string{"watch", "pods", "--sink", "jq=select(.health.status == \"Failed\")"}, true},
+		{[]string{"watch", "pods", "--sink", "http(jq=.health)=http://x"}, true},
+		{[]string{"watch", "pods", "--sink", "exec(jq=.object)=true"}, false},
 		{[]string{"watch", "pods", "--until", ".health.status == \"Current\""}, true},
 		{[]string{"watch", "pods", "--stalled-after", "5m"}, true},
 		{[]string{"watch", "myapps.example.com/web", "--until-ready"}, true},
