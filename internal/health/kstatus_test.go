@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -148,4 +149,38 @@ func mustCatalog(t *testing.T, user map[string]Rule) *Catalog {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// A pod's status built by hand (podStatusOf) gives kstatus what converting the whole pod
+// gives it: the same health, for pods in every phase, crash-looping, unschedulable, and
+// with an observed generation behind.
+func TestPodStatusAsConverted(t *testing.T) {
+	var pods []*corev1.Pod
+	for _, tc := range kstatusCases(t) {
+		if obj, _, kind := asInformers(t, tc.object); kind == "Pod" {
+			pods = append(pods, obj.(*corev1.Pod))
+		}
+	}
+	lagging := pods[len(pods)-1].DeepCopy()
+	lagging.Generation, lagging.Status.ObservedGeneration = 3, 2
+	waiting := pods[0].DeepCopy()
+	waiting.Status.Phase = corev1.PodRunning
+	waiting.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "a", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "back-off"}}},
+		{Name: "b", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	reconciling := pods[0].DeepCopy()
+	reconciling.Status.Conditions = []corev1.PodCondition{{Type: "Reconciling", Status: corev1.ConditionTrue, Reason: "Resizing", Message: "resizing"}}
+	pods = append(pods, lagging, waiting, reconciling)
+	if len(pods) < 8 {
+		t.Fatalf("%d pods, want kstatus's and three more", len(pods))
+	}
+	for _, p := range pods {
+		raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Kstatus(&unstructured.Unstructured{Object: raw})
+		if got := Kstatus(p); got != want {
+			t.Errorf("pod %s (%s): %+v, converted whole %+v", p.Name, p.Status.Phase, got, want)
+		}
+	}
 }
