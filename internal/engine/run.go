@@ -79,6 +79,11 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if h := w.cfg.Health; h != nil {
+		for _, c := range w.plan.Clusters {
+			h.StatusWritten = append(h.StatusWritten, c.StatusWritten...)
+		}
+	}
 	w.keepSecretsOutOfLogs()
 	if err := w.newView(quit); err != nil {
 		return Result{}, err
@@ -150,7 +155,7 @@ func (w *session) resolve(ctx context.Context) (rc runConfig, err error) {
 		}
 	}()
 	for _, c := range w.plan.Clusters {
-		clients, err := w.sys.NewClients(c.Config, w.cfg.Speed.Recovery)
+		clients, err := w.sys.NewClients(foundChildrenConfig(c), w.cfg.Speed.Recovery)
 		if err != nil {
 			if w.plan.Several {
 				err = fmt.Errorf(plan.ClusterNotice+"%w", c.Name, err)
@@ -164,7 +169,7 @@ func (w *session) resolve(ctx context.Context) (rc runConfig, err error) {
 		// Before the checkpoint: an object that is not there says it all.
 		c := w.plan.Clusters[0]
 		f, err := owners.NewFollow(ctx, owners.FollowOptions{Root: c.Resources[0], Name: w.cfg.Watch.Names[0],
-			Namespace: c.Namespace(), Children: c.Children, UntilRollout: w.cfg.Watch.UntilRollout, Given: w.cfg.Watch.Types[0],
+			Namespace: c.Namespace(), Children: c.Children, MetadataChildren: c.ChildrenFound, UntilRollout: w.cfg.Watch.UntilRollout, Given: w.cfg.Watch.Types[0],
 			Dynamic: rc.clusters[0].Clients.Dynamic, Metadata: rc.clusters[0].Clients.Metadata, Warn: w.warnf})
 		var notFound *owners.NotFoundError
 		switch {

@@ -100,6 +100,9 @@ type clusterWatch struct {
 	watched   []*informer.Informer // the watched types' (not the children's or Events')
 	events    []*informer.Informer // the core Events' (WithEvents)
 	folding   []*informer.Informer // the workloads' of --fold-rollouts (package fold)
+	// found are --owned's child types found by discovery (every namespaced type): one
+	// that cannot be listed or watched is left out, not the run.
+	found     []*informer.Informer
 	made      atomic.Uint64
 	leaveOnce sync.Once
 	left      error         // why it was left out (nil: watched to the end)
@@ -161,8 +164,13 @@ func (s *Set) build(c *clusterWatch) error {
 	for _, child := range o.Children {
 		opts := base
 		opts.Names, opts.LabelSelector, opts.FieldSelector, opts.Child, opts.Resync = nil, child.LabelSelector, "", true, o.Resync()
-		if _, err := add(child.Resource, opts); err != nil {
+		opts.MetadataOnly = opts.MetadataOnly || child.MetadataOnly
+		inf, err := add(child.Resource, opts)
+		if err != nil {
 			return err
+		}
+		if child.MetadataOnly {
+			c.found = append(c.found, inf) // every namespaced type: one may be left out
 		}
 	}
 	plain := informer.Options{Cluster: c.Name, NoFastPaths: base.NoFastPaths, NoWireDecoders: base.NoWireDecoders, Warn: c.warn, Fatal: base.Fatal}
@@ -295,9 +303,14 @@ func (s *Set) CheckAccess(ctx context.Context) error {
 
 // checkAccess checks every informer's rights; the core Events' error says so.
 func (c *clusterWatch) checkAccess(ctx context.Context) error {
-	for _, inf := range c.informers {
+	for _, inf := range slices.Clone(c.informers) {
 		if err := inf.CheckAccess(ctx); err != nil {
 			switch {
+			case slices.Contains(c.found, inf) && ctx.Err() == nil:
+				// A type that may hold none of the children (a definition deleted since
+				// discovery, a type this user may not list): watched without it.
+				c.informers = slices.DeleteFunc(c.informers, func(i *informer.Informer) bool { return i == inf })
+				continue
 			case slices.Contains(c.events, inf):
 				return fmt.Errorf("--with-events: %w", err)
 			case slices.Contains(c.folding, inf):

@@ -43,12 +43,14 @@ var combinationRuns = map[[2]string]func(*testing.T){
 	{"several namespaces", "--leader-elect"}:   pairNamespacesLeaderElect,
 	{"several namespaces", "--until"}:          pairNamespacesUntil,
 	{"several namespaces", "--until-deleted"}:  pairNamespacesUntilDeleted,
+	{"several namespaces", "--until-ready"}:    pairNamespacesUntilReady,
 	{"several namespaces", "--watch-only"}:     pairNamespacesWatchOnly,
 	{"several namespaces", "--metadata-only"}:  pairNamespacesMetadataOnly,
 	{"several namespaces", "replay"}:           pairNamespacesReplay,
 	{"several clusters", "--resume"}:           pairClustersResume,
 	{"several clusters", "--ui"}:               pairClustersUI,
 	{"several clusters", "--until"}:            pairClustersUntil,
+	{"several clusters", "--until-ready"}:      pairClustersUntilReady,
 	{"several clusters", "--watch-only"}:       pairClustersWatchOnly,
 	{"several clusters", "--metadata-only"}:    pairClustersMetadataOnly,
 	{"several clusters", "replay"}:             pairClustersReplay,
@@ -443,6 +445,23 @@ func pairNamespacesUntilDeleted(t *testing.T) {
 		evLine("", a, "DELETED", "web"), evLine("", b, "MODIFIED", "web"), evLine("", b, "DELETED", "web"))
 }
 
+// -n a,b with --until-ready: the name is waited for in each namespace (a ConfigMap is
+// Current once it exists): with it in a alone the run times out saying one is not seen;
+// once b has it too, the run ends 0.
+func pairNamespacesUntilReady(t *testing.T) {
+	a, b := newNamespace(t), newNamespace(t)
+	changeCM(t, client, a, "web", "v1", true)
+	early := runKubeevents(t, eventWait, "watch", "configmaps", "web", "-n", a+","+b, "--until-ready", "--timeout", "3s", "-o", "json")
+	if early.code != 3 || !strings.Contains(early.stderr, "timed out after 3s before --until-ready was met (1 not seen)") {
+		t.Errorf("web in %s alone: exit %d, stderr %q; want 3, one not seen", a, early.code, early.stderr)
+	}
+	s := startKubeevents(t, "watch", "configmaps", "web", "-n", a+","+b, "--until-ready", "--timeout", "60s", "-o", "json")
+	waitEvents(s, evLine("", a, "ADDED", "web"))
+	changeCM(t, client, b, "web", "v1", true)
+	ended(t, s, "web ready in both namespaces", 0)
+	checkPrinted(t, s, "--until-ready", evLine("", a, "ADDED", "web"), evLine("", b, "ADDED", "web"))
+}
+
 // -n a,b with --watch-only: neither namespace's existing objects, both namespaces'
 // changes.
 func pairNamespacesWatchOnly(t *testing.T) {
@@ -598,6 +617,26 @@ func pairClustersUntil(t *testing.T) {
 	if last := evs[len(evs)-1]; last.Type != "MODIFIED" || clusterOf(last) != "two" {
 		t.Errorf("the last event is %s of cluster %s, want the MODIFIED of two that met --until", last.Type, clusterOf(last))
 	}
+}
+
+// --context one,two with --until-ready: the name is waited for in each cluster: with it
+// in one alone the run times out saying one is not seen; once two has it too, the run
+// ends 0.
+func pairClustersUntilReady(t *testing.T) {
+	second, kc := twoClusters(t)
+	ns := newNamespace(t)
+	second.namespaceIn(t, ns)
+	changeCM(t, client, ns, "web", "v1", true)
+	args := []string{"watch", "configmaps", "web", "-n", ns, "-o", "json", "--kubeconfig", kc, "--context", "one,two", "--until-ready"}
+	early := runKubeevents(t, eventWait, append(args, "--timeout", "3s")...)
+	if early.code != 3 || !strings.Contains(early.stderr, "timed out after 3s before --until-ready was met (1 not seen)") {
+		t.Errorf("web in one alone: exit %d, stderr %q; want 3, one not seen", early.code, early.stderr)
+	}
+	s := startKubeevents(t, append(args, "--timeout", "60s")...)
+	waitEvents(s, evLine("one", ns, "ADDED", "web"))
+	changeCM(t, second.client, ns, "web", "v1", true)
+	ended(t, s, "web ready in both clusters", 0)
+	checkPrinted(t, s, "--until-ready", evLine("one", ns, "ADDED", "web"), evLine("two", ns, "ADDED", "web"))
 }
 
 // --context one,two with --watch-only: neither cluster's existing objects, both

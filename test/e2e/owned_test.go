@@ -284,7 +284,6 @@ func TestOwnedRefusesBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"deployment/missing", "--owned"}, 1, `deployments.apps "missing" not found in namespace "` + ns + `": --owned follows an object that exists`},
-		{[]string{"configmap/settings", "--owned"}, 2, "configmaps own nothing by default: name the types of their children with --owned-types"},
 		{[]string{"replicaset/web", "--owned", "--until-rollout"}, 2, "--until-rollout applies to deployments, statefulsets, daemonsets and jobs"},
 		{[]string{"deployments", "--owned"}, 2, "--owned follows one object: give it as TYPE/NAME"},
 		{[]string{"deployment/web", "--until-rollout"}, 2, "add --owned"},

@@ -45,8 +45,14 @@ func TestUIRollout(t *testing.T) {
 		return len(running()) == 2 && u.has("deployment.apps/web", "2/2")
 	})
 	old := running()
-	if l, _ := u.line("NAME"); !regexp.MustCompile(`^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$`).MatchString(l) {
+	// The view shows each object's health (package health) after kubectl's columns.
+	if l, _ := u.line("NAME"); !regexp.MustCompile(`^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+HEALTH$`).MatchString(l) {
 		t.Errorf("the pods' header is %q", l)
+	}
+	for name := range old {
+		if l, _ := u.line("pod/" + name); !strings.HasSuffix(strings.TrimSpace(l), " Current") {
+			t.Errorf("a Running pod's row does not end with its health Current: %q", l)
+		}
 	}
 
 	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`
@@ -224,4 +230,36 @@ func TestUIRefusesAPipe(t *testing.T) {
 		t.Errorf("exit code %d, stdout %q; want 2 and nothing", r.code, r.stdout)
 	}
 	checkOneLine(t, r.stderr, literal("kubeevents: --ui needs a terminal, and the standard output is not one"))
+}
+
+// A custom resource followed with --owned in the view: its rollout line on top is its
+// health (a MyApp has no rollout of its own), and every row has a HEALTH, down to its
+// Deployment's pod.
+func TestUIOwnedCustomResource(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	startMyApps(t, ns)
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte("health:\n  MyApp.example.com:\n    owns: [deployments.apps, replicasets.apps, pods]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	createMyApp(t, ns, "shop", "deploy", map[string]any{"replicas": 1})
+	u := kubeevents(t).Screen(140, 30).Start("watch", "myapps.example.com/shop", "-n", ns, "--owned", "--config", config, "--ui").screen
+	u.waitScreen(livingWait, "the MyApp Current, its tree Current to the pod", func() bool {
+		lines := u.lines()
+		if len(lines) < 6 || !strings.Contains(lines[1], "✓ Current:") {
+			return false
+		}
+		for _, l := range lines[2:6] {
+			if !strings.HasSuffix(strings.TrimSpace(l), " Current") {
+				return false
+			}
+		}
+		return strings.Contains(lines[3], "deploy/shop") && strings.Contains(lines[5], "pod/shop-")
+	})
+	u.send(keyCtrlC)
+	if code := u.waitExit(uiWait); code != 0 {
+		t.Errorf("Ctrl-C: exit code %d, want 0", code)
+	}
+	u.checkRestored()
 }
