@@ -8,7 +8,9 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/crashcontext"
 	"github.com/kubeevents/kubeevents/internal/diff"
+	"github.com/kubeevents/kubeevents/internal/episode"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fastpath"
 	"github.com/kubeevents/kubeevents/internal/informer"
@@ -93,6 +95,14 @@ type Events struct {
 	// FoldRollouts folds the events of rollouts in progress into ROLLOUT lines in every
 	// sink but those whose fold is false (package fold).
 	FoldRollouts bool
+	// Episodes are the sinks' episodes, by the sink's index (Output.Sinks, then
+	// InProcess), nil for a sink without; Opposites the transitions that resolve them
+	// (package episode). Transitions holds the opposites too.
+	Episodes  []*episode.Settings
+	Opposites map[string]episode.Opposite
+	// CrashContext, when set, has the events of crashes carry what the crash left behind
+	// (package crashcontext), fetched as it says (--context-lines).
+	CrashContext *crashcontext.Options
 }
 
 // End is when the stream ends.

@@ -55,6 +55,12 @@ type Query struct {
 	Timeout time.Duration
 }
 
+// Reads reports whether the expression may read the envelope's key (any key it cannot
+// tell it leaves alone).
+func (q *Query) Reads(key string) bool {
+	return q.reads == nil || q.reads.At(key) != nil
+}
+
 // Compile parses and compiles expr once for all events. A syntax error is a
 // *SyntaxError; other errors (an undefined function or variable) are one line. Besides
 // jq's own functions, the expression may use kubeevents' (functions.go).
