@@ -13,9 +13,8 @@ import (
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
-// Transitions are the transitions whose events carry their crash's context: a crash loop,
-// an OOMKill, a failed pod, an image that cannot be pulled.
-var Transitions = []string{"crashloop", "oomkilled", "failed", "image-pull"}
+// Transitions are the transitions whose events carry their crash's context.
+var Transitions = event.CrashTransitions
 
 // Stage is the pipeline's crash context step: an event of a pod in which one of
 // Transitions happened gets its crash's context (event.Event.Context), fetched while the

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -146,4 +147,14 @@ func ReadyContext(c *CrashContext) *PendingContext {
 	p.Done(c)
 	p.at = time.Time{}
 	return p
+}
+
+// CrashTransitions are the transitions whose events carry their crash's context: a
+// crash loop, an OOMKill, a failed pod, an image that cannot be pulled.
+var CrashTransitions = []string{"crashloop", "oomkilled", "failed", "image-pull"}
+
+// ShowsContext reports whether the sink given e shows its crash's context: e has one,
+// and is one of the sink's episode or names a crash transition the sink asked for.
+func (e *Event) ShowsContext() bool {
+	return e.Context != nil && (e.Episode != nil || slices.ContainsFunc(e.On, func(t string) bool { return slices.Contains(CrashTransitions, t) }))
 }

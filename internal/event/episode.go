@@ -1,6 +1,7 @@
 package event
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 )
@@ -145,4 +146,63 @@ func (e *Event) ForSink(i int) *Event {
 	c.On = e.On
 	c.Episode = &e.Episodes[i]
 	return c
+}
+
+// episodeJSON is an episode as JSON and jq see it (the envelope's "episode", a digest's
+// items).
+type episodeJSON struct {
+	ID         string          `json:"id"`
+	Action     string          `json:"action,omitempty"`
+	Transition string          `json:"transition"`
+	State      string          `json:"state"`
+	Cluster    string          `json:"cluster,omitempty"`
+	Namespace  string          `json:"namespace,omitempty"`
+	Controller *ownerJSON      `json:"controller,omitempty"`
+	Key        json.RawMessage `json:"key,omitempty"`
+	Opened     time.Time       `json:"opened"`
+	Last       time.Time       `json:"last"`
+	Count      int             `json:"count"`
+	Since      int             `json:"since"`
+	Troubled   int             `json:"troubled"`
+	Resolved   time.Time       `json:"resolved,omitzero"`
+	ResolvedBy string          `json:"resolvedBy,omitempty"`
+}
+
+type ownerJSON struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+func (e *Episode) json(action string) episodeJSON {
+	j := episodeJSON{ID: e.ID, Action: action, Transition: e.Transition, State: e.State(), Cluster: e.Cluster,
+		Namespace: e.Namespace, Opened: e.Opened.UTC(), Last: e.Last.UTC(), Count: e.Count, Since: e.Since,
+		Troubled: e.Troubled, Resolved: e.Resolved.UTC(), ResolvedBy: e.ResolvedBy}
+	if e.Controller != (Owner{}) {
+		j.Controller = &ownerJSON{Kind: e.Controller.Kind, Name: e.Controller.Name}
+	}
+	if json.Valid([]byte(e.Key)) {
+		j.Key = json.RawMessage(e.Key)
+	}
+	return j
+}
+
+// MarshalJSON writes the episode as JSON output and jq's envelope have it:
+//
+//	{"id":"3f2a9c1b7d4e","transition":"crashloop","state":"open","namespace":"shop",
+//	 "controller":{"kind":"Deployment","name":"web"},"key":[...],"opened":"…","last":"…",
+//	 "count":14,"since":6,"troubled":1}
+//
+// with "resolved" and "resolvedBy" once it ended.
+func (e *Episode) MarshalJSON() ([]byte, error) { return json.Marshal(e.json("")) }
+
+// MarshalJSON writes the decision as the envelope's "episode": its episode with the
+// action ("open", "update", "resolve"), or for a digest {"action":"digest"} (the
+// episodes are the envelope's "digest").
+func (d *EpisodeDecision) MarshalJSON() ([]byte, error) {
+	if d.Episode == nil {
+		return json.Marshal(struct {
+			Action string `json:"action"`
+		}{d.Action.String()})
+	}
+	return json.Marshal(d.Episode.json(d.Action.String()))
 }
