@@ -68,7 +68,7 @@ func setHTTP2HealthChecks(lookupEnv func(string) (string, bool)) {
 // process-wide settings only the command changes.
 func system(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, verbosity int) engine.System {
 	return engine.System{
-		Out: streams.Out, ErrOut: streams.ErrOut, Terminals: osTerminals{}, LookupEnv: os.LookupEnv, Verbosity: verbosity,
+		Out: streams.Out, ErrOut: streams.ErrOut, Terminals: terminals, LookupEnv: os.LookupEnv, Verbosity: verbosity,
 		Kubeconfig: plan.Kubeconfig{Default: configFlags, Context: func(name string) genericclioptions.RESTClientGetter {
 			return contextFlags(configFlags, name)
 		}},
@@ -90,6 +90,9 @@ func capVerbosityForSecrets(verbosity int) int {
 	_ = level.Set("7")
 	return verbosity
 }
+
+// terminals says which streams are terminals (tests give a fake).
+var terminals engine.Terminals = osTerminals{}
 
 // osTerminals says which streams are terminals, asking the operating system.
 type osTerminals struct{}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/recording"
 	"github.com/kubeevents/kubeevents/internal/replay"
 )
@@ -125,8 +126,9 @@ func (f *replayFlags) config(args []string, configFlags *genericclioptions.Confi
 	if err := selectWhere(&sel, configFlags, f.changed, f.allNamespaces); err != nil {
 		return cfg, engine.Replay{}, err
 	}
-	if f.owned && (len(sel.Types) != 1 || len(sel.Names) != 1) {
-		return cfg, engine.Replay{}, usageErrorf("--owned follows one object: give it as TYPE/NAME, e.g. kubeevents replay events.jsonl deployment/web --owned")
+	if err := plan.Check(plan.Features{Replay: true, Types: len(sel.Types), Names: len(sel.Names), Owned: f.owned,
+		Namespaces: sel.Namespaces, Until: cfg.End.Until != nil, On: len(f.on) > 0}); err != nil {
+		return cfg, engine.Replay{}, err
 	}
 	return f.source(cfg, files, sel, streams, verbosity)
 }

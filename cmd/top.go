@@ -103,14 +103,14 @@ func (f *topFlags) config(args []string, configFlags *genericclioptions.ConfigFl
 	cfg.Size = terminalSize(streams.Out)
 	// What validate checks of -o and --ui-history is watch's: top has neither of watch's.
 	f.watch.output, f.watch.uiHistory = "pretty", ui.DefaultHistory
-	return cfg, f.watch.validate(cfg.Engine)
+	return cfg, f.watch.validate(&cfg.Engine, streams)
 }
 
 // terminalSize is a function that reads the size of the terminal w is (width, height),
 // asked for every frame so that a resized window is followed; nil when w is not one.
 func terminalSize(w io.Writer) func() (int, int) {
 	f, ok := w.(*os.File)
-	if !ok || !(osTerminals{}).IsTerminal(w) {
+	if !ok || !terminals.IsTerminal(w) {
 		return nil
 	}
 	fd := int(f.Fd())

@@ -133,7 +133,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if f.ui && f.noScreen {
 		// Said before the sinks are put together, whose complaint without a --sink (no
 		// sink to write to) would advise the one change that does not help.
-		return engine.Config{}, usageErrorf("%s", engine.UINoScreen)
+		return engine.Config{}, usageErrorf("%s", plan.UINoScreen)
 	}
 	cfg, file, err := f.engineConfig(streams, f.resync, f.changed("resync"))
 	if err != nil {
@@ -153,7 +153,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 		}
 		transitions = file.Transitions
 	}
-	if err := f.validate(cfg); err != nil {
+	if err := f.validate(&cfg, streams); err != nil {
 		return cfg, err
 	}
 	cfg.Events.Transitions, err = compileTransitions(f.on, cfg.Output.Sinks, transitions, warnTo(streams))

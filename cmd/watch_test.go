@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -235,12 +236,20 @@ func TestEngineConfigFromFlags(t *testing.T) {
 			return c.Events.FoldRollouts && c.Output.Sinks[1].Fold != nil && !*c.Output.Sinks[1].Fold
 		}},
 	}
+	terminals = stdoutTerminal{} // --ui needs one
+	defer func() { terminals = osTerminals{} }()
 	for _, tc := range cases {
 		if cfg := configOf(t, tc.args...); !tc.check(cfg) {
 			t.Errorf("%s: config %+v", tc.name, cfg)
 		}
 	}
 }
+
+// stdoutTerminal says every stream is a terminal of 80 columns.
+type stdoutTerminal struct{}
+
+func (stdoutTerminal) IsTerminal(io.Writer) bool  { return true }
+func (stdoutTerminal) Width(io.Writer) func() int { return func() int { return 80 } }
 
 // The config file's resume and metricsAddr apply unless the flags say otherwise.
 func TestConfigFileSettingsGiveWayToFlags(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/clusterstore"
+	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/plan"
@@ -17,37 +18,18 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
-// validate checks the flags against each other.
-func (f *watchFlags) validate(cfg engine.Config) error {
+// validate checks each flag's value, and the flags against each other (plan.Check:
+// what Resolve checks again once the clusters are known).
+func (f *watchFlags) validate(cfg *engine.Config, streams genericiooptions.IOStreams) error {
 	req := cfg.Watch
-	// Flags that would change nothing are refused rather than ignored.
 	switch {
-	case f.since != 0 && !f.withEvents:
-		return usageErrorf("--since shows the core Events that happened before the start; add --with-events")
 	case f.since < 0:
 		return usageErrorf("--since %s: give a positive duration, e.g. 10m", f.since)
-	case req.UntilDeleted && len(req.Names) == 0:
-		return usageErrorf("--until-deleted needs the names of the objects to wait for: kubeevents watch TYPE NAME... --until-deleted")
-	case f.resumeReset && cfg.Resume == "":
-		return usageErrorf("--resume-reset applies to --resume only; add --resume FILE")
-	case cfg.Resume != "" && req.Owned:
-		return usageErrorf("--resume and --owned do not go together: a checkpoint keeps the objects of the types given, not of an owner's tree; drop one")
-	case f.resync > 0 && len(cfg.Events.Types) > 0 && !slices.Contains(cfg.Events.Types, event.Sync):
-		return usageErrorf("--resync re-delivers objects as SYNC events, which --event-types leaves out; add SYNC to --event-types, or drop --resync")
-	case f.noBy && !cfg.Events.By.Empty():
-		return usageErrorf("--by and --not-by filter on the field managers, which --no-by leaves unread; drop one")
-	case f.changed("ui-history") && !f.ui:
-		return usageErrorf("--ui-history applies to --ui only; add --ui")
 	case f.uiHistory < 1:
 		return usageErrorf("--ui-history %d: give a number of changes of at least 1", f.uiHistory)
-	case cfg.Resume != "" && f.watchOnly:
-		return usageErrorf("--resume and --watch-only do not go together: a resumed start emits what changed while kubeevents was down, which --watch-only leaves out; drop one")
-	case f.ui && f.foldRollouts:
-		return usageErrorf("--ui shows each object as it is now, which folding its events would leave stale; drop --fold-rollouts (a sink's fold folds that sink alone)")
-	case len(f.on) > 0 && f.foldRollouts:
-		return usageErrorf("--on keeps only events in which a transition happened, which are never folded: --fold-rollouts would change nothing; drop one (a sink's on= goes with folding)")
 	}
 	for _, name := range f.on {
 		if err := transition.CheckName(name); err != nil {
@@ -84,7 +66,28 @@ func (f *watchFlags) validate(cfg engine.Config) error {
 	if err := cfg.Events.By.Check(); err != nil {
 		return &UsageError{Err: err}
 	}
-	return checkOwned(req, f.until)
+	cfg.Watch.Features = f.features(*cfg, streams)
+	return plan.Check(plan.FeaturesOf(cfg.Watch))
+}
+
+// features are what this watch asks for that may conflict: the flags and the config
+// file's, beyond what the request says itself (plan.FeaturesOf).
+func (f *watchFlags) features(cfg engine.Config, streams genericiooptions.IOStreams) plan.Features {
+	ft := plan.Features{Until: f.until != "", Resume: cfg.Resume, ResumeReset: f.resumeReset, LeaderElect: f.leaderElect.Enabled,
+		WatchOnly: f.watchOnly, WithEvents: f.withEvents, Since: f.since != 0, Resync: f.resync > 0,
+		SyncLeftOut: len(cfg.Events.Types) > 0 && !slices.Contains(cfg.Events.Types, event.Sync),
+		NoBy:        f.noBy, By: !cfg.Events.By.Empty(), On: len(f.on) > 0, FoldRollouts: f.foldRollouts,
+		UI: f.ui, UIHistory: f.changed("ui-history"), StdoutTerminal: terminals.IsTerminal(streams.Out)}
+	for _, s := range cfg.Output.Sinks {
+		switch {
+		case !s.WritesStdout():
+		case s.Type == config.KindTerminal:
+			ft.Screen = s.Format
+		default:
+			ft.OtherStdout = s.Name
+		}
+	}
+	return ft
 }
 
 // checkExcludeNamespaces: --exclude-namespace takes names or globs, and applies to -A.
@@ -92,39 +95,10 @@ func checkExcludeNamespaces(req plan.Request) error {
 	if len(req.ExcludeNamespaces) == 0 {
 		return nil
 	}
-	if !req.AllNamespaces {
-		return usageErrorf("--exclude-namespace leaves namespaces out of -A/--all-namespaces; add -A (or list the namespaces to watch: -n a,b,c)")
-	}
 	for _, p := range req.ExcludeNamespaces {
 		if _, err := path.Match(p, ""); err != nil || p == "" {
 			return usageErrorf("--exclude-namespace %q: not a namespace name or glob pattern (*, ?, [a-z])", p)
 		}
-	}
-	return nil
-}
-
-// checkOwned checks the flags of --owned against the others.
-func checkOwned(req plan.Request, until string) error {
-	if !req.Owned {
-		switch {
-		case len(req.OwnedTypes) > 0:
-			return usageErrorf("--owned-types applies to --owned only; add --owned")
-		case req.UntilRollout:
-			return usageErrorf("--until-rollout follows a rollout through what the object owns; add --owned (kubeevents watch deployment/web --owned --until-rollout)")
-		}
-		return nil
-	}
-	switch {
-	case len(req.Types) != 1 || len(req.Names) != 1:
-		return usageErrorf("--owned follows one object: give it as TYPE/NAME, e.g. kubeevents watch deployment/web --owned")
-	case req.AllNamespaces:
-		return usageErrorf("--owned follows one object in one namespace: drop -A/--all-namespaces (use -n NAMESPACE)")
-	case req.LabelSelector != "" || req.FieldSelector != "":
-		return usageErrorf("--owned selects the objects by their owner (and the server filters them by the owner's selector): drop -l/--selector and --field-selector")
-	case req.UntilRollout && (until != "" || req.UntilDeleted):
-		return usageErrorf("--until-rollout cannot be combined with --until or --until-deleted: give one condition")
-	case req.UntilRollout && req.MetadataOnly:
-		return usageErrorf("--until-rollout reads the object's status, which --metadata-only leaves out: drop one of them")
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/resume"
+	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
 // forbidden is clients whose every list is refused (403).
@@ -35,14 +36,14 @@ func TestRunResumesSeveralClusters(t *testing.T) {
 		return checkpoint.Watch{Server: server, Resources: []string{"configmaps.v1"}, Namespaces: []string{"ns"}}
 	}
 	east, west, north := watchOf("https://east"), watchOf("https://west"), watchOf("https://north")
-	cluster := func(name string, clients informer.Clients) Cluster {
-		return Cluster{Name: name, Clients: clients, Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}}
+	cluster := func(name string, clients informer.Clients) watch.Cluster {
+		return watch.Cluster{Name: name, Clients: clients, Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}}
 	}
 	sink := &recording{}
 	cfg := newConfig(sink)
 	cfg.cfg.End.Timeout = 300 * time.Millisecond
 	cfg.several = true
-	cfg.clusters = []Cluster{
+	cfg.clusters = []watch.Cluster{
 		cluster("east", fakeClientsAt(t, map[string]string{"e1": "1", "e2": "1"})),
 		cluster("west", fakeClientsAt(t, map[string]string{"w1": "1"})),
 		cluster("north", fakeClientsAt(t, map[string]string{"n1": "1"})),
@@ -70,7 +71,7 @@ func TestRunResumesSeveralClusters(t *testing.T) {
 	cfg = newConfig(sink)
 	cfg.cfg.End.Timeout = 300 * time.Millisecond
 	cfg.several = true
-	cfg.clusters = []Cluster{
+	cfg.clusters = []watch.Cluster{
 		cluster("east", fakeClientsAt(t, map[string]string{"e1": "2", "e3": "1"})),
 		cluster("west", forbidden(t)),
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
 // clusterRecording keeps each event's cluster, seq and key.
@@ -45,7 +45,7 @@ func TestRunSeveralClusters(t *testing.T) {
 	for i, s := range sinks {
 		cfg.listeners = append(cfg.listeners, listener.New(listener.Config{Name: fmt.Sprintf("sink-%d", i)}, s, cfg.hooks.warn))
 	}
-	cfg.clusters = []Cluster{
+	cfg.clusters = []watch.Cluster{
 		{Name: "east", Clients: fakeClients(t, "e1", "e2", "e3"), Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}},
 		{Name: "west", Clients: fakeClients(t, "w1", "w2"), Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}},
 	}
@@ -67,43 +67,5 @@ func TestRunSeveralClusters(t *testing.T) {
 		if !slices.Equal(seqs, []uint64{1, 2, 3, 4, 5}) {
 			t.Errorf("sink %d seqs %v, want one sequence 1..5 over both clusters", i, seqs)
 		}
-	}
-
-	// A cluster's notices start with its name.
-	c := (&run{runConfig: cfg}).clusterRuns()
-	c[1].warn("watch of %s lost", "configmaps")
-	if last := warnings[len(warnings)-1]; last != "cluster west: watch of configmaps lost" {
-		t.Errorf("notice %q, want it to name the cluster", last)
-	}
-	if !slices.Equal(c[0].Namespaces, []string{"ns"}) {
-		t.Errorf("a cluster's namespaces are not its own: %+v", c[0].Cluster)
-	}
-}
-
-// One cluster's fatal error (a first list that failed) leaves it out and ends the run
-// only with the last one.
-func TestClusterFatalLeavesItOut(t *testing.T) {
-	var warned []string
-	r := newRun(runConfig{cfg: &Config{}, clusters: []Cluster{{Name: "a"}, {Name: "b"}}, several: true, hooks: hooks{warn: func(f string, args ...any) {
-		warned = append(warned, fmt.Sprintf(f, args...))
-	}}})
-	runs := r.clusterRuns()
-	r.live.Store(2)
-	runs[0].fatalOf(r)(fmt.Errorf("forbidden"))
-	runs[0].fatalOf(r)(fmt.Errorf("again")) // said once
-	select {
-	case err := <-r.fatal:
-		t.Fatalf("the run ended (%v) with cluster b still watched", err)
-	default:
-	}
-	if len(warned) != 1 || !strings.HasPrefix(warned[0], "cluster a: forbidden; watching the other clusters without it") {
-		t.Errorf("warnings %q", warned)
-	}
-	runs[1].fatalOf(r)(fmt.Errorf("gone"))
-	if err := <-r.fatal; err == nil || err.Error() != "gone" {
-		t.Errorf("fatal %v, want the last cluster's error", err)
-	}
-	if res := r.clusterResults(runs); res[0].Left == nil || res[1].Left == nil {
-		t.Errorf("results %+v: both left", res)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/resume"
+	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
 // These tests run the engine against client-go's fake dynamic client: assembly, stop
@@ -99,7 +100,7 @@ func TestRunStopsAfterMaxEvents(t *testing.T) {
 	cfg := newConfig(a, b)
 	cfg.cfg.End.MaxEvents = 2
 	var started bool
-	cfg.hooks.started = func([]*listener.Listener) { started = true }
+	cfg.hooks.started = func([]*listener.Listener, int) { started = true }
 	res, err := runOn(context.Background(), fakeClients(t, "c1", "c2", "c3"), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +159,7 @@ func TestRunInterrupted(t *testing.T) {
 	a := &recording{}
 	cfg := newConfig(a)
 	ctx, cancel := context.WithCancel(context.Background())
-	cfg.hooks.started = func([]*listener.Listener) { time.AfterFunc(100*time.Millisecond, cancel) }
+	cfg.hooks.started = func([]*listener.Listener, int) { time.AfterFunc(100*time.Millisecond, cancel) }
 	res, err := runOn(ctx, fakeClients(t, "c1"), cfg)
 	if err != nil || !res.Started || res.Reason != StopInterrupted || res.Made != 1 {
 		t.Fatalf("result %+v, error %v; want a clean StopInterrupted after the one listed object", res, err)
@@ -172,7 +173,7 @@ func TestRunInterruptedBeforeStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	cfg := newConfig(&recording{})
-	cfg.hooks.started = func([]*listener.Listener) { t.Error("Started called for a run interrupted before it started") }
+	cfg.hooks.started = func([]*listener.Listener, int) { t.Error("Started called for a run interrupted before it started") }
 	res, err := runOn(ctx, fakeClients(t, "c1"), cfg)
 	if err != nil || res.Started {
 		t.Fatalf("result %+v, error %v; want a run that never started, and no error", res, err)
@@ -255,7 +256,7 @@ func TestRunResumesFromCheckpoint(t *testing.T) {
 // names its clusters.
 func runOn(ctx context.Context, clients informer.Clients, cfg runConfig) (Result, error) {
 	if len(cfg.clusters) == 0 {
-		cfg.clusters = []Cluster{{Clients: clients, Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}}}
+		cfg.clusters = []watch.Cluster{{Clients: clients, Resources: []resource.Resource{configMaps}, Namespaces: []string{"ns"}}}
 	}
 	return stream(ctx, cfg)
 }

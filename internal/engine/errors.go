@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
 // StopReason says why a run ended.
@@ -33,7 +35,7 @@ type Result struct {
 	// counts as dropped in their stats.
 	Late []Late
 	// Clusters says what each of several clusters gave; nil with one.
-	Clusters []ClusterResult
+	Clusters []watch.Result
 }
 
 // Late is a sink that did not finish writing within Grace, and how many events it still

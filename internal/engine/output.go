@@ -11,7 +11,6 @@ import (
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
-	"github.com/kubeevents/kubeevents/internal/fold"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/sink"
 )
@@ -85,11 +84,10 @@ func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) 
 }
 
 // started is said once every informer's rights were checked.
-func (w *session) started(listeners []*listener.Listener) {
+func (w *session) started(listeners []*listener.Listener, informers int) {
 	if w.view != nil {
 		w.view.Start() // the start line goes to its bottom line
 	}
-	informers := w.informerCount()
 	w.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
 		w.watched(), informers, diag.Plural(informers), len(listeners), diag.Plural(len(listeners)), sinkNames(listeners))
 }
@@ -136,29 +134,6 @@ func (w *session) initialListHidden() string {
 		names[i] = string(t)
 	}
 	return "--event-types " + strings.Join(names, ",")
-}
-
-// informerCount is how many informers the watch takes, in every cluster.
-func (w *session) informerCount() int {
-	n := 0
-	for _, c := range w.plan.Clusters {
-		perNamespace := max(len(c.Namespaces), 1)
-		for _, r := range c.Resources {
-			if r.Namespaced {
-				n += perNamespace
-			} else {
-				n++
-			}
-		}
-		n += len(c.Children)
-		if w.cfg.Events.WithEvents {
-			n += perNamespace
-		}
-		if w.cfg.Events.FoldRollouts || slices.ContainsFunc(w.cfg.Output.Sinks, func(s config.Sink) bool { return s.Fold != nil && *s.Fold }) {
-			n += len(fold.Workloads) * perNamespace
-		}
-	}
-	return n
 }
 
 // warnf prints one diagnostic line on stderr; safe from any goroutine.

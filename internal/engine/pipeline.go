@@ -32,7 +32,9 @@ func (r *run) pipeline() *pipeline.Pipeline {
 	// Which objects the run follows, and what is known of them (SYNC events too): core
 	// Events about the watched objects (--with-events, past ones marked), and the
 	// followed object's tree, with each one's owner chain and rollout (--owned).
-	add(pipeline.Step{Name: "related", Stage: r.relatedStage(), Sync: true}, cfg.Events.WithEvents && r.source == nil)
+	if cfg.Events.WithEvents && r.source == nil {
+		add(pipeline.Step{Name: "related", Stage: r.relatedStage(), Sync: true}, true)
+	}
 	add(pipeline.Step{Name: "owners", Stage: r.follow, Sync: true}, r.follow != nil)
 	// What happened in the change (--on, the sinks' on=), and whether it is news
 	// (--event-types, --exclude-namespace's patterns, --by, --on, --changes-only).
@@ -49,7 +51,7 @@ func (r *run) pipeline() *pipeline.Pipeline {
 	// Who follows the stream: the metrics, each cluster's count, the checkpoint (each
 	// event to its delivery by every sink), and the rollouts the folding sinks fold.
 	add(pipeline.Step{Name: "metrics", Stage: pipeline.StageFunc(func(ev *event.Event) { r.observer.Made(ev) })}, r.observer != nil)
-	add(pipeline.Step{Name: "clusters", Stage: pipeline.StageFunc(r.countCluster)}, r.several)
+	add(pipeline.Step{Name: "clusters", Stage: pipeline.StageFunc(func(ev *event.Event) { r.watch.Count(ev) })}, r.several)
 	add(pipeline.Step{Name: "checkpoint", Stage: r.resume}, r.resume != nil)
 	add(pipeline.Step{Name: "fold", Stage: pipeline.StageFunc(func(ev *event.Event) { r.folder.Made(ev) })}, r.folder != nil)
 	// Which sinks' episodes the event opens, updates or goes on in (package episode),
@@ -127,26 +129,9 @@ func (r *run) conditionMetBy() func(*event.Event) bool {
 
 // relatedStage keeps the core Events about the objects watched (package related).
 func (r *run) relatedStage() pipeline.Stage {
-	var clusters []related.Cluster
-	for _, c := range r.clusters {
-		rc := related.Cluster{Name: c.Name, Since: r.pastEventsSince(c)}
-		for _, inf := range c.watchedAndOwned() {
-			rc.Watched = append(rc.Watched, inf)
-		}
-		clusters = append(clusters, rc)
-	}
 	var follow related.Follow
 	if r.follow != nil {
 		follow = r.follow.Tree
 	}
-	return related.NewStage(clusters, follow, r.stopping)
-}
-
-// countCluster counts each cluster's events, when there are several.
-func (r *run) countCluster(ev *event.Event) {
-	for _, c := range r.allClusters {
-		if c.Name == ev.Cluster {
-			c.made.Add(1)
-		}
-	}
+	return related.NewStage(r.watch.Related(), follow, r.stopping)
 }

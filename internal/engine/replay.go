@@ -64,7 +64,7 @@ func (c Config) ReadsObjects() bool {
 }
 
 // replayStarted is said once delivery starts.
-func (w *session) replayStarted(listeners []*listener.Listener) {
+func (w *session) replayStarted(listeners []*listener.Listener, _ int) {
 	w.infof("replaying %s — %d sink%s (%s); Ctrl-C to stop", w.replay.What, len(listeners), diag.Plural(len(listeners)), sinkNames(listeners))
 }
 

@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
-	"github.com/kubeevents/kubeevents/internal/clusterstore"
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
@@ -27,6 +26,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/resume"
 	"github.com/kubeevents/kubeevents/internal/sink"
 	"github.com/kubeevents/kubeevents/internal/ui"
+	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
 // Run runs one watch from start to end: it resolves what to watch against the clusters
@@ -57,9 +57,6 @@ type session struct {
 }
 
 func (w *session) run(ctx context.Context) (_ Result, runErr error) {
-	if err := w.checkView(); err != nil {
-		return Result{}, err
-	}
 	// The view's q and Ctrl-C stop the run as Ctrl-C (SIGINT) stops a stream.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
@@ -156,7 +153,7 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 			}
 			return rc, err
 		}
-		rc.clusters = append(rc.clusters, Cluster{Name: c.Name, Clients: clients, Resources: c.Resources,
+		rc.clusters = append(rc.clusters, watch.Cluster{Name: c.Name, Clients: clients, Resources: c.Resources,
 			Namespaces: c.Namespaces, Missing: c.Missing})
 	}
 	if w.cfg.Watch.Owned {
@@ -217,9 +214,6 @@ func (w *session) newElector() (*leader.Elector, error) {
 	if !w.cfg.LeaderElect.Enabled {
 		return nil, nil
 	}
-	if w.plan.Several {
-		return nil, diag.Usagef("--leader-elect takes one cluster, the one whose Lease it holds; drop --context's list or --all-contexts")
-	}
 	client, err := kubernetes.NewForConfig(afterStopConfig(w.plan.Clusters[0].Config))
 	if err != nil {
 		return nil, err
@@ -250,9 +244,6 @@ func afterStopConfig(config *rest.Config) *rest.Config {
 func (w *session) request() plan.Request {
 	req := w.cfg.Watch
 	req.Resume = w.cfg.Resume != ""
-	if ref, ok, err := clusterstore.ParseRef(w.cfg.Resume); ok && err == nil && ref.Kind == clusterstore.ConfigMaps {
-		req.ConfigMapCheckpoint = w.cfg.Resume
-	}
 	for _, s := range w.cfg.Output.Sinks {
 		req.Columns = req.Columns || s.Format == "pretty" || s.Format == "wide"
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
 // summary prints the exit line: how many events were made, what became of them per sink,
@@ -32,7 +33,7 @@ func (w *session) summary(listeners []*listener.Listener, res Result) {
 }
 
 // clustersSummary is the per-cluster part of the exit line: " (a: 10, b: 12)".
-func clustersSummary(results []ClusterResult) string {
+func clustersSummary(results []watch.Result) string {
 	if len(results) == 0 {
 		return ""
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/conditions"
@@ -17,10 +16,9 @@ import (
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/owners"
 	"github.com/kubeevents/kubeevents/internal/pipeline"
-	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/related"
-	"github.com/kubeevents/kubeevents/internal/resource"
 	"github.com/kubeevents/kubeevents/internal/resume"
+	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
 // runConfig is one run resolved and opened: the Config, the clusters with their clients,
@@ -31,7 +29,7 @@ type runConfig struct {
 	// from the run's one sequence and handing them to the same listeners. With several
 	// (several), each one's diagnostics start with plan.ClusterNotice and each event
 	// names its cluster.
-	clusters []Cluster
+	clusters []watch.Cluster
 	several  bool
 	// source, for a replay, hands over the events instead of informers.
 	source    Source
@@ -50,7 +48,7 @@ type hooks struct {
 	// started is called once every source's rights were checked, just before the first
 	// event can be delivered; synced once every informer has its initial list, and what
 	// it returns when the run ends.
-	started func(listeners []*listener.Listener)
+	started func(listeners []*listener.Listener, informers int)
 	synced  func() (undo func())
 	warn    func(format string, args ...any) // one diagnostic line
 	// outputGone, when not nil, ends the run once it is closed: every sink writes to a
@@ -107,12 +105,10 @@ type run struct {
 	parts    []pipeline.Part
 	fatal    chan error
 	stopping chan struct{} // closed once the run shuts down
-	sources  *sources
-	// clusters are the clusters being watched; allClusters those asked for, with those
-	// left out at start; live counts those not left out since.
-	clusters    []*clusterRun
-	allClusters []*clusterRun
-	live        atomic.Int32
+	// watch runs the clusters' informers (nil for a replay); replay runs the recording
+	// and says when it ended.
+	watch  *watch.Set
+	replay replayRun
 	// synced is what hooks.synced returned, undone when the run ends (and not called
 	// once it has ended).
 	synced struct {
@@ -123,7 +119,7 @@ type run struct {
 }
 
 func newRun(rc runConfig) *run {
-	r := &run{runConfig: rc, fatal: make(chan error, 1), stopping: make(chan struct{}), seq: pipeline.NewSequence(), sources: &sources{}}
+	r := &run{runConfig: rc, fatal: make(chan error, 1), stopping: make(chan struct{}), seq: pipeline.NewSequence()}
 	if r.deliver == nil {
 		r.deliver = newDeliver(rc.listeners, rc.cfg.resyncs())
 	}
@@ -152,192 +148,97 @@ func (r *run) reportFatal(err error) {
 
 // start builds the sources of every cluster (or the replay's), checks their rights, and
 // starts delivery. An error, or an interruption while the rights are checked, returns
-// before any goroutine runs and anything is printed (started is false). With several
-// clusters, one whose rights are missing is said in one line and left out; only when
-// none is left is it an error.
+// before any goroutine runs and anything is printed (started is false).
 func (r *run) start(ctx context.Context) (started bool, _ error) {
 	if r.source != nil {
 		r.pipe = r.pipeline()
 		r.startListeners()
-		r.sources.ended = make(chan error, 1)
-		r.sources.run(ctx, r.source, r.pipe.Take, func(err error) { r.sources.ended <- err })
+		r.replay.start(ctx, r.source, r.pipe.Take)
 		return true, nil
 	}
-	r.clusters = r.clusterRuns()
-	r.allClusters = r.clusters
-	for _, c := range r.clusters {
-		if err := r.buildInformers(c); err != nil {
-			return false, err
-		}
-		if r.conditions != nil {
-			for _, inf := range c.watched {
-				r.conditions.Watch(inf)
-			}
-		}
+	if err := r.buildWatch(); err != nil {
+		return false, err
+	}
+	if r.conditions != nil {
+		r.conditions.Watch(conditionsWatched(r.watch.Watched())...)
 	}
 	r.pipe = r.pipeline()
-	watched, err := r.checkAccess(ctx)
-	if watched == nil || ctx.Err() != nil {
+	if err := r.watch.CheckAccess(ctx); err != nil || ctx.Err() != nil {
 		return false, err // an error, or interrupted: nothing was printed, nothing is
 	}
-	r.clusters = watched
-	r.live.Store(int32(len(watched)))
 	for _, p := range r.parts {
 		if err := p.Start(ctx); err != nil {
 			return false, err
 		}
 	}
 	r.startListeners()
-	for _, c := range watched {
-		var cctx context.Context
-		cctx, c.stop = context.WithCancel(ctx)
-		for _, inf := range c.informers {
-			take := r.pipe.Take
-			if slices.Contains(c.folding, inf) {
-				take = r.folder.Observe // the Folder's own informers: no part of the stream
-			}
-			r.sources.run(cctx, inf, take, c.fatalOf(r))
-		}
-		if c.Clients.Dynamic != nil && slices.ContainsFunc(c.Resources, func(res resource.Resource) bool { return res.Namespaced }) {
-			for _, ns := range c.Namespaces {
-				go informer.WatchNamespace(cctx, c.Clients.Dynamic, ns, slices.Contains(c.Missing, ns), c.warn)
-			}
-		}
+	observe := func(*event.Event) bool { return true }
+	if r.folder != nil {
+		observe = r.folder.Observe
 	}
+	r.watch.Run(ctx, r.pipe.Take, observe)
 	go r.afterSync(ctx)
 	return true, nil
 }
 
-// checkAccess checks every cluster's rights before anything is printed: an informer's
-// own first list says that its rights are missing, but only after the other informers
-// printed what they listed, and a missing right to watch only after it printed its own
-// list. It returns the clusters to watch (nil: none, with the error; or interrupted).
-func (r *run) checkAccess(ctx context.Context) ([]*clusterRun, error) {
-	var watched []*clusterRun
-	var firstErr error
-	for _, c := range r.clusters {
-		err := c.checkAccess(ctx)
-		if ctx.Err() != nil {
-			return nil, nil
-		}
-		if err == nil {
-			watched = append(watched, c)
-			continue
-		}
-		if !r.several {
-			return nil, err // one cluster: its error, as it is
-		}
-		firstErr = cmp.Or(firstErr, err)
-		c.left = err
-		if r.resume != nil {
-			r.resume.Leave(c.Name)
-		}
+// buildWatch builds every cluster's informers (package watch), each handing its changes
+// to the run's one pipeline.
+func (r *run) buildWatch() error {
+	cfg := r.cfg
+	o := watch.Options{Several: r.several, ExcludeNamespaces: cfg.Watch.ExcludeNamespaces, Fold: r.folder != nil,
+		WithEvents: cfg.Events.WithEvents, PastSince: r.pastEventsSince, Resync: r.deliver.NewResync,
+		Warn: r.hooks.warn, Fatal: r.reportFatal,
+		Informer: informer.Options{LabelSelector: cfg.Watch.LabelSelector, FieldSelector: cfg.Watch.FieldSelector, Names: cfg.Watch.Names,
+			WatchOnly: cfg.Events.WatchOnly, MetadataOnly: cfg.Watch.MetadataOnly, ShowSecrets: cfg.Watch.ShowSecrets,
+			NoFastPaths: cfg.Speed.NoFastPaths, NoWireDecoders: cfg.Speed.NoWireDecoders, NoAttribution: cfg.Events.NoAttribution,
+			Coalesced: coalesces(r.listeners), Observer: r.observer}}
+	if r.follow != nil {
+		o.Children = r.follow.Children
 	}
-	if len(watched) == 0 {
-		noCluster := &plan.NoClusterError{Err: firstErr}
-		for _, c := range r.clusters {
-			noCluster.Reasons = append(noCluster.Reasons, fmt.Sprintf(plan.ClusterNotice+"%v", c.Name, c.left))
-		}
-		return nil, noCluster
+	if r.resume != nil {
+		o.Seed, o.Leave = func(cluster string, inf *informer.Informer, warn func(string, ...any), gone func() bool) error {
+			return r.resume.Seed(cluster, inf, warn, gone)
+		}, r.resume.Leave
+		o.RedactionKey = r.resume.RedactionKey
 	}
-	for _, c := range r.clusters {
-		if c.left != nil {
-			r.hooks.warn("cluster %s: %v; watching the other clusters without it", c.Name, c.left)
-		}
+	var err error
+	r.watch, err = watch.New(r.clusters, o)
+	return err
+}
+
+// conditionsWatched are the informers --until-deleted looks names up in.
+func conditionsWatched(infs []*informer.Informer) []conditions.Watched {
+	out := make([]conditions.Watched, len(infs))
+	for i, inf := range infs {
+		out[i] = inf
 	}
-	return watched, nil
+	return out
 }
 
 func (r *run) startListeners() {
 	if r.hooks.started != nil {
-		r.hooks.started(r.listeners)
+		r.hooks.started(r.listeners, r.informers())
 	}
 	for _, l := range r.listeners {
 		go l.Run()
 	}
 }
 
-// buildInformers builds c's informers: one per watched type (and namespace), the
-// owned object's children's, the workloads' of --fold-rollouts and the core Events'
-// (WithEvents). Each hands its changes to the run's one pipeline.
-func (r *run) buildInformers(c *clusterRun) error {
-	cfg := r.cfg
-	fatal := c.fatalOf(r)
-	base := informer.Options{Cluster: c.Name, LabelSelector: cfg.Watch.LabelSelector, Names: cfg.Watch.Names,
-		WatchOnly: cfg.Events.WatchOnly, MetadataOnly: cfg.Watch.MetadataOnly, ShowSecrets: cfg.Watch.ShowSecrets,
-		NoFastPaths: cfg.Speed.NoFastPaths, NoWireDecoders: cfg.Speed.NoWireDecoders, NoAttribution: cfg.Events.NoAttribution,
-		Coalesced: coalesces(r.listeners), Warn: c.warn, Fatal: fatal, Observer: r.observer}
-	if r.resume != nil {
-		base.RedactionKey = r.resume.RedactionKey(c.Name)
+// informers is how many informers the run runs (0 for a replay).
+func (r *run) informers() int {
+	if r.watch == nil {
+		return 0
 	}
-	add := func(res resource.Resource, opts informer.Options) (*informer.Informer, error) {
-		inf, err := informer.New(res, c.Clients, opts)
-		if err == nil {
-			c.informers = append(c.informers, inf)
-		}
-		return inf, err
-	}
-	for _, ri := range r.resourceInformers(c) {
-		opts := base
-		opts.Namespace, opts.FieldSelector, opts.Resync = ri.namespace, ri.fieldSelector, r.deliver.NewResync()
-		inf, err := add(ri.res, opts)
-		if err != nil {
-			return err
-		}
-		if base.RedactionKey == nil {
-			base.RedactionKey = inf.RedactionKey() // one key for all its Secret informers
-		}
-		if r.resume != nil {
-			if err := r.resume.Seed(c.Name, inf, c.warn, c.isGone); err != nil {
-				return err
-			}
-		}
-	}
-	c.watched = slices.Clip(c.informers)
-	if r.follow != nil {
-		for _, child := range r.follow.Children {
-			opts := base
-			opts.Names, opts.LabelSelector, opts.Child, opts.Resync = nil, child.LabelSelector, true, r.deliver.NewResync()
-			if _, err := add(child.Resource, opts); err != nil {
-				return err
-			}
-		}
-	}
-	if r.folder != nil {
-		for _, res := range fold.Workloads {
-			for _, ns := range c.namespaces() {
-				inf, err := add(res, informer.Options{Cluster: c.Name, Namespace: ns, NoFastPaths: cfg.Speed.NoFastPaths, NoWireDecoders: cfg.Speed.NoWireDecoders, Warn: c.warn, Fatal: fatal})
-				if err != nil {
-					return err
-				}
-				c.folding = append(c.folding, inf)
-			}
-		}
-	}
-	if !cfg.Events.WithEvents {
-		return nil
-	}
-	// The core Events of the namespaces watched, one informer each, as the watched
-	// types'. Only what happens from now on, like the changes they explain; past ones
-	// (--since, --resume) are listed, and kept by the pipeline's related step.
-	for _, ns := range c.namespaces() {
-		inf, err := add(related.Resource, informer.Options{Cluster: c.Name, Namespace: ns, Related: true, NoFastPaths: cfg.Speed.NoFastPaths, NoWireDecoders: cfg.Speed.NoWireDecoders,
-			WatchOnly: r.pastEventsSince(c).IsZero(), Warn: c.warn, Fatal: fatal, Observer: r.observer})
-		if err != nil {
-			return err
-		}
-		c.events = append(c.events, inf)
-	}
-	return nil
+	return r.watch.Informers()
 }
 
 // pastEventsSince is from when the core Events about the watched objects that exist at
 // start-up are shown, marked past (--with-events): those since the checkpoint was
 // written, else those of the last --since; zero: none.
-func (r *run) pastEventsSince(c *clusterRun) time.Time {
+func (r *run) pastEventsSince(cluster string) time.Time {
 	var written time.Time
 	if r.resume != nil {
-		written = r.resume.Written(c.Name)
+		written = r.resume.Written(cluster)
 	}
 	return related.Since(written, r.cfg.Events.Since)
 }
@@ -345,10 +246,8 @@ func (r *run) pastEventsSince(c *clusterRun) time.Time {
 // afterSync waits for every informer's initial list (of the clusters not left out
 // meanwhile), then tells the parts, the caller and the exit conditions.
 func (r *run) afterSync(ctx context.Context) {
-	for _, c := range r.clusters {
-		if !c.waitForSync(ctx) {
-			return
-		}
+	if !r.watch.WaitForSync(ctx) {
+		return
 	}
 	for _, p := range r.parts {
 		p.Synced()
@@ -398,7 +297,7 @@ func (r *run) wait(ctx context.Context) (StopReason, error) {
 		return StopInterrupted, nil
 	case err := <-r.fatal:
 		return StopFatal, err
-	case err := <-r.sources.ended:
+	case err := <-r.replay.ended:
 		return r.sourceEnded(ctx, err)
 	case <-r.seq.Ended():
 		return r.ended()
@@ -462,8 +361,11 @@ func (r *run) shutdown(reason StopReason) (Result, error) {
 	for i := len(r.parts) - 1; i >= 0; i-- {
 		err = cmp.Or(err, r.parts[i].Stop())
 	}
-	return Result{Reason: reason, Made: made, Unchanged: r.pipe.LeftOut(event.LeftOutUnchanged), Late: late,
-		Clusters: r.clusterResults(r.allClusters)}, err
+	res := Result{Reason: reason, Made: made, Unchanged: r.pipe.LeftOut(event.LeftOutUnchanged), Late: late}
+	if r.watch != nil {
+		res.Clusters = r.watch.Results()
+	}
+	return res, err
 }
 
 // stopSources stops the sources, so that no event is made after those the sinks are
@@ -475,7 +377,10 @@ func (r *run) stopSources(deadline time.Time) {
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		r.sources.stop()
+		if r.watch != nil {
+			r.watch.Stop()
+		}
+		r.replay.stop()
 		r.deliver.Drained()
 	}()
 	timer := time.NewTimer(max(time.Until(deadline), 0))
@@ -534,35 +439,32 @@ func newDeliver(listeners []*listener.Listener, resync bool) *pipeline.Deliver {
 	return pipeline.NewDeliver(receivers, periods)
 }
 
-// sources runs the run's sources, each on a goroutine of its own, and stops them.
-type sources struct {
-	cancels []context.CancelFunc
-	running sync.WaitGroup
-	// ended has the end of a source that ends by itself (a recording): nil once its
-	// input is read to the end, else why it could not go on.
+// replayRun runs a replay's recording, and stops it.
+type replayRun struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	// ended has the recording's end: nil once its input is read to the end, else why it
+	// could not go on; nil channel without a replay.
 	ended chan error
 }
 
-// run starts src, handing its events to take; ended is told how it ended, unless it was
-// stopped (an informer ends only so; a recording also at its input's end: nil).
-func (s *sources) run(ctx context.Context, src pipeline.Source, take func(*event.Event) bool, ended func(error)) {
-	ctx, cancel := context.WithCancel(ctx)
-	s.cancels = append(s.cancels, cancel)
-	s.running.Add(1)
+func (p *replayRun) start(ctx context.Context, src Source, take func(*event.Event) bool) {
+	ctx, p.cancel = context.WithCancel(ctx)
+	p.done, p.ended = make(chan struct{}), make(chan error, 1)
 	go func() {
-		defer s.running.Done()
+		defer close(p.done)
 		if err := src.Run(ctx, take); ctx.Err() == nil {
-			ended(err)
+			p.ended <- err
 		}
 	}()
 }
 
-// stop stops every source and waits until none hands on events any more.
-func (s *sources) stop() {
-	for _, cancel := range s.cancels {
-		cancel()
+// stop stops the recording and waits until it no longer hands on events.
+func (p *replayRun) stop() {
+	if p.cancel != nil {
+		p.cancel()
+		<-p.done
 	}
-	s.running.Wait()
 }
 
 // coalesces reports whether a listener merges changes of one object (on-full=coalesce),

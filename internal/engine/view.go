@@ -10,41 +10,6 @@ import (
 	"github.com/kubeevents/kubeevents/internal/ui"
 )
 
-// UINoScreen refuses --ui with --no-screen. Whichever sinks there are, dropping
-// --no-screen gives a view (the sinks write beside it); dropping --ui would not do
-// without a sink.
-const UINoScreen = "--ui shows the standard output stream, which --no-screen turns off; drop --no-screen (the sinks go on writing beside the view)"
-
-// checkView refuses --ui where the view cannot be, before anything connects: it takes
-// the terminal, so the standard output must be one and no other sink may write there.
-func (w *session) checkView() error {
-	if !w.cfg.UI {
-		return nil
-	}
-	if w.cfg.LeaderElect.Enabled {
-		return diag.Usagef("--ui is a view for a person at a terminal, --leader-elect is for replicas in a cluster; drop one")
-	}
-	var screen *config.Sink
-	for i, s := range w.cfg.Output.Sinks {
-		if !s.WritesStdout() {
-			continue
-		}
-		if s.Type != config.KindTerminal {
-			return diag.Usagef("--ui takes the standard output, which sink %q writes to as well; send that sink to a file, or drop --ui", s.Name)
-		}
-		screen = &w.cfg.Output.Sinks[i]
-	}
-	switch {
-	case screen == nil:
-		return diag.Usagef("%s", UINoScreen)
-	case screen.Format != string(render.FormatPretty) && screen.Format != string(render.FormatWide):
-		return diag.Usagef("--ui shows kubectl's columns, as -o pretty or -o wide do, not -o %s; drop -o %s or --ui", screen.Format, screen.Format)
-	case !w.sys.Terminals.IsTerminal(w.sys.Out):
-		return diag.Usagef("--ui needs a terminal, and the standard output is not one; drop --ui to stream lines (-o json for scripts)")
-	}
-	return nil
-}
-
 // newView makes the view (--ui) for the resolved plan; quit stops the run. From here on
 // the run's diagnostics go through the view, which shows the latest and holds them back
 // while it has the screen, if stderr is that terminal.

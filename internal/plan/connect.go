@@ -3,7 +3,6 @@ package plan
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -44,9 +43,6 @@ func connect(req Request, getter genericclioptions.RESTClientGetter, perCluster 
 		}
 		if c.Namespaces, err = namespaces(ns, req.NamespaceGiven); err != nil {
 			return nil, nil, err
-		}
-		if req.Owned && len(c.Namespaces) > 1 {
-			return nil, nil, usagef("--owned follows one object in one namespace, but -n names %d (%s); give one namespace", len(c.Namespaces), strings.Join(c.Namespaces, ","))
 		}
 	}
 	mapper, err := getter.ToRESTMapper()
@@ -91,30 +87,7 @@ func connect(req Request, getter genericclioptions.RESTClientGetter, perCluster 
 			return nil, nil, err
 		}
 	}
-	if err := checkCheckpointKind(req, c); err != nil {
-		return nil, nil, err
-	}
 	return c, unresolved, nil
-}
-
-// checkCheckpointKind refuses a checkpoint in ConfigMaps of a watch of Secrets: it holds
-// their values (--show-secrets), or the key behind the fingerprints of redacted values,
-// and the built-in view role, which may not read Secrets, may read ConfigMaps.
-func checkCheckpointKind(req Request, c *Cluster) error {
-	if req.ConfigMapCheckpoint == "" {
-		return nil
-	}
-	for _, r := range append(slices.Clip(c.Resources), c.Children...) {
-		if informer.IsSecret(r) {
-			what := "the key behind the fingerprints of their redacted values"
-			if req.ShowSecrets {
-				what = "their values (--show-secrets)"
-			}
-			return usagef("--resume %s: a checkpoint of Secrets holds %s, and ConfigMaps may be read by anyone who may view the namespace; keep it in Secrets: --resume secret:%s",
-				req.ConfigMapCheckpoint, what, strings.TrimPrefix(req.ConfigMapCheckpoint, "configmap:"))
-		}
-	}
-	return nil
 }
 
 // namespaces reads the namespace the kubeconfig's loader gives (-n, or the context's):

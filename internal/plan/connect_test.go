@@ -115,10 +115,10 @@ func TestConfigMapCheckpointOfSecretsRefused(t *testing.T) {
 		req  Request
 		want string // "" for accepted
 	}{
-		{Request{Types: []string{"secret"}, ConfigMapCheckpoint: "configmap:ck"}, "--resume configmap:ck: a checkpoint of Secrets holds the key behind the fingerprints of their redacted values, and ConfigMaps may be read by anyone who may view the namespace; keep it in Secrets: --resume secret:ck"},
-		{Request{Types: []string{"pods", "secrets"}, ShowSecrets: true, ConfigMapCheckpoint: "configmap:ns/ck"}, "holds their values (--show-secrets), and ConfigMaps may be read by anyone who may view the namespace; keep it in Secrets: --resume secret:ns/ck"},
-		{Request{Types: []string{"sa"}, Names: []string{"build"}, Owned: true, OwnedTypes: []string{"secrets"}, ConfigMapCheckpoint: "configmap:ck"}, "keep it in Secrets: --resume secret:ck"},
-		{Request{Types: []string{"pods"}, ConfigMapCheckpoint: "configmap:ck"}, ""},
+		{Request{Types: []string{"secret"}, Features: Features{Resume: "configmap:ck"}}, "--resume configmap:ck: a checkpoint of Secrets holds the key behind the fingerprints of their redacted values, and ConfigMaps may be read by anyone who may view the namespace; keep it in Secrets: --resume secret:ck"},
+		{Request{Types: []string{"pods", "secrets"}, ShowSecrets: true, Features: Features{Resume: "configmap:ns/ck"}}, "holds their values (--show-secrets), and ConfigMaps may be read by anyone who may view the namespace; keep it in Secrets: --resume secret:ns/ck"},
+		{Request{Types: []string{"sa"}, Names: []string{"build"}, Owned: true, OwnedTypes: []string{"secrets"}, Features: Features{Resume: "configmap:ck"}}, "--resume and --owned do not go together"},
+		{Request{Types: []string{"pods"}, Features: Features{Resume: "configmap:ck"}}, ""},
 		{Request{Types: []string{"secrets"}}, ""},
 	} {
 		_, err := Resolve(context.Background(), kc, tc.req, quiet)

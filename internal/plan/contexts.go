@@ -34,17 +34,6 @@ func selectContexts(kc Kubeconfig, req Request) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(picked) > 1 {
-		for _, flag := range req.ClusterFlags {
-			return nil, usagef("--%s applies to one cluster, but several contexts are watched; drop it, or give one --context", flag)
-		}
-		switch {
-		case req.Owned:
-			return nil, usagef("--owned follows one object in one cluster, but several contexts are watched; give one --context")
-		case req.UntilDeleted:
-			return nil, usagef("--until-deleted waits for objects of one cluster, but several contexts are watched; give one --context")
-		}
-	}
 	return picked, nil
 }
 

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -79,12 +80,12 @@ func TestContextGlobsCrossSlashes(t *testing.T) {
 // Several clusters refuse what follows one object or one cluster.
 func TestSeveralClustersRefuse(t *testing.T) {
 	for name, req := range map[string]Request{
-		"--owned":         {Owned: true},
-		"--until-deleted": {UntilDeleted: true},
+		"--owned":         {Types: []string{"deploy"}, Names: []string{"web"}, Owned: true},
+		"--until-deleted": {Types: []string{"pods"}, Names: []string{"web"}, UntilDeleted: true},
 		"--server":        {ClusterFlags: []string{"server"}},
 	} {
-		req.Context = "a,b"
-		_, err := selectContexts(Kubeconfig{Default: twoContexts()}, req)
+		req.Context = "a,*" // several, known once the contexts are picked
+		_, err := Resolve(context.Background(), Kubeconfig{Default: twoContexts()}, req, quiet)
 		var usage *diag.UsageError
 		if !errors.As(err, &usage) || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v, want a usage error naming it", name, err)

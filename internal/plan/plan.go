@@ -10,12 +10,14 @@ package plan
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
+	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/resource"
 )
@@ -55,11 +57,9 @@ type Request struct {
 	// or wide lines); Resume reads what identifies each cluster for a checkpoint.
 	Columns bool
 	Resume  bool
-	// ConfigMapCheckpoint is the --resume value when it keeps the checkpoint in
-	// ConfigMaps (configmap:NAME), "" otherwise: refused when Secrets are watched
-	// (followed children too), whose checkpoint must not be readable by who may read
-	// ConfigMaps.
-	ConfigMapCheckpoint string
+	// Features are what the command checked against each other (Check): checked again
+	// once the clusters said how many contexts are watched and whether Secrets are.
+	Features Features
 }
 
 // Plan is a Request resolved: the clusters to watch, each with what to watch there.
@@ -128,6 +128,11 @@ func Resolve(ctx context.Context, kc Kubeconfig, req Request, say Notices) (*Pla
 	if err != nil {
 		return nil, err
 	}
+	features := FeaturesOf(req)
+	features.Contexts = max(1, len(contexts))
+	if err := Check(features); err != nil {
+		return nil, err
+	}
 	switch {
 	case req.AllContexts:
 		say.Info("--all-contexts selected %s", strings.Join(contexts, ", "))
@@ -152,7 +157,22 @@ func Resolve(ctx context.Context, kc Kubeconfig, req Request, say Notices) (*Pla
 		return nil, err
 	}
 	p.complete(ctx, req, say)
+	features.Secrets = p.watchesSecrets()
+	if err := Check(features); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// watchesSecrets reports whether Secrets are among the types watched in any cluster,
+// the followed children's too.
+func (p *Plan) watchesSecrets() bool {
+	for _, c := range p.Clusters {
+		if slices.ContainsFunc(c.Resources, informer.IsSecret) || slices.ContainsFunc(c.Children, informer.IsSecret) {
+			return true
+		}
+	}
+	return false
 }
 
 // Resources are the types watched in any cluster, each once, in the order of the
