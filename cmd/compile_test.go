@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
@@ -29,7 +31,7 @@ func TestCompileSignal(t *testing.T) {
 		cfg := engine.Config{Output: engine.Output{Sinks: tc.sinks}}
 		err := compileOutput(&cfg, "", tc.formats)
 		if err == nil {
-			_, err = compileTransitions(tc.on, tc.sinks, tc.transitions, nil)
+			err = compileSignal(&cfg, tc.on, tc.sinks, tc.transitions, func(string, ...any) {})
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc, err, tc.want)
@@ -40,11 +42,22 @@ func TestCompileSignal(t *testing.T) {
 	if err := compileOutput(&cfg, "", nil); err != nil {
 		t.Fatal(err)
 	}
-	set, err := compileTransitions([]string{"deleted"}, sinks, nil, nil)
-	if err != nil {
+	var warned []string
+	if err := compileSignal(&cfg, []string{"deleted"}, sinks, nil, func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }); err != nil {
 		t.Fatal(err)
 	}
-	if names := set.Names(); !slices.Equal(names, []string{"crashloop", "deleted"}) || cfg.Output.Formats["hook"] == nil {
+	// The sink's episodes of crashloop are resolved by ready: the run evaluates it too,
+	// and --on, which leaves it out of the stream, is said to.
+	if names := cfg.Events.Transitions.Names(); !slices.Equal(names, []string{"crashloop", "ready", "deleted"}) || cfg.Output.Formats["hook"] == nil {
 		t.Errorf("transitions %q, formats %v", names, cfg.Output.Formats)
+	}
+	if e := cfg.Events.Episodes; len(e) != 1 || e[0] == nil || e[0].Name != "hook" || !slices.Equal(e[0].On, []string{"crashloop", "deleted"}) {
+		t.Errorf("episodes %+v", e)
+	}
+	if o := cfg.Events.Opposites; len(o) != 1 || o["crashloop"].Name != "ready" || o["crashloop"].Holds != time.Minute {
+		t.Errorf("opposites %+v", o)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], `sink "hook": its episodes of crashloop are resolved by ready, which --on leaves out`) {
+		t.Errorf("warned %q", warned)
 	}
 }

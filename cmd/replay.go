@@ -107,7 +107,7 @@ func (f *replayFlags) config(args []string, configFlags *genericclioptions.Confi
 		transitions = file.Transitions
 	}
 	cfg.Events.On = f.on
-	if cfg.Events.Transitions, err = compileTransitions(f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
+	if err := compileSignal(&cfg, f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
 		return cfg, engine.Replay{}, err
 	}
 	files, selectors := splitReplayArgs(args)
