@@ -232,11 +232,11 @@ var contextStyle = []color.Attribute{color.Faint}
 // column, every string escaped as object names are (a log line is whatever the
 // container wrote):
 //
-//	          app exited 1 (Error) at 15:04:03: config missing
-//	          log of the previous instance (last 2 lines):
-//	            connecting to the database
-//	            panic: dial tcp 10.96.0.9:5432: connection refused
-//	          Warning BackOff (3 times, last 15:04:04): Back-off restarting failed container
+//	app exited 1 (Error) at 15:04:03: config missing
+//	log of the previous instance (last 2 lines):
+//	  connecting to the database
+//	  panic: dial tcp 10.96.0.9:5432: connection refused
+//	Warning BackOff (3 times, last 15:04:04): Back-off restarting failed container
 func (p *Printer) appendContext(dst []byte, ev *event.Event, line lineLayout) []byte {
 	if !ev.ShowsContext() {
 		return dst
