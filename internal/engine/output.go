@@ -180,7 +180,9 @@ func (w *session) filter(s config.Sink) sink.Filter {
 	if s.On != "" {
 		on = strings.Split(s.On, "|")
 	}
-	f := sink.Filter{EventTypes: s.EventTypes, On: on, Fold: folds}
+	f := sink.Filter{EventTypes: s.EventTypes, On: on, Fold: folds, Episodes: w.cfg.Events.Episodes != nil,
+		Index:       slices.IndexFunc(w.cfg.Output.Sinks, func(o config.Sink) bool { return o.Name == s.Name }),
+		AllEpisodes: w.view != nil && s.Type == config.KindTerminal}
 	if w.cfg.Events.Transitions != nil {
 		// The run evaluates the transitions every sink names, once per event; each sink
 		// names in its events only those it asked for, or --on's.
