@@ -11,6 +11,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/episode"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/notify"
+	"github.com/kubeevents/kubeevents/internal/sink"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
@@ -84,6 +85,9 @@ func compileOutput(cfg *engine.Config, until string, fileFormats map[string]stri
 			return usageErrorf("sink %q: %v", s.Name, err)
 		}
 		if out.Formats[s.Name], err = f.Compile(); err != nil {
+			return usageErrorf("sink %q: %v", s.Name, err)
+		}
+		if err := sink.CheckEditURL(f, s.URL); err != nil {
 			return usageErrorf("sink %q: %v", s.Name, err)
 		}
 	}

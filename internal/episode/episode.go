@@ -553,6 +553,9 @@ func (s *Step) digest(i int, now time.Time) *event.Event {
 // snapshot is e as it stands now, for a decision.
 func (s *Step) snapshot(e *episode) *event.Episode {
 	c := e.ep
+	if c.Resolved.IsZero() {
+		c.Expires = e.lastNews.Add(s.cfg.Sinks[e.sink].ResolveAfter)
+	}
 	c.Troubled = 0
 	for _, troubled := range e.members {
 		if troubled {

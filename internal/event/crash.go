@@ -158,3 +158,11 @@ var CrashTransitions = []string{"crashloop", "oomkilled", "failed", "image-pull"
 func (e *Event) ShowsContext() bool {
 	return e.Context != nil && (e.Episode != nil || slices.ContainsFunc(e.On, func(t string) bool { return slices.Contains(CrashTransitions, t) }))
 }
+
+// WithContext is the event as e, with c as its crash's context: a copy, for a sink that
+// shows again what came late.
+func (e *Event) WithContext(c *PendingContext) *Event {
+	copied := e.copyShown()
+	copied.On, copied.Context = e.On, c
+	return copied
+}

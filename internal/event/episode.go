@@ -91,6 +91,9 @@ type Episode struct {
 	// Troubled is how many of its objects are in trouble now (their transition
 	// happened, their opposite has not).
 	Troubled int
+	// Expires is when it will be resolved as quiet unless news of its objects comes
+	// before (an alert's end, for a receiver that expires alerts); zero once resolved.
+	Expires time.Time
 	// Ref is the receiver's handle of the episode's first message, shared by every
 	// copy of the episode: set by the sink that posted it, kept in the checkpoint.
 	Ref *EpisodeRef
@@ -164,6 +167,7 @@ type episodeJSON struct {
 	Count      int             `json:"count"`
 	Since      int             `json:"since"`
 	Troubled   int             `json:"troubled"`
+	Expires    time.Time       `json:"expires,omitzero"`
 	Resolved   time.Time       `json:"resolved,omitzero"`
 	ResolvedBy string          `json:"resolvedBy,omitempty"`
 }
@@ -176,7 +180,7 @@ type ownerJSON struct {
 func (e *Episode) json(action string) episodeJSON {
 	j := episodeJSON{ID: e.ID, Action: action, Transition: e.Transition, State: e.State(), Cluster: e.Cluster,
 		Namespace: e.Namespace, Opened: e.Opened.UTC(), Last: e.Last.UTC(), Count: e.Count, Since: e.Since,
-		Troubled: e.Troubled, Resolved: e.Resolved.UTC(), ResolvedBy: e.ResolvedBy}
+		Troubled: e.Troubled, Expires: e.Expires.UTC(), Resolved: e.Resolved.UTC(), ResolvedBy: e.ResolvedBy}
 	if e.Controller != (Owner{}) {
 		j.Controller = &ownerJSON{Kind: e.Controller.Kind, Name: e.Controller.Name}
 	}
@@ -190,7 +194,7 @@ func (e *Episode) json(action string) episodeJSON {
 //
 //	{"id":"3f2a9c1b7d4e","transition":"crashloop","state":"open","namespace":"shop",
 //	 "controller":{"kind":"Deployment","name":"web"},"key":[...],"opened":"…","last":"…",
-//	 "count":14,"since":6,"troubled":1}
+//	 "count":14,"since":6,"troubled":1,"expires":"…"}
 //
 // with "resolved" and "resolvedBy" once it ended.
 func (e *Episode) MarshalJSON() ([]byte, error) { return json.Marshal(e.json("")) }

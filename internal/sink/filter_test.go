@@ -144,11 +144,11 @@ func TestFilterShowsItsOwnTransitions(t *testing.T) {
 	}
 }
 
-// episodeSink keeps the events it is given.
-type episodeSink struct{ got []*event.Event }
+// keptSink keeps the events it is given.
+type keptSink struct{ got []*event.Event }
 
-func (r *episodeSink) Write(ev *event.Event) error { r.got = append(r.got, ev); return nil }
-func (r *episodeSink) Close() error                { return nil }
+func (r *keptSink) Write(ev *event.Event) error { r.got = append(r.got, ev); return nil }
+func (r *keptSink) Close() error                { return nil }
 
 // With episodes, a sink leaves out what its episode holds, takes what it opens with its
 // decision (whatever its on= says), the episodes' own events only when they are its own,
@@ -158,7 +158,7 @@ func TestFilterEpisodes(t *testing.T) {
 	decide := func(typ event.EventType, on []string, a event.EpisodeAction) *event.Event {
 		return &event.Event{Type: typ, On: on, Episodes: []event.EpisodeDecision{{}, {Action: a, Episode: ep}}}
 	}
-	rec := &episodeSink{}
+	rec := &keptSink{}
 	s := WithFilter(rec, Filter{On: []string{"crashloop"}, Shows: []string{"crashloop"}, Episodes: true, Index: 1})
 	for _, c := range []struct {
 		ev   *event.Event
@@ -182,13 +182,13 @@ func TestFilterEpisodes(t *testing.T) {
 			t.Errorf("shows %v", rec.got[0].On)
 		}
 	}
-	view := &episodeSink{}
+	view := &keptSink{}
 	v := WithFilter(view, Filter{Episodes: true, Index: 0, AllEpisodes: true})
 	res := decide(event.EpisodeStep, nil, event.EpisodeResolve)
 	if err := v.Write(res); err != nil || len(view.got) != 1 || view.got[0] != res {
 		t.Errorf("the view: %v %+v", err, view.got)
 	}
-	plain := &episodeSink{}
+	plain := &keptSink{}
 	if err := WithFilter(plain, Filter{Episodes: true, Index: 0}).Write(res); !errors.Is(err, listener.ErrFiltered) {
 		t.Errorf("a sink without episodes given another's resolution: %v", err)
 	}
