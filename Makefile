@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X github.com/kubeevents/kubeevents/internal/version.version=$(
 	-X github.com/kubeevents/kubeevents/internal/version.commit=$(shell git rev-parse --short HEAD 2>/dev/null) \
 	-X github.com/kubeevents/kubeevents/internal/version.date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: docs build demo demo-rollout lint test test-unit test-e2e test-bench test-faults soak fuzz cluster-up cluster-down bench bench-mem bench-replay completions release-check clean
+.PHONY: docs build demo demo-rollout lint test test-unit test-e2e test-bench test-faults soak fuzz cluster-up cluster-down bench bench-mem bench-replay bench-store completions release-check clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -124,6 +124,14 @@ bench-mem: cluster-up build
 # ten times larger; results in bench/results-replay.json (bench/README.md).
 bench-replay: cluster-up build
 	KUBEEVENTS_BIN=$(BIN) hack/bench.sh replay
+
+# The history store (bench/README.md "History store"), no cluster needed: store import of
+# a status churn recording (events/s, size against the JSON Lines), then a store of
+# STORE_VERSIONS versions (10 million: about an hour on 2 shared cores) for one object's history,
+# get --at over 1,000 pods (warm and cold) and the writer's RSS there.
+STORE_VERSIONS ?= 10000000
+bench-store: build
+	$(GO) run ./bench/store -kubeevents $(BIN) -versions $(STORE_VERSIONS)
 
 # The benchmark harness on a short run (every churn mode with N=50 M=2, the rollout with 3
 # Deployments x 2 replicas, the custom-resource variant, bench-mem with 50 pods): checks

@@ -1,24 +1,24 @@
 package cmd
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/episode"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/notify"
-	"github.com/kubeevents/kubeevents/internal/sink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
 // The compile step of a run (kubectl's Complete): every jq program, ignored path,
 // transition and receiver format the flags and the config file name is compiled once,
-// here, so that its errors come before anything connects and the engine is handed only
-// what runs.
+// here (each sink's by its kind), so that its errors come before anything connects and
+// the engine is handed only what runs.
 
 // differ compiles --ignore-path into the run's Differ; nil with --no-diff.
 func (f *outputFlags) differ(noFastPaths bool) (*diff.Differ, error) {
@@ -40,9 +40,10 @@ func (f *outputFlags) differ(noFastPaths bool) (*diff.Differ, error) {
 	return d, nil
 }
 
-// compileOutput compiles --until, every sink's jq expression and every http sink's
-// format (with the config file's formats, by name).
-func compileOutput(cfg *engine.Config, until string, fileFormats map[string]string) error {
+// compileOutput compiles --until, and every sink's settings as its kind says (a jq
+// expression; an http sink's format, with the config file's formats, c.Formats, which are
+// checked whether a sink uses them or not, as its transitions are).
+func compileOutput(cfg *engine.Config, until string, c sinkkind.Compiling) error {
 	if until != "" {
 		q, err := jq.Compile(until)
 		if err != nil {
@@ -50,44 +51,15 @@ func compileOutput(cfg *engine.Config, until string, fileFormats map[string]stri
 		}
 		cfg.End.Until = q
 	}
-	out := &cfg.Output
-	out.Queries = map[string]*jq.Query{}
-	for _, s := range out.Sinks {
-		if s.Type != config.KindJQ && s.Expr == "" { // exec and http sinks may have one
-			continue
-		}
-		q, err := jq.Compile(s.Expr)
+	if _, err := notify.NewCatalog(c.Formats); err != nil {
+		return usageErrorf("formats: %v", err)
+	}
+	for _, s := range cfg.Output.Sinks {
+		err := s.Compile(c)
 		switch {
 		case err != nil && s.Origin == "--jq":
 			return usageErrorf("--jq: %v", err)
 		case err != nil:
-			return usageErrorf("sink %q: %v", s.Name, err)
-		}
-		out.Queries[s.Name] = q
-	}
-	formats, err := notify.NewCatalog(fileFormats)
-	if err != nil {
-		return usageErrorf("formats: %v", err)
-	}
-	out.Formats = map[string]*notify.Compiled{}
-	for _, s := range out.Sinks {
-		if s.Type != config.KindHTTP {
-			continue
-		}
-		if err := config.CheckHTTP(s); err != nil {
-			return usageErrorf("sink %q: %v", s.Name, err)
-		}
-		if s.Format == "" {
-			continue
-		}
-		f, err := formats.Lookup(s.Format)
-		if err != nil {
-			return usageErrorf("sink %q: %v", s.Name, err)
-		}
-		if out.Formats[s.Name], err = f.Compile(); err != nil {
-			return usageErrorf("sink %q: %v", s.Name, err)
-		}
-		if err := sink.CheckEditURL(f, s.URL); err != nil {
 			return usageErrorf("sink %q: %v", s.Name, err)
 		}
 	}
@@ -99,7 +71,7 @@ func compileOutput(cfg *engine.Config, until string, fileFormats map[string]stri
 // their settings, and the opposites that resolve them, which the run evaluates too.
 //
 // sinks are the run's listeners' sinks, in order (cfg.Output.Sinks, or top's own).
-func compileSignal(cfg *engine.Config, on []string, sinks []config.Sink, fileTransitions map[string]string, warn func(string, ...any)) error {
+func compileSignal(cfg *engine.Config, on []string, sinks []sinkkind.Spec, fileTransitions map[string]string, warn func(string, ...any)) error {
 	catalog, err := transition.NewCatalog(fileTransitions)
 	if err != nil {
 		return usageErrorf("transitions: %v", err)
@@ -122,6 +94,9 @@ func compileSignal(cfg *engine.Config, on []string, sinks []config.Sink, fileTra
 	cfg.Events.Episodes, cfg.Events.Opposites = nil, nil
 	for i, s := range sinks {
 		if s.On == "" {
+			if key := episodeKey(s); key != "" {
+				return usageErrorf("sink %q: %s groups what the sink's on= keeps into episodes; add on=TRANSITIONS, or drop %s", s.Name, key, key)
+			}
 			continue
 		}
 		list := strings.Split(s.On, "|")
@@ -164,8 +139,31 @@ func compileSignal(cfg *engine.Config, on []string, sinks []config.Sink, fileTra
 	return nil
 }
 
-// episodeSettings are the episodes of sink s, whose on= names transitions (nil when
-// its group says it has none).
-func episodeSettings(s config.Sink, on []string) (*episode.Settings, error) {
-	return &episode.Settings{Name: s.Name, On: on, Cooldown: episode.DefaultCooldown, ResolveAfter: episode.DefaultResolveAfter}, nil
+// episodeSettings are the episodes of sink s, whose on= names transitions.
+func episodeSettings(s sinkkind.Spec, on []string) (*episode.Settings, error) {
+	set := &episode.Settings{Name: s.Name, On: on, Cooldown: cmp.Or(s.Cooldown, episode.DefaultCooldown),
+		ResolveAfter: cmp.Or(s.ResolveAfter, episode.DefaultResolveAfter), Digest: s.Digest}
+	if s.Group != "" {
+		q, err := jq.Compile(s.Group)
+		if err != nil {
+			return nil, usageErrorf("sink %q: group: %v", s.Name, err)
+		}
+		set.Group = q
+	}
+	return set, nil
+}
+
+// episodeKey is the first episodes' setting s has ("" for none).
+func episodeKey(s sinkkind.Spec) string {
+	switch {
+	case s.Group != "":
+		return "group"
+	case s.Cooldown != 0:
+		return "cooldown"
+	case s.ResolveAfter != 0:
+		return "resolve-after"
+	case s.Digest != 0:
+		return "digest"
+	}
+	return ""
 }

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/httpsink"
 )
 
 // The command compiles what the sinks and --on name, and says which name or program is
@@ -16,20 +17,24 @@ import (
 func TestCompileSignal(t *testing.T) {
 	for _, tc := range []struct {
 		on          []string
-		sinks       []config.Sink
+		sinks       []sinkkind.Spec
 		transitions map[string]string
 		formats     map[string]string
 		want        string
 	}{
 		{on: []string{"crashlop"}, want: `--on: unknown transition "crashlop" (did you mean "crashloop"?); kubeevents on lists them`},
-		{sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, On: "crashloop|nope"}}, want: `sink "hook": on: unknown transition "nope"`},
-		{sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, Format: "slak"}}, want: `sink "hook": unknown format "slak" (did you mean "slack"?)`},
+		{sinks: hook("crashloop|nope", ""), want: `sink "hook": on: unknown transition "nope"`},
+		{sinks: hook("", "slak"), want: `sink "hook": unknown format "slak" (did you mean "slack"?)`},
 		{transitions: map[string]string{"x": ".object |"}, on: []string{"x"}, want: `transition "x": syntax error at column 10`},
-		{formats: map[string]string{"x": "titl"}, sinks: []config.Sink{{Name: "hook", Type: config.KindHTTP, Format: "x"}},
+		{sinks: []sinkkind.Spec{{Name: "hook", Kind: httpsink.Kind, Settings: &httpsink.Settings{URL: "http://x"}, Cooldown: time.Minute}},
+			want: `sink "hook": cooldown groups what the sink's on= keeps into episodes; add on=TRANSITIONS, or drop cooldown`},
+		{sinks: []sinkkind.Spec{{Name: "hook", Kind: httpsink.Kind, Settings: &httpsink.Settings{URL: "http://x"}, On: "crashloop", Group: ".object |"}},
+			want: `sink "hook": group: syntax error`},
+		{formats: map[string]string{"x": "titl"}, sinks: hook("", "x"),
 			want: `sink "hook": format "x": function not defined: titl/0`},
 	} {
 		cfg := engine.Config{Output: engine.Output{Sinks: tc.sinks}}
-		err := compileOutput(&cfg, "", tc.formats)
+		err := compileOutput(&cfg, "", sinkkind.Compiling{Formats: tc.formats})
 		if err == nil {
 			err = compileSignal(&cfg, tc.on, tc.sinks, tc.transitions, func(string, ...any) {})
 		}
@@ -37,9 +42,9 @@ func TestCompileSignal(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", tc, err, tc.want)
 		}
 	}
-	sinks := []config.Sink{{Name: "hook", Type: config.KindHTTP, Format: "slack", On: "crashloop|deleted"}}
+	sinks := hook("crashloop|deleted", "slack")
 	cfg := engine.Config{Output: engine.Output{Sinks: sinks}}
-	if err := compileOutput(&cfg, "", nil); err != nil {
+	if err := compileOutput(&cfg, "", sinkkind.Compiling{}); err != nil {
 		t.Fatal(err)
 	}
 	var warned []string
@@ -48,8 +53,8 @@ func TestCompileSignal(t *testing.T) {
 	}
 	// The sink's episodes of crashloop are resolved by ready: the run evaluates it too,
 	// and --on, which leaves it out of the stream, is said to.
-	if names := cfg.Events.Transitions.Names(); !slices.Equal(names, []string{"crashloop", "ready", "deleted"}) || cfg.Output.Formats["hook"] == nil {
-		t.Errorf("transitions %q, formats %v", names, cfg.Output.Formats)
+	if names := cfg.Events.Transitions.Names(); !slices.Equal(names, []string{"crashloop", "ready", "deleted"}) || sinks[0].Settings.(*httpsink.Settings).Compiled == nil {
+		t.Errorf("transitions %q, http sink %+v", names, sinks[0].Settings)
 	}
 	if e := cfg.Events.Episodes; len(e) != 1 || e[0] == nil || e[0].Name != "hook" || !slices.Equal(e[0].On, []string{"crashloop", "deleted"}) {
 		t.Errorf("episodes %+v", e)
@@ -60,4 +65,9 @@ func TestCompileSignal(t *testing.T) {
 	if len(warned) != 1 || !strings.Contains(warned[0], `sink "hook": its episodes of crashloop are resolved by ready, which --on leaves out`) {
 		t.Errorf("warned %q", warned)
 	}
+}
+
+// hook is an http sink named hook, with on= and format=.
+func hook(on, format string) []sinkkind.Spec {
+	return []sinkkind.Spec{{Name: "hook", Kind: httpsink.Kind, Settings: &httpsink.Settings{Format: format, URL: "http://x"}, On: on}}
 }

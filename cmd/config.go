@@ -11,8 +11,8 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
-	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/notify"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
@@ -38,18 +38,17 @@ func NewConfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 			if err := config.CheckNames(sinks); err != nil {
 				return &UsageError{Err: err}
 			}
-			for _, s := range sinks {
-				if s.Type == config.KindJQ || s.Expr != "" {
-					if _, err := jq.Compile(s.Expr); err != nil {
-						return usageErrorf("%s: sink %q: %v", s.Origin, s.Name, err)
-					}
-				}
-				if err := config.CheckRunnable(s); err != nil {
-					return usageErrorf("%s: sink %q: %v", s.Origin, s.Name, err)
-				}
-			}
 			if err := checkSignal(file, sinks); err != nil {
 				return usageErrorf("%s: %v", path, err)
+			}
+			for _, s := range sinks {
+				err := s.Compile(sinkkind.Compiling{Formats: file.Formats})
+				if err == nil && s.Kind.Check != nil {
+					err = s.Kind.Check(s.Settings)
+				}
+				if err != nil {
+					return usageErrorf("%s: sink %q: %v", s.Origin, s.Name, err)
+				}
 			}
 			fmt.Fprintf(streams.Out, "%s: OK, %d sink%s\n", path, len(sinks), diag.Plural(len(sinks)))
 			return nil
@@ -60,7 +59,7 @@ func NewConfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 
 // checkSignal compiles the file's own transitions and formats, and looks up those its
 // sinks name, as a watch would.
-func checkSignal(file *config.File, sinks []config.Sink) error {
+func checkSignal(file *config.File, sinks []sinkkind.Spec) error {
 	transitions, err := transition.NewCatalog(file.Transitions)
 	if err != nil {
 		return err
@@ -85,10 +84,10 @@ func checkSignal(file *config.File, sinks []config.Sink) error {
 		}
 	}
 	for _, s := range sinks {
-		if s.Type != config.KindHTTP || s.Format == "" {
+		if !s.Kind.NamedFormats || s.Format() == "" {
 			continue
 		}
-		if _, err := formats.Lookup(s.Format); err != nil {
+		if _, err := formats.Lookup(s.Format()); err != nil {
 			return fmt.Errorf("sink %q: %v", s.Name, err)
 		}
 	}

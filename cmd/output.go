@@ -12,6 +12,8 @@ import (
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	_ "github.com/kubeevents/kubeevents/internal/sinkkind/kinds" // every sink kind
 	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
@@ -45,7 +47,7 @@ func (f *outputFlags) addFlags(fs *pflag.FlagSet, where string) {
 	fs.StringVar(&f.color, "color", "auto", "colour the terminal output: auto|always|never (auto: only on a terminal, and never when NO_COLOR is set)")
 	fs.BoolVar(&f.timestamps, "timestamps", false, "full RFC 3339 times instead of 15:04:05 in pretty output")
 	fs.BoolVar(&f.watchEvents, "output-watch-events", false, "as kubectl get -w: -o custom-columns=, jsonpath= and go-template= (and such file sinks) see the watch event {type, object} instead of the object; the other formats show the event type anyway")
-	fs.StringArrayVar(&f.sinks, "sink", nil, config.SinkSyntaxHelp)
+	fs.StringArrayVar(&f.sinks, "sink", nil, config.SinkSyntaxHelp())
 	fs.StringVar(&f.configFile, "config", "", "config file with sinks and defaults "+configFileDefault)
 	fs.StringVar(&f.jq, "jq", "", "jq expression applied to each event of the standard output stream (envelope: type, time, seq, resource, object, old, diff)")
 	fs.BoolVarP(&f.rawOutput, "raw-output", "r", false, "with --jq: print strings raw, not as JSON")
@@ -68,7 +70,7 @@ func (f *outputFlags) addFlags(fs *pflag.FlagSet, where string) {
 // it); resync is the command's --resync, if it has one.
 func (f *outputFlags) engineConfig(streams genericiooptions.IOStreams, resync time.Duration, resyncGiven bool) (engine.Config, *config.File, error) {
 	cfg := engine.Config{
-		Output: engine.Output{Color: f.color, Timestamps: f.timestamps, WatchEvents: f.watchEvents, ShowOld: f.showOld},
+		Output: engine.Output{Color: f.color, Timestamps: f.timestamps, ShowOld: f.showOld},
 		Events: engine.Events{ChangesOnly: f.changesOnly},
 		End:    engine.End{MaxEvents: uint64(max(f.maxEvents, 0)), Timeout: f.timeout, Grace: f.grace},
 	}
@@ -84,7 +86,7 @@ func (f *outputFlags) engineConfig(streams genericiooptions.IOStreams, resync ti
 		return cfg, nil, err
 	}
 	stdout, _ := streams.Out.(*os.File)
-	cfg.Output.Sinks, err = config.Assemble(file, config.CommandLine{Specs: f.sinks, Output: f.output, OutputGiven: f.changed("output"),
+	cfg.Output.Sinks, err = assembleSinks(file, sinkFlags{Specs: f.sinks, Output: f.output, OutputGiven: f.changed("output"),
 		JQ: f.jq, Raw: f.rawOutput, NoScreen: f.noScreen, Buffer: f.buffer, BufferGiven: f.changed("buffer"),
 		OnFull: f.onFull, OnFullGiven: f.changed("on-full"), Resync: resync, ResyncGiven: resyncGiven, Stdout: stdout})
 	if err != nil {
@@ -100,7 +102,7 @@ func (f *outputFlags) engineConfig(streams genericiooptions.IOStreams, resync ti
 	if file != nil {
 		formats = file.Formats
 	}
-	return cfg, file, compileOutput(&cfg, f.until, formats)
+	return cfg, file, compileOutput(&cfg, f.until, sinkkind.Compiling{Formats: formats, Timestamps: f.timestamps, WatchEvents: f.watchEvents})
 }
 
 // applySwitches sets what the environment's switches (package switches) say of a run:

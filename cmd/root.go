@@ -73,6 +73,8 @@ from one shared informer, showing what changed in every update.`,
 	root.AddCommand(NewTopCommand(configFlags, streams, verbosity))
 	root.AddCommand(NewReplayCommand(configFlags, streams, verbosity))
 	root.AddCommand(NewHistoryCommand(configFlags, streams, verbosity))
+	root.AddCommand(NewGetCommand(configFlags, streams))
+	root.AddCommand(NewStoreCommand(streams))
 	root.AddCommand(NewConfigCommand(streams))
 	root.AddCommand(NewOnCommand(streams))
 	root.AddCommand(NewFormatCommand(streams))

@@ -12,8 +12,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubeevents/kubeevents/internal/complete"
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/top"
 	"github.com/kubeevents/kubeevents/internal/ui"
 )
@@ -110,7 +110,7 @@ func (f *topFlags) config(args []string, configFlags *genericclioptions.ConfigFl
 	}
 	if len(f.on) > 0 {
 		// top's own sink (the ranking) has the episodes; the stream is every change.
-		sinks := []config.Sink{{Name: "top", On: strings.Join(f.on, "|")}}
+		sinks := []sinkkind.Spec{{Name: "top", On: strings.Join(f.on, "|")}}
 		if err := compileSignal(&cfg.Engine, nil, sinks, nil, warnTo(streams)); err != nil {
 			return cfg, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/terminalsink"
 	"github.com/kubeevents/kubeevents/internal/switches"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -215,10 +216,14 @@ func TestEngineConfigFromFlags(t *testing.T) {
 				slices.Equal(c.Events.Types, []event.EventType{event.Added, event.Deleted})
 		}},
 		{"sinks", []string{"watch", "pods", "-o", "wide", "--sink", "file=x.jsonl", "--buffer", "7"}, func(c engine.Config) bool {
-			return len(c.Output.Sinks) == 2 && c.Output.Sinks[0].Format == "wide" && c.Output.Sinks[1].Path == "x.jsonl" && c.Output.Sinks[1].Buffer == 7
+			path, _ := c.Output.Sinks[1].Destination()
+			return len(c.Output.Sinks) == 2 && c.Output.Sinks[0].Format() == "wide" && path == "x.jsonl" && c.Output.Sinks[1].Buffer == 7
 		}},
 		{"templates", []string{"watch", "pods", "-o", "jsonpath={.type}", "--output-watch-events"}, func(c engine.Config) bool {
-			return c.Output.WatchEvents && c.Output.Sinks[0].Format == "jsonpath={.type}"
+			return c.Output.Sinks[0].Settings.(*terminalsink.Settings).WatchEvents && c.Output.Sinks[0].Format() == "jsonpath={.type}"
+		}},
+		{"timestamps", []string{"watch", "pods", "--timestamps"}, func(c engine.Config) bool {
+			return c.Output.Sinks[0].Settings.(*terminalsink.Settings).Timestamps && c.Output.Timestamps
 		}},
 		{"ui", []string{"watch", "pods", "--ui", "--ui-history", "9"}, func(c engine.Config) bool { return c.UI && c.UIHistory == 9 }},
 		{"resume and metrics", []string{"watch", "pods", "--resume", "c.ckpt", "--metrics-addr", "127.0.0.1:0"}, func(c engine.Config) bool {
@@ -230,7 +235,7 @@ func TestEngineConfigFromFlags(t *testing.T) {
 		{"no attribution", []string{"watch", "pods", "--no-by"}, func(c engine.Config) bool { return c.Events.NoAttribution && c.Events.By.Empty() }},
 		{"signal", []string{"watch", "pods", "--on", "crashloop,oomkilled", "--on", "deleted", "--sink", "http(on=failed,format=slack)=http://x"}, func(c engine.Config) bool {
 			return slices.Equal(c.Events.On, []string{"crashloop", "oomkilled", "deleted"}) && !c.Events.FoldRollouts &&
-				c.Output.Sinks[1].On == "failed" && c.Output.Sinks[1].Format == "slack"
+				c.Output.Sinks[1].On == "failed" && c.Output.Sinks[1].Format() == "slack"
 		}},
 		{"folding", []string{"watch", "pods", "--fold-rollouts", "--sink", "file(fold=false)=all.jsonl"}, func(c engine.Config) bool {
 			return c.Events.FoldRollouts && c.Output.Sinks[1].Fold != nil && !*c.Output.Sinks[1].Fold

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/clusterstore"
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/plan"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/viewsink"
 	"github.com/kubeevents/kubeevents/internal/transition"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -81,8 +81,8 @@ func (f *watchFlags) features(cfg engine.Config, streams genericiooptions.IOStre
 	for _, s := range cfg.Output.Sinks {
 		switch {
 		case !s.WritesStdout():
-		case s.Type == config.KindTerminal:
-			ft.Screen = s.Format
+		case viewsink.Replaces(s):
+			ft.Screen = s.Format()
 		default:
 			ft.OtherStdout = s.Name
 		}

@@ -1,5 +1,5 @@
 // Command gendocs writes the parts of the docs that the code describes: the sink kinds
-// and settings tables of docs/sinks.md, from internal/config's settings table, and
+// and settings tables of docs/sinks.md, from the sink kinds' rows (hack/sinkdoc), and
 // docs/flags.md, from the commands' flags. Run it as make docs (or go generate
 // ./internal/config for docs/sinks.md alone); internal/config's
 // TestDocsMatchTheSettingsTable and cmd's TestFlagsDocIsCurrent fail when a file is not
@@ -11,7 +11,8 @@ import (
 	"os"
 
 	"github.com/kubeevents/kubeevents/cmd"
-	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/hack/sinkdoc"
+	_ "github.com/kubeevents/kubeevents/internal/sinkkind/kinds" // every sink kind
 )
 
 func main() {
@@ -38,7 +39,7 @@ func update(path string) error {
 	if err != nil {
 		return err
 	}
-	out, err := config.UpdateDoc(doc)
+	out, err := sinkdoc.UpdateDoc(doc)
 	if err != nil {
 		return err
 	}

@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
@@ -89,14 +89,13 @@ func Sink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, 
 	i := strings.IndexAny(toComplete, "(=")
 	if i < 0 {
 		var comps []cobra.Completion
-		for _, name := range config.Kinds() {
-			kind, _ := config.LookupKind(name)
-			desc := kind.Description
+		for _, kind := range sinkkind.Kinds() {
+			name, desc := kind.Name, kind.Description
 			forms := []cobra.Completion{
 				cobra.CompletionWithDesc(name+"=", desc+kind.TargetHint),
 				cobra.CompletionWithDesc(name+"(", desc+", with options"),
 			}
-			if kind.OptionalTarget() {
+			if kind.OptionalTarget {
 				forms = append([]cobra.Completion{cobra.CompletionWithDesc(name, desc+", in the -o format")}, forms...)
 			}
 			for _, f := range forms {
@@ -108,15 +107,16 @@ func Sink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, 
 		return comps, partial
 	}
 	kindName := toComplete[:i]
-	kind, ok := config.LookupKind(kindName)
+	kind, ok := sinkkind.Lookup(kindName)
 	if !ok {
 		return nil, NoFiles
 	}
+	target := kind.TargetRow().Value
 	if toComplete[i] == '=' {
 		switch {
-		case kind.TargetIsFormat():
-			return withDescriptions(toComplete[:i+1], kind.Formats(), FormatDescriptions, toComplete), NoFiles
-		case kind.TargetIsPath():
+		case target == sinkkind.Format:
+			return withDescriptions(toComplete[:i+1], kind.Formats, FormatDescriptions, toComplete), NoFiles
+		case target == sinkkind.Path:
 			return pathCompletions(toComplete[:i+1], toComplete[i+1:])
 		}
 		return nil, NoFiles // a jq expression
@@ -128,8 +128,8 @@ func Sink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, 
 		if closeAt == len(rest)-1 && kind.AfterOptions != "" {
 			return []cobra.Completion{cobra.CompletionWithDesc(toComplete+"=", kind.AfterOptions)}, partial
 		}
-		if target := i + 1 + closeAt + 1; kind.TargetIsPath() && target < len(toComplete) && toComplete[target] == '=' {
-			return pathCompletions(toComplete[:target+1], toComplete[target+1:])
+		if at := i + 1 + closeAt + 1; target == sinkkind.Path && at < len(toComplete) && toComplete[at] == '=' {
+			return pathCompletions(toComplete[:at+1], toComplete[at+1:])
 		}
 		return nil, NoFiles // complete, or a jq expression
 	}
@@ -138,7 +138,7 @@ func Sink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, 
 	if eq := strings.IndexByte(seg, '='); eq >= 0 {
 		key := seg[:eq]
 		base += key + "="
-		values, isPath := config.OptionValues(kindName, key)
+		values, isPath := kind.OptionValues(key)
 		if isPath && !strings.Contains(seg[eq+1:], `"`) {
 			comps, directive := pathCompletions(base, seg[eq+1:])
 			return comps, directive | cobra.ShellCompDirectiveNoSpace // the option list goes on
@@ -154,16 +154,17 @@ func Sink(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, 
 		used[strings.TrimSpace(strings.SplitN(opt, "=", 2)[0])] = true
 	}
 	var comps []cobra.Completion
-	for _, key := range config.OptionKeys(kindName) {
+	for _, key := range kind.FlagKeys() {
 		if used[key] {
 			continue
 		}
 		form := key + "="
-		if config.BareOption(key) {
+		set, _ := kind.Row(key)
+		if set.Value == sinkkind.Bool {
 			form = key
 		}
 		if strings.HasPrefix(base+form, toComplete) {
-			comps = append(comps, cobra.CompletionWithDesc(base+form, config.OptionHelp(key)))
+			comps = append(comps, cobra.CompletionWithDesc(base+form, set.Help))
 		}
 	}
 	return comps, partial

@@ -1,14 +1,9 @@
 // Package config reads kubeevents' output sinks from --sink flags and from a YAML
-// config file, checks them before anything is started, and builds them (Build).
-//
-// Each sink kind is one registration in kinds (kinds.go): the settings it takes, its
-// target, formats and default name, whether it writes to stdout, its completion and how
-// it is built. Every setting is one row of the settings table (validate.go): its --sink
-// key, its config file key, the kinds that take it, its value, default and meaning.
-// Both --sink and the config file read options through that table, and it writes the
-// --sink help (SinkSyntaxHelp) and the settings reference in docs/sinks.md
-// (SettingsMarkdown; go generate ./internal/config), so the keys are listed nowhere
-// else.
+// config file, and checks them before anything is started: the grammar of both over the
+// registry of sink kinds (package sinkkind), whose rows say which settings each kind
+// takes, what their values are and what they mean. The rows write the --sink help
+// (SinkSyntaxHelp) and the settings reference in docs/sinks.md (go generate
+// ./internal/config), so the keys are listed nowhere else.
 //
 // # The --sink flag
 //
@@ -18,167 +13,48 @@
 //
 // TARGET is everything after the '=' that follows KIND or the closing ')', taken
 // verbatim: a jq expression may contain commas, '=', parentheses and quotes. Which
-// setting it is depends on the kind (Kind.target); all kinds but terminal need one.
+// setting it is depends on the kind (Kind.Target); all kinds but terminal need one.
 //
 // OPTIONS is a comma-separated list of key=value, or a bare key for a boolean (key=true
 // and key=false work too). Spaces around keys and values are ignored. A value may be
 // double-quoted to hold a comma or ')', with \" and \\ as the only escapes inside the
-// quotes: output="a,b.txt". For example:
-//
-//	file(format=pretty,max-size=100,max-backups=5,compress)=events.log
-//	jq(raw,output=deletions.txt,on-full=drop-oldest,buffer=4096)=select(.type=="DELETED") | .object.metadata.name
-//	terminal(format=json,resync=30s)
-//
-// The exec sink's TARGET is its command line, split into words without a shell (see
-// SplitCommand).
+// quotes: output="a,b.txt". SinkSyntaxHelp shows examples.
 //
 // # The config file
 //
 // The config file (DefaultPath, unless the caller is told otherwise) is YAML with the
-// same settings in camelCase:
+// same settings in camelCase, under defaults (applied to every sink that leaves them
+// unset) and sinks (docs/sinks.md shows one). Relative paths in it are relative to the
+// config file's directory (see Load). It is decoded strictly: unknown and duplicate keys,
+// values of the wrong type and settings that do not fit the sink's type are errors, each
+// reported as "PATH:LINE:COLUMN: what is wrong".
 //
-//	defaults:            # applied to every sink that leaves a field unset
-//	  buffer: 2048
-//	  onFull: drop-oldest
-//	  resync: 10m
-//	sinks:
-//	  - name: screen
-//	    type: terminal
-//	    format: pretty
-//	  - name: archive
-//	    type: file
-//	    path: events.jsonl
-//	    rotate: {maxSizeMB: 100, maxBackups: 5, maxAgeDays: 7, compress: true}
-//	    resync: 5m
-//	    buffer: 4096
-//	    onFull: block
-//	  - name: deletions
-//	    type: jq
-//	    expr: 'select(.type=="DELETED") | .object.metadata.name'
-//	    raw: true
-//	    output: deletions.txt
-//
-// Relative paths in it (path, output, caFile, certFile, keyFile) are relative to the
-// config file's directory (see Load). It is decoded strictly: unknown and duplicate
-// keys, values of the wrong type and settings that do not fit the sink's type are
-// errors, each reported as "PATH:LINE:COLUMN: what is wrong".
-//
-// # Putting sinks together
-//
-// The caller combines the file's sinks with the flags' sinks like this:
-//
-//	sinks := f.Resolved()                       // file sinks, with f.Defaults applied
-//	for _, s := range flagSinks {
-//		sinks = append(sinks, f.Defaults.Apply(s)) // if the defaults should reach flag sinks too
-//	}
-//	config.AssignNames(sinks)                   // jq, jq-2, ... for names not given
-//	if err := config.CheckNames(sinks); err != nil { ... }
+// The command combines the file's sinks with the flags' (Resolved, Defaults.Apply),
+// numbers the default names (AssignNames) and checks them (CheckNames).
 package config
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 )
-
-// Stdout is the path, for a file sink, and the output, for a jq sink, that stands for
-// the standard output.
-const Stdout = "-"
-
-// Sink kinds.
-const (
-	KindTerminal = "terminal"
-	KindFile     = "file"
-	KindJQ       = "jq"
-	KindExec     = "exec"
-	KindHTTP     = "http"
-)
-
-// MinResync is the shortest resync period accepted. client-go silently raises shorter
-// periods to this, so they are refused instead.
-const MinResync = time.Second
-
-// MaxBuffer is the largest buffer accepted. A listener allocates its whole buffer up
-// front, so an absurd value would exhaust memory rather than fail cleanly.
-const MaxBuffer = 1 << 24
-
-// Sink is one output sink's settings, from a --sink flag or the config file.
-type Sink struct {
-	// Name is unique among all sinks. When not given it defaults to "screen" for
-	// terminal, the file's base name for file ("events.jsonl") and "jq" for jq, and
-	// AutoName is set so that AssignNames may number repeats ("jq-2", ...).
-	Name string
-	// Type is KindTerminal, KindFile or KindJQ.
-	Type string
-	// Format is, for terminal: pretty, wide, json, yaml or name, "" meaning the -o
-	// flag's format; for file: json (set when not given), pretty or yaml; for http: the
-	// receiver's (package notify), "" for JSON Lines; for jq: "".
-	Format string
-	Path   string // file: the file written (required); Stdout ("-") means stdout
-	Expr   string // jq: the expression (required)
-	Raw    bool   // jq: strings are printed raw
-	Output string // jq: file the results go to; "" or Stdout ("-") means stdout
-	Rotate Rotate // file: rotation
-
-	Command string // exec: the command line (split by SplitCommand; no shell)
-	URL     string // http: where events are POSTed
-	// Batch is the events per run (exec) or request (http) at most, BatchBytes the
-	// bytes per request (http), BatchInterval how long a batch that is not full waits
-	// for more; 0 means the kind's default.
-	Batch         int
-	BatchBytes    int
-	BatchInterval time.Duration
-	Single        bool          // http: one JSON object per request (application/json)
-	Timeout       time.Duration // exec, http: time limit per run or request; 0 means the default
-	Retries       *int          // exec, http: retries after a failed attempt; nil means the default
-	Concurrency   int           // exec: runs at once at most; 0 means 1
-	// Headers are an http sink's request headers, "NAME=REF; NAME=REF", where REF is
-	// env:VAR, file:PATH or the text itself; see sink.ParseHeaders.
-	Headers                   string
-	CAFile, CertFile, KeyFile string // http: TLS
-
-	Buffer int // events queued at most; 0 means the default
-	// OnFull is the on-full policy, parsed where the sink was read; zero means the default.
-	OnFull listener.Policy
-	// Resync is the resync period; 0 means none, otherwise it is at least MinResync.
-	Resync time.Duration
-	// EventTypes, when set, are the only event types the sink writes, "|"-separated
-	// (ADDED|DELETED); the others count as filtered in its summary. A string, so that a
-	// Sink stays comparable.
-	EventTypes string
-	// On, when set, names the transitions (package transition) the sink writes the events
-	// of, "|"-separated (crashloop|oomkilled); the others count as filtered.
-	On string
-	// Fold says whether the sink folds rollouts in progress (package fold); nil: as
-	// --fold-rollouts says.
-	Fold *bool
-
-	// AutoName reports that Name is a default rather than given by the user.
-	AutoName bool
-	// Origin says where the sink was defined, for messages: `--sink "jq=."` or
-	// "config.yaml:12:5".
-	Origin string
-}
-
-// Rotate is a file sink's rotation settings.
-type Rotate struct {
-	MaxSizeMB  int  // rotate when the file reaches this many megabytes; 0 means no rotation
-	MaxBackups int  // rotated files kept at most; 0 means all
-	MaxAgeDays int  // days a rotated file is kept at most; 0 means no limit
-	Compress   bool // gzip rotated files
-}
 
 // File is a parsed config file.
 type File struct {
-	Defaults Defaults // applied to sinks that leave a field unset; see Resolved
-	Sinks    []Sink   // as written, without Defaults applied
+	Defaults Defaults        // applied to sinks that leave a field unset; see Resolved
+	Sinks    []sinkkind.Spec // as written, without Defaults applied
 	// Resume is the checkpoint of --resume, which the flag overrides: a file, made
 	// relative to the config file's directory by Load, or a store in the cluster
 	// (secret:NAME, package clusterstore), taken as it is.
 	Resume string
+	// Store is the history store that get, history and store import use when --store
+	// does not say, made relative to the config file's directory by Load.
+	Store string
 	// MetricsAddr is --metrics-addr's HOST:PORT, which the flag overrides.
 	MetricsAddr string
 	// Transitions are the file's own transitions, name → jq program (package
@@ -196,7 +72,7 @@ type Defaults struct {
 }
 
 // Apply returns s with d's Buffer, OnFull and Resync filled in where s leaves them zero.
-func (d Defaults) Apply(s Sink) Sink {
+func (d Defaults) Apply(s sinkkind.Spec) sinkkind.Spec {
 	if s.Buffer == 0 {
 		s.Buffer = d.Buffer
 	}
@@ -209,15 +85,15 @@ func (d Defaults) Apply(s Sink) Sink {
 	return s
 }
 
-// Resolved returns a copy of the file's sinks with Defaults applied to each. A nil File
-// has no sinks.
-func (f *File) Resolved() []Sink {
+// Resolved returns a copy of the file's sinks, settings and all, with Defaults applied
+// to each. A nil File has no sinks.
+func (f *File) Resolved() []sinkkind.Spec {
 	if f == nil || len(f.Sinks) == 0 {
 		return nil
 	}
-	sinks := make([]Sink, len(f.Sinks))
+	sinks := make([]sinkkind.Spec, len(f.Sinks))
 	for i, s := range f.Sinks {
-		sinks[i] = f.Defaults.Apply(s)
+		sinks[i] = f.Defaults.Apply(s.Clone())
 	}
 	return sinks
 }
@@ -226,7 +102,7 @@ func (f *File) Resolved() []Sink {
 // keep their default name if no other sink has it and get "-2", "-3", ... appended
 // otherwise ("jq", "jq-2", "jq-3"). Names the user gave are never changed, and win over
 // default ones. Call it before CheckNames, on all sinks (config file and flags).
-func AssignNames(sinks []Sink) {
+func AssignNames(sinks []sinkkind.Spec) {
 	taken := make(map[string]bool, len(sinks))
 	for _, s := range sinks {
 		if !s.AutoName {
@@ -248,7 +124,7 @@ func AssignNames(sinks []Sink) {
 
 // CheckNames reports a sink without a name, or two sinks with the same name, naming
 // where each was defined.
-func CheckNames(sinks []Sink) error {
+func CheckNames(sinks []sinkkind.Spec) error {
 	first := make(map[string]int, len(sinks))
 	for i, s := range sinks {
 		if s.Name == "" {
@@ -263,7 +139,7 @@ func CheckNames(sinks []Sink) error {
 	return nil
 }
 
-func origin(s Sink, i int) string {
+func origin(s sinkkind.Spec, i int) string {
 	if s.Origin != "" {
 		return s.Origin
 	}
@@ -286,17 +162,33 @@ func DefaultPath() string {
 	return filepath.Join(dir, "kubeevents", "config.yaml")
 }
 
-func knownKind(k string) bool {
-	_, ok := LookupKind(k)
-	return ok
+// defaultFormat gives a sink that names no format its kind's default.
+func defaultFormat(s *sinkkind.Spec) {
+	if p := s.Text("format"); p != nil && *p == "" {
+		*p = s.Kind.DefaultFormat
+	}
 }
 
-// kindList is "terminal, file or jq".
-func kindList() string {
-	return orList(Kinds())
+// The settings tables of docs/sinks.md are written from the sink kinds' rows
+// (sinkkind.UpdateDoc), as the --sink help is.
+//
+//go:generate go run ../../hack/gendocs ../../docs/sinks.md
+
+// sinkExamples are --sink values the help shows; a test parses each.
+var sinkExamples = []string{
+	`file=events.jsonl`,
+	`file(format=pretty,max-size=100,compress)=events.log`,
+	`jq(raw,output=names.txt)=select(.type=="DELETED") | .object.metadata.name`,
+	`terminal(format=json,resync=30s)`,
+	`exec(retries=3)=./on-change.sh`,
+	`http(header="Authorization=env:HOOK_TOKEN")=https://hooks.example.com/k8s`,
 }
 
-// defaultName is a sink's name when none is given; s.Type is a known kind.
-func defaultName(s *Sink) string {
-	return kindOf(s).defaultName(s)
+// SinkSyntaxHelp describes the --sink flag, for its help text: its syntax, and the kinds
+// and options registered.
+func SinkSyntaxHelp() string {
+	return "output sink, repeatable: KIND[(OPTIONS)][=TARGET]\n" + sinkkind.KindsHelp() +
+		"OPTIONS: comma-separated key=value (a boolean's bare key means true): " + sinkkind.OptionsHelp() +
+		". Quote values holding ',' or ')': output=\"a,b.txt\".\n" +
+		"Examples: " + strings.Join(sinkExamples, "  ")
 }

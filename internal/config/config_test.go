@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 
 	"path/filepath"
 	"reflect"
@@ -35,7 +36,7 @@ func TestDefaultPath(t *testing.T) {
 	})
 }
 
-func mustSpec(t *testing.T, spec string) Sink {
+func mustSpec(t *testing.T, spec string) sinkkind.Spec {
 	t.Helper()
 	s, err := ParseSinkSpec(spec)
 	if err != nil {
@@ -44,7 +45,7 @@ func mustSpec(t *testing.T, spec string) Sink {
 	return s
 }
 
-func names(sinks []Sink) []string {
+func names(sinks []sinkkind.Spec) []string {
 	var n []string
 	for _, s := range sinks {
 		n = append(n, s.Name)
@@ -86,20 +87,20 @@ func TestCheckNames(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		sinks []Sink
+		sinks []sinkkind.Spec
 		want  string
 	}{
 		{"none", nil, ""},
-		{"unique", []Sink{{Name: "a"}, {Name: "b"}}, ""},
+		{"unique", []sinkkind.Spec{{Name: "a"}, {Name: "b"}}, ""},
 		{"file and flag", append(f.Resolved(), mustSpec(t, "file(name=archive)=x")),
 			`duplicate sink name "archive": c.yaml:2:5 and --sink "file(name=archive)=x"; give each sink its own name`},
-		{"two flags", []Sink{mustSpec(t, "terminal(name=a)"), mustSpec(t, "jq(name=b)=."), mustSpec(t, "jq(name=a)=.")},
+		{"two flags", []sinkkind.Spec{mustSpec(t, "terminal(name=a)"), mustSpec(t, "jq(name=b)=."), mustSpec(t, "jq(name=a)=.")},
 			`duplicate sink name "a": --sink "terminal(name=a)" and --sink "jq(name=a)=."; give each sink its own name`},
-		{"default names not assigned", []Sink{mustSpec(t, "jq=.a"), mustSpec(t, "jq=.b")},
+		{"default names not assigned", []sinkkind.Spec{mustSpec(t, "jq=.a"), mustSpec(t, "jq=.b")},
 			`duplicate sink name "jq": --sink "jq=.a" and --sink "jq=.b"; give each sink its own name`},
-		{"no origin", []Sink{{Name: "a"}, {Name: "a"}},
+		{"no origin", []sinkkind.Spec{{Name: "a"}, {Name: "a"}},
 			`duplicate sink name "a": sink #1 and sink #2; give each sink its own name`},
-		{"no name", []Sink{{Name: "a"}, {Type: "jq"}}, `sink #2 has no name; give it one`},
+		{"no name", specs([]Sink{{Name: "a"}, {Type: "jq"}}), `sink #2 has no name; give it one`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,10 +118,10 @@ func TestCheckNames(t *testing.T) {
 
 func TestDefaultsApply(t *testing.T) {
 	d := Defaults{Buffer: 1, OnFull: listener.Block, Resync: 5}
-	if got := d.Apply(Sink{Name: "a"}); got != (Sink{Name: "a", Buffer: 1, OnFull: listener.Block, Resync: 5}) {
+	if got := d.Apply(sinkkind.Spec{Name: "a"}); got != (sinkkind.Spec{Name: "a", Buffer: 1, OnFull: listener.Block, Resync: 5}) {
 		t.Errorf("Apply to empty sink = %+v", got)
 	}
-	s := Sink{Name: "a", Buffer: 2, OnFull: listener.Coalesce, Resync: 7}
+	s := sinkkind.Spec{Name: "a", Buffer: 2, OnFull: listener.Coalesce, Resync: 7}
 	if got := d.Apply(s); got != s {
 		t.Errorf("Apply to set sink = %+v, want it unchanged", got)
 	}

@@ -5,18 +5,21 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/kubeevents/kubeevents/hack/sinkdoc"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 )
 
 // TestDocsMatchTheSettingsTable fails when the tables in docs/sinks.md are not what the
-// kinds registry and the settings table write: edit the table in validate.go, then run
-// go generate ./internal/config.
+// sink kinds' rows write: edit the rows in the kind's package, then run go generate
+// ./internal/config.
 func TestDocsMatchTheSettingsTable(t *testing.T) {
 	const path = "../../docs/sinks.md"
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := UpdateDoc(doc)
+	want, err := sinkdoc.UpdateDoc(doc)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -38,22 +41,22 @@ func TestDocsMatchTheSettingsTable(t *testing.T) {
 	}
 }
 
-// TestSettingsMarkdownHasEverySetting: each setting is one row, with its keys, kinds,
-// value and meaning; '|' in a cell is escaped.
-func TestSettingsMarkdownHasEverySetting(t *testing.T) {
-	md := SettingsMarkdown()
-	for _, set := range settings {
-		if set.value == groupValue {
+// TestMarkdownHasEverySetting: each setting is one row, with its keys, kinds, value and
+// meaning; '|' in a cell is escaped.
+func TestMarkdownHasEverySetting(t *testing.T) {
+	md := sinkdoc.Markdown()
+	for _, set := range sinkkind.Table() {
+		if set.Value == sinkkind.Group {
 			continue
 		}
 		row := ""
 		for line := range strings.SplitSeq(md, "\n") {
-			if strings.Contains(line, "| `"+set.yaml+"` |") {
+			if strings.Contains(line, "| `"+set.YAML+"` |") {
 				row = line
 			}
 		}
 		if row == "" {
-			t.Errorf("no row for %q", set.id())
+			t.Errorf("no row for %q", set.Key())
 			continue
 		}
 		cells := strings.Split(strings.ReplaceAll(row, `\|`, "¦"), " | ")
@@ -61,10 +64,14 @@ func TestSettingsMarkdownHasEverySetting(t *testing.T) {
 			t.Errorf("row %q has %d cells, want 6", row, len(cells))
 			continue
 		}
-		if set.flag != "" && !strings.Contains(cells[0], "`"+set.syntax()+"`") {
-			t.Errorf("row %q does not give the --sink key %s", row, set.syntax())
+		if set.Flag != "" && !strings.Contains(cells[0], "`"+set.Syntax()+"`") {
+			t.Errorf("row %q does not give the --sink key %s", row, set.Syntax())
 		}
-		if cells[2] != kindNames(set) || cells[3] == "" || !strings.HasPrefix(cells[5], set.help[:10]) {
+		kinds := "all"
+		if !set.IsCommon() {
+			kinds = strings.ReplaceAll(sinkkind.KindsTaking(set.Key()), " or ", ", ")
+		}
+		if cells[2] != kinds || cells[3] == "" || !strings.HasPrefix(cells[5], set.Help[:10]) {
 			t.Errorf("row %q: kinds, value or meaning missing", row)
 		}
 	}

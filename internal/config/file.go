@@ -9,12 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kubeevents/kubeevents/internal/clusterstore"
-	"github.com/kubeevents/kubeevents/internal/notify"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/suggest"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
@@ -44,20 +43,20 @@ func Load(path string) (*File, error) {
 	if !clusterstore.IsRef(f.Resume) { // secret:NAME is no path
 		f.Resume = relativeTo(dir, f.Resume)
 	}
-	for i := range f.Sinks {
-		s := &f.Sinks[i]
-		s.Path = relativeTo(dir, s.Path)
-		s.Output = relativeTo(dir, s.Output)
-		s.CAFile = relativeTo(dir, s.CAFile)
-		s.CertFile = relativeTo(dir, s.CertFile)
-		s.KeyFile = relativeTo(dir, s.KeyFile)
+	f.Store = relativeTo(dir, f.Store)
+	for _, s := range f.Sinks {
+		for _, set := range s.Kind.Rows {
+			if p := s.Text(set.Key()); p != nil && set.Value == sinkkind.Path {
+				*p = relativeTo(dir, *p)
+			}
+		}
 	}
 	return f, nil
 }
 
 // relativeTo makes a relative path relative to dir; "" and Stdout ("-") stay as they are.
 func relativeTo(dir, path string) string {
-	if path == "" || path == Stdout || filepath.IsAbs(path) {
+	if path == "" || path == sinkkind.Stdout || filepath.IsAbs(path) {
 		return path
 	}
 	return filepath.Join(dir, path)
@@ -67,7 +66,7 @@ func relativeTo(dir, path string) string {
 // messages. Decoding is strict, and every error is one line of the form
 // "NAME:LINE:COLUMN: message" (or "NAME:LINE: message" for YAML syntax errors). An
 // empty file, or one with only comments, has no sinks. The sinks are returned as
-// written, with default names (AutoName), file sinks' default format and Origin
+// written, with default names (AutoName), their kinds' default format and Origin
 // ("NAME:LINE:COLUMN") filled in; Defaults are not applied (see Resolved).
 func Parse(name string, data []byte) (*File, error) {
 	d := &decoder{name: name}
@@ -144,7 +143,7 @@ func (d *decoder) parse(data []byte) (*File, error) {
 	if isNull(root) {
 		return f, nil
 	}
-	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume", "metricsAddr", "transitions", "formats"}, func(key string, k, v *yaml.Node) error {
+	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume", "store", "metricsAddr", "transitions", "formats"}, func(key string, k, v *yaml.Node) error {
 		switch key {
 		case "transitions":
 			var err error
@@ -152,7 +151,7 @@ func (d *decoder) parse(data []byte) (*File, error) {
 			return err
 		case "formats":
 			var err error
-			f.Formats, err = d.programs(v, key, notify.CheckName)
+			f.Formats, err = d.programs(v, key, checkFormatName)
 			return err
 		case "metricsAddr":
 			var err error
@@ -166,6 +165,13 @@ func (d *decoder) parse(data []byte) (*File, error) {
 			f.Resume, err = d.str(v, "resume")
 			if err == nil && f.Resume == "" {
 				err = d.errorf(v, "resume: want the path of a checkpoint file, got nothing")
+			}
+			return err
+		case "store":
+			var err error
+			f.Store, err = d.str(v, "store")
+			if err == nil && f.Store == "" {
+				err = d.errorf(v, "store: want the path of a history store (kubeevents store import), got nothing")
 			}
 			return err
 		case "defaults":
@@ -214,25 +220,23 @@ func (d *decoder) programs(n *yaml.Node, field string, checkName func(string) er
 	return programs, nil
 }
 
+// checkFormatName checks a name of the config file's formats as the kind whose formats
+// they add to (http) checks the names of its formats.
+func checkFormatName(name string) error {
+	for _, k := range sinkkind.Kinds() {
+		if k.NamedFormats {
+			return k.CheckFormat(k, name)
+		}
+	}
+	return nil
+}
+
 // resolve follows an alias to the node it stands for.
 func resolve(n *yaml.Node) *yaml.Node {
 	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
 		n = n.Alias
 	}
 	return n
-}
-
-// clip shortens a value quoted in a message to its first 60 bytes, and "...".
-func clip(s string) string {
-	const limit = 60
-	if len(s) <= limit {
-		return s
-	}
-	i := limit
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "..."
 }
 
 func isNull(n *yaml.Node) bool {
@@ -250,7 +254,7 @@ func describe(n *yaml.Node) string {
 		if isNull(n) {
 			return "nothing"
 		}
-		return strconv.Quote(clip(n.Value))
+		return strconv.Quote(sinkkind.Clip(n.Value))
 	}
 	return "something else"
 }
@@ -299,12 +303,12 @@ func (d *decoder) defaults(n *yaml.Node, def *Defaults) error {
 		return nil
 	}
 	// The defaults are sink settings, read as a sink's are.
-	var s Sink
+	var s sinkkind.Spec
 	err := d.mapping(n, "in defaults", "defaults.", []string{"buffer", "onFull", "resync"}, func(key string, k, v *yaml.Node) error {
-		set, _ := yamlSetting(key)
-		val, err := d.value(&s, set, v, "defaults."+key)
+		set, _ := sinkkind.YAMLRow(key)
+		val, err := d.value(nil, set, v, "defaults."+key)
 		if err == nil {
-			set.set(&s, val)
+			s.Set(set, val)
 		}
 		return err
 	})
@@ -338,10 +342,10 @@ func (d *decoder) sinks(n *yaml.Node, f *File) error {
 }
 
 // sink decodes the i'th sink. It also returns the node of the name the user gave, if any.
-func (d *decoder) sink(n *yaml.Node, i int) (Sink, *yaml.Node, error) {
+func (d *decoder) sink(n *yaml.Node, i int) (sinkkind.Spec, *yaml.Node, error) {
 	path := fmt.Sprintf("sinks[%d]", i)
 	if n.Kind != yaml.MappingNode {
-		return Sink{}, nil, d.errorf(n, "%s: want a mapping with a sink's settings, got %s", path, describe(n))
+		return sinkkind.Spec{}, nil, d.errorf(n, "%s: want a mapping with a sink's settings, got %s", path, describe(n))
 	}
 	// Find the name and type first: messages name the sink, and the type says which
 	// fields are allowed.
@@ -361,123 +365,122 @@ func (d *decoder) sink(n *yaml.Node, i int) (Sink, *yaml.Node, error) {
 			typeNode = v
 		}
 	}
-	s := Sink{Origin: fmt.Sprintf("%s:%d:%d", d.name, n.Line, n.Column)}
+	// Without a type the settings are still read, for their errors, and only the
+	// common ones kept.
+	var s sinkkind.Spec
 	if typeNode != nil {
-		if !knownKind(typeNode.Value) {
-			return Sink{}, nil, d.errorf(typeNode, "%s.type: unknown sink type %q; use %s", path, typeNode.Value, kindList())
+		kind, ok := sinkkind.Lookup(typeNode.Value)
+		if !ok {
+			return sinkkind.Spec{}, nil, d.errorf(typeNode, "%s.type: unknown sink type %q; use %s", path, typeNode.Value, sinkkind.NameList())
 		}
-		s.Type = typeNode.Value
+		s = sinkkind.New(kind)
 	}
-	var nameNode, rotateNode *yaml.Node
-	err := d.mapping(n, "in "+who, path+".", yamlKeys(""), func(key string, k, v *yaml.Node) error {
+	s.Origin = fmt.Sprintf("%s:%d:%d", d.name, n.Line, n.Column)
+	var nameNode *yaml.Node
+	groups := map[string]*yaml.Node{}
+	err := d.mapping(n, "in "+who, path+".", sinkkind.YAMLKeys(""), func(key string, k, v *yaml.Node) error {
 		field := path + "." + key
-		set, _ := yamlSetting(key)
-		if kind := kindOf(&s); kind != nil && !kind.takes(set) {
-			return d.errorf(k, "%s: not valid for %s sinks (only for %s)", field, s.Type, kindsTaking(set))
+		set, _ := sinkkind.YAMLRow(key)
+		if s.Kind != nil {
+			if !s.Kind.Takes(set.Key()) {
+				return d.errorf(k, "%s: not valid for %s sinks (only for %s)", field, s.Kind.Name, sinkkind.KindsTaking(set.Key()))
+			}
+			set, _ = s.Kind.Row(set.Key())
 		}
-		switch set.value {
-		case kindValue:
+		switch set.Value {
+		case sinkkind.KindName:
 			if typeNode == nil {
-				return d.errorf(v, "%s: want one of %s, got %s", field, kindList(), describe(v))
+				return d.errorf(v, "%s: want one of %s, got %s", field, sinkkind.NameList(), describe(v))
 			}
 			return nil
-		case groupValue:
-			rotateNode = v
+		case sinkkind.Group:
+			groups[key] = v
 			return d.group(&s, v, field, key+".")
 		}
-		val, err := d.value(&s, set, v, field)
+		val, err := d.value(s.Kind, set, v, field)
 		if err != nil {
 			return err
 		}
-		set.set(&s, val)
+		s.Set(set, val)
 		if key == "name" && s.Name != "" {
 			nameNode = v
 		}
 		return nil
 	})
 	if err != nil {
-		return Sink{}, nil, err
+		return sinkkind.Spec{}, nil, err
 	}
-	if s.Type == "" {
-		return Sink{}, nil, d.errorf(n, "%s: missing \"type\"; use %s", who, kindList())
+	if s.Kind == nil {
+		return sinkkind.Spec{}, nil, d.errorf(n, "%s: missing \"type\"; use %s", who, sinkkind.NameList())
 	}
-	kind := kindOf(&s)
-	if target, _ := settingByID(kind.target); !kind.optionalTarget {
-		missing := *kind.targetField(&s) == ""
-		if target.value == exprValue {
-			missing = strings.TrimSpace(*kind.targetField(&s)) == ""
+	kind := s.Kind
+	if target := kind.TargetRow(); !kind.OptionalTarget && blank(target, *s.Text(target.Key())) {
+		return sinkkind.Spec{}, nil, d.errorf(n, "%s: missing %q, which %s %s sink needs", who, target.YAML, article(kind.Name), kind.Name)
+	}
+	defaultFormat(&s)
+	for _, set := range kind.Rows {
+		if set.Needs != "" && s.IsSet(set.Key()) && !s.IsSet(set.Needs) {
+			group, _, _ := strings.Cut(set.YAML, ".")
+			needed, _ := kind.Row(set.Needs)
+			return sinkkind.Spec{}, nil, d.errorf(groups[group], "%s.%s %s: add %s", path, group, set.NeedsWhy, strings.TrimPrefix(needed.YAML, group+"."))
 		}
-		if missing {
-			return Sink{}, nil, d.errorf(n, "%s: missing %q, which %s %s sink needs", who, target.yaml, article(kind.Name), kind.Name)
-		}
-	}
-	if s.Format == "" {
-		s.Format = string(kind.defaultFormat)
-	}
-	if r := s.Rotate; r.MaxSizeMB == 0 && (r.MaxBackups != 0 || r.MaxAgeDays != 0 || r.Compress) {
-		return Sink{}, nil, d.errorf(rotateNode, "%s.rotate %s: add maxSizeMB", path, errRotateNeedsSize)
 	}
 	if s.Name == "" {
-		s.Name, s.AutoName = defaultName(&s), true
+		s.Name, s.AutoName = kind.NameOf(s.Settings), true
 	}
 	return s, nameNode, nil
 }
 
-// group decodes a mapping of settings, such as rotate, whose keys are the settings
-// named prefix+KEY in the settings table.
-func (d *decoder) group(s *Sink, n *yaml.Node, path, prefix string) error {
+// group decodes a mapping of settings, such as rotate, whose keys are the rows keyed
+// prefix+KEY.
+func (d *decoder) group(s *sinkkind.Spec, n *yaml.Node, path, prefix string) error {
 	if isNull(n) {
 		return nil
 	}
-	return d.mapping(n, "in "+path, path+".", yamlKeys(prefix), func(key string, k, v *yaml.Node) error {
-		set, _ := yamlSetting(prefix + key)
-		val, err := d.value(s, set, v, path+"."+key)
+	return d.mapping(n, "in "+path, path+".", sinkkind.YAMLKeys(prefix), func(key string, k, v *yaml.Node) error {
+		set, _ := sinkkind.YAMLRow(prefix + key)
+		val, err := d.value(s.Kind, set, v, path+"."+key)
 		if err != nil {
 			return err
 		}
-		set.set(s, val)
+		s.Set(set, val)
 		return nil
 	})
 }
 
 // value reads a config file value as its setting says: booleans and numbers from YAML's
-// own types, the rest from a string, as --sink reads them (parseText).
-func (d *decoder) value(s *Sink, set *setting, n *yaml.Node, field string) (value, error) {
-	var v value
+// own types, the rest from a string, as --sink reads them (Setting.ParseText).
+func (d *decoder) value(k *sinkkind.Kind, set *sinkkind.Setting, n *yaml.Node, field string) (sinkkind.Value, error) {
+	var v sinkkind.Value
 	var err error
-	switch set.value {
-	case boolValue:
-		v.on, err = d.bool(n, field)
-	case countValue:
-		v.n, err = d.count(n, field)
-	case bufferValue:
-		v.n, err = d.buffer(n, field)
-	case eventTypesValue, transitionsValue:
-		// A list, or its items in one string: [ADDED, DELETED] or ADDED,DELETED.
+	switch set.Value {
+	case sinkkind.Bool:
+		v.On, err = d.bool(n, field)
+	case sinkkind.Count:
+		v.N, err = d.count(n, field)
+	case sinkkind.Buffer:
+		v.N, err = d.buffer(n, field)
+	default:
 		var text string
-		if n.Kind == yaml.SequenceNode {
+		if set.Value != sinkkind.EventTypes && set.Value != sinkkind.Transitions || n.Kind != yaml.SequenceNode {
+			text, err = d.str(n, field)
+		} else {
+			// A list, or its items in one string: [ADDED, DELETED] or ADDED,DELETED.
 			var items []string
 			for _, item := range n.Content {
 				s, err := d.str(resolve(item), field)
 				if err != nil {
-					return value{}, err
+					return sinkkind.Value{}, err
 				}
 				items = append(items, s)
 			}
 			text = strings.Join(items, ",")
-		} else if text, err = d.str(n, field); err != nil {
-			return value{}, err
 		}
-		if v, err = parseText(s.Type, set.value, text); err != nil {
-			return value{}, d.errorf(n, "%s: %v", field, err)
+		if err != nil {
+			return sinkkind.Value{}, err
 		}
-	default:
-		var text string
-		if text, err = d.str(n, field); err != nil {
-			return value{}, err
-		}
-		if v, err = parseText(s.Type, set.value, text); err != nil {
-			return value{}, d.errorf(n, "%s: %v", field, err)
+		if v, err = set.ParseText(k, text); err != nil {
+			return sinkkind.Value{}, d.errorf(n, "%s: %v", field, err)
 		}
 	}
 	return v, err
@@ -538,7 +541,7 @@ func (d *decoder) buffer(n *yaml.Node, field string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := checkBuffer(i); err != nil {
+	if err := sinkkind.CheckBuffer(i); err != nil {
 		return 0, d.errorf(n, "%s: %v", field, err)
 	}
 	return i, nil

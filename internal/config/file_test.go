@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/sink"
 
 	"errors"
 	"io/fs"
@@ -36,18 +37,18 @@ sinks:
 
 var exampleFile = &File{
 	Defaults: Defaults{Buffer: 2048, OnFull: listener.DropOldest},
-	Sinks: []Sink{
+	Sinks: specs([]Sink{
 		{Name: "screen", Type: "terminal", Format: "pretty", Origin: "config.yaml:5:5"},
 		{
 			Name: "archive", Type: "file", Format: "json", Path: "events.jsonl",
-			Rotate: Rotate{MaxSizeMB: 100, MaxBackups: 5, Compress: true},
+			Rotate: sink.Rotation{MaxSizeMB: 100, MaxBackups: 5, Compress: true},
 			Resync: 5 * time.Minute, Buffer: 4096, OnFull: listener.Block, Origin: "config.yaml:8:5",
 		},
 		{
 			Name: "deletions", Type: "jq", Expr: `select(.type=="DELETED") | .object.metadata.name`,
 			Raw: true, Output: "deletions.txt", Origin: "config.yaml:15:5",
 		},
-	},
+	}),
 }
 
 func TestParseExample(t *testing.T) {
@@ -73,22 +74,22 @@ func TestParse(t *testing.T) {
 		{"no sinks", "sinks: []\n", &File{}},
 		{"defaults only", "defaults: {buffer: 10, onFull: coalesce, resync: 1m}\n",
 			&File{Defaults: Defaults{Buffer: 10, OnFull: listener.Coalesce, Resync: time.Minute}}},
-		{"default names", "sinks:\n  - type: terminal\n  - type: file\n    path: /var/log/ev.log\n  - {type: jq, expr: .}\n", &File{Sinks: []Sink{
+		{"default names", "sinks:\n  - type: terminal\n  - type: file\n    path: /var/log/ev.log\n  - {type: jq, expr: .}\n", &File{Sinks: specs([]Sink{
 			{Name: "screen", AutoName: true, Type: "terminal", Origin: "c.yaml:2:5"},
 			{Name: "ev.log", AutoName: true, Type: "file", Format: "json", Path: "/var/log/ev.log", Origin: "c.yaml:3:5"},
 			{Name: "jq", AutoName: true, Type: "jq", Expr: ".", Origin: "c.yaml:5:5"},
-		}}},
-		{"scalars", "sinks:\n  - {type: file, path: 2024, format: yaml, buffer: 0x10, rotate: {maxSizeMB: 1, maxAgeDays: 3}, resync: 0}\n", &File{Sinks: []Sink{
-			{Name: "2024", AutoName: true, Type: "file", Path: "2024", Format: "yaml", Buffer: 16, Rotate: Rotate{MaxSizeMB: 1, MaxAgeDays: 3}, Origin: "c.yaml:2:5"},
-		}}},
-		{"nulls are unset", "sinks:\n  - {type: jq, expr: ., name: ~, raw: ~, buffer: ~, onFull: ~, resync: ~, output: ~}\n", &File{Sinks: []Sink{
+		})}},
+		{"scalars", "sinks:\n  - {type: file, path: 2024, format: yaml, buffer: 0x10, rotate: {maxSizeMB: 1, maxAgeDays: 3}, resync: 0}\n", &File{Sinks: specs([]Sink{
+			{Name: "2024", AutoName: true, Type: "file", Path: "2024", Format: "yaml", Buffer: 16, Rotate: sink.Rotation{MaxSizeMB: 1, MaxAgeDays: 3}, Origin: "c.yaml:2:5"},
+		})}},
+		{"nulls are unset", "sinks:\n  - {type: jq, expr: ., name: ~, raw: ~, buffer: ~, onFull: ~, resync: ~, output: ~}\n", &File{Sinks: specs([]Sink{
 			{Name: "jq", AutoName: true, Type: "jq", Expr: ".", Origin: "c.yaml:2:5"},
-		}}},
-		{"aliases", "sinks:\n  - &s {type: jq, expr: ., buffer: &n 7}\n  - {type: file, path: x, buffer: *n}\n  - *s\n", &File{Sinks: []Sink{
+		})}},
+		{"aliases", "sinks:\n  - &s {type: jq, expr: ., buffer: &n 7}\n  - {type: file, path: x, buffer: *n}\n  - *s\n", &File{Sinks: specs([]Sink{
 			{Name: "jq", AutoName: true, Type: "jq", Expr: ".", Buffer: 7, Origin: "c.yaml:2:5"},
 			{Name: "x", AutoName: true, Type: "file", Format: "json", Path: "x", Buffer: 7, Origin: "c.yaml:3:5"},
 			{Name: "jq", AutoName: true, Type: "jq", Expr: ".", Buffer: 7, Origin: "c.yaml:2:5"},
-		}}},
+		})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,6 +114,8 @@ func TestParseErrors(t *testing.T) {
 			`config.yaml:3:5: unknown field "colour" in sinks[0]`},
 		{"kebab-case key", "sinks:\n  - type: terminal\n    on-full: block\n",
 			`config.yaml:3:5: unknown field "on-full" in sinks[0] (did you mean "onFull"?)`},
+		{"empty store", "store:\n",
+			`config.yaml:1:7: store: want the path of a history store (kubeevents store import), got nothing`},
 		{"empty resume", "resume:\n",
 			`config.yaml:1:8: resume: want the path of a checkpoint file, got nothing`},
 		{"resume not a path", "resume: [a]\n",
@@ -264,7 +267,7 @@ sinks:
 		t.Errorf("transitions %q, formats %q", f.Transitions, f.Formats)
 	}
 	hook, file := f.Sinks[0], f.Sinks[1]
-	if hook.Format != "plain" || hook.On != "warning|crashloop" || hook.Fold != nil {
+	if hook.Format() != "plain" || hook.On != "warning|crashloop" || hook.Fold != nil {
 		t.Errorf("http sink %+v", hook)
 	}
 	if file.On != "oomkilled|rollout-failed" || file.Fold == nil || *file.Fold {
@@ -324,7 +327,7 @@ func TestLoadKeepsAClusterCheckpoint(t *testing.T) {
 func TestLoadResolvesRelativePaths(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
-	content := "resume: state/kubeevents.ckpt\n" + example + `  - name: absolute
+	content := "resume: state/kubeevents.ckpt\nstore: state/events.db\n" + example + `  - name: absolute
     type: file
     path: /var/log/kubeevents.jsonl
   - name: to-stdout
@@ -346,6 +349,9 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 	if got.Resume != filepath.Join(dir, "state", "kubeevents.ckpt") {
 		t.Errorf("resume %q, want it beside the config file", got.Resume)
 	}
+	if got.Store != filepath.Join(dir, "state", "events.db") {
+		t.Errorf("store %q, want it beside the config file", got.Store)
+	}
 	want := map[string]string{
 		"archive":   filepath.Join(dir, "events.jsonl"),
 		"deletions": filepath.Join(dir, "deletions.txt"),
@@ -354,10 +360,7 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 		"nested":    filepath.Join(dir, "archive", "x.jsonl"),
 	}
 	for _, s := range got.Sinks {
-		p := s.Path
-		if s.Type == KindJQ {
-			p = s.Output
-		}
+		p, _ := s.Destination()
 		if w, ok := want[s.Name]; ok && p != w {
 			t.Errorf("sink %q: path %q, want %q", s.Name, p, w)
 		}
@@ -372,8 +375,8 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Sinks[1].Path != filepath.Join(dir, "events.jsonl") {
-		t.Errorf("loaded as config.yaml from %s: path %q", dir, got.Sinks[1].Path)
+	if p, _ := got.Sinks[1].Destination(); p != filepath.Join(dir, "events.jsonl") {
+		t.Errorf("loaded as config.yaml from %s: path %q", dir, p)
 	}
 }
 
@@ -387,10 +390,10 @@ sinks:
 		t.Fatal(err)
 	}
 	got := f.Resolved()
-	want := []Sink{
+	want := specs([]Sink{
 		{Name: "screen", AutoName: true, Type: "terminal", Buffer: 100, OnFull: listener.DropNewest, Resync: 10 * time.Minute, Origin: "c.yaml:3:5"},
 		{Name: "jq", AutoName: true, Type: "jq", Expr: ".", Buffer: 5, OnFull: listener.Block, Resync: time.Minute, Origin: "c.yaml:4:5"},
-	}
+	})
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Resolved\n got  %+v\n want %+v", got, want)
 	}

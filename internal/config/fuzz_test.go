@@ -16,17 +16,17 @@ func FuzzParseSinkSpec(f *testing.F) {
 			}
 			return
 		}
-		if !knownKind(s.Type) {
-			t.Fatalf("ParseSinkSpec(%q): unknown kind %q", spec, s.Type)
+		if s.Kind == nil || s.Settings == nil {
+			t.Fatalf("ParseSinkSpec(%q): no kind or settings: %+v", spec, s)
 		}
 		if s.Name == "" {
 			t.Fatalf("ParseSinkSpec(%q): empty name", spec)
 		}
-		if s.Type == KindFile && (s.Path == "" || s.Format == "") {
-			t.Fatalf("ParseSinkSpec(%q): file sink without path or format: %+v", spec, s)
+		if target := s.Kind.TargetRow(); !s.Kind.OptionalTarget && strings.TrimSpace(*s.Text(target.Key())) == "" {
+			t.Fatalf("ParseSinkSpec(%q): %s sink without %s: %+v", spec, s.Kind.Name, target.Key(), s.Settings)
 		}
-		if s.Type == KindJQ && strings.TrimSpace(s.Expr) == "" {
-			t.Fatalf("ParseSinkSpec(%q): jq sink without expression", spec)
+		if len(s.Kind.Formats) > 0 && s.Kind.DefaultFormat != "" && s.Format() == "" {
+			t.Fatalf("ParseSinkSpec(%q): %s sink without format: %+v", spec, s.Kind.Name, s.Settings)
 		}
 		if s.Buffer < 0 || s.Resync < 0 {
 			t.Fatalf("ParseSinkSpec(%q): negative setting: %+v", spec, s)
@@ -51,7 +51,7 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		seen := make(map[string]bool)
 		for _, s := range file.Sinks {
-			if !knownKind(s.Type) || s.Name == "" {
+			if s.Kind == nil || s.Name == "" {
 				t.Fatalf("Parse(%q): sink with unknown kind or no name: %+v", data, s)
 			}
 			if seen[s.Name] && !s.AutoName {

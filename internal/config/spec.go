@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/suggest"
 )
 
@@ -22,29 +23,30 @@ type option struct {
 }
 
 // ParseSinkSpec parses a --sink flag value (see the package documentation for the
-// syntax). The sink it returns has a known Type, a Name (default ones have AutoName
-// set), and Origin `--sink "SPEC"`; a file sink has a Format. Errors are one line
+// syntax). The sink it returns has a registered Kind, a Name (default ones have AutoName
+// set), and Origin `--sink "SPEC"`; a file sink has a format. Errors are one line
 // starting with `--sink "SPEC": `.
-func ParseSinkSpec(spec string) (Sink, error) {
+func ParseSinkSpec(spec string) (sinkkind.Spec, error) {
 	s, err := parseSpec(spec)
 	if err != nil {
-		return Sink{}, fmt.Errorf("--sink %q: %w", spec, err)
+		return sinkkind.Spec{}, fmt.Errorf("--sink %q: %w", spec, err)
 	}
 	s.Origin = fmt.Sprintf("--sink %q", spec)
 	return s, nil
 }
 
-func parseSpec(spec string) (Sink, error) {
+func parseSpec(spec string) (sinkkind.Spec, error) {
 	end := strings.IndexAny(spec, "(=")
 	if end < 0 {
 		end = len(spec)
 	}
-	kind := spec[:end]
-	if kind == "" {
-		return Sink{}, fmt.Errorf("missing sink kind; use %s %s", kindList(), syntaxHint)
+	name := spec[:end]
+	if name == "" {
+		return sinkkind.Spec{}, fmt.Errorf("missing sink kind; use %s %s", sinkkind.NameList(), syntaxHint)
 	}
-	if !knownKind(kind) {
-		return Sink{}, fmt.Errorf("unknown sink kind %q; use %s %s", kind, kindList(), syntaxHint)
+	kind, ok := sinkkind.Lookup(name)
+	if !ok {
+		return sinkkind.Spec{}, fmt.Errorf("unknown sink kind %q; use %s %s", name, sinkkind.NameList(), syntaxHint)
 	}
 	rest := spec[end:]
 
@@ -54,7 +56,7 @@ func parseSpec(spec string) (Sink, error) {
 		var err error
 		opts, n, err = parseOptions(rest[1:])
 		if err != nil {
-			return Sink{}, err
+			return sinkkind.Spec{}, err
 		}
 		rest = rest[1+n:]
 	}
@@ -62,28 +64,24 @@ func parseSpec(spec string) (Sink, error) {
 	if rest != "" {
 		if rest[0] != '=' {
 			r, _ := utf8.DecodeRuneInString(rest)
-			return Sink{}, fmt.Errorf("unexpected %q after the option list; put the target after '=' %s", r, syntaxHint)
+			return sinkkind.Spec{}, fmt.Errorf("unexpected %q after the option list; put the target after '=' %s", r, syntaxHint)
 		}
 		target, hasTarget = rest[1:], true
 	}
 
-	s := Sink{Type: kind}
-	opts = joinLists(kindOf(&s), opts)
+	s := sinkkind.New(kind)
+	opts = joinLists(kind, opts)
 	if err := applyOptions(&s, opts); err != nil {
-		return Sink{}, err
+		return sinkkind.Spec{}, err
 	}
 	if err := applyTarget(&s, opts, target, hasTarget); err != nil {
-		return Sink{}, err
+		return sinkkind.Spec{}, err
 	}
-	if s.Rotate.MaxSizeMB == 0 {
-		for _, o := range opts {
-			if set, _ := flagSetting(o.key); strings.HasPrefix(set.yaml, "rotate.") && set.flag != "max-size" {
-				return Sink{}, fmt.Errorf("option %q %s: add max-size=MB", o.key, errRotateNeedsSize)
-			}
-		}
+	if err := checkNeeds(s, opts); err != nil {
+		return sinkkind.Spec{}, err
 	}
 	if s.Name == "" {
-		s.Name, s.AutoName = defaultName(&s), true
+		s.Name, s.AutoName = kind.NameOf(s.Settings), true
 	}
 	return s, nil
 }
@@ -187,60 +185,76 @@ func unquote(key, s string) (string, int, error) {
 
 // applyTarget sets the setting the kind's =TARGET stands for (the path, the
 // expression, the terminal's format) and the kind's default format.
-func applyTarget(s *Sink, opts []option, target string, hasTarget bool) error {
-	k := kindOf(s)
-	set, _ := settingByID(k.target)
-	missing := target == "" || (set.value == exprValue && strings.TrimSpace(target) == "")
+func applyTarget(s *sinkkind.Spec, opts []option, target string, hasTarget bool) error {
+	k := s.Kind
+	set := k.TargetRow()
+	missing := blank(set, target)
 	switch {
-	case !k.optionalTarget && missing:
-		return fmt.Errorf("%s needs %s: %s=%s %s", k.Name, k.targetNoun, k.Name, k.targetMeta, syntaxHint)
+	case !k.OptionalTarget && missing:
+		return fmt.Errorf("%s needs %s: %s=%s %s", k.Name, k.TargetNoun, k.Name, set.Meta, syntaxHint)
 	case !hasTarget:
-	case slices.ContainsFunc(opts, func(o option) bool { return o.key == set.flag }):
-		return fmt.Errorf("%s given twice, as option and as =TARGET; give it once", set.flag)
+	case slices.ContainsFunc(opts, func(o option) bool { return o.key == set.Flag }):
+		return fmt.Errorf("%s given twice, as option and as =TARGET; give it once", set.Flag)
 	case missing:
-		return fmt.Errorf("%s needs %s after '=': %s=%s %s", k.Name, k.targetNoun, k.Name, k.targetMeta, syntaxHint)
+		return fmt.Errorf("%s needs %s after '=': %s=%s %s", k.Name, k.TargetNoun, k.Name, set.Meta, syntaxHint)
 	default:
-		v, err := flagValue(s, set, option{key: set.id(), value: target, hasValue: true})
+		v, err := flagValue(k, set, option{key: set.Key(), value: target, hasValue: true})
 		if err != nil {
 			return err
 		}
-		set.set(s, v)
+		s.Set(set, v)
 	}
-	if s.Format == "" {
-		s.Format = string(k.defaultFormat)
-	}
+	defaultFormat(s)
 	return nil
 }
 
-// applyOptions sets s's fields from opts. s.Type is set.
-func applyOptions(s *Sink, opts []option) error {
-	k := kindOf(s)
+// blank reports whether text leaves the setting unset: "", or only spaces for a jq
+// expression.
+func blank(set *sinkkind.Setting, text string) bool {
+	return text == "" || set.Value == sinkkind.Expr && strings.TrimSpace(text) == ""
+}
+
+// applyOptions sets s's settings from opts.
+func applyOptions(s *sinkkind.Spec, opts []option) error {
+	k := s.Kind
 	seen := make(map[string]bool, len(opts))
 	for _, o := range opts {
-		set, ok := flagSetting(o.key)
-		if !ok {
-			switch o.key {
-			case "path":
-				return fmt.Errorf("unknown option %q; the path is the target: %s(...)=PATH", o.key, s.Type)
-			case "expr", "expression":
-				return fmt.Errorf("unknown option %q; the expression is the target: %s(...)=EXPR", o.key, s.Type)
+		set, ok := k.Row(o.key)
+		if !ok || set.Flag == "" {
+			switch {
+			case o.key == "path":
+				return fmt.Errorf("unknown option %q; the path is the target: %s(...)=PATH", o.key, k.Name)
+			case o.key == "expr" || o.key == "expression":
+				return fmt.Errorf("unknown option %q; the expression is the target: %s(...)=EXPR", o.key, k.Name)
+			}
+			if _, ok := sinkkind.FlagRow(o.key); ok {
+				return fmt.Errorf("option %q is for %s sinks only; %s sinks take: %s",
+					o.key, sinkkind.KindsTaking(o.key), k.Name, strings.Join(k.FlagKeys(), ", "))
 			}
 			return fmt.Errorf("unknown option %q%s; %s sinks take: %s",
-				o.key, suggest.DidYouMean(o.key, flagKeys(s.Type)), s.Type, strings.Join(flagKeys(s.Type), ", "))
-		}
-		if !k.takes(set) {
-			return fmt.Errorf("option %q is for %s sinks only; %s sinks take: %s",
-				o.key, kindsTaking(set), s.Type, strings.Join(flagKeys(s.Type), ", "))
+				o.key, suggest.DidYouMean(o.key, k.FlagKeys()), k.Name, strings.Join(k.FlagKeys(), ", "))
 		}
 		if seen[o.key] {
 			return fmt.Errorf("option %q given twice; give it once", o.key)
 		}
 		seen[o.key] = true
-		v, err := flagValue(s, set, o)
+		v, err := flagValue(k, set, o)
 		if err != nil {
 			return err
 		}
-		set.set(s, v)
+		s.Set(set, v)
+	}
+	return nil
+}
+
+// checkNeeds refuses an option given without the setting it needs (max-backups without
+// max-size): it would do nothing.
+func checkNeeds(s sinkkind.Spec, opts []option) error {
+	for _, o := range opts {
+		if set, _ := s.Kind.Row(o.key); set.Needs != "" && !s.IsSet(set.Needs) {
+			needed, _ := s.Kind.Row(set.Needs)
+			return fmt.Errorf("option %q %s: add %s", o.key, set.NeedsWhy, needed.Syntax())
+		}
 	}
 	return nil
 }
@@ -248,11 +262,11 @@ func applyOptions(s *Sink, opts []option) error {
 // joinLists gives a list option the items that follow it bare, separated by commas as
 // options are: on=crashloop,oomkilled is on=crashloop|oomkilled. An item that is an
 // option of the kind stays an option (on=crashloop,single: single is the http sink's).
-func joinLists(k *Kind, opts []option) []option {
+func joinLists(k *sinkkind.Kind, opts []option) []option {
 	var out []option
 	for _, o := range opts {
-		if n := len(out); n > 0 && !o.hasValue && isList(out[n-1]) {
-			if set, ok := flagSetting(o.key); !ok || !k.takes(set) {
+		if n := len(out); n > 0 && !o.hasValue && isList(k, out[n-1]) {
+			if set, ok := k.Row(o.key); !ok || set.Flag == "" {
 				out[n-1].value += "|" + o.key
 				continue
 			}
@@ -263,56 +277,51 @@ func joinLists(k *Kind, opts []option) []option {
 }
 
 // isList reports whether o is a list option given a value (event-types, on).
-func isList(o option) bool {
-	set, ok := flagSetting(o.key)
-	return ok && o.hasValue && (set.value == eventTypesValue || set.value == transitionsValue)
+func isList(k *sinkkind.Kind, o option) bool {
+	set, ok := k.Row(o.key)
+	return ok && o.hasValue && set.Flag != "" && (set.Value == sinkkind.EventTypes || set.Value == sinkkind.Transitions)
 }
 
 // flagValue reads a --sink option's value, or the target's, as its setting says.
-func flagValue(s *Sink, set *setting, o option) (value, error) {
-	if set.value == boolValue {
+func flagValue(k *sinkkind.Kind, set *sinkkind.Setting, o option) (sinkkind.Value, error) {
+	if set.Value == sinkkind.Bool {
 		if !o.hasValue {
-			return value{on: true}, nil
+			return sinkkind.Value{On: true}, nil
 		}
 		switch o.value {
 		case "true":
-			return value{on: true}, nil
+			return sinkkind.Value{On: true}, nil
 		case "false":
-			return value{}, nil
+			return sinkkind.Value{}, nil
 		}
-		return value{}, fmt.Errorf("option %q: want true or false (or just %q), got %q", o.key, o.key, o.value)
+		return sinkkind.Value{}, fmt.Errorf("option %q: want true or false (or just %q), got %q", o.key, o.key, o.value)
 	}
 	if o.value == "" {
-		return value{}, fmt.Errorf("option %q needs a value: %s=VALUE", o.key, o.key)
+		return sinkkind.Value{}, fmt.Errorf("option %q needs a value: %s=VALUE", o.key, o.key)
 	}
-	switch set.value {
-	case countValue, bufferValue:
-		n, err := atoi(o)
-		if err == nil && set.value == bufferValue {
-			if err = checkBuffer(n); err != nil {
-				err = fmt.Errorf("option %q: %w", o.key, err)
+	switch set.Value {
+	case sinkkind.Count, sinkkind.Buffer:
+		n, err := strconv.Atoi(o.value)
+		if err != nil || n < 0 {
+			return sinkkind.Value{}, fmt.Errorf("option %q: want a non-negative whole number, got %q", o.key, o.value)
+		}
+		if set.Value == sinkkind.Buffer {
+			if err := sinkkind.CheckBuffer(n); err != nil {
+				return sinkkind.Value{}, fmt.Errorf("option %q: %w", o.key, err)
 			}
 		}
-		return value{n: n}, err
+		return sinkkind.Value{N: n}, nil
 	}
-	v, err := parseText(s.Type, set.value, o.value)
-	switch {
-	case err == nil:
-	case set.value == periodValue, set.value == durationValue, set.value == eventTypesValue, set.value == transitionsValue:
+	v, err := set.ParseText(k, o.value)
+	switch set.Value {
+	case sinkkind.Period, sinkkind.Duration, sinkkind.EventTypes, sinkkind.Transitions:
 		// The others' messages say what the value is (a format, a policy, a URL, a
 		// command); these would not.
-		err = fmt.Errorf("option %q: %w", o.key, err)
+		if err != nil {
+			err = fmt.Errorf("option %q: %w", o.key, err)
+		}
 	}
 	return v, err
-}
-
-// atoi parses a non-negative integer option.
-func atoi(o option) (int, error) {
-	n, err := strconv.Atoi(o.value)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("option %q: want a non-negative whole number, got %q", o.key, o.value)
-	}
-	return n, nil
 }
 
 // plainOptionName reports whether an option name can be shown as it is in a hint: a

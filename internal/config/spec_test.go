@@ -11,6 +11,9 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/sink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/httpsink"
 )
 
 func TestParseSinkSpec(t *testing.T) {
@@ -22,11 +25,11 @@ func TestParseSinkSpec(t *testing.T) {
 		{`file=logs/k8s/events.jsonl`, Sink{Name: "events.jsonl", AutoName: true, Type: "file", Format: "json", Path: "logs/k8s/events.jsonl"}},
 		{`file(format=pretty,max-size=100,max-backups=5,compress)=events.log`, Sink{
 			Name: "events.log", AutoName: true, Type: "file", Format: "pretty", Path: "events.log",
-			Rotate: Rotate{MaxSizeMB: 100, MaxBackups: 5, Compress: true},
+			Rotate: sink.Rotation{MaxSizeMB: 100, MaxBackups: 5, Compress: true},
 		}},
 		{`file(name=archive,format=yaml,max-size=1,max-age=7,compress=false,buffer=0,on-full=coalesce,resync=1s)=a b=c.log`, Sink{
 			Name: "archive", Type: "file", Format: "yaml", Path: "a b=c.log",
-			Rotate: Rotate{MaxSizeMB: 1, MaxAgeDays: 7}, OnFull: listener.Coalesce, Resync: time.Second,
+			Rotate: sink.Rotation{MaxSizeMB: 1, MaxAgeDays: 7}, OnFull: listener.Coalesce, Resync: time.Second,
 		}},
 		{`file()=x`, Sink{Name: "x", AutoName: true, Type: "file", Format: "json", Path: "x"}},
 		{`file( name = a , format = json )= spaced `, Sink{Name: "a", Type: "file", Format: "json", Path: " spaced "}},
@@ -54,8 +57,8 @@ func TestParseSinkSpec(t *testing.T) {
 				t.Fatalf("ParseSinkSpec: %v", err)
 			}
 			tt.want.Origin = `--sink ` + quote(tt.spec)
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("ParseSinkSpec(%q)\n got  %+v\n want %+v", tt.spec, got, tt.want)
+			if want := tt.want.spec(); !reflect.DeepEqual(got, want) {
+				t.Errorf("ParseSinkSpec(%q)\n got  %+v %+v\n want %+v %+v", tt.spec, got, got.Settings, want, want.Settings)
 			}
 		})
 	}
@@ -65,7 +68,7 @@ func quote(s string) string { return strconv.Quote(s) }
 
 func TestParseSinkSpecErrors(t *testing.T) {
 	const syntax = " (syntax: KIND[(OPTIONS)][=TARGET])"
-	const fileOpts = "file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, max-size, max-backups, max-age, compress"
+	const fileOpts = "file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest, max-size, max-backups, max-age, compress"
 	tests := []struct {
 		spec, want string
 	}{
@@ -96,15 +99,15 @@ func TestParseSinkSpecErrors(t *testing.T) {
 		{`file(fromat=json)=x`, `unknown option "fromat" (did you mean "format"?); ` + fileOpts},
 		{`file(max_size=1)=x`, `unknown option "max_size" (did you mean "max-size"?); ` + fileOpts},
 		{`file(colour=always)=x`, `unknown option "colour"; ` + fileOpts},
-		{`terminal(Format=json)`, `unknown option "Format" (did you mean "format"?); terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold`},
-		{`terminal(rwa)`, `unknown option "rwa"; terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold`},
-		{`jq(rwa)=.`, `unknown option "rwa" (did you mean "raw"?); jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold`},
+		{`terminal(Format=json)`, `unknown option "Format" (did you mean "format"?); terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest`},
+		{`terminal(rwa)`, `unknown option "rwa"; terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest`},
+		{`jq(rwa)=.`, `unknown option "rwa" (did you mean "raw"?); jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold, group, cooldown, resolve-after, digest`},
 		{`file(path=x)`, `unknown option "path"; the path is the target: file(...)=PATH`},
 		{`jq(expr=.)`, `unknown option "expr"; the expression is the target: jq(...)=EXPR`},
 		{`file(raw)=x`, `option "raw" is for jq sinks only; ` + fileOpts},
-		{`terminal(output=x)`, `option "output" is for jq sinks only; terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold`},
-		{`jq(format=json)=.`, `option "format" is for terminal, file or http sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold`},
-		{`jq(compress)=.`, `option "compress" is for file sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold`},
+		{`terminal(output=x)`, `option "output" is for jq sinks only; terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest`},
+		{`jq(format=json)=.`, `option "format" is for terminal, file or http sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold, group, cooldown, resolve-after, digest`},
+		{`jq(compress)=.`, `option "compress" is for file sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold, group, cooldown, resolve-after, digest`},
 		{`file(name=a,name=b)=x`, `option "name" given twice; give it once`},
 		{`file(compress,compress=false)=x`, `option "compress" given twice; give it once`},
 		{`file(name=)=x`, `option "name" needs a value: name=VALUE`},
@@ -152,7 +155,7 @@ func TestParseSinkSpecErrors(t *testing.T) {
 			if err.Error() != want {
 				t.Errorf("ParseSinkSpec(%q) error\n got  %s\n want %s", tt.spec, err, want)
 			}
-			if !reflect.DeepEqual(got, Sink{}) {
+			if !reflect.DeepEqual(got, sinkkind.Spec{}) {
 				t.Errorf("ParseSinkSpec(%q) returned %+v with its error, want a zero Sink", tt.spec, got)
 			}
 		})
@@ -164,7 +167,13 @@ func TestParseSinkSpecErrors(t *testing.T) {
 // TestParseSinkSpecLists: a list option takes the items after it, separated by commas
 // as options are, up to an option of the kind; | separates them too.
 func TestParseSinkSpecLists(t *testing.T) {
-	for spec, want := range map[string]Sink{
+	type want struct {
+		On, Format, EventTypes string
+		Batch                  int
+		Single                 bool
+		Fold                   *bool
+	}
+	for spec, want := range map[string]want{
 		`http(on=crashloop,oomkilled)=http://x`:                      {On: "crashloop|oomkilled"},
 		`http(on=crashloop,oomkilled,single)=http://x`:               {On: "crashloop|oomkilled", Single: true},
 		`http(format=slack,on=crashloop|not-ready,batch=5)=http://x`: {On: "crashloop|not-ready", Format: "slack", Batch: 5},
@@ -177,15 +186,16 @@ func TestParseSinkSpecLists(t *testing.T) {
 			t.Errorf("ParseSinkSpec(%s): %v", spec, err)
 			continue
 		}
-		if s.On != want.On || s.Format != want.Format || s.Batch != want.Batch || s.Single != want.Single ||
+		h := s.Settings.(*httpsink.Settings)
+		if s.On != want.On || s.Format() != want.Format || h.Batch != want.Batch || h.Single != want.Single ||
 			s.EventTypes != want.EventTypes || fmt.Sprint(deref(s.Fold)) != fmt.Sprint(deref(want.Fold)) {
-			t.Errorf("ParseSinkSpec(%s) = %+v, want %+v", spec, s, want)
+			t.Errorf("ParseSinkSpec(%s) = %+v %+v, want %+v", spec, s, h, want)
 		}
 	}
 	for spec, wantErr := range map[string]string{
 		`http(on=crashloop,Bad)=http://x`: `--sink "http(on=crashloop,Bad)=http://x": option "on": transition name "Bad": use lower-case letters, digits and '-', starting with a letter`,
 		`http(on=)=http://x`:              `--sink "http(on=)=http://x": option "on" needs a value: on=VALUE`,
-		`file(raw,on=x)=y`:                `--sink "file(raw,on=x)=y": option "raw" is for jq sinks only; file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, max-size, max-backups, max-age, compress`,
+		`file(raw,on=x)=y`:                `--sink "file(raw,on=x)=y": option "raw" is for jq sinks only; file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest, max-size, max-backups, max-age, compress`,
 	} {
 		if _, err := ParseSinkSpec(spec); err == nil || err.Error() != wantErr {
 			t.Errorf("ParseSinkSpec(%s) error\n got  %v\n want %s", spec, err, wantErr)
@@ -216,28 +226,29 @@ func TestParseSinkSpecReusesLists(t *testing.T) {
 // TestSinkSyntaxHelp: the flag help names every kind with its target and every option
 // with its value, among the kinds that take it, and its examples parse.
 func TestSinkSyntaxHelp(t *testing.T) {
-	for _, s := range settings {
-		if s.flag == "" {
+	help := SinkSyntaxHelp()
+	for _, s := range sinkkind.Table() {
+		if s.Flag == "" {
 			continue
 		}
-		group := regexp.MustCompile(`(?:^|[:;] )([^;:]*\b` + regexp.QuoteMeta(s.syntax()) + `(?:,|\s)[^;]*)`).FindStringSubmatch(SinkSyntaxHelp)
+		group := regexp.MustCompile(`(?:^|[:;] )([^;:]*\b` + regexp.QuoteMeta(s.Syntax()) + `(?:,|\s)[^;]*)`).FindStringSubmatch(help)
 		if group == nil {
-			t.Errorf("SinkSyntaxHelp does not give option %q as %s", s.flag, s.syntax())
+			t.Errorf("SinkSyntaxHelp does not give option %q as %s", s.Flag, s.Syntax())
 			continue
 		}
-		for _, k := range kinds {
-			if k.takes(s) && !s.common && !strings.Contains(group[1], "("+k.Name) && !strings.Contains(group[1], " "+k.Name) {
-				t.Errorf("SinkSyntaxHelp gives option %q in %q, without kind %s, which takes it", s.flag, group[1], k.Name)
+		for _, k := range sinkkind.Kinds() {
+			if k.Takes(s.Key()) && !s.IsCommon() && !strings.Contains(group[1], "("+k.Name) && !strings.Contains(group[1], " "+k.Name) {
+				t.Errorf("SinkSyntaxHelp gives option %q in %q, without kind %s, which takes it", s.Flag, group[1], k.Name)
 			}
 		}
 	}
-	for _, k := range kinds {
-		if !strings.Contains(SinkSyntaxHelp, k.targetDoc+" for "+k.Name) {
+	for _, k := range sinkkind.Kinds() {
+		if !strings.Contains(help, k.TargetDoc+" for "+k.Name) {
 			t.Errorf("SinkSyntaxHelp does not say what %s's target is", k.Name)
 		}
 	}
 	for _, ex := range sinkExamples {
-		if !strings.Contains(SinkSyntaxHelp, ex) {
+		if !strings.Contains(help, ex) {
 			t.Errorf("SinkSyntaxHelp lacks the example %s", ex)
 		}
 		if _, err := ParseSinkSpec(ex); err != nil {

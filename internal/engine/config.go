@@ -7,7 +7,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/attribution"
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/crashcontext"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/episode"
@@ -17,8 +16,8 @@ import (
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/notify"
 	"github.com/kubeevents/kubeevents/internal/plan"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
@@ -50,22 +49,16 @@ type Config struct {
 
 // Output is what the sinks are and what they show.
 type Output struct {
-	// Sinks are the outputs, the terminal's among them, with every default applied
-	// (config.Assemble); Queries and Formats their compiled jq expressions and http
-	// formats, by sink name.
-	Sinks   []config.Sink
-	Queries map[string]*jq.Query
-	Formats map[string]*notify.Compiled
+	// Sinks are the outputs, the terminal's among them, with every default applied and
+	// their settings compiled (package sinkkind).
+	Sinks []sinkkind.Spec
 	// InProcess are sinks the caller builds itself rather than from a config row
 	// (kubeevents top's ranking): each gets a listener after those of Sinks.
 	InProcess []InProcessSink
 	// Color is "auto", "always" or "never" for the terminal; Timestamps prints full
-	// times in pretty lines.
+	// times in the view's lines (the terminal sink's settings say it for its own).
 	Color      string
 	Timestamps bool
-	// WatchEvents gives template formats (-o jsonpath=..., and file sinks') the watch
-	// event {type, object} instead of the object, as kubectl's --output-watch-events.
-	WatchEvents bool
 	// Differ computes what changed, with the ignored paths (nil: --no-diff); ShowOld puts
 	// the previous object in JSON, and in jq's input.
 	Differ  *diff.Differ

@@ -91,6 +91,7 @@ func withResume(t *testing.T, cfg *runConfig, path string, clusters ...resume.Cl
 		t.Fatal(err)
 	}
 	cfg.resume = r
+	cfg.parts = append(cfg.parts, r)
 }
 
 var testWatch = checkpoint.Watch{Server: "https://fake", Resources: []string{"configmaps.v1"}, Namespaces: []string{"ns"}}

@@ -2,40 +2,26 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/sink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/viewsink"
 )
 
-// colorFor decides colour for one output stream: never a global switch, since stdout
-// and stderr may differ (stdout piped, stderr a terminal).
+// colorFor decides colour for one output stream (diag.Color).
 func (w *session) colorFor(out io.Writer) bool {
-	switch w.cfg.Output.Color {
-	case "always":
-		return true
-	case "never":
-		return false
-	}
-	if _, ok := w.sys.LookupEnv("NO_COLOR"); ok {
-		return false
-	}
-	if term, _ := w.sys.LookupEnv("TERM"); term == "dumb" {
-		return false
-	}
-	return w.sys.Terminals.IsTerminal(out)
+	return diag.Color(w.cfg.Output.Color, w.sys.Terminals.IsTerminal(out), w.sys.LookupEnv)
 }
 
 // watchOutput ends the run once the standard output's reader is gone (`| head -1`),
-// whatever the other sinks: a stream the user piped into a reader that quit is done. It
-// says so unless every sink wrote only to stdout. It returns what stops its watching.
+// whatever the other sinks (listener.OutputGone). It returns what stops its watching.
 func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) {
 	var stdoutSinks []*listener.Listener
 	for i, s := range w.cfg.Output.Sinks {
@@ -43,51 +29,17 @@ func (w *session) watchOutput(ctx context.Context, rc *runConfig) (stop func()) 
 			stdoutSinks = append(stdoutSinks, rc.listeners[i])
 		}
 	}
-	if len(stdoutSinks) == 0 {
-		return func() {}
-	}
-	gone := make(chan struct{})
-	watchCtx, cancel := context.WithCancel(ctx)
-	var once bool
-	closeGone := func() {
-		if once {
-			return
-		}
-		once = true
+	gone, stop := listener.OutputGone(ctx, w.sys.Out, stdoutSinks, func() {
 		if len(stdoutSinks) < len(rc.listeners) {
 			w.warnf("the standard output was closed (its reader is gone); stopping, the other sinks write what they hold")
 		}
-		close(gone)
-	}
-	signals := make(chan struct{}, len(stdoutSinks)+1)
-	watchReaderGone(watchCtx, w.sys.Out, func() { signals <- struct{}{} })
-	for _, l := range stdoutSinks {
-		go func() {
-			select {
-			case <-l.Done():
-				if errors.Is(l.Err(), listener.ErrOutputClosed) {
-					signals <- struct{}{}
-				}
-			case <-watchCtx.Done():
-			}
-		}()
-	}
-	go func() {
-		select {
-		case <-signals:
-			closeGone()
-		case <-watchCtx.Done():
-		}
-	}()
+	})
 	rc.hooks.outputGone = gone
-	return cancel
+	return stop
 }
 
 // started is said once every informer's rights were checked.
 func (w *session) started(listeners []*listener.Listener, informers int) {
-	if w.view != nil {
-		w.view.Start() // the start line goes to its bottom line
-	}
 	w.infof("watching %s — %d informer%s, %d sink%s (%s); Ctrl-C to stop",
 		w.watched(), informers, diag.Plural(informers), len(listeners), diag.Plural(len(listeners)), sinkNames(listeners))
 }
@@ -103,9 +55,6 @@ func sinkNames(listeners []*listener.Listener) string {
 
 // synced is called once every informer has its initial list.
 func (w *session) synced() (undo func()) {
-	if w.metrics != nil {
-		w.metrics.Synced(true) // ready (/readyz)
-	}
 	if flag := w.initialListHidden(); flag != "" {
 		// "watching" is said before the initial list; without this a script that waits
 		// for it and then makes a change cannot know whether the change falls in the
@@ -171,7 +120,7 @@ func (w *session) summaryShown() bool {
 }
 
 // filter is what sink s writes of the stream, and whether it folds rollouts.
-func (w *session) filter(s config.Sink) sink.Filter {
+func (w *session) filter(s sinkkind.Spec) sink.Filter {
 	folds := w.cfg.Events.FoldRollouts
 	if s.Fold != nil {
 		folds = *s.Fold
@@ -181,8 +130,8 @@ func (w *session) filter(s config.Sink) sink.Filter {
 		on = strings.Split(s.On, "|")
 	}
 	f := sink.Filter{EventTypes: s.EventTypes, On: on, Fold: folds, Episodes: w.cfg.Events.Episodes != nil,
-		Index:       slices.IndexFunc(w.cfg.Output.Sinks, func(o config.Sink) bool { return o.Name == s.Name }),
-		AllEpisodes: w.view != nil && s.Type == config.KindTerminal}
+		Index:       slices.IndexFunc(w.cfg.Output.Sinks, func(o sinkkind.Spec) bool { return o.Name == s.Name }),
+		AllEpisodes: s.Kind == viewsink.Kind}
 	if w.cfg.Events.Transitions != nil {
 		// The run evaluates the transitions every sink names, once per event; each sink
 		// names in its events only those it asked for, or --on's.

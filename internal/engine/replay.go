@@ -2,13 +2,10 @@ package engine
 
 import (
 	"context"
-	"time"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/pipeline"
-	"github.com/kubeevents/kubeevents/internal/render"
 )
 
 // Source hands over the events of a recording read back (package replay): a source of
@@ -51,12 +48,7 @@ func (c Config) ReadsObjects() bool {
 		return true
 	}
 	for _, s := range c.Output.Sinks {
-		if s.Expr != "" || s.Type == config.KindJQ || s.On != "" {
-			return true
-		}
-		switch render.Format(s.Format) {
-		case "", render.FormatJSON, render.FormatYAML, render.FormatName:
-		default:
+		if s.On != "" || s.Reads().Objects {
 			return true
 		}
 	}
@@ -80,28 +72,8 @@ func (r *run) sourceEnded(ctx context.Context, err error) (StopReason, error) {
 	if err != nil {
 		return StopFatal, err
 	}
-	if !awaitWritten(ctx, r.listeners) {
+	if !listener.AwaitWritten(ctx, r.listeners) {
 		return StopInterrupted, nil
 	}
 	return StopInputEnd, nil
-}
-
-// awaitWritten waits until every listener has written (or dropped, or failed) all it was
-// given, however long that takes, unless ctx ends first (false).
-func awaitWritten(ctx context.Context, listeners []*listener.Listener) bool {
-	ticker := time.NewTicker(5 * time.Millisecond)
-	defer ticker.Stop()
-	for _, l := range listeners {
-		for {
-			if queued, held := l.Queue(); queued+held == 0 || isDone(l) {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return false
-			case <-ticker.C:
-			}
-		}
-	}
-	return true
 }

@@ -14,10 +14,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/execsink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/filesink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/httpsink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/jqsink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/sender"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/terminalsink"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
@@ -47,7 +53,7 @@ func (f *fakeSource) Run(ctx context.Context, emit func(*event.Event) bool) erro
 func replayOn(t *testing.T, src *fakeSource, cfg Config) (string, Result, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	cfg.Output.Sinks = []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block}}
+	cfg.Output.Sinks = []sinkkind.Spec{{Name: "screen", Kind: terminalsink.Kind, Settings: &terminalsink.Settings{Format: "name"}, Buffer: 4, OnFull: listener.Block}}
 	cfg.End.Grace = time.Second
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
 	res, err := RunReplay(context.Background(), sys, cfg, Replay{Source: src, What: "test"})
@@ -99,16 +105,16 @@ func TestReplayConditions(t *testing.T) {
 // Only pretty, wide and template formats and jq read objects beyond their JSON.
 func TestReadsObjects(t *testing.T) {
 	for _, c := range []struct {
-		sinks []config.Sink
+		sinks []sinkkind.Spec
 		until string
 		want  bool
 	}{
-		{[]config.Sink{{Type: config.KindTerminal, Format: "json"}, {Type: config.KindFile, Format: "yaml"}, {Type: config.KindHTTP}}, "", false},
-		{[]config.Sink{{Type: config.KindTerminal, Format: "name"}}, ".type", true},
-		{[]config.Sink{{Type: config.KindTerminal, Format: "pretty"}}, "", true},
-		{[]config.Sink{{Type: config.KindTerminal, Format: "jsonpath={.metadata.name}"}}, "", true},
-		{[]config.Sink{{Type: config.KindJQ, Expr: "."}}, "", true},
-		{[]config.Sink{{Type: config.KindExec, Expr: "select(.type)"}}, "", true},
+		{[]sinkkind.Spec{terminal("json"), {Kind: filesink.Kind, Settings: &filesink.Settings{Format: "yaml"}}, {Kind: httpsink.Kind, Settings: &httpsink.Settings{}}}, "", false},
+		{[]sinkkind.Spec{terminal("name")}, ".type", true},
+		{[]sinkkind.Spec{terminal("pretty")}, "", true},
+		{[]sinkkind.Spec{terminal("jsonpath={.metadata.name}")}, "", true},
+		{[]sinkkind.Spec{{Kind: jqsink.Kind, Settings: &jqsink.Settings{Expr: "."}}}, "", true},
+		{[]sinkkind.Spec{{Kind: execsink.Kind, Settings: &execsink.Settings{Settings: sender.Settings{JQ: "select(.type)"}}}}, "", true},
 	} {
 		cfg := Config{Output: Output{Sinks: c.sinks}}
 		if c.until != "" {
@@ -120,18 +126,21 @@ func TestReadsObjects(t *testing.T) {
 	}
 }
 
+// terminal is a terminal sink in format.
+func terminal(format string) sinkkind.Spec {
+	return sinkkind.Spec{Kind: terminalsink.Kind, Settings: &terminalsink.Settings{Format: format}}
+}
+
 // TestSinksGetTheirExpression: a jq sink is built with its compiled expression, so each
-// event is what the expression makes of it (a sink built without it fails every event).
+// event is what the expression makes of it.
 func TestSinksGetTheirExpression(t *testing.T) {
 	var out, errOut bytes.Buffer
 	const expr = `select(.type == "ADDED") | .object.metadata.name`
-	q, err := jq.Compile(expr)
-	if err != nil {
+	jqSink := sinkkind.Spec{Name: "jq", Kind: jqsink.Kind, Settings: &jqsink.Settings{Expr: expr, Raw: true, Output: sinkkind.Stdout}, Buffer: 4, OnFull: listener.Block}
+	if err := jqSink.Compile(sinkkind.Compiling{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{End: End{Grace: time.Second}, Output: Output{
-		Sinks:   []config.Sink{{Name: "jq", Type: config.KindJQ, Expr: expr, Raw: true, Output: config.Stdout, Buffer: 4, OnFull: listener.Block}},
-		Queries: map[string]*jq.Query{"jq": q}}}
+	cfg := Config{End: End{Grace: time.Second}, Output: Output{Sinks: []sinkkind.Spec{jqSink}}}
 	sys := System{Out: &out, ErrOut: &errOut, Terminals: fakeTerminals{}, LookupEnv: os.LookupEnv}
 	if _, err := RunReplay(context.Background(), sys, cfg, Replay{Source: &fakeSource{n: 4}, What: "test"}); err != nil {
 		t.Fatalf("%v; stderr:\n%s", err, errOut.String())
@@ -181,12 +190,12 @@ func TestReplayTransitions(t *testing.T) {
 		cfg  Config
 	}{
 		{"--on crashloop", Config{Events: Events{On: []string{"crashloop"}}}},
-		{"on=crashloop", Config{Output: Output{Sinks: []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block, On: "crashloop"}}}}},
+		{"on=crashloop", Config{Output: Output{Sinks: []sinkkind.Spec{{Name: "screen", Kind: terminalsink.Kind, Settings: &terminalsink.Settings{Format: "name"}, Buffer: 4, OnFull: listener.Block, On: "crashloop"}}}}},
 	} {
 		var stdout, errOut bytes.Buffer
 		cfg := c.cfg
 		if cfg.Output.Sinks == nil {
-			cfg.Output.Sinks = []config.Sink{{Name: "screen", Type: config.KindTerminal, Format: "name", Path: config.Stdout, Buffer: 4, OnFull: listener.Block}}
+			cfg.Output.Sinks = []sinkkind.Spec{{Name: "screen", Kind: terminalsink.Kind, Settings: &terminalsink.Settings{Format: "name"}, Buffer: 4, OnFull: listener.Block}}
 		}
 		set, err := transition.Shipped().Compile([]string{"crashloop"}, nil)
 		if err != nil {
@@ -202,7 +211,7 @@ func TestReplayTransitions(t *testing.T) {
 			t.Errorf("%s: %q, want the one update that entered CrashLoopBackOff; stderr:\n%s", c.name, stdout.String(), errOut.String())
 		}
 	}
-	if !(Config{Events: Events{On: []string{"crashloop"}}}).ReadsObjects() || !(Config{Output: Output{Sinks: []config.Sink{{Type: config.KindFile, Format: "json", On: "crashloop"}}}}).ReadsObjects() {
+	if !(Config{Events: Events{On: []string{"crashloop"}}}).ReadsObjects() || !(Config{Output: Output{Sinks: []sinkkind.Spec{{Kind: filesink.Kind, Settings: &filesink.Settings{Format: "json"}, On: "crashloop"}}}}).ReadsObjects() {
 		t.Error("transitions read the objects: ReadsObjects must say so")
 	}
 }

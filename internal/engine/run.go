@@ -6,18 +6,15 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync/atomic"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fold"
 	"github.com/kubeevents/kubeevents/internal/informer"
-	"github.com/kubeevents/kubeevents/internal/kubectl"
 	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
@@ -25,6 +22,8 @@ import (
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/resume"
 	"github.com/kubeevents/kubeevents/internal/sink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/viewsink"
 	"github.com/kubeevents/kubeevents/internal/ui"
 	"github.com/kubeevents/kubeevents/internal/watch"
 )
@@ -49,7 +48,7 @@ type session struct {
 	metrics *metrics.Metrics
 	elector *leader.Elector // nil without --leader-elect
 	headers *headerPrinters
-	files   []*sink.File // every file a sink opened
+	files   []sinkkind.File // every file a sink opened
 	// view is the full-screen view (--ui), nil without; diagnostics, when set, is where
 	// diagnostics go instead of sys.ErrOut (through the view).
 	view        *ui.View
@@ -118,7 +117,6 @@ func (w *session) stream(ctx context.Context) (Result, error) {
 		w.sys.Starting(w.cfg.Speed.Runtime)
 	}
 	res, err := stream(ctx, rc)
-	err = w.stopView(err)
 	if !res.Started {
 		return res, err // the error says why; interrupted while connecting, quietly
 	}
@@ -144,7 +142,13 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 	rc.several, rc.hooks.started, rc.hooks.synced = w.plan.Several, w.started, w.synced
 	if w.metrics != nil {
 		rc.observer = w.metrics
+		rc.parts = append(rc.parts, w.metrics.Part())
 	}
+	defer func() {
+		if w.view != nil {
+			rc.parts = append(rc.parts, w.view.Part()) // last: it takes the screen
+		}
+	}()
 	for _, c := range w.plan.Clusters {
 		clients, err := w.sys.NewClients(c.Config, w.cfg.Speed.Recovery)
 		if err != nil {
@@ -184,7 +188,11 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 	}
 	rc.resume, err = resume.Open(ctx, resume.Options{Store: store, Reset: w.cfg.ResumeReset, Clusters: clusters,
 		Sinks: len(w.cfg.Output.Sinks) + len(w.cfg.Output.InProcess), Warn: w.warnf})
-	return rc, err
+	if err != nil {
+		return rc, err
+	}
+	rc.parts = append(rc.parts, rc.resume)
+	return rc, nil
 }
 
 // resumeStore is where --resume keeps the checkpoint (package resume), for objects in
@@ -245,7 +253,7 @@ func (w *session) request() plan.Request {
 	req := w.cfg.Watch
 	req.Resume = w.cfg.Resume != ""
 	for _, s := range w.cfg.Output.Sinks {
-		req.Columns = req.Columns || s.Format == "pretty" || s.Format == "wide"
+		req.Columns = req.Columns || s.Reads().Columns
 	}
 	return req
 }
@@ -297,29 +305,33 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 		}
 	}()
 	var folding []int
-	fence := w.deliveryFence()
+	env := w.sinkEnv()
+	var fence func() error
+	if w.elector != nil {
+		fence = w.elector.DeliveryFence(w.warnf)
+	}
 	for _, s := range w.cfg.Output.Sinks {
-		out, err := w.newSink(s)
+		out, err := sinkkind.Build(s, env)
 		if err != nil {
-			var invalid *config.InvalidSinkError
-			var notRegular *sink.NotRegularError
-			switch {
-			case errors.As(err, &invalid):
+			var invalid *sinkkind.InvalidError
+			if errors.As(err, &invalid) {
 				return diag.Usage(err)
-			case errors.As(err, &notRegular):
-				return diag.Usagef("sink %q: %v; %s", s.Name, err, config.DropRotation(s))
 			}
 			return &SinkOpenError{Name: s.Name, Err: err}
 		}
 		filter := w.filter(s)
 		out = sink.WithFilter(out, filter)
 		lc := listener.Config{Name: s.Name, Buffer: s.Buffer, OnFull: s.OnFull, Resync: s.Resync, Fence: fence}
-		w.viewListener(s, &lc)
 		if w.metrics != nil {
 			lc.Delivered = w.metrics.Lag(s.Name)
 		}
 		if filter.Fold {
 			folding = append(folding, len(rc.listeners))
+		}
+		if s.Kind == viewsink.Kind {
+			// The view shows every object: a resumed start hands it those unchanged since
+			// the checkpoint too (informer.Options.Unchanged).
+			rc.unchanged = append(rc.unchanged, len(rc.listeners))
 		}
 		rc.listeners = append(rc.listeners, listener.New(lc, out, w.warnf))
 	}
@@ -336,59 +348,23 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 	return nil
 }
 
-// newSink builds the sink's writer as its kind says, with what this run gives every sink.
-func (w *session) newSink(s config.Sink) (listener.Sink, error) {
+// sinkEnv is what this run gives every sink it builds.
+func (w *session) sinkEnv() sinkkind.Env {
 	out := w.sys.Out
-	tty := w.sys.Terminals.IsTerminal(out)
-	facts := w.sinkFacts()
-	o := w.cfg.Output
-	return config.Build(s, config.BuildEnv{
-		Stdout: out, Color: w.colorFor(out), Terminal: tty,
-		TerminalWidth: w.sys.Terminals.Width(out), Timestamps: o.Timestamps,
-		ShowKind: facts.ShowKind, Namespace: facts.Namespace, Differ: o.Differ, ShowOld: o.ShowOld,
-		Query: o.Queries[s.Name], Format: o.Formats[s.Name], Warn: w.warnf,
-		Headers: tty, PrinterColumns: facts.Columns, TerminalPrinter: w.headers.add,
-		Clusters: facts.Clusters, WatchEvents: o.WatchEvents, View: w.viewSink(),
-		Opened: func(f *sink.File) { w.files = append(w.files, f) },
-	})
+	return sinkkind.Env{Stdout: out, Warn: w.warnf, Watched: w.sinkFacts(),
+		Terminal: sinkkind.Terminal{Is: w.sys.Terminals.IsTerminal(out), Color: w.colorFor(out),
+			Width: w.sys.Terminals.Width(out), Printed: w.headers.add},
+		Opened: func(f sinkkind.File) { w.files = append(w.files, f) },
+		Differ: w.cfg.Output.Differ, ShowOld: w.cfg.Output.ShowOld}
 }
 
 // sinkFacts is what the sinks are told of what they are given: whether several types
 // come (the kind leads each name), the one namespace (left out of names), the custom
 // resources' printer columns and the clusters' names when there are several.
-type sinkFacts struct {
-	ShowKind  bool
-	Namespace string
-	Columns   kubectl.PrinterColumns
-	Clusters  []string
-}
-
-func (w *session) sinkFacts() sinkFacts {
+func (w *session) sinkFacts() sinkkind.Watched {
 	if w.replay != nil {
-		return sinkFacts{ShowKind: w.replay.ShowKind, Namespace: w.replay.Namespace, Clusters: w.replay.Clusters}
+		return sinkkind.Watched{ShowKind: w.replay.ShowKind, Namespace: w.replay.Namespace, Clusters: w.replay.Clusters}
 	}
-	return sinkFacts{ShowKind: len(w.plan.Resources()) > 1 || w.cfg.Events.WithEvents || w.cfg.Watch.Owned,
+	return sinkkind.Watched{ShowKind: len(w.plan.Resources()) > 1 || w.cfg.Events.WithEvents || w.cfg.Watch.Owned,
 		Namespace: w.plan.Namespace(), Columns: w.plan.Columns(), Clusters: w.plan.Names()}
-}
-
-// deliveryFence is what every sink's listener asks before it writes (nil without
-// --leader-elect): the Elector's Fence, said once each time it closes and opens again.
-// A leader that was paused past its lease's duration (a GC pause, a frozen VM, SIGSTOP)
-// holds back what it has not written yet, rather than deliver it while another replica
-// may lead; the one that leads delivers it from the checkpoint.
-func (w *session) deliveryFence() func() error {
-	if w.elector == nil {
-		return nil
-	}
-	var closed atomic.Bool
-	return func() error {
-		err := w.elector.Fence()
-		switch {
-		case err != nil && closed.CompareAndSwap(false, true):
-			w.warnf("--leader-elect: %v; holding back what the sinks have not written (another replica may lead)", err)
-		case err == nil && closed.CompareAndSwap(true, false):
-			w.warnf("--leader-elect: the lease %s was renewed; delivering again", w.elector.Lease())
-		}
-		return err
-	}
 }

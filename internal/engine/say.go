@@ -8,7 +8,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/plan"
-	"github.com/kubeevents/kubeevents/internal/render"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
@@ -48,57 +48,17 @@ func clustersSummary(results []watch.Result) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-// watched says what is watched where: the namespaces only for namespaced types ("pods,
-// configmaps in default; nodes (cluster-scoped)"), and in which clusters.
-func (w *session) watched() string {
-	if w.cfg.Watch.Owned {
-		return w.followed()
-	}
-	var namespaced, cluster []string
-	for _, r := range w.plan.Resources() {
-		if r.Namespaced {
-			namespaced = append(namespaced, r.String())
-		} else {
-			cluster = append(cluster, r.String())
-		}
-	}
-	var parts []string
-	if len(namespaced) > 0 {
-		parts = append(parts, strings.Join(namespaced, ", ")+" "+w.where())
-	}
-	if len(cluster) > 0 {
-		parts = append(parts, strings.Join(cluster, ", ")+" (cluster-scoped)")
-	}
-	watched := strings.Join(parts, "; ")
-	if w.plan.Several {
-		watched += ", in clusters " + strings.Join(w.plan.Names(), ", ")
-	}
-	return watched
-}
-
-// where says which namespaces are watched: "in all namespaces", "in a, b", or "in each
-// context's namespace" when several clusters watch different ones.
-func (w *session) where() string {
-	first := w.plan.Clusters[0].Namespaces
-	for _, c := range w.plan.Clusters[1:] {
-		if strings.Join(c.Namespaces, ",") != strings.Join(first, ",") {
-			return "in each context's namespace"
-		}
-	}
-	if len(first) == 0 {
-		return "in all namespaces"
-	}
-	return "in " + strings.Join(first, ", ")
-}
+// watched says what is watched where (plan.Describe).
+func (w *session) watched() string { return w.plan.Describe(w.cfg.Watch) }
 
 // headerPrinters are the terminal's printers, whose header lines are printed again after
 // a re-sync notice on stderr (which scrolls the last header away).
 type headerPrinters struct {
 	mu       sync.Mutex
-	printers []*render.Printer
+	printers []sinkkind.HeaderPrinter
 }
 
-func (h *headerPrinters) add(p *render.Printer) {
+func (h *headerPrinters) add(p sinkkind.HeaderPrinter) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.printers = append(h.printers, p)
@@ -115,19 +75,4 @@ func (h *headerPrinters) warned(format string) {
 	for _, p := range h.printers {
 		p.HeadersAgain()
 	}
-}
-
-// followed says what --owned follows, for the line at start-up ("deployments.apps web
-// in shop and what it owns: replicasets.apps, pods").
-func (w *session) followed() string {
-	c := w.plan.Clusters[0]
-	children := make([]string, len(c.Children))
-	for i, child := range c.Children {
-		children[i] = child.String()
-	}
-	where := " in " + c.Namespace()
-	if !c.Resources[0].Namespaced {
-		where = ""
-	}
-	return fmt.Sprintf("%s %s%s and what it owns: %s", c.Resources[0], w.cfg.Watch.Names[0], where, strings.Join(children, ", "))
 }

@@ -5,9 +5,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/filesink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/httpsink"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
@@ -73,13 +75,13 @@ func TestSinksShowTheirOwnTransitions(t *testing.T) {
 		{[]string{"deleted"}, "crashloop|oomkilled", []string{"crashloop", "oomkilled"}},
 	} {
 		w := &session{cfg: &Config{Events: Events{On: tc.on, Transitions: set("crashloop", "deleted", "not-ready", "oomkilled")},
-			Output: Output{Sinks: []config.Sink{{Name: "a", Type: config.KindFile, On: tc.sink}, {Name: "b", Type: config.KindHTTP, On: "not-ready"}}}}}
+			Output: Output{Sinks: []sinkkind.Spec{{Name: "a", Kind: filesink.Kind, On: tc.sink}, {Name: "b", Kind: httpsink.Kind, On: "not-ready"}}}}}
 		got := w.filter(w.cfg.Output.Sinks[0]).Shows
 		if got == nil || !slices.Equal(got, tc.shows) {
 			t.Errorf("--on %q, on=%q: the sink shows %#v, want %q", tc.on, tc.sink, got, tc.shows)
 		}
 	}
-	w := &session{cfg: &Config{Output: Output{Sinks: []config.Sink{{Name: "a", Type: config.KindFile}}}}}
+	w := &session{cfg: &Config{Output: Output{Sinks: []sinkkind.Spec{{Name: "a", Kind: filesink.Kind}}}}}
 	if got := w.filter(w.cfg.Output.Sinks[0]).Shows; got != nil {
 		t.Errorf("no transition named anywhere: the sink shows %q", got)
 	}

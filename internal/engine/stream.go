@@ -35,12 +35,18 @@ type runConfig struct {
 	source    Source
 	listeners []*listener.Listener // one per sink, not yet running
 	deliver   *pipeline.Deliver    // hands the events to the listeners: the last step
+	// unchanged are the listeners that show every object (the view): a resumed start
+	// hands them the objects unchanged since the checkpoint too.
+	unchanged []int
 	// The parts of the run: --owned, --resume, --fold-rollouts, the metrics.
 	follow   *owners.Follow
 	resume   *resume.Resume
 	folder   *fold.Folder
 	observer informer.Observer
-	hooks    hooks
+	// parts are told when the run starts, is synced and stops (pipeline.Part): the
+	// checkpoint, the metrics' readiness, the full-screen view.
+	parts []pipeline.Part
+	hooks hooks
 }
 
 // hooks are what the run tells its caller, and when it is told to end early.
@@ -101,10 +107,8 @@ type run struct {
 	pipe       *pipeline.Pipeline
 	seq        *pipeline.Sequence
 	conditions *conditions.Conditions // --until, --until-deleted, --until-rollout (nil: none)
-	// parts are told when the run starts, is synced and stops (pipeline.Part).
-	parts    []pipeline.Part
-	fatal    chan error
-	stopping chan struct{} // closed once the run shuts down
+	fatal      chan error
+	stopping   chan struct{} // closed once the run shuts down
 	// watch runs the clusters' informers (nil for a replay); replay runs the recording
 	// and says when it ended.
 	watch  *watch.Set
@@ -133,9 +137,6 @@ func newRun(rc runConfig) *run {
 		cc.Rollout = rc.follow.RolloutEnded
 	}
 	r.conditions = conditions.New(cc)
-	if rc.resume != nil {
-		r.parts = append(r.parts, rc.resume)
-	}
 	return r
 }
 
@@ -166,8 +167,11 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 	if err := r.watch.CheckAccess(ctx); err != nil || ctx.Err() != nil {
 		return false, err // an error, or interrupted: nothing was printed, nothing is
 	}
-	for _, p := range r.parts {
+	for i, p := range r.parts {
 		if err := p.Start(ctx); err != nil {
+			for _, started := range slices.Backward(r.parts[:i]) {
+				_ = started.Stop()
+			}
 			return false, err
 		}
 	}
@@ -200,6 +204,7 @@ func (r *run) buildWatch() error {
 			return r.resume.Seed(cluster, inf, warn, gone)
 		}, r.resume.Leave
 		o.RedactionKey = r.resume.RedactionKey
+		o.Informer.Unchanged = r.unchanged
 	}
 	var err error
 	r.watch, err = watch.New(r.clusters, o)

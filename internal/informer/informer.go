@@ -74,6 +74,10 @@ type Options struct {
 	// Resync, if set, is the schedule of the listeners' resyncs: the informer resyncs on
 	// its period and hands its objects, as SYNC events, to the listeners it says are due.
 	Resync *pipeline.Resync
+	// Unchanged are the listeners (by their index in the run) that show every object as
+	// it is now (the view, --ui): the first list after Seed hands them, as SYNC events,
+	// the objects unchanged since, of which no other listener gets anything.
+	Unchanged []int
 	// Warn prints one diagnostic line (watch lost, re-synced, ...); Fatal ends the
 	// command, for errors before the first watch is established. Both may be called from
 	// client-go's goroutines.
@@ -218,7 +222,7 @@ func New(res resource.Resource, clients Clients, opts Options) (*Informer, error
 		encoder = partjson.NewEncoder()
 	}
 	h := &handler{inf: inf, cluster: opts.Cluster, watchOnly: opts.WatchOnly, related: opts.Related, child: opts.Child,
-		encoder: encoder, resync: opts.Resync, vanished: reporter.vanished.has}
+		encoder: encoder, resync: opts.Resync, unchanged: opts.Unchanged, vanished: reporter.vanished.has}
 	if len(opts.Names) > 1 {
 		h.names = opts.Names
 	}
@@ -326,6 +330,14 @@ func (i *Informer) Seed(objects [][]byte) ([]runtime.Object, []managedfields.Man
 		if err := i.store.Add(obj); err != nil {
 			return nil, nil, err
 		}
+		if h := i.handler; h.unchanged != nil {
+			if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+				if h.seeded == nil {
+					h.seeded = map[string]struct{}{}
+				}
+				h.seeded[key] = struct{}{}
+			}
+		}
 		seeded = append(seeded, obj)
 		if managers != nil {
 			managers = append(managers, seen)
@@ -421,6 +433,10 @@ type handler struct {
 	child     bool
 	encoder   event.Encoder    // shared by this informer's events
 	resync    *pipeline.Resync // nil: no listener resyncs
+	// unchanged are Options.Unchanged; seeded the keys of the objects Seed put into the
+	// cache that the first list has not yet brought (nil once it brought them all).
+	unchanged []int
+	seeded    map[string]struct{}
 	// vanished tells a DELETED notification of an object that a re-list found gone
 	// (final state unknown) from one the watch reported.
 	vanished func(obj any) bool
@@ -441,7 +457,15 @@ func (h *handler) OnAdd(obj any, isInInitialList bool) {
 }
 
 func (h *handler) OnUpdate(oldObj, newObj any) {
+	firstSeen := h.firstSeen(newObj)
 	if sameVersion(oldObj, newObj) {
+		if firstSeen && h.wanted(newObj) {
+			// A seeded object the first list found unchanged: no change, but the
+			// listeners that show every object must have it.
+			ev := h.event(event.Sync, newObj, newObj, false)
+			ev.SyncTo = h.unchanged
+			h.put(ev, nil)
+		}
 		// A resync, or a re-list's unchanged object: no change. The listeners whose
 		// resync period has come get every object now (client-go's resyncs come in order
 		// with the changes, and so does its cache here).
@@ -471,6 +495,7 @@ func (h *handler) OnDelete(obj any) {
 		unknown = h.vanished != nil && h.vanished(obj)
 	}
 	h.forget(obj)
+	h.firstSeen(obj)
 	if !h.wanted(obj) {
 		return
 	}
@@ -481,6 +506,26 @@ func (h *handler) OnDelete(obj any) {
 		answer = h.checks.ask(obj)
 	}
 	h.put(ev, answer)
+}
+
+// firstSeen reports whether obj is a seeded object the first list brings now (updated,
+// or gone), and forgets it.
+func (h *handler) firstSeen(obj any) bool {
+	if h.seeded == nil {
+		return false
+	}
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return false
+	}
+	if _, ok := h.seeded[key]; !ok {
+		return false
+	}
+	delete(h.seeded, key)
+	if len(h.seeded) == 0 {
+		h.seeded = nil
+	}
+	return true
 }
 
 // resyncTo hands every cached object to the listeners due, as SYNC events.

@@ -1,11 +1,13 @@
 package metrics
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
 
+	"github.com/kubeevents/kubeevents/internal/pipeline"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -84,3 +86,13 @@ func (m *Metrics) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 	}
 	fmt.Fprintf(w, "ok: %s\n", state)
 }
+
+// Part is the metrics as a part of a run: ready (/readyz) once every informer has its
+// initial list.
+func (m *Metrics) Part() pipeline.Part { return metricsPart{m} }
+
+type metricsPart struct{ m *Metrics }
+
+func (metricsPart) Start(context.Context) error { return nil }
+func (p metricsPart) Synced()                   { p.m.Synced(true) }
+func (metricsPart) Stop() error                 { return nil }

@@ -41,6 +41,8 @@ type Record struct {
 	FinalStateUnknown bool
 	Past              bool
 	Reason            string
+	// Line is the whole line, as recorded.
+	Line json.RawMessage
 	// At is where the record was read.
 	At Position
 }
@@ -94,7 +96,7 @@ func Parse(line []byte) (Record, error) {
 	if !root.IsObject() {
 		return Record{}, fmt.Errorf("a JSON %s, not an object", kindOf(root))
 	}
-	var rec Record
+	rec := Record{Line: line}
 	var err error
 	root.ForEach(func(key, value gjson.Result) bool {
 		raw := line[value.Index : value.Index+len(value.Raw)]

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"path"
 	"slices"
 	"strings"
@@ -77,6 +78,9 @@ type Options struct {
 	ShowSecrets bool
 	// Warn prints one diagnostic line.
 	Warn func(format string, args ...any)
+	// Records, when set, are replayed instead of Args: records from elsewhere than a
+	// recording's files (a store), in time order.
+	Records iter.Seq2[recording.Record, error]
 }
 
 // Source replays recordings: engine.Source.
@@ -210,12 +214,25 @@ func (s *Source) Run(ctx context.Context, emit func(*event.Event) bool) error {
 			return err
 		}
 	}
+	if s.opts.Records != nil {
+		for rec, err := range s.opts.Records {
+			if err != nil {
+				return err
+			}
+			if s.pastUntil(rec) {
+				return nil
+			}
+			if stop, err := s.replay(rec, nil, emit); stop || err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	r, err := recording.Open(s.inputs, s.opts.Read)
 	if err != nil {
 		return diag.Usage(err)
 	}
 	defer r.Close()
-	until := s.opts.Select.Until
 	for {
 		rec, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -224,29 +241,41 @@ func (s *Source) Run(ctx context.Context, emit func(*event.Event) bool) error {
 		if err != nil {
 			return err
 		}
-		if !until.IsZero() && rec.Time.After(until.Add(untilSlack)) {
+		if s.pastUntil(rec) {
 			break
 		}
-		ev, err := s.event(rec)
-		if err != nil {
-			var bad *recording.BadLineError
-			if errors.As(err, &bad) && s.opts.Read.SkipBadLines {
-				r.Skip(bad)
-				continue
-			}
+		if stop, err := s.replay(rec, r, emit); stop || err != nil {
 			return err
-		}
-		s.seen.records++
-		if ev == nil {
-			continue
-		}
-		s.seen.emitted++
-		if !emit(ev) {
-			return nil
 		}
 	}
 	s.sayWhatWasLeft(r)
 	return nil
+}
+
+// pastUntil reports whether rec is past the window: the replay is over.
+func (s *Source) pastUntil(rec recording.Record) bool {
+	until := s.opts.Select.Until
+	return !until.IsZero() && rec.Time.After(until.Add(untilSlack))
+}
+
+// replay hands rec's event to emit, if it is selected; stop says emit ended the replay.
+// A bad record is skipped (and counted by r) with Read.SkipBadLines.
+func (s *Source) replay(rec recording.Record, r *recording.Reader, emit func(*event.Event) bool) (stop bool, err error) {
+	ev, err := s.event(rec)
+	if err != nil {
+		var bad *recording.BadLineError
+		if errors.As(err, &bad) && s.opts.Read.SkipBadLines && r != nil {
+			r.Skip(bad)
+			return false, nil
+		}
+		return true, err
+	}
+	s.seen.records++
+	if ev == nil {
+		return false, nil
+	}
+	s.seen.emitted++
+	return !emit(ev), nil
 }
 
 // see notes the namespace and the name of an object of a type selected.

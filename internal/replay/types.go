@@ -75,3 +75,10 @@ func namedBy(name string, gvr schema.GroupVersionResource, kind string) bool {
 func isBuiltinGroup(group string) bool {
 	return group == "" || !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io")
 }
+
+// MatchType reports whether arg, a resource type as typed (see Selection.Types: pods,
+// po, Pod, deployments.apps, a custom resource's plural or kind, all), names resource
+// gvr, whose objects are of kind.
+func MatchType(arg string, gvr schema.GroupVersionResource, kind string) bool {
+	return slices.ContainsFunc(parseTypes([]string{arg}), func(t typeArg) bool { return t.matches(gvr, kind) })
+}

@@ -1,7 +1,6 @@
 package runtimetune
 
 import (
-	"bufio"
 	"os"
 	"strconv"
 	"strings"
@@ -92,25 +91,4 @@ func exeRssKB(t *testing.T) int {
 		}
 	}
 	return total
-}
-
-func rssFileKB(t *testing.T) int {
-	t.Helper()
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		t.Skip(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "RssFile:"); ok {
-			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Skip("no RssFile in /proc/self/status")
-	return 0
 }

@@ -8,13 +8,13 @@ import (
 	"github.com/kubeevents/kubeevents/internal/listener"
 )
 
-// Filter says which events a sink writes, by what config.Sink says of it; the others are
-// ErrFiltered, so that the sink's summary counts them as filtered.
+// Filter says which events a sink writes, by what its spec says (package sinkkind); the
+// others are ErrFiltered, so that the sink's summary counts them as filtered.
 type Filter struct {
 	// EventTypes, when set, are the only event types written, "|"-separated
-	// (ADDED|DELETED), as config.Sink holds them. SYNC (a resync's re-delivery) is a type
-	// like the others: left out unless listed. ROLLOUT lines pass: only sinks that fold
-	// get them.
+	// (ADDED|DELETED), as a sinkkind.Spec holds them. SYNC (a resync's re-delivery) is a
+	// type like the others: left out unless listed. ROLLOUT lines pass: only sinks that
+	// fold get them.
 	EventTypes string
 	// On, when not empty, names transitions: only events in which one of them happened
 	// are written (event.Event.On). SYNC re-deliveries and ROLLOUT lines, in which

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/attribution"
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/episode"
@@ -72,7 +73,7 @@ func Run(ctx context.Context, sys engine.System, cfg Config) error {
 	defer cancel()
 	terminal := cfg.Size != nil && !cfg.JSON
 	d := &display{out: sys.Out, json: cfg.JSON, interval: cfg.Interval, now: now, ranking: ranking, stop: cancel,
-		frame: frame{what: what(cfg.Engine), color: colorOn(cfg.Engine.Output.Color, terminal, sys.LookupEnv), terminal: terminal,
+		frame: frame{what: what(cfg.Engine), color: diag.Color(cfg.Engine.Output.Color, terminal, sys.LookupEnv), terminal: terminal,
 			size: cfg.Size, rows: cfg.Rows}}
 	starting := sys.Starting
 	var started sync.Once
@@ -232,24 +233,4 @@ func what(cfg engine.Config) string {
 		s += " (" + cfg.Watch.Context + ")"
 	}
 	return s
-}
-
-// colorOn decides colour as watch does for the terminal: auto means on a terminal,
-// unless NO_COLOR is set or TERM is dumb.
-func colorOn(mode string, terminal bool, lookupEnv func(string) (string, bool)) bool {
-	switch mode {
-	case "always":
-		return true
-	case "never":
-		return false
-	}
-	if lookupEnv != nil {
-		if _, ok := lookupEnv("NO_COLOR"); ok {
-			return false
-		}
-		if term, _ := lookupEnv("TERM"); term == "dumb" {
-			return false
-		}
-	}
-	return terminal
 }

@@ -18,6 +18,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -32,6 +33,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/kubectl"
+	"github.com/kubeevents/kubeevents/internal/pipeline"
 	"github.com/kubeevents/kubeevents/internal/render"
 )
 
@@ -276,3 +278,14 @@ func (v *View) Err() error {
 	defer v.mu.Unlock()
 	return v.err
 }
+
+// Part is the view as a part of a run: it takes the screen when the stream starts (the
+// start line goes to its bottom line), and leaves it once the stream ended, before the
+// summary is printed; its error is the terminal's, if it failed.
+func (v *View) Part() pipeline.Part { return viewPart{v} }
+
+type viewPart struct{ v *View }
+
+func (p viewPart) Start(context.Context) error { p.v.Start(); return nil }
+func (viewPart) Synced()                       {}
+func (p viewPart) Stop() error                 { p.v.Stop(); return p.v.Err() }

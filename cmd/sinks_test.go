@@ -1,4 +1,4 @@
-package config
+package cmd
 
 import (
 	"os"
@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubeevents/kubeevents/internal/config"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/jqsink"
 )
 
 // The command line decides what goes to stdout: the config file's stdout sinks give way
@@ -20,20 +23,20 @@ func TestConfigFileStdoutGivesWayToFlags(t *testing.T) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	file, err := Load(path)
+	file, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		name  string
-		cl    CommandLine
+		cl    sinkFlags
 		sinks string // name:type:format-or-expr, in order
 	}{
-		{"no flags", CommandLine{}, "screen:terminal:pretty types:jq:.type archive:file:json"},
-		{"-o json", CommandLine{Output: "json", OutputGiven: true}, "screen:terminal:json archive:file:json"},
-		{"--jq", CommandLine{JQ: ".object"}, "screen:jq:.object archive:file:json"},
-		{"--no-screen", CommandLine{NoScreen: true}, "archive:file:json"},
-		{"--sink to stdout", CommandLine{Specs: []string{"file=-"}}, "archive:file:json stdout:file:json"},
+		{"no flags", sinkFlags{}, "screen:terminal:pretty types:jq:.type archive:file:json"},
+		{"-o json", sinkFlags{Output: "json", OutputGiven: true}, "screen:terminal:json archive:file:json"},
+		{"--jq", sinkFlags{JQ: ".object"}, "screen:jq:.object archive:file:json"},
+		{"--no-screen", sinkFlags{NoScreen: true}, "archive:file:json"},
+		{"--sink to stdout", sinkFlags{Specs: []string{"file=-"}}, "archive:file:json stdout:file:json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cl := c.cl
@@ -41,17 +44,17 @@ func TestConfigFileStdoutGivesWayToFlags(t *testing.T) {
 			if cl.Output == "" {
 				cl.Output = "pretty"
 			}
-			sinks, err := Assemble(file, cl)
+			sinks, err := assembleSinks(file, cl)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []string
 			for _, s := range sinks {
-				what := s.Format
-				if s.Type == "jq" {
-					what = s.Expr
+				what := s.Format()
+				if jq, ok := s.Settings.(*jqsink.Settings); ok {
+					what = jq.Expr
 				}
-				got = append(got, s.Name+":"+s.Type+":"+what)
+				got = append(got, s.Name+":"+s.Kind.Name+":"+what)
 			}
 			if strings.Join(got, " ") != c.sinks {
 				t.Errorf("sinks %q, want %q", strings.Join(got, " "), c.sinks)
@@ -72,10 +75,10 @@ func TestDeviceStdoutIsNotStdout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer devNull.Close()
-	cl := CommandLine{Buffer: 1, OnFull: "block", Output: "pretty", NoScreen: true, Stdout: devNull,
+	cl := sinkFlags{Buffer: 1, OnFull: "block", Output: "pretty", NoScreen: true, Stdout: devNull,
 		Specs: []string{"jq(output=/dev/null)=."}}
-	sinks, err := Assemble(nil, cl)
-	if err != nil || len(sinks) != 1 || sinks[0].Output != os.DevNull {
+	sinks, err := assembleSinks(nil, cl)
+	if err != nil || len(sinks) != 1 || sinks[0].Settings.(*jqsink.Settings).Output != os.DevNull {
 		t.Fatalf("--no-screen with a jq sink to /dev/null, stdout /dev/null: %+v, %v", sinks, err)
 	}
 	regular, err := os.Create(filepath.Join(t.TempDir(), "out"))
@@ -84,7 +87,7 @@ func TestDeviceStdoutIsNotStdout(t *testing.T) {
 	}
 	defer regular.Close()
 	cl.Stdout, cl.Specs = regular, []string{"jq(output=" + regular.Name() + ")=."}
-	if _, err := Assemble(nil, cl); err == nil || !strings.Contains(err.Error(), "--no-screen turns off the standard output stream") {
+	if _, err := assembleSinks(nil, cl); err == nil || !strings.Contains(err.Error(), "--no-screen turns off the standard output stream") {
 		t.Errorf("--no-screen with a jq sink to the file stdout is: %v", err)
 	}
 }

@@ -1,16 +1,22 @@
-package config
+package cmd
 
 import (
 	"os"
-	"strings"
+	"slices"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 )
 
-// CommandLine is what the command line says about the sinks, besides the config file.
-type CommandLine struct {
+// screenKind is the kind of the default sink on stdout, whose format -o sets; --jq makes
+// a jq sink in its place.
+const screenKind = "terminal"
+
+// sinkFlags are what the command line says about the sinks, besides the config file.
+type sinkFlags struct {
 	Specs []string // --sink values
 	// Output is -o, the terminal's format; OutputGiven says -o was given explicitly.
 	Output      string
@@ -30,13 +36,13 @@ type CommandLine struct {
 	Stdout *os.File
 }
 
-// Assemble gathers the sinks of the config file (nil for none) and of the command line,
-// applies the defaults, and adds the terminal sink ("screen", or --jq's) unless another
-// sink already writes to stdout or --no-screen is given. The command line decides what
-// goes to stdout, as flags beat config files in kubectl. Every error is bad usage.
-func Assemble(file *File, cl CommandLine) ([]Sink, error) {
+// assembleSinks gathers the sinks of the config file (nil for none) and of the command
+// line, applies the defaults, and adds the terminal sink ("screen", or --jq's) unless
+// another sink already writes to stdout or --no-screen is given. The command line decides
+// what goes to stdout, as flags beat config files in kubectl. Every error is bad usage.
+func assembleSinks(file *config.File, cl sinkFlags) ([]sinkkind.Spec, error) {
 	onFull, onFullErr := listener.ParsePolicy(cl.OnFull)
-	defaults := Defaults{Buffer: cl.Buffer, OnFull: onFull, Resync: cl.Resync}
+	defaults := config.Defaults{Buffer: cl.Buffer, OnFull: onFull, Resync: cl.Resync}
 	if file != nil {
 		if !cl.BufferGiven && file.Defaults.Buffer != 0 {
 			defaults.Buffer = file.Defaults.Buffer
@@ -51,25 +57,27 @@ func Assemble(file *File, cl CommandLine) ([]Sink, error) {
 	if onFullErr != nil {
 		return nil, diag.Usagef("--on-full: %v", onFullErr)
 	}
-	if defaults.Buffer < 1 || defaults.Buffer > MaxBuffer {
-		return nil, diag.Usagef("--buffer %d: give a number of events from 1 to %d", defaults.Buffer, MaxBuffer)
+	if defaults.Buffer < 1 || defaults.Buffer > sinkkind.MaxBuffer {
+		return nil, diag.Usagef("--buffer %d: give a number of events from 1 to %d", defaults.Buffer, sinkkind.MaxBuffer)
 	}
-	if defaults.Resync != 0 && defaults.Resync < MinResync {
-		return nil, diag.Usagef("--resync %s: use 0 (never) or at least %s", defaults.Resync, MinResync)
+	if defaults.Resync != 0 && defaults.Resync < sinkkind.MinResync {
+		return nil, diag.Usagef("--resync %s: use 0 (never) or at least %s", defaults.Resync, sinkkind.MinResync)
 	}
 
-	var fileSinks, flagSinks []Sink
+	var fileSinks, flagSinks []sinkkind.Spec
 	if file != nil {
-		fileSinks = append(fileSinks, file.Sinks...)
+		for _, s := range file.Sinks {
+			fileSinks = append(fileSinks, s.Clone())
+		}
 	}
 	for _, spec := range cl.Specs {
-		s, err := ParseSinkSpec(spec)
+		s, err := config.ParseSinkSpec(spec)
 		if err != nil {
 			return nil, diag.Usage(err)
 		}
 		flagSinks = append(flagSinks, s)
 	}
-	for _, list := range [][]Sink{fileSinks, flagSinks} {
+	for _, list := range [][]sinkkind.Spec{fileSinks, flagSinks} {
 		for i := range list {
 			if err := cl.completeStdout(&list[i]); err != nil {
 				return nil, err
@@ -81,35 +89,47 @@ func Assemble(file *File, cl CommandLine) ([]Sink, error) {
 		return nil, err
 	}
 	sinks := append(fileSinks, flagSinks...)
-	if !cl.NoScreen && !WriteStdout(sinks) {
-		screen := Sink{Name: "screen", Type: KindTerminal, AutoName: true, Origin: "the standard output"}
-		if cl.JQ != "" {
-			screen = Sink{Name: "screen", Type: KindJQ, Expr: cl.JQ, Raw: cl.Raw, AutoName: true, Origin: "--jq"}
-		}
-		sinks = append([]Sink{screen}, sinks...)
+	if !cl.NoScreen && !slices.ContainsFunc(sinks, sinkkind.Spec.WritesStdout) {
+		sinks = append([]sinkkind.Spec{cl.screen()}, sinks...)
 	}
 	if len(sinks) == 0 {
 		return nil, diag.Usagef("--no-screen leaves no sink to write to; add one, e.g. --sink file=events.jsonl")
 	}
 	for i := range sinks {
 		sinks[i] = defaults.Apply(sinks[i])
-		if sinks[i].Type == KindTerminal && sinks[i].Format == "" {
-			sinks[i].Format = cl.Output
+		if f := sinks[i].Text("format"); sinks[i].Kind.Name == screenKind && *f == "" {
+			*f = cl.Output
 		}
 	}
-	AssignNames(sinks)
-	if err := CheckNames(sinks); err != nil {
+	config.AssignNames(sinks)
+	if err := config.CheckNames(sinks); err != nil {
 		return nil, diag.Usage(err)
 	}
 	return sinks, nil
+}
+
+// screen is the sink on stdout when no other writes there: the terminal's, or --jq's
+// (-r: raw).
+func (cl sinkFlags) screen() sinkkind.Spec {
+	k, _ := sinkkind.Lookup(screenKind)
+	s, origin := sinkkind.New(k), "the standard output"
+	if cl.JQ != "" {
+		k, _ = sinkkind.Lookup("jq")
+		s, origin = sinkkind.New(k), "--jq"
+		raw, _ := k.Row("raw")
+		s.Set(k.TargetRow(), sinkkind.Value{Text: cl.JQ})
+		s.Set(raw, sinkkind.Value{On: cl.Raw})
+	}
+	s.Name, s.AutoName, s.Origin = "screen", true, origin
+	return s
 }
 
 // stdoutFromCommandLine lets the command line decide what goes to stdout: when it says
 // (--jq, --no-screen, a --sink that writes to stdout), the config file's sinks that write
 // to stdout are left out; an explicit -o sets the format of the file's terminal sinks and
 // leaves out its other stdout sinks. It returns the config file's sinks that stay.
-func (cl CommandLine) stdoutFromCommandLine(fileSinks, flagSinks []Sink) ([]Sink, error) {
-	flagStdout := WriteStdout(flagSinks)
+func (cl sinkFlags) stdoutFromCommandLine(fileSinks, flagSinks []sinkkind.Spec) ([]sinkkind.Spec, error) {
+	flagStdout := slices.ContainsFunc(flagSinks, sinkkind.Spec.WritesStdout)
 	switch {
 	case cl.NoScreen && flagStdout:
 		for _, s := range flagSinks {
@@ -127,22 +147,22 @@ func (cl CommandLine) stdoutFromCommandLine(fileSinks, flagSinks []Sink) ([]Sink
 		// -o is the terminal sink's format; a --sink of another kind that writes to stdout
 		// replaces that sink, and would leave -o changing nothing.
 		for _, s := range flagSinks {
-			if s.WritesStdout() && s.Type != KindTerminal {
+			if s.WritesStdout() && s.Kind.Name != screenKind {
 				return nil, diag.Usagef("-o sets the format of the terminal stream, but %s writes to stdout in its place; give that sink its format (e.g. --sink 'file(format=json)=-') and drop -o", s.Origin)
 			}
 		}
 	}
-	var kept []Sink
+	var kept []sinkkind.Spec
 	for _, s := range fileSinks {
 		switch {
 		case !s.WritesStdout():
 		case cl.NoScreen || cl.JQ != "" || flagStdout:
 			continue
 		case cl.OutputGiven:
-			if s.Type != KindTerminal {
+			if s.Kind.Name != screenKind {
 				continue
 			}
-			s.Format = cl.Output
+			*s.Text("format") = cl.Output
 		}
 		kept = append(kept, s)
 	}
@@ -152,32 +172,26 @@ func (cl CommandLine) stdoutFromCommandLine(fileSinks, flagSinks []Sink) ([]Sink
 // completeStdout makes the path a sink writes to (a file sink's path, a jq sink's output)
 // Stdout when it names the standard output ("-", /dev/stdout, or the very file stdout
 // is), so that it is written as stdout: once, by one sink, never rotated or renamed.
-func (cl CommandLine) completeStdout(s *Sink) error {
+func (cl sinkFlags) completeStdout(s *sinkkind.Spec) error {
 	path, ok := s.Destination()
 	if !ok || path == "" || !cl.isStdout(path) {
 		return nil
 	}
-	if s.Rotate.MaxSizeMB > 0 {
-		return diag.Usagef("sink %q: %s is the standard output, which cannot be rotated (rotation renames the file); %s", s.Name, path, DropRotation(*s))
+	if s.Kind.ToStdout != nil {
+		if err := s.Kind.ToStdout(*s, path); err != nil {
+			return diag.Usage(err)
+		}
 	}
 	s.SetStdout()
 	return nil
 }
 
-// DropRotation says how to turn a sink's rotation off, where it was defined.
-func DropRotation(s Sink) string {
-	if strings.HasPrefix(s.Origin, "--sink") {
-		return "drop max-size"
-	}
-	return "remove its rotate settings (" + s.Origin + ")"
-}
-
 // isStdout reports whether path names the standard output: "-", /dev/stdout (or
 // /dev/fd/1, /proc/self/fd/1), or any path to the file or pipe stdout is. A device
 // (/dev/null, as under cron or nohup) is not: two writers of one device are harmless.
-func (cl CommandLine) isStdout(path string) bool {
+func (cl sinkFlags) isStdout(path string) bool {
 	switch path {
-	case Stdout, "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
+	case sinkkind.Stdout, "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
 		return true
 	}
 	if cl.Stdout == nil {
@@ -189,14 +203,4 @@ func (cl CommandLine) isStdout(path string) bool {
 	}
 	info, err := os.Stat(path)
 	return err == nil && os.SameFile(info, outInfo)
-}
-
-// WriteStdout reports whether one of the sinks writes to stdout.
-func WriteStdout(sinks []Sink) bool {
-	for _, s := range sinks {
-		if s.WritesStdout() {
-			return true
-		}
-	}
-	return false
 }

@@ -1,0 +1,80 @@
+package store
+
+// The store's SQLite file: one kubeevents recording per file, its schema described for
+// users in docs/store.md (keep both in step, and raise schemaVersion with any change).
+const (
+	// applicationID marks the file as a kubeevents store ("kevs"): PRAGMA application_id.
+	applicationID = 0x6b657673
+	// schemaVersion is the version of the schema below: PRAGMA user_version.
+	schemaVersion = 1
+)
+
+// createSchema creates the tables of a new store. Times are Unix nanoseconds (UTC).
+const createSchema = `
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE resources (
+	id         INTEGER PRIMARY KEY,
+	"group"    TEXT NOT NULL,
+	version    TEXT NOT NULL,
+	resource   TEXT NOT NULL,
+	kind       TEXT NOT NULL,
+	namespaced INTEGER NOT NULL,
+	dict       BLOB NOT NULL,
+	UNIQUE ("group", version, resource)
+);
+
+CREATE TABLE objects (
+	id        INTEGER PRIMARY KEY,
+	resource  INTEGER NOT NULL REFERENCES resources,
+	cluster   TEXT NOT NULL,
+	namespace TEXT NOT NULL,
+	name      TEXT NOT NULL,
+	uid       TEXT NOT NULL,
+	owners    TEXT,
+	created   INTEGER,
+	first     INTEGER NOT NULL,
+	deleted   INTEGER
+);
+CREATE UNIQUE INDEX objects_name ON objects (resource, namespace, name, cluster, uid);
+
+CREATE TABLE versions (
+	id     INTEGER PRIMARY KEY,
+	object INTEGER NOT NULL REFERENCES objects,
+	time   INTEGER NOT NULL,
+	type   TEXT NOT NULL,
+	rv     TEXT NOT NULL,
+	seq    INTEGER,
+	"by"   TEXT,
+	base   INTEGER,
+	data   BLOB NOT NULL
+);
+CREATE INDEX versions_object ON versions (object, time);
+CREATE INDEX versions_time ON versions (time);
+
+CREATE TABLE chains (
+	object INTEGER NOT NULL,
+	id     INTEGER NOT NULL,
+	start  INTEGER NOT NULL,
+	"end"  INTEGER,
+	PRIMARY KEY (object, id)
+) WITHOUT ROWID;
+CREATE INDEX chains_end ON chains ("end") WHERE "end" IS NOT NULL;
+
+CREATE TABLE events (
+	object    INTEGER PRIMARY KEY REFERENCES objects,
+	kind      TEXT NOT NULL,
+	namespace TEXT NOT NULL,
+	name      TEXT NOT NULL,
+	uid       TEXT NOT NULL,
+	type      TEXT NOT NULL,
+	reason    TEXT NOT NULL,
+	message   TEXT NOT NULL,
+	count     INTEGER NOT NULL,
+	last      INTEGER NOT NULL
+);
+CREATE INDEX events_about ON events (namespace, name);
+`

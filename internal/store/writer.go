@@ -1,0 +1,448 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/recording"
+)
+
+// BadEventError says a line is not an event kubeevents wrote: nothing of it is stored.
+type BadEventError struct{ Err error }
+
+func (e *BadEventError) Error() string { return "not an event kubeevents wrote: " + e.Err.Error() }
+func (e *BadEventError) Unwrap() error { return e.Err }
+
+// Options say how a Writer keeps its store.
+type Options struct {
+	// MaxAge drops what is older than this before the latest event stored (0: kept):
+	// every object's state at any time since stays (its last version before, and what
+	// follows); versions superseded before it, and objects deleted before it, go.
+	MaxAge time.Duration
+	// MaxSize bounds the file and its write-ahead log together (bytes, 0: unbounded),
+	// within 5%: the oldest versions superseded go first, as with MaxAge.
+	MaxSize int64
+	// Warn says what the Writer cannot do (a store full of current state that MaxSize
+	// cannot hold), once.
+	Warn func(format string, args ...any)
+}
+
+// Tuning, measured on status churn (bench/README.md "History store").
+const (
+	// batchRows and batchAge bound a transaction: at most this many events, and at most
+	// this old, are lost with the process (SIGKILL, not a crash of the machine: the
+	// log is synced at checkpoints, synchronous=NORMAL).
+	batchRows = 2000
+	batchAge  = time.Second
+	// cacheBytes bounds the previous versions' lines held to compress the next ones
+	// against; an object whose line was dropped starts a new chain (a snapshot costs
+	// little more than a change).
+	cacheBytes = 32 << 20
+)
+
+// snapshotEvery is how many versions of an object make a chain: a snapshot and the
+// changes after it. Longer chains save little (a change costs 70% of a snapshot) and
+// cost time to read: an object's version at T decodes half a chain on average. A
+// variable for the measurement that chose it (TestSnapshotPeriods).
+var snapshotEvery = 16
+
+// Writer adds recorded events to a store, in transactions of up to batchRows events or
+// batchAge. A transaction is committed by the Write that fills it, by Flush, or by
+// Close: a caller whose events stop for a while (a sink's listener, idle) calls Flush
+// within batchAge. It is used by one goroutine at a time.
+type Writer struct {
+	path  string
+	db    *sql.DB
+	lock  interface{ Close() error }
+	opts  Options
+	codec *codec
+	stmt  statements
+	tx    *sql.Tx
+	since time.Time // when tx began
+	rows  int       // events in tx
+
+	resources map[schema.GroupVersionResource]*resource
+	objects   map[objectKey]*objectState
+	cached    int   // bytes of the lines in objects
+	latest    int64 // the time of the latest event stored: the store's now
+	retention retention
+}
+
+type resource struct {
+	id   int64
+	dict []byte
+}
+
+// objectKey names an object in the store: its resource, where it is, its name and uid.
+type objectKey struct {
+	resource                 int64
+	cluster, namespace, name string
+	uid                      string
+}
+
+// objectState is what the Writer keeps of an object it has stored a version of.
+type objectState struct {
+	id       int64  // objects.id
+	last     int64  // the id of its last version: the base of the next change
+	lastTime int64  // its time (later versions are stored no earlier)
+	chain    int64  // the id of the current chain's snapshot
+	length   int    // versions in the current chain
+	line     []byte // the last version's line; nil once dropped from the cache
+	dict     []byte // the dictionary of the next change (nextDict), with line
+	owners   string
+}
+
+// Create opens the store at path for writing, creating it if it does not exist. A file
+// that is not a store is refused (*NotStoreError), and so is a store another process
+// writes (*LockedError).
+func Create(ctx context.Context, path string, opts Options) (*Writer, error) {
+	if opts.Warn == nil {
+		opts.Warn = func(string, ...any) {}
+	}
+	lock, err := lockFile(path)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{path: path, lock: lock, opts: opts, codec: newCodec(),
+		resources: map[schema.GroupVersionResource]*resource{}, objects: map[objectKey]*objectState{}}
+	if err := w.open(ctx); err != nil {
+		w.abort()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Writer) open(ctx context.Context) error {
+	db, err := openDB(w.path, "synchronous(NORMAL)", "cache_size(-16000)")
+	if err != nil {
+		return err
+	}
+	w.db = db
+	db.SetMaxOpenConns(1) // one connection: the statements and the transaction share it
+	empty, err := check(ctx, db, w.path)
+	if err != nil {
+		return err
+	}
+	if empty {
+		if err := w.create(ctx); err != nil {
+			return notStore(w.path, err)
+		}
+	}
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return notStore(w.path, err)
+	}
+	if err := w.retention.init(ctx, w); err != nil {
+		return notStore(w.path, err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT coalesce(max(time), 0) FROM versions").Scan(&w.latest); err != nil {
+		return notStore(w.path, err)
+	}
+	return w.stmt.prepare(ctx, db)
+}
+
+// create makes the schema of a new store. auto_vacuum is set before the first table:
+// it cannot be changed afterwards, and retention needs it to give pages back.
+func (w *Writer) create(ctx context.Context) error {
+	if _, err := w.db.ExecContext(ctx, "PRAGMA auto_vacuum=INCREMENTAL"); err != nil {
+		return err
+	}
+	tx, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmts := createSchema + fmt.Sprintf("\nPRAGMA application_id=%d;\nPRAGMA user_version=%d;", applicationID, schemaVersion)
+	if _, err := tx.ExecContext(ctx, stmts); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO meta VALUES ('created', ?)", time.Now().UTC().Format(time.RFC3339)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// abort closes what open opened, after an error.
+func (w *Writer) abort() {
+	if w.db != nil {
+		w.db.Close()
+	}
+	w.lock.Close()
+	w.codec.close()
+}
+
+// Write stores one event: one line of a recording, the JSON envelope that a file sink
+// writes (render.AppendEnvelopeWithDiff), which the caller may reuse once Write returns.
+// A line that is not such an event is a *BadEventError that stores nothing.
+func (w *Writer) Write(ctx context.Context, line []byte) error {
+	rec, err := recording.Parse(line)
+	if err != nil {
+		return &BadEventError{Err: err}
+	}
+	return w.WriteRecord(ctx, rec)
+}
+
+// WriteRecord stores one event read from a recording (recording.Parse's record, with
+// its Line).
+func (w *Writer) WriteRecord(ctx context.Context, rec recording.Record) error {
+	m, err := metaOf(rec.Object)
+	if err != nil {
+		return &BadEventError{Err: err}
+	}
+	if w.tx == nil {
+		if w.tx, err = w.db.BeginTx(ctx, nil); err != nil {
+			return fmt.Errorf("%s: %w", w.path, err)
+		}
+		w.since, w.rows = time.Now(), 0
+	}
+	if err := w.store(ctx, rec, m, rec.Line); err != nil {
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	w.rows++
+	if w.rows >= batchRows || time.Since(w.since) >= batchAge {
+		return w.Flush(ctx)
+	}
+	return nil
+}
+
+// store adds rec, whose object's metadata is m, in w.tx.
+func (w *Writer) store(ctx context.Context, rec recording.Record, m objectMeta, line []byte) error {
+	res, err := w.resource(ctx, rec.Resource, m, line)
+	if err != nil {
+		return err
+	}
+	key := objectKey{resource: res.id, cluster: rec.Cluster, namespace: m.namespace, name: m.name, uid: m.uid}
+	st := w.objects[key]
+	key.cluster = strings.Clone(key.cluster) // kept: a record's strings share its line's memory
+	t := rec.Time.UnixNano()
+	if st == nil {
+		if st, err = w.objectState(ctx, key, m, t); err != nil {
+			return err
+		}
+		w.objects[key] = st
+	}
+	t = max(t, st.lastTime) // an object's versions are in time order, whatever the clocks
+	w.latest = max(w.latest, t)
+	snapshot := st.line == nil || st.length >= snapshotEvery
+	var base sql.NullInt64
+	var data []byte
+	if snapshot {
+		data = w.codec.encode(line, res.dict)
+	} else {
+		data = w.codec.encode(line, st.dict)
+		base = sql.NullInt64{Int64: st.last, Valid: true}
+	}
+	var seq sql.NullInt64
+	if rec.Seq != 0 {
+		seq = sql.NullInt64{Int64: int64(rec.Seq), Valid: true}
+	}
+	var by sql.NullString
+	if managers := rec.Managers(); len(managers) > 0 {
+		by = sql.NullString{String: strings.Join(managers, ","), Valid: true}
+	}
+	var id int64
+	if err := w.stmt.insertVersion.stmt(w.tx).QueryRowContext(ctx, st.id, t, string(rec.Type), m.resourceVersion, seq, by, base, data).Scan(&id); err != nil {
+		return err
+	}
+	if snapshot {
+		if st.chain != 0 {
+			if _, err := w.stmt.endChain.stmt(w.tx).ExecContext(ctx, t, st.id, st.chain); err != nil {
+				return err
+			}
+		}
+		if _, err := w.stmt.insertChain.stmt(w.tx).ExecContext(ctx, st.id, id, t); err != nil {
+			return err
+		}
+		st.chain, st.length = id, 0
+	}
+	st.last, st.lastTime = id, t
+	st.length++
+	if m.owners != st.owners {
+		if _, err := w.stmt.setOwners.stmt(w.tx).ExecContext(ctx, nullString(m.owners), st.id); err != nil {
+			return err
+		}
+		st.owners = m.owners
+	}
+	if isCoreEvent(rec.Resource) {
+		if err := w.storeCoreEvent(ctx, st.id, rec); err != nil {
+			return err
+		}
+	}
+	if rec.Type == event.Deleted {
+		// Gone (or out of the selection: the store cannot tell what becomes of it).
+		if _, err := w.stmt.setDeleted.stmt(w.tx).ExecContext(ctx, t, st.id); err != nil {
+			return err
+		}
+		if _, err := w.stmt.endChain.stmt(w.tx).ExecContext(ctx, t, st.id, st.chain); err != nil {
+			return err
+		}
+		w.cached -= len(st.line) + len(st.dict)
+		delete(w.objects, key)
+		return nil
+	}
+	w.keepLine(st, line, snapshot)
+	return nil
+}
+
+// keepLine keeps line as the object's last version, with the dictionary of its next
+// change, dropping others' when the cache is full.
+func (w *Writer) keepLine(st *objectState, line []byte, snapshot bool) {
+	w.cached -= len(st.line) + len(st.dict)
+	st.dict = nextDict(st.dict, st.line, line, snapshot)
+	st.line = append(st.line[:0], line...)
+	w.cached += len(st.line) + len(st.dict)
+	if w.cached <= cacheBytes {
+		return
+	}
+	for _, other := range w.objects { // in no particular order: as good as any other
+		if other != st && other.line != nil {
+			w.cached -= len(other.line) + len(other.dict)
+			other.line, other.dict = nil, nil
+			if w.cached <= cacheBytes*3/4 {
+				return
+			}
+		}
+	}
+}
+
+// resource is the store's row of gvr, made on its first event, whose line becomes the
+// reference its snapshots are compressed against.
+func (w *Writer) resource(ctx context.Context, gvr schema.GroupVersionResource, m objectMeta, line []byte) (*resource, error) {
+	if r := w.resources[gvr]; r != nil {
+		return r, nil
+	}
+	r := &resource{}
+	err := w.tx.QueryRowContext(ctx, `SELECT id, dict FROM resources WHERE "group" = ? AND version = ? AND resource = ?`,
+		gvr.Group, gvr.Version, gvr.Resource).Scan(&r.id, &r.dict)
+	if errors.Is(err, sql.ErrNoRows) {
+		r.dict = append([]byte(nil), line...)
+		err = w.tx.QueryRowContext(ctx, `INSERT INTO resources ("group", version, resource, kind, namespaced, dict) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+			gvr.Group, gvr.Version, gvr.Resource, m.kind, m.namespace != "", r.dict).Scan(&r.id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A key of its own: a record's strings share the memory of its line.
+	gvr = schema.GroupVersionResource{Group: strings.Clone(gvr.Group), Version: strings.Clone(gvr.Version), Resource: strings.Clone(gvr.Resource)}
+	w.resources[gvr] = r
+	return r, nil
+}
+
+// objectState finds the object of key in the store, or adds it. Either way its next
+// version starts a chain: the Writer holds no previous line for it.
+func (w *Writer) objectState(ctx context.Context, key objectKey, m objectMeta, t int64) (*objectState, error) {
+	st := &objectState{owners: m.owners}
+	var deleted sql.NullInt64
+	var owners sql.NullString
+	err := w.tx.QueryRowContext(ctx, `SELECT id, deleted, owners FROM objects WHERE resource = ? AND namespace = ? AND name = ? AND cluster = ? AND uid = ?`,
+		key.resource, key.namespace, key.name, key.cluster, key.uid).Scan(&st.id, &deleted, &owners)
+	if errors.Is(err, sql.ErrNoRows) {
+		var created sql.NullInt64
+		if !m.created.IsZero() {
+			created = sql.NullInt64{Int64: m.created.UnixNano(), Valid: true}
+		}
+		err = w.tx.QueryRowContext(ctx, `INSERT INTO objects (resource, cluster, namespace, name, uid, owners, created, first) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			key.resource, key.cluster, key.namespace, key.name, key.uid, nullString(m.owners), created, t).Scan(&st.id)
+		return st, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.owners = owners.String
+	if err := w.tx.QueryRowContext(ctx, `SELECT coalesce(max(time), 0) FROM versions WHERE object = ?`, st.id).Scan(&st.lastTime); err != nil {
+		return nil, err
+	}
+	if _, err := w.tx.ExecContext(ctx, `UPDATE chains SET "end" = ? WHERE object = ? AND "end" IS NULL`, max(t, st.lastTime), st.id); err != nil {
+		return nil, err
+	}
+	if deleted.Valid {
+		_, err = w.tx.ExecContext(ctx, `UPDATE objects SET deleted = NULL WHERE id = ?`, st.id)
+	}
+	return st, err
+}
+
+// Flush commits what was written, then keeps the store within its bounds (retention,
+// checkpoints), a bounded step at a time.
+func (w *Writer) Flush(ctx context.Context) error {
+	if w.tx == nil {
+		return nil
+	}
+	err := w.tx.Commit()
+	w.tx = nil
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	return w.retention.step(ctx, w)
+}
+
+// Close commits what was written and closes the store.
+func (w *Writer) Close(ctx context.Context) error {
+	err := w.Flush(ctx)
+	w.stmt.close()
+	if _, cerr := w.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err == nil && cerr != nil {
+		err = cerr
+	}
+	if cerr := w.db.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	w.lock.Close()
+	w.codec.close()
+	return err
+}
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+func isCoreEvent(gvr schema.GroupVersionResource) bool {
+	return gvr.Resource == "events" && (gvr.Group == "" || gvr.Group == "events.k8s.io")
+}
+
+// statement is a prepared statement, run in the Writer's transaction.
+type statement struct{ s *sql.Stmt }
+
+func (s statement) stmt(tx *sql.Tx) *sql.Stmt { return tx.Stmt(s.s) }
+
+// statements are the Writer's statements run for every event.
+type statements struct {
+	insertVersion, insertChain, endChain, setOwners, setDeleted, upsertEvent statement
+}
+
+func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
+	for _, p := range []struct {
+		to  *statement
+		sql string
+	}{
+		{&s.insertVersion, `INSERT INTO versions (object, time, type, rv, seq, "by", base, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
+		{&s.insertChain, `INSERT INTO chains (object, id, start) VALUES (?, ?, ?)`},
+		{&s.endChain, `UPDATE chains SET "end" = ? WHERE object = ? AND id = ?`},
+		{&s.setOwners, `UPDATE objects SET owners = ? WHERE id = ?`},
+		{&s.setDeleted, `UPDATE objects SET deleted = ? WHERE id = ?`},
+		{&s.upsertEvent, `INSERT INTO events (object, kind, namespace, name, uid, type, reason, message, count, last) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (object) DO UPDATE SET type = excluded.type, reason = excluded.reason, message = excluded.message, count = excluded.count, last = excluded.last`},
+	} {
+		st, err := db.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return err
+		}
+		p.to.s = st
+	}
+	return nil
+}
+
+func (s *statements) close() {
+	for _, st := range []statement{s.insertVersion, s.insertChain, s.endChain, s.setOwners, s.setDeleted, s.upsertEvent} {
+		if st.s != nil {
+			st.s.Close()
+		}
+	}
+}
+
+// itoa is strconv.FormatInt for meta values.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
