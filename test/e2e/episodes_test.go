@@ -7,6 +7,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -212,4 +215,178 @@ func TestEpisodesSlackAcrossResumeLiving(t *testing.T) {
 		}
 	}
 	t.Logf("%d messages in all; stderr of the second run:\n%s", len(msgs), second.Stderr())
+}
+
+// failingDeployment is a Deployment whose pods ask for a scheduler that does not exist,
+// so its rollout fails once its second-long progress deadline is past.
+func failingDeployment(name string) *appsv1.Deployment {
+	one, deadline := int32(1), int32(1)
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &one, ProgressDeadlineSeconds: &deadline,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod("x", nil).Spec},
+		},
+	}
+}
+
+// amAlert is what the test reads of an alert posted to Alertmanager.
+type amAlert struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	StartsAt    time.Time         `json:"startsAt"`
+	EndsAt      time.Time         `json:"endsAt"`
+}
+
+// Episodes against the receivers that edit and those that cannot, through a crash loop
+// that recovers and a rollout that fails then succeeds: Alertmanager gets one alert per
+// episode, the same labels and start in every post, ended (endsAt) by its resolution;
+// Discord one message per episode, posted with ?wait=true and edited in place up to its
+// resolution; Slack's incoming webhook, which cannot edit, the first message and short
+// follow-ups naming it, at most one per cooldown.
+func TestEpisodesReceiversLiving(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	rcv := newFormatReceiver(t, map[string]string{"/api/v2/alerts": "alertmanager", "/slack/hook": "slack"})
+	discord := &notifytest.DiscordWebhook{}
+	dsrv := httptest.NewServer(discord)
+	t.Cleanup(dsrv.Close)
+	const opts = "on=crashloop,rollout-failed,cooldown=3s,resolve-after=30s,batch-interval=200ms"
+	lastWords := "panic: e2e " + randomHex(4) + ": out of patience"
+	createLoggingCrashLoop(t, ns, "flaky", "starting", lastWords)
+	start := time.Now()
+	p := startKubeevents(t, "watch", "pods,deployments", "-n", ns, "--no-screen",
+		"--sink", "http(format=alertmanager,"+opts+")="+rcv.srv.URL+"/api/v2/alerts",
+		"--sink", "http(format=discord,"+opts+")="+dsrv.URL+"/api/webhooks/1234567890/e2e-token",
+		"--sink", "http(format=slack,"+opts+")="+rcv.srv.URL+"/slack/hook")
+	if _, err := client.AppsV1().Deployments(ns).Create(context.Background(), failingDeployment("stuck"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating deployment: %v", err)
+	}
+
+	// Both episodes open; the rollout then succeeds and the pod recovers.
+	alerts := func() []amAlert {
+		var out []amAlert
+		for _, body := range rcv.got("alertmanager") {
+			var as []amAlert
+			if err := json.Unmarshal([]byte(body), &as); err != nil {
+				t.Fatalf("alertmanager body: %v", err)
+			}
+			out = append(out, as...)
+		}
+		return out
+	}
+	of := func(as []amAlert, name string) []amAlert {
+		var out []amAlert
+		for _, a := range as {
+			if a.Labels["name"] == name {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	waitUntil(t, p, livingWait, "alerts of the crash loop and of the failed rollout", func() bool {
+		as := alerts()
+		return len(of(as, "flaky")) > 0 && len(of(as, "stuck")) > 0
+	})
+	fix := []byte(`{"spec":{"template":{"spec":{"schedulerName":"default-scheduler"}}}}`)
+	if _, err := client.AppsV1().Deployments(ns).Patch(context.Background(), "stuck", types.StrategicMergePatchType, fix, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("fixing deployment: %v", err)
+	}
+	waitUntil(t, p, livingWait, "an update of the crash loop's episode", func() bool { return len(of(alerts(), "flaky")) > 1 })
+	recoverCrashLoop(t, ns, "flaky")
+
+	// An alert fires until its episode would be resolved as quiet (resolve-after), and its
+	// resolution ends it.
+	ended := func(as []amAlert) bool {
+		return len(as) > 0 && strings.Contains(as[len(as)-1].Annotations["summary"], "resolved ") && !as[len(as)-1].EndsAt.After(time.Now())
+	}
+	waitUntil(t, p, livingWait+time.Minute, "both alerts ended by their resolution", func() bool {
+		as := alerts()
+		return ended(of(as, "flaky")) && ended(of(as, "stuck"))
+	})
+	for name, want := range map[string]map[string]string{
+		"flaky": {"alertname": "crashloop", "severity": "warning", "namespace": ns, "kind": "Pod", "name": "flaky"},
+		"stuck": {"alertname": "rollout-failed", "severity": "warning", "namespace": ns, "kind": "Deployment", "name": "stuck"},
+	} {
+		as := of(alerts(), name)
+		for i, a := range as {
+			if !maps.Equal(a.Labels, want) || !a.StartsAt.Equal(as[0].StartsAt) {
+				t.Errorf("%s: alert %d labels %v starts %s, want %v from %s: one alert per episode", name, i, a.Labels, a.StartsAt, want, as[0].StartsAt)
+			}
+			if i < len(as)-1 && !a.EndsAt.After(a.StartsAt.Add(25*time.Second)) {
+				t.Errorf("%s: alert %d of %d ends at %s, before its episode would be resolved as quiet", name, i, len(as), a.EndsAt)
+			}
+		}
+		last := as[len(as)-1]
+		if !strings.Contains(last.Annotations["summary"], "resolved "+want["alertname"]) {
+			t.Errorf("%s: the last alert's summary %q does not say it is resolved", name, last.Annotations["summary"])
+		}
+	}
+	if s := of(alerts(), "stuck"); !strings.Contains(s[len(s)-1].Annotations["summary"], "by rollout-complete") {
+		t.Errorf("the rollout's episode: %q, want it resolved by rollout-complete", s[len(s)-1].Annotations["summary"])
+	}
+	if s := of(alerts(), "flaky"); !strings.Contains(s[len(s)-1].Annotations["summary"], "by ready") {
+		t.Errorf("the crash loop's episode: %q, want it resolved by ready", s[len(s)-1].Annotations["summary"])
+	}
+	if s := of(alerts(), "flaky"); !strings.Contains(s[0].Annotations["context"], lastWords) {
+		t.Errorf("the crash loop's first alert has no last log line: %q", s[0].Annotations["context"])
+	}
+
+	// Discord: one message per episode, edited up to its resolution.
+	waitUntil(t, p, livingWait, "both Discord messages edited to their resolution", func() bool {
+		msgs, _ := discord.Messages()
+		done := 0
+		for _, m := range msgs {
+			if n := len(m.Edits); n > 0 && strings.Contains(m.Edits[n-1], "resolved ") {
+				done++
+			}
+		}
+		return done == 2
+	})
+	msgs, errs := discord.Messages()
+	for _, e := range errs {
+		t.Errorf("Discord refused a request: %s", e)
+	}
+	for _, name := range []string{"crashloop: Pod " + ns + "/flaky", "rollout-failed: Deployment " + ns + "/stuck"} {
+		n := 0
+		for _, m := range msgs {
+			if strings.Contains(m.Body, name) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("Discord: %d messages titled %q, want one, edited", n, name)
+		}
+	}
+	if len(msgs) != 2 {
+		t.Errorf("Discord: %d messages, want 2 (one per episode)", len(msgs))
+	}
+
+	// Slack's webhook: the first message, then follow-ups naming it, at most one per
+	// cooldown (3s) besides the resolution.
+	elapsed := time.Since(start)
+	var flaky []string
+	waitUntil(t, p, livingWait, "the crash loop's resolution on Slack", func() bool {
+		flaky = nil
+		for _, body := range rcv.got("slack") {
+			if strings.Contains(body, "Pod "+ns+"/flaky") {
+				flaky = append(flaky, body)
+			}
+		}
+		return len(flaky) > 0 && strings.Contains(flaky[len(flaky)-1], "resolved crashloop")
+	})
+	if !strings.Contains(flaky[0], "crashloop: Pod "+ns+"/flaky") || !strings.Contains(flaky[0], lastWords) {
+		t.Errorf("Slack's first message %s: want the crash loop and its last log line", flaky[0])
+	}
+	for _, body := range flaky[1:] {
+		if !strings.Contains(body, "first alerted") {
+			t.Errorf("a Slack follow-up that does not name the first message: %s", body)
+		}
+	}
+	if limit := 2 + int(elapsed/(3*time.Second)); len(flaky) > limit {
+		t.Errorf("Slack: %d messages of the crash loop in %s, want at most %d (one per 3s cooldown)", len(flaky), elapsed, limit)
+	}
+	t.Logf("in %s: %d alerts, %d Discord messages, %d Slack messages of the crash loop", elapsed.Round(time.Second), len(alerts()), len(msgs), len(flaky))
 }
