@@ -11,7 +11,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -389,4 +391,74 @@ func TestEpisodesReceiversLiving(t *testing.T) {
 		t.Errorf("Slack: %d messages of the crash loop in %s, want at most %d (one per 3s cooldown)", len(flaky), elapsed, limit)
 	}
 	t.Logf("in %s: %d alerts, %d Discord messages, %d Slack messages of the crash loop", elapsed.Round(time.Second), len(alerts()), len(msgs), len(flaky))
+}
+
+// An HA hand-over in the middle of an episode, as the chart runs kubeevents (its RBAC,
+// --leader-elect, the checkpoint in a Secret): the leader posts the crash loop's message
+// with its last log line (the chart's role may read pods/log), is stopped (SIGTERM), and
+// the standby that takes over neither alerts again nor forgets the episode: it resolves
+// it in the first message's thread when the pod recovers.
+func TestEpisodesHAHandOverLiving(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	r := applyChartRBAC(t, ns)
+	api := &notifytest.SlackAPI{}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	token := filepath.Join(t.TempDir(), "slack-token")
+	if err := os.WriteFile(token, []byte("Bearer xoxb-e2e-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lastWords := "panic: e2e " + randomHex(4) + ": handed over"
+	createLoggingCrashLoop(t, ns, "flaky", "starting", lastWords)
+	args := []string{"watch", "pods", "-n", ns, "--no-screen", "-v=1", "--kubeconfig", r.kubeconfig,
+		"--sink", `http(format=slack-api,on=crashloop,cooldown=10m,header="Authorization=file:` + token + `")=` + srv.URL + "/api/chat.postMessage?channel=C0HA",
+		"--leader-elect", "--leader-elect-namespace", r.ns, "--leader-elect-name", r.lease,
+		"--leader-elect-lease-duration", haLease.String(), "--leader-elect-renew-deadline", haRenew.String(),
+		"--leader-elect-retry-period", haRetry.String(),
+		"--resume", "secret:" + r.ns + "/" + r.checkpoint}
+	one := startProc(t, nil, nil, args...)
+	one.waitStderr(30*time.Second, leadingRe)
+	two := startProc(t, nil, nil, args...)
+	two.waitStderr(30*time.Second, standingByRe)
+
+	waitUntil(t, one, livingWait, "the crash loop's message with its last log line", func() bool {
+		msgs := slackChannel(api, "C0HA")
+		return len(msgs) == 1 && strings.Contains(slackText(t, msgs[0].Text()), lastWords)
+	})
+	one.signal(syscall.SIGTERM)
+	if _, code := one.wait(30 * time.Second); code != 0 {
+		t.Fatalf("the leader stopped with SIGTERM exited %d; stderr:\n%s", code, one.Stderr())
+	}
+	two.waitStderr(10*time.Second, leadingRe)
+	two.waitStderr(30*time.Second, regexp.MustCompile(`resumed pods from secret:`))
+	p, err := client.CoreV1().Pods(ns).Get(context.Background(), "flaky", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := p.Status.ContainerStatuses[0].RestartCount
+	waitUntil(t, two, livingWait, "flaky crashed twice more under the new leader", func() bool {
+		p, err := client.CoreV1().Pods(ns).Get(context.Background(), "flaky", metav1.GetOptions{})
+		return err == nil && p.Status.ContainerStatuses[0].RestartCount >= before+2
+	})
+	recoverCrashLoop(t, ns, "flaky")
+	waitUntil(t, two, livingWait+2*time.Minute, "the episode resolved in place and in its thread", func() bool {
+		msgs := slackChannel(api, "C0HA")
+		return len(msgs) > 0 && len(msgs[0].Replies) > 0 && len(msgs[0].Updates) > 0 &&
+			strings.Contains(slackText(t, msgs[0].Text()), "resolved crashloop")
+	})
+	msgs, errs := api.Messages()
+	for _, e := range errs {
+		t.Errorf("Slack refused a request: %s", e)
+	}
+	if len(msgs) != 1 || len(msgs[0].Replies) != 1 {
+		var texts []string
+		for _, m := range msgs {
+			texts = append(texts, slackText(t, m.Body))
+			for _, r := range m.Replies {
+				texts = append(texts, "  reply: "+slackText(t, r))
+			}
+		}
+		t.Errorf("%d messages, want one, with its resolution alone in its thread:\n%s", len(msgs), strings.Join(texts, "\n"))
+	}
 }
