@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -460,5 +461,33 @@ func TestEpisodesHAHandOverLiving(t *testing.T) {
 			}
 		}
 		t.Errorf("%d messages, want one, with its resolution alone in its thread:\n%s", len(msgs), strings.Join(texts, "\n"))
+	}
+}
+
+// Open episodes where a person looks: the live view marks the row of a crash-looping pod
+// with its episode (a sink's on=crashloop) and counts the open ones in its top line;
+// top, with its own --on, does the same.
+func TestEpisodesMarkedInUIAndTopLiving(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	if _, err := client.CoreV1().Pods(ns).Create(context.Background(), crashLooping("flaky", 1), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating pod: %v", err)
+	}
+	createPod(t, ns, "calm", nil)
+	u := startUI(t, 150, 20, "watch", "pods", "-n", ns, "--ui", "--sink", "jq(on=crashloop,output="+filepath.Join(t.TempDir(), "crashes.jsonl")+")=.")
+	tty := startInTerminal(t, 150, "top", "pods", "-n", ns, "--interval", "500ms", "--color", "never")
+
+	u.waitScreen(livingWait, "the crash-looping pod's row marked, one open episode in the top line", func() bool {
+		row, _ := u.line("flaky")
+		return strings.Contains(row, "[episode: crashloop]") && u.has("1 open episode")
+	})
+	if row, _ := u.line("calm"); strings.Contains(row, "episode") {
+		t.Errorf("a pod in no episode is marked: %q", row)
+	}
+	tty.waitFor(livingWait, "top's row of the crash-looping pod marked, its title counting it", func(l string) bool {
+		return strings.Contains(l, "pod/"+ns+"/flaky [crashloop]")
+	})
+	if !slices.ContainsFunc(tty.Seen(), func(l string) bool { return strings.Contains(l, "1 open episode") }) {
+		t.Errorf("top's title does not count the open episode:\n%s", strings.Join(tty.Seen(), "\n"))
 	}
 }
