@@ -130,8 +130,8 @@ func (w *session) stream(ctx context.Context) (Result, error) {
 // resolve is the one place where what needs the clusters is resolved, before any sink
 // opens: every cluster's clients, the followed object (--owned) and the checkpoint
 // (--resume). Its usage errors are the run's.
-func (w *session) resolve(ctx context.Context) (runConfig, error) {
-	rc := runConfig{cfg: w.cfg, hooks: hooks{warn: w.warn}}
+func (w *session) resolve(ctx context.Context) (rc runConfig, err error) {
+	rc = runConfig{cfg: w.cfg, hooks: hooks{warn: w.warn}}
 	if t := w.cfg.Events.Transitions; t != nil {
 		t.WarnTo(w.warnf) // through the view, when it has the screen
 	}
@@ -144,7 +144,7 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 		rc.observer = w.metrics
 		rc.parts = append(rc.parts, w.metrics.Part())
 	}
-	defer func() {
+	defer func() { // rc is the named result: the view is the last part whichever return
 		if w.view != nil {
 			rc.parts = append(rc.parts, w.view.Part()) // last: it takes the screen
 		}
