@@ -8,12 +8,14 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -254,7 +256,16 @@ func TestEpisodesReceiversLiving(t *testing.T) {
 	ns := newNamespace(t)
 	rcv := newFormatReceiver(t, map[string]string{"/api/v2/alerts": "alertmanager", "/slack/hook": "slack"})
 	discord := &notifytest.DiscordWebhook{}
-	dsrv := httptest.NewServer(discord)
+	var firstMu sync.Mutex
+	var firstAt time.Time // when the first Discord message came
+	dsrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		firstMu.Lock()
+		if firstAt.IsZero() && r.Method == http.MethodPost {
+			firstAt = time.Now()
+		}
+		firstMu.Unlock()
+		discord.ServeHTTP(w, r)
+	}))
 	t.Cleanup(dsrv.Close)
 	const opts = "on=crashloop,rollout-failed,cooldown=3s,resolve-after=30s,batch-interval=200ms"
 	lastWords := "panic: e2e " + randomHex(4) + ": out of patience"
@@ -352,6 +363,24 @@ func TestEpisodesReceiversLiving(t *testing.T) {
 	for _, e := range errs {
 		t.Errorf("Discord refused a request: %s", e)
 	}
+	// The first occurrence reaches the receiver within the batch interval (200ms) and
+	// the log request's bound (1s) of when kubeevents got the event (its embed's
+	// timestamp), with a second to spare on a busy machine.
+	var first struct {
+		Embeds []struct {
+			Timestamp time.Time `json:"timestamp"`
+		} `json:"embeds"`
+	}
+	if err := json.Unmarshal([]byte(msgs[0].Body), &first); err != nil || len(first.Embeds) == 0 {
+		t.Fatalf("Discord's first message %s: %v", msgs[0].Body, err)
+	}
+	firstMu.Lock()
+	took := firstAt.Sub(first.Embeds[0].Timestamp)
+	firstMu.Unlock()
+	if took > 2200*time.Millisecond {
+		t.Errorf("the first message came %s after its event, more than the batch interval and the log's bound (1.2s) and a second", took)
+	}
+	t.Logf("the first message came %s after its event", took.Round(time.Millisecond))
 	for _, name := range []string{"crashloop: Pod " + ns + "/flaky", "rollout-failed: Deployment " + ns + "/stuck"} {
 		n := 0
 		for _, m := range msgs {
