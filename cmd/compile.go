@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/episode"
 	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/notify"
@@ -67,12 +69,15 @@ func compileOutput(cfg *engine.Config, until string, c sinkkind.Compiling) error
 	return nil
 }
 
-// compileTransitions compiles every transition the run names (--on and the sinks' on=),
-// from the shipped ones and the config file's; nil when it names none.
-func compileTransitions(on []string, sinks []sinkkind.Spec, fileTransitions map[string]string, warn func(string, ...any)) (*transition.Set, error) {
+// compileSignal compiles every transition the run names (--on and the sinks' on=),
+// from the shipped ones and the config file's, and the episodes of the sinks with on=:
+// their settings, and the opposites that resolve them, which the run evaluates too.
+//
+// sinks are the run's listeners' sinks, in order (cfg.Output.Sinks, or top's own).
+func compileSignal(cfg *engine.Config, on []string, sinks []sinkkind.Spec, fileTransitions map[string]string, warn func(string, ...any)) error {
 	catalog, err := transition.NewCatalog(fileTransitions)
 	if err != nil {
-		return nil, usageErrorf("transitions: %v", err)
+		return usageErrorf("transitions: %v", err)
 	}
 	var names []string
 	add := func(where string, list []string) error {
@@ -87,22 +92,66 @@ func compileTransitions(on []string, sinks []sinkkind.Spec, fileTransitions map[
 		return nil
 	}
 	if err := add("--on", on); err != nil {
-		return nil, err
+		return err
 	}
-	for _, s := range sinks {
+	cfg.Events.Episodes, cfg.Events.Opposites = nil, nil
+	for i, s := range sinks {
 		if s.On == "" {
+			if key := episodeKey(s); key != "" {
+				return usageErrorf("sink %q: %s groups what the sink's on= keeps into episodes; add on=TRANSITIONS, or drop %s", s.Name, key, key)
+			}
 			continue
 		}
-		if err := add(fmt.Sprintf("sink %q: on", s.Name), strings.Split(s.On, "|")); err != nil {
-			return nil, err
+		list := strings.Split(s.On, "|")
+		where := fmt.Sprintf("sink %q: on", s.Name)
+		if err := add(where, list); err != nil {
+			return err
+		}
+		set, err := episodeSettings(s, list)
+		if err != nil || set == nil {
+			return err
+		}
+		if cfg.Events.Episodes == nil {
+			cfg.Events.Episodes = make([]*episode.Settings, len(sinks))
+			cfg.Events.Opposites = map[string]episode.Opposite{}
+		}
+		cfg.Events.Episodes[i] = set
+		for _, name := range list {
+			t, _ := catalog.Lookup(name)
+			if t.ResolvedBy == "" {
+				continue
+			}
+			if err := add(fmt.Sprintf("transition %q: %s", name, transition.ResolvedByKey), []string{t.ResolvedBy}); err != nil {
+				return err
+			}
+			cfg.Events.Opposites[name] = episode.Opposite{Name: t.ResolvedBy, Holds: t.Holds}
+			if len(on) > 0 && !slices.Contains(on, t.ResolvedBy) {
+				warn("sink %q: its episodes of %s are resolved by %s, which --on leaves out of the stream: they end only when nothing is heard of them for its resolve-after; add %s to --on, or drop --on (the sinks' on= are enough)",
+					s.Name, name, t.ResolvedBy, t.ResolvedBy)
+			}
 		}
 	}
 	if len(names) == 0 {
-		return nil, nil
+		return nil
 	}
 	set, err := catalog.Compile(names, warn)
 	if err != nil {
-		return nil, &UsageError{Err: err}
+		return &UsageError{Err: err}
+	}
+	cfg.Events.Transitions = set
+	return nil
+}
+
+// episodeSettings are the episodes of sink s, whose on= names transitions.
+func episodeSettings(s sinkkind.Spec, on []string) (*episode.Settings, error) {
+	set := &episode.Settings{Name: s.Name, On: on, Cooldown: cmp.Or(s.Cooldown, episode.DefaultCooldown),
+		ResolveAfter: cmp.Or(s.ResolveAfter, episode.DefaultResolveAfter), Digest: s.Digest}
+	if s.Group != "" {
+		q, err := jq.Compile(s.Group)
+		if err != nil {
+			return nil, usageErrorf("sink %q: group: %v", s.Name, err)
+		}
+		set.Group = q
 	}
 	return set, nil
 }
@@ -133,4 +182,19 @@ func compileHealth(cfg *engine.Config, asked bool, stalledAfter time.Duration, f
 	cfg.Health = &engine.Health{Rules: rules, StallAfter: stalledAfter}
 	cfg.Watch.Health, cfg.Watch.HealthOwns = true, rules.Owns
 	return nil
+}
+
+// episodeKey is the first episodes' setting s has ("" for none).
+func episodeKey(s sinkkind.Spec) string {
+	switch {
+	case s.Group != "":
+		return "group"
+	case s.Cooldown != 0:
+		return "cooldown"
+	case s.ResolveAfter != 0:
+		return "resolve-after"
+	case s.Digest != 0:
+		return "digest"
+	}
+	return ""
 }

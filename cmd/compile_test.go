@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -28,13 +30,17 @@ func TestCompileSignal(t *testing.T) {
 		{sinks: hook("crashloop|nope", ""), want: `sink "hook": on: unknown transition "nope"`},
 		{sinks: hook("", "slak"), want: `sink "hook": unknown format "slak" (did you mean "slack"?)`},
 		{transitions: map[string]string{"x": ".object |"}, on: []string{"x"}, want: `transition "x": syntax error at column 10`},
+		{sinks: []sinkkind.Spec{{Name: "hook", Kind: httpsink.Kind, Settings: &httpsink.Settings{URL: "http://x"}, Cooldown: time.Minute}},
+			want: `sink "hook": cooldown groups what the sink's on= keeps into episodes; add on=TRANSITIONS, or drop cooldown`},
+		{sinks: []sinkkind.Spec{{Name: "hook", Kind: httpsink.Kind, Settings: &httpsink.Settings{URL: "http://x"}, On: "crashloop", Group: ".object |"}},
+			want: `sink "hook": group: syntax error`},
 		{formats: map[string]string{"x": "titl"}, sinks: hook("", "x"),
 			want: `sink "hook": format "x": function not defined: titl/0`},
 	} {
 		cfg := engine.Config{Output: engine.Output{Sinks: tc.sinks}}
 		err := compileOutput(&cfg, "", sinkkind.Compiling{Formats: tc.formats})
 		if err == nil {
-			_, err = compileTransitions(tc.on, tc.sinks, tc.transitions, nil)
+			err = compileSignal(&cfg, tc.on, tc.sinks, tc.transitions, func(string, ...any) {})
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc, err, tc.want)
@@ -45,12 +51,23 @@ func TestCompileSignal(t *testing.T) {
 	if err := compileOutput(&cfg, "", sinkkind.Compiling{}); err != nil {
 		t.Fatal(err)
 	}
-	set, err := compileTransitions([]string{"deleted"}, sinks, nil, nil)
-	if err != nil {
+	var warned []string
+	if err := compileSignal(&cfg, []string{"deleted"}, sinks, nil, func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }); err != nil {
 		t.Fatal(err)
 	}
-	if names := set.Names(); !slices.Equal(names, []string{"crashloop", "deleted"}) || sinks[0].Settings.(*httpsink.Settings).Compiled == nil {
+	// The sink's episodes of crashloop are resolved by ready: the run evaluates it too,
+	// and --on, which leaves it out of the stream, is said to.
+	if names := cfg.Events.Transitions.Names(); !slices.Equal(names, []string{"crashloop", "ready", "deleted"}) || sinks[0].Settings.(*httpsink.Settings).Compiled == nil {
 		t.Errorf("transitions %q, http sink %+v", names, sinks[0].Settings)
+	}
+	if e := cfg.Events.Episodes; len(e) != 1 || e[0] == nil || e[0].Name != "hook" || !slices.Equal(e[0].On, []string{"crashloop", "deleted"}) {
+		t.Errorf("episodes %+v", e)
+	}
+	if o := cfg.Events.Opposites; len(o) != 1 || o["crashloop"].Name != "ready" || o["crashloop"].Holds != time.Minute {
+		t.Errorf("opposites %+v", o)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], `sink "hook": its episodes of crashloop are resolved by ready, which --on leaves out`) {
+		t.Errorf("warned %q", warned)
 	}
 }
 

@@ -148,14 +148,14 @@ func TestCompleteSink(t *testing.T) {
 		directive  string
 	}{
 		{"f", []string{"file=", "file("}, ":6"},
-		{"file(", []string{"file(name=", "file(format=", "file(buffer=", "file(on-full=", "file(resync=", "file(event-types=", "file(on=", "file(fold", "file(max-size=", "file(max-backups=", "file(max-age=", "file(compress"}, ":6"},
+		{"file(", []string{"file(name=", "file(format=", "file(buffer=", "file(on-full=", "file(resync=", "file(event-types=", "file(on=", "file(fold", "file(group=", "file(cooldown=", "file(resolve-after=", "file(digest=", "file(max-size=", "file(max-backups=", "file(max-age=", "file(compress"}, ":6"},
 		{"jq(raw,o", []string{"jq(raw,on-full=", "jq(raw,output=", "jq(raw,on="}, ":6"},
 		{"http(format=slack,on=crash", []string{"http(format=slack,on=crashloop"}, ":6"},
 		{"jq(raw,on-full=drop-", []string{"jq(raw,on-full=drop-oldest", "jq(raw,on-full=drop-newest"}, ":6"},
 		{"file(format=", filesink.Kind.Formats, ":6"},
 		{"terminal(format=n", []string{"terminal(format=name"}, ":6"},
 		{"file(max-size=10,compress=", []string{"true", "false"}, ":6"},
-		{`jq(output="a,b)",r`, []string{`jq(output="a,b)",resync=`, `jq(output="a,b)",raw`}, ":6"},
+		{`jq(output="a,b)",r`, []string{`jq(output="a,b)",resync=`, `jq(output="a,b)",raw`, `jq(output="a,b)",resolve-after=`}, ":6"},
 		{"file(format=json)", []string{"file(format=json)="}, ":6"},
 		{"terminal(format=json)", nil, ":4"},
 		{"terminal=w", []string{"terminal=wide"}, ":4"},
@@ -190,7 +190,8 @@ func TestCompleteSink(t *testing.T) {
 	}
 	wantContains(t, c, "file(compress,max-size=5,max-backups=")
 	// Whatever completion offers for a file sink, the parser takes (filled in).
-	fill := map[string]string{"name": "x", "format": "json", "event-types": "DELETED", "on": "deleted", "buffer": "1", "on-full": "block", "resync": "1m", "max-size": "1", "max-backups": "1", "max-age": "1"}
+	fill := map[string]string{"name": "x", "format": "json", "event-types": "DELETED", "on": "deleted", "buffer": "1", "on-full": "block", "resync": "1m", "max-size": "1", "max-backups": "1", "max-age": "1",
+		"group": ".object.metadata.name", "cooldown": "1m", "resolve-after": "1m", "digest": "1m"}
 	for _, v := range tabComplete(t, "watch", "--sink", "file(").values {
 		key := strings.TrimSuffix(strings.TrimPrefix(v, "file("), "=")
 		spec := v + fill[key]

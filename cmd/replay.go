@@ -109,7 +109,7 @@ func (f *replayFlags) config(args []string, configFlags *genericclioptions.Confi
 		transitions, healthRules = file.Transitions, file.Health
 	}
 	cfg.Events.On = f.on
-	if cfg.Events.Transitions, err = compileTransitions(f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
+	if err := compileSignal(&cfg, f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
 		return cfg, engine.Replay{}, err
 	}
 	if err := compileHealth(&cfg, f.health, f.stalledAfter, healthRules); err != nil {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/top"
 	"github.com/kubeevents/kubeevents/internal/ui"
 )
@@ -31,7 +33,11 @@ type topFlags struct {
 	watch            watchFlags
 	window, interval time.Duration
 	rows             int
+	on               []string
 }
+
+// topOn are the transitions whose episodes top marks unless --on says otherwise.
+var topOn = []string{"crashloop", "oomkilled", "image-pull", "not-ready", "rollout-failed"}
 
 // runTop runs top; tests replace it to see the Config the command line makes.
 var runTop = top.Run
@@ -67,9 +73,11 @@ func NewTopCommand(configFlags *genericclioptions.ConfigFlags, streams genericio
 	fs.DurationVar(&f.window, "window", top.DefaultWindow, "the sliding window the changes are counted over")
 	fs.DurationVar(&f.interval, "interval", top.DefaultInterval, "how often the ranking is drawn (or written, with -o json)")
 	fs.IntVar(&f.rows, "rows", top.DefaultRows, "rows per section off a terminal (on one, what fits its height)")
+	fs.StringSliceVar(&f.on, "on", topOn, "mark the objects in open episodes of these transitions, and count them in the title (--on= for none; kubeevents on lists them)")
 	c.ValidArgsFunction = complete.WatchArgs(configFlags)
 	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"pretty", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("color", complete.Color)
+	_ = c.RegisterFlagCompletionFunc("on", complete.Transitions)
 	_ = c.RegisterFlagCompletionFunc("exclude-namespace", complete.NamespaceList(configFlags, false))
 	for _, name := range []string{"selector", "field-selector", "timeout", "window", "interval", "rows"} {
 		_ = c.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
@@ -99,6 +107,13 @@ func (f *topFlags) config(args []string, configFlags *genericclioptions.ConfigFl
 		return cfg, usageErrorf("--interval %s: give a duration of 100ms or more, e.g. 2s", f.interval)
 	case f.rows < 1:
 		return cfg, usageErrorf("--rows %d: give a positive number", f.rows)
+	}
+	if len(f.on) > 0 {
+		// top's own sink (the ranking) has the episodes; the stream is every change.
+		sinks := []sinkkind.Spec{{Name: "top", On: strings.Join(f.on, "|")}}
+		if err := compileSignal(&cfg.Engine, nil, sinks, nil, warnTo(streams)); err != nil {
+			return cfg, err
+		}
 	}
 	cfg.Size = terminalSize(streams.Out)
 	// What validate checks of -o and --ui-history is watch's: top has neither of watch's.

@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubeevents/kubeevents/internal/attribution"
+	"github.com/kubeevents/kubeevents/internal/crashcontext"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/leader"
@@ -62,6 +63,7 @@ type watchFlags struct {
 	noBy                                    bool
 	ui                                      bool
 	uiHistory                               int
+	contextLines                            int
 }
 
 // runEngine runs a watch; tests replace it to see the Config the command line makes.
@@ -113,6 +115,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.StringArrayVar(&f.notBy, "not-by", nil, "leave out the changes made only by this field manager (name or glob, repeatable), e.g. --not-by 'kube-*'")
 	fs.BoolVar(&f.noBy, "no-by", false, "do not read managedFields: no event names the field managers that made it")
 	fs.StringSliceVar(&f.on, "on", nil, "only events in which one of these transitions happened, e.g. --on crashloop,oomkilled,rollout-failed (kubeevents on lists them)")
+	fs.IntVar(&f.contextLines, "context-lines", crashcontext.DefaultLines, "how many of a crashed container's last log lines the events of crashloop, oomkilled, failed and image-pull carry, with its last termination and the pod's Warning Events (0: no log)")
 	fs.BoolVar(&f.foldRollouts, "fold-rollouts", false, "fold the events of rollouts in progress (their pods', ReplicaSets', status updates) into one ROLLOUT line per step; a failed rollout unfolds them (a sink's fold=false: every event)")
 	registerWatchCompletions(c, configFlags)
 	return c
@@ -164,9 +167,15 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if err := f.validate(&cfg, streams); err != nil {
 		return cfg, err
 	}
-	if cfg.Events.Transitions, err = compileTransitions(f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
+	if err := compileSignal(&cfg, f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
 		return cfg, err
 	}
+	if f.contextLines < 0 {
+		return cfg, usageErrorf("--context-lines %d: give a number of log lines, 0 for none", f.contextLines)
+	}
+	opts := crashcontext.DefaultOptions()
+	opts.Lines = f.contextLines
+	cfg.Events.CrashContext = &opts
 	return cfg, compileHealth(&cfg, f.health, f.stalledAfter, healthRules)
 }
 

@@ -298,7 +298,7 @@ func TestOnAndFormatCommands(t *testing.T) {
 		t.Errorf("kubeevents on deleted: exit %d\n%s", code, out)
 	}
 	code, out, _ = runCommand(t, "format", "--config", cfgFile)
-	if code != 0 || !strings.HasPrefix(out, "slack  ") || !strings.Contains(out, "plain          text/plain                    A line per event. (config file)") {
+	if code != 0 || !strings.HasPrefix(out, "slack  ") || !strings.Contains(out, "plain          text/plain                       A line per event. (config file)") {
 		t.Errorf("kubeevents format: exit %d\n%s", code, out)
 	}
 	code, out, _ = runCommand(t, "format", "functions")

@@ -134,6 +134,10 @@ type header struct {
 	// RedactionKey is the key of redacted Secret values' fingerprints, kept so that an
 	// unchanged value has the same placeholder after a resume (informer.Options).
 	RedactionKey []byte `json:"redactionKey,omitempty"`
+	// Episodes is the state of the sinks' episodes in the cluster (package episode), as
+	// delivered: those open, so that a resumed run neither opens them again nor forgets
+	// to resolve them. Absent when none is open.
+	Episodes json.RawMessage `json:"episodes,omitempty"`
 }
 
 // line is any line after the header: an object, or the end.
@@ -161,6 +165,7 @@ type Saved struct {
 	Watch        Watch
 	RedactionKey []byte
 	Objects      map[string][][]byte // by resource
+	Episodes     json.RawMessage     // the header's episodes (nil: none)
 }
 
 // Count is the number of objects in the checkpoint.
@@ -265,7 +270,8 @@ func Read(name string, in io.Reader) (*File, error) {
 		if slices.ContainsFunc(file.Sections, func(s *Saved) bool { return s.Context == h.Context }) {
 			return nil, corrupt(n, "a second section of cluster %s", h.Context)
 		}
-		s := &Saved{Path: path, Context: h.Context, Written: h.Written, Watch: h.Watch, RedactionKey: h.RedactionKey, Objects: map[string][][]byte{}}
+		s := &Saved{Path: path, Context: h.Context, Written: h.Written, Watch: h.Watch, RedactionKey: h.RedactionKey,
+			Objects: map[string][][]byte{}, Episodes: h.Episodes}
 		if n, err = readSection(r, s, n+1, corrupt); err != nil {
 			return nil, err
 		}

@@ -222,3 +222,48 @@ func TestDuplicateSectionIsCorrupt(t *testing.T) {
 		t.Errorf("Load = %v, want a CorruptError at line 4 naming cluster one", err)
 	}
 }
+
+// A section's episodes go into its header at each write while they change (a change
+// alone makes a periodic write), are read back with it, and a kept section keeps its
+// own.
+func TestSectionEpisodes(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ckpt")
+	episodes, changed := json.RawMessage(`[{"id":"e1"}]`), true
+	one, two := watchOf("https://one", "uid-1"), watchOf("https://two", "uid-2")
+	if err := (&Writer{Path: filepath.Join(dir, "old"), Sections: []*Section{{Context: "two", Watch: two, Tracker: trackerOf("b"),
+		Episodes: func() (json.RawMessage, bool) { return json.RawMessage(`[{"id":"e2"}]`), true }}}}).Write(); err != nil {
+		t.Fatal(err)
+	}
+	kept := loadOne(t, filepath.Join(dir, "old"))
+	if string(kept.Episodes) != `[{"id":"e2"}]` {
+		t.Fatalf("episodes read back: %s", kept.Episodes)
+	}
+	w := &Writer{Path: path, Sections: []*Section{
+		{Context: "one", Watch: one, Tracker: trackerOf("a"), Episodes: func() (json.RawMessage, bool) {
+			c := changed
+			changed = false
+			return episodes, c
+		}},
+		{Context: "two", Kept: kept},
+	}}
+	if _, c := w.snapshot(); !c {
+		t.Error("changed episodes alone do not make a write")
+	}
+	changed = true
+	if err := w.Write(); err != nil {
+		t.Fatal(err)
+	}
+	file, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := file.For("one", one)
+	b, _ := file.For("two", two)
+	if string(a.Episodes) != `[{"id":"e1"}]` || string(b.Episodes) != `[{"id":"e2"}]` {
+		t.Errorf("episodes %s and %s", a.Episodes, b.Episodes)
+	}
+	if _, c := w.snapshot(); c {
+		t.Error("a write though nothing changed")
+	}
+}

@@ -204,6 +204,10 @@ type Section struct {
 	Tracker *Tracker
 	// RedactionKey goes into the header (see header); set before Run.
 	RedactionKey []byte
+	// Episodes, when not nil, gives the header's episodes at each write (nil: none), and
+	// whether they changed since it was last asked: a change is written as objects'
+	// are. Set before Run.
+	Episodes func() (json.RawMessage, bool)
 	// Kept, when not nil, is written instead of Tracker's objects, with its own header.
 	Kept *Saved
 }
@@ -261,19 +265,29 @@ func (w *Writer) WriteContext(ctx context.Context) error {
 	return w.write(ctx, objects)
 }
 
-// snapshot is every tracked section's objects (nil for a kept one), and whether any
-// changed since the last snapshot.
-func (w *Writer) snapshot() (objects [][]snapshotEntry, changed bool) {
-	objects = make([][]snapshotEntry, len(w.Sections))
+// snapshot is every tracked section's objects and episodes (nil for a kept one), and
+// whether any changed since the last snapshot.
+func (w *Writer) snapshot() (objects []sectionSnapshot, changed bool) {
+	objects = make([]sectionSnapshot, len(w.Sections))
 	for i, sec := range w.Sections {
 		if sec.Kept != nil {
 			continue
 		}
 		var c bool
-		objects[i], c = sec.Tracker.snapshot()
+		objects[i].objects, c = sec.Tracker.snapshot()
 		changed = changed || c
+		if sec.Episodes != nil {
+			objects[i].episodes, c = sec.Episodes()
+			changed = changed || c
+		}
 	}
 	return objects, changed
+}
+
+// sectionSnapshot is one tracked section at one moment.
+type sectionSnapshot struct {
+	objects  []snapshotEntry
+	episodes json.RawMessage
 }
 
 func (w *Writer) markChanged() {
@@ -303,7 +317,7 @@ func (e *WriteError) Error() string {
 func (e *WriteError) Unwrap() error { return e.Err }
 
 // write hands the sections to the store, which replaces the checkpoint atomically.
-func (w *Writer) write(ctx context.Context, objects [][]snapshotEntry) (err error) {
+func (w *Writer) write(ctx context.Context, objects []sectionSnapshot) (err error) {
 	start := time.Now()
 	store := w.store()
 	defer func() {
@@ -322,7 +336,8 @@ func (w *Writer) write(ctx context.Context, objects [][]snapshotEntry) (err erro
 		var h header
 		var objs []SnapshotObject
 		if s := sec.Kept; s != nil {
-			h = header{Format: Format, Version: version, Context: s.Context, Written: s.Written, Watch: s.Watch, RedactionKey: s.RedactionKey}
+			h = header{Format: Format, Version: version, Context: s.Context, Written: s.Written, Watch: s.Watch, RedactionKey: s.RedactionKey,
+				Episodes: s.Episodes}
 			objs = make([]SnapshotObject, 0, s.Count())
 			for _, resource := range slices.Sorted(maps.Keys(s.Objects)) {
 				for _, raw := range s.Objects[resource] {
@@ -330,9 +345,10 @@ func (w *Writer) write(ctx context.Context, objects [][]snapshotEntry) (err erro
 				}
 			}
 		} else {
-			h = header{Format: Format, Version: version, Context: sec.Context, Written: now, Watch: sec.Watch, RedactionKey: sec.RedactionKey}
-			objs = make([]SnapshotObject, len(objects[i]))
-			for j, o := range objects[i] {
+			h = header{Format: Format, Version: version, Context: sec.Context, Written: now, Watch: sec.Watch, RedactionKey: sec.RedactionKey,
+				Episodes: objects[i].episodes}
+			objs = make([]SnapshotObject, len(objects[i].objects))
+			for j, o := range objects[i].objects {
 				objs[j] = SnapshotObject{Resource: o.resource, Key: o.name, obj: o.obj, managers: o.managers}
 			}
 		}

@@ -68,7 +68,7 @@ func quote(s string) string { return strconv.Quote(s) }
 
 func TestParseSinkSpecErrors(t *testing.T) {
 	const syntax = " (syntax: KIND[(OPTIONS)][=TARGET])"
-	const fileOpts = "file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, max-size, max-backups, max-age, compress"
+	const fileOpts = "file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest, max-size, max-backups, max-age, compress"
 	tests := []struct {
 		spec, want string
 	}{
@@ -99,15 +99,15 @@ func TestParseSinkSpecErrors(t *testing.T) {
 		{`file(fromat=json)=x`, `unknown option "fromat" (did you mean "format"?); ` + fileOpts},
 		{`file(max_size=1)=x`, `unknown option "max_size" (did you mean "max-size"?); ` + fileOpts},
 		{`file(colour=always)=x`, `unknown option "colour"; ` + fileOpts},
-		{`terminal(Format=json)`, `unknown option "Format" (did you mean "format"?); terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold`},
-		{`terminal(rwa)`, `unknown option "rwa"; terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold`},
-		{`jq(rwa)=.`, `unknown option "rwa" (did you mean "raw"?); jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold`},
+		{`terminal(Format=json)`, `unknown option "Format" (did you mean "format"?); terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest`},
+		{`terminal(rwa)`, `unknown option "rwa"; terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest`},
+		{`jq(rwa)=.`, `unknown option "rwa" (did you mean "raw"?); jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold, group, cooldown, resolve-after, digest`},
 		{`file(path=x)`, `unknown option "path"; the path is the target: file(...)=PATH`},
 		{`jq(expr=.)`, `unknown option "expr"; the expression is the target: jq(...)=EXPR`},
 		{`file(raw)=x`, `option "raw" is for jq sinks only; ` + fileOpts},
-		{`terminal(output=x)`, `option "output" is for jq sinks only; terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold`},
-		{`jq(format=json)=.`, `option "format" is for terminal, file or http sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold`},
-		{`jq(compress)=.`, `option "compress" is for file sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold`},
+		{`terminal(output=x)`, `option "output" is for jq sinks only; terminal sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest`},
+		{`jq(format=json)=.`, `option "format" is for terminal, file or http sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold, group, cooldown, resolve-after, digest`},
+		{`jq(compress)=.`, `option "compress" is for file sinks only; jq sinks take: name, buffer, on-full, resync, raw, output, event-types, on, fold, group, cooldown, resolve-after, digest`},
 		{`file(name=a,name=b)=x`, `option "name" given twice; give it once`},
 		{`file(compress,compress=false)=x`, `option "compress" given twice; give it once`},
 		{`file(name=)=x`, `option "name" needs a value: name=VALUE`},
@@ -195,7 +195,7 @@ func TestParseSinkSpecLists(t *testing.T) {
 	for spec, wantErr := range map[string]string{
 		`http(on=crashloop,Bad)=http://x`: `--sink "http(on=crashloop,Bad)=http://x": option "on": transition name "Bad": use lower-case letters, digits and '-', starting with a letter`,
 		`http(on=)=http://x`:              `--sink "http(on=)=http://x": option "on" needs a value: on=VALUE`,
-		`file(raw,on=x)=y`:                `--sink "file(raw,on=x)=y": option "raw" is for jq sinks only; file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, max-size, max-backups, max-age, compress`,
+		`file(raw,on=x)=y`:                `--sink "file(raw,on=x)=y": option "raw" is for jq sinks only; file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest, max-size, max-backups, max-age, compress`,
 	} {
 		if _, err := ParseSinkSpec(spec); err == nil || err.Error() != wantErr {
 			t.Errorf("ParseSinkSpec(%s) error\n got  %v\n want %s", spec, err, wantErr)

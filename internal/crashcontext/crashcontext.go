@@ -35,6 +35,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeevents/kubeevents/internal/event"
 )
 
 // Defaults of Options.
@@ -44,6 +46,7 @@ const (
 	DefaultTimeout     = time.Second
 	DefaultConcurrency = 4
 	DefaultMaxLogBytes = 64 << 10
+	DefaultLate        = 10 * time.Second
 )
 
 // Options says how much a Fetcher fetches, and how long and how many at once.
@@ -61,79 +64,27 @@ type Options struct {
 	// MaxLogBytes bounds the log text kept: the last MaxLogBytes bytes of what the
 	// server sends, in whole lines; <= 0 is DefaultMaxLogBytes.
 	MaxLogBytes int
+	// Late is how much longer than Timeout a fetch begun by Start may go on, for a sink
+	// that can add what came late to what it sent; <= 0 is DefaultLate.
+	Late time.Duration
 }
 
 // DefaultOptions are the options of an alert's context: 20 log lines, 5 Warning Events,
 // within one second, four pods at a time.
 func DefaultOptions() Options {
 	return Options{Lines: DefaultLines, Warnings: DefaultWarnings, Timeout: DefaultTimeout,
-		Concurrency: DefaultConcurrency, MaxLogBytes: DefaultMaxLogBytes}
+		Concurrency: DefaultConcurrency, MaxLogBytes: DefaultMaxLogBytes, Late: DefaultLate}
 }
 
-// Context is what one container's crash left behind. Every string in it is data from
-// the cluster: escape it before it reaches a terminal (see the package comment).
-type Context struct {
-	// Container is the container it is about.
-	Container string `json:"container"`
-	// Log is the last lines of the log of the container instance that ended, oldest
-	// first, without their line ends: the previous instance's (kubectl logs --previous)
-	// when the container has restarted since, else the current one's, which ended and
-	// was not restarted. Nil when no log was asked for (Options.Lines is 0, or the
-	// container has not ended: an image that cannot be pulled) or none could be read
-	// (LogError says why).
-	Log *Log `json:"log,omitempty"`
-	// LogError says why a log that was asked for is missing: "not allowed to get
-	// pods/log", "no answer within 1s", or the API server's own words (a previous
-	// container's log the node no longer has, a node that cannot be reached).
-	LogError string `json:"logError,omitempty"`
-	// LastTermination is how the container instance that ended did (nil if none has).
-	LastTermination *Termination `json:"lastTermination,omitempty"`
-	// Waiting is why the container waits now, if it does (CrashLoopBackOff,
-	// ImagePullBackOff and its message).
-	Waiting *Waiting `json:"waiting,omitempty"`
-	// Warnings is the pod's most recent Warning Events, oldest first (at most
-	// Options.Warnings).
-	Warnings []Warning `json:"warnings,omitempty"`
-	// WarningsError says why the Warning Events are missing, as LogError does.
-	WarningsError string `json:"warningsError,omitempty"`
-}
-
-// Log is a container's last log lines.
-type Log struct {
-	// Previous is true when the lines are the previous instance's (kubectl logs --previous).
-	Previous bool `json:"previous"`
-	// Lines are the last lines, oldest first.
-	Lines []string `json:"lines"`
-	// Cut is true when more came than Options.MaxLogBytes: the first of the lines asked
-	// for are missing.
-	Cut bool `json:"cut,omitempty"`
-}
-
-// Termination is how a container instance ended, as its status says.
-type Termination struct {
-	ExitCode   int32     `json:"exitCode"`
-	Signal     int32     `json:"signal,omitempty"`
-	Reason     string    `json:"reason,omitempty"`
-	Message    string    `json:"message,omitempty"`
-	StartedAt  time.Time `json:"startedAt,omitzero"`
-	FinishedAt time.Time `json:"finishedAt,omitzero"`
-}
-
-// Waiting is why a container does not run.
-type Waiting struct {
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
-}
-
-// Warning is one of the pod's Warning Events.
-type Warning struct {
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
-	// Count is how many times it happened (at least 1).
-	Count int32 `json:"count"`
-	// Last is when it last happened.
-	Last time.Time `json:"last,omitzero"`
-}
+// Context is what one container's crash left behind, and its parts: the event's own
+// types (package event), which the events carry to every sink.
+type (
+	Context     = event.CrashContext
+	Log         = event.CrashLog
+	Termination = event.Termination
+	Waiting     = event.Waiting
+	Warning     = event.Warning
+)
 
 // Fetcher fetches crash contexts from one cluster. Its methods are safe for concurrent use.
 type Fetcher struct {
@@ -163,6 +114,9 @@ func New(client kubernetes.Interface, opts Options, notice func(line string)) *F
 	if opts.MaxLogBytes <= 0 {
 		opts.MaxLogBytes = def.MaxLogBytes
 	}
+	if opts.Late <= 0 {
+		opts.Late = def.Late
+	}
 	opts.Lines, opts.Warnings = max(opts.Lines, 0), max(opts.Warnings, 0)
 	if notice == nil {
 		notice = func(string) {}
@@ -181,6 +135,7 @@ type fetchKey struct {
 // fetch is one fetch in flight: its results, filled in as its two requests answer.
 type fetch struct {
 	deadline time.Time
+	timeout  time.Duration // its bound, said when an answer did not come within it
 	done     chan struct{}
 
 	mu            sync.Mutex
@@ -198,19 +153,49 @@ type fetch struct {
 // within Options.Timeout, or ctx's end if that comes first. It never fails: what it
 // could not get, its Context says it went without.
 func (f *Fetcher) Fetch(ctx context.Context, pod *corev1.Pod, container string) Context {
+	return f.fetchWithin(ctx, pod, container, f.opts.Timeout)
+}
+
+// Start begins fetching the context of container's crash in pod for an event on its way
+// to the sinks: they wait for it (event.PendingContext.Wait) until Options.Timeout from
+// now, and go without what has not come by then; the fetch goes on for Options.Late
+// more, for a sink that can add it to what it sent.
+func (f *Fetcher) Start(ctx context.Context, pod *corev1.Pod, container string) *event.PendingContext {
 	if container == "" {
 		container = Culprit(pod)
 	}
-	c := Context{Container: container}
+	early, wantLog, wantWarnings := f.local(pod, container)
+	late := fmt.Sprintf("no answer within %s", f.opts.Timeout)
+	if wantLog {
+		early.LogError = late
+	}
+	if wantWarnings {
+		early.WarningsError = late
+	}
+	p := event.NewPendingContext(time.Now().Add(f.opts.Timeout), &early)
+	if !wantLog && !wantWarnings {
+		p.Done(&early)
+		return p
+	}
+	go func() {
+		c := f.fetchWithin(ctx, pod, container, f.opts.Timeout+f.opts.Late)
+		p.Done(&c)
+	}()
+	return p
+}
+
+// local is what the pod's status says of container's crash, without asking the cluster,
+// and whether its log and the Warning Events are to be asked for.
+func (f *Fetcher) local(pod *corev1.Pod, container string) (c Context, wantLog, wantWarnings bool) {
+	c = Context{Container: container}
 	st := containerStatus(pod, container)
 	var ended *corev1.ContainerStateTerminated
-	previous := false
 	if st != nil {
 		switch {
 		case st.State.Terminated != nil:
 			ended = st.State.Terminated
 		case st.LastTerminationState.Terminated != nil:
-			ended, previous = st.LastTerminationState.Terminated, true
+			ended = st.LastTerminationState.Terminated
 		}
 		if w := st.State.Waiting; w != nil {
 			c.Waiting = &Waiting{Reason: w.Reason, Message: w.Message}
@@ -221,8 +206,15 @@ func (f *Fetcher) Fetch(ctx context.Context, pod *corev1.Pod, container string) 
 			Reason: ended.Reason, Message: ended.Message,
 			StartedAt: ended.StartedAt.Time, FinishedAt: ended.FinishedAt.Time}
 	}
-	wantLog := f.opts.Lines > 0 && ended != nil
-	wantWarnings := f.opts.Warnings > 0
+	return c, f.opts.Lines > 0 && ended != nil, f.opts.Warnings > 0
+}
+
+// fetchWithin is Fetch within timeout.
+func (f *Fetcher) fetchWithin(ctx context.Context, pod *corev1.Pod, container string, timeout time.Duration) Context {
+	if container == "" {
+		container = Culprit(pod)
+	}
+	c, wantLog, wantWarnings := f.local(pod, container)
 	if !wantLog && !wantWarnings {
 		return c
 	}
@@ -236,15 +228,19 @@ func (f *Fetcher) Fetch(ctx context.Context, pod *corev1.Pod, container string) 
 		}
 		return c
 	}
-
-	key := fetchKey{namespace: pod.Namespace, pod: pod.Name, uid: string(pod.UID), container: container, previous: previous}
-	if ended != nil {
-		key.finished = ended.FinishedAt.Time
+	previous := false
+	var finished time.Time
+	if st := containerStatus(pod, container); st != nil && st.State.Terminated == nil && st.LastTerminationState.Terminated != nil {
+		previous = true
 	}
+	if c.LastTermination != nil {
+		finished = c.LastTermination.FinishedAt
+	}
+	key := fetchKey{namespace: pod.Namespace, pod: pod.Name, uid: string(pod.UID), container: container, previous: previous, finished: finished}
 	f.mu.Lock()
 	ft, joined := f.inflight[key]
 	if !joined {
-		ft = &fetch{deadline: time.Now().Add(f.opts.Timeout), done: make(chan struct{})}
+		ft = &fetch{deadline: time.Now().Add(timeout), timeout: timeout, done: make(chan struct{})}
 		f.inflight[key] = ft
 		go f.run(ctx, key, ft, pod, wantLog, wantWarnings)
 	}
@@ -252,9 +248,13 @@ func (f *Fetcher) Fetch(ctx context.Context, pod *corev1.Pod, container string) 
 
 	// The bound holds whatever the client does: a request still out at the deadline is
 	// left to end on its context, and this call goes without its answer.
-	timer := time.NewTimer(time.Until(ft.deadline))
+	deadline := ft.deadline
+	if own := time.Now().Add(timeout); own.Before(deadline) {
+		deadline = own
+	}
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	late := fmt.Sprintf("no answer within %s", f.opts.Timeout)
+	late := fmt.Sprintf("no answer within %s", timeout)
 	select {
 	case <-ft.done:
 	case <-timer.C:
@@ -307,7 +307,7 @@ func (f *Fetcher) run(parent context.Context, key fetchKey, ft *fetch, pod *core
 	var wg sync.WaitGroup
 	if wantLog {
 		wg.Go(func() {
-			log, errText := f.fetchLog(ctx, pod, key.container, key.previous)
+			log, errText := f.fetchLog(ctx, pod, key.container, key.previous, ft.timeout)
 			ft.mu.Lock()
 			ft.log, ft.logErr, ft.logDone = log, errText, true
 			ft.mu.Unlock()
@@ -315,7 +315,7 @@ func (f *Fetcher) run(parent context.Context, key fetchKey, ft *fetch, pod *core
 	}
 	if wantWarnings {
 		wg.Go(func() {
-			warnings, errText := f.fetchWarnings(ctx, pod)
+			warnings, errText := f.fetchWarnings(ctx, pod, ft.timeout)
 			ft.mu.Lock()
 			ft.warnings, ft.warningsError, ft.warningsDone = warnings, errText, true
 			ft.mu.Unlock()
@@ -325,32 +325,32 @@ func (f *Fetcher) run(parent context.Context, key fetchKey, ft *fetch, pod *core
 }
 
 // fetchLog asks for the container's last lines: one request.
-func (f *Fetcher) fetchLog(ctx context.Context, pod *corev1.Pod, container string, previous bool) (*Log, string) {
+func (f *Fetcher) fetchLog(ctx context.Context, pod *corev1.Pod, container string, previous bool, timeout time.Duration) (*Log, string) {
 	tail := int64(f.opts.Lines)
 	req := f.client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
 		Container: container, Previous: previous, TailLines: &tail})
 	stream, err := req.Stream(ctx)
 	if err != nil {
-		return nil, f.problem(ctx, err, pod.Namespace, &f.logsDenied, "get pods/log",
+		return nil, f.problem(ctx, err, timeout, pod.Namespace, &f.logsDenied, "get pods/log",
 			"crash context: not allowed to get pods/log in namespace %s: alerts go without the crash's log lines (grant get on pods/log to read them)")
 	}
 	defer stream.Close()
 	text, cut, err := readTail(stream, f.opts.MaxLogBytes)
 	if err != nil {
-		return nil, f.problem(ctx, err, pod.Namespace, &f.logsDenied, "get pods/log", "")
+		return nil, f.problem(ctx, err, timeout, pod.Namespace, &f.logsDenied, "get pods/log", "")
 	}
 	return &Log{Previous: previous, Lines: splitLines(text), Cut: cut}, ""
 }
 
 // fetchWarnings lists the pod's Warning Events and keeps the most recent: one request.
-func (f *Fetcher) fetchWarnings(ctx context.Context, pod *corev1.Pod) ([]Warning, string) {
+func (f *Fetcher) fetchWarnings(ctx context.Context, pod *corev1.Pod, timeout time.Duration) ([]Warning, string) {
 	sel := fields.Set{"involvedObject.name": pod.Name, "type": corev1.EventTypeWarning}
 	if pod.UID != "" {
 		sel["involvedObject.uid"] = string(pod.UID)
 	}
 	list, err := f.client.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel.AsSelector().String()})
 	if err != nil {
-		return nil, f.problem(ctx, err, pod.Namespace, &f.eventsDenied, "list events",
+		return nil, f.problem(ctx, err, timeout, pod.Namespace, &f.eventsDenied, "list events",
 			"crash context: not allowed to list events in namespace %s: alerts go without the pod's Warning Events (grant list on events to read them)")
 	}
 	var kept []corev1.Event
@@ -394,7 +394,7 @@ func lastSeen(e corev1.Event) time.Time {
 
 // problem is the one line a Context gives for a request that failed. A refusal for want
 // of rights is also said once through the notice (denied, when deniedNotice is not "").
-func (f *Fetcher) problem(ctx context.Context, err error, namespace string, once *sync.Once, what, deniedNotice string) string {
+func (f *Fetcher) problem(ctx context.Context, err error, timeout time.Duration, namespace string, once *sync.Once, what, deniedNotice string) string {
 	switch {
 	case apierrors.IsForbidden(err):
 		if deniedNotice != "" {
@@ -402,7 +402,7 @@ func (f *Fetcher) problem(ctx context.Context, err error, namespace string, once
 		}
 		return "not allowed to " + what
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("no answer within %s", f.opts.Timeout)
+		return fmt.Sprintf("no answer within %s", timeout)
 	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) && status.Status().Message != "" {

@@ -7,7 +7,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/attribution"
+	"github.com/kubeevents/kubeevents/internal/crashcontext"
 	"github.com/kubeevents/kubeevents/internal/diff"
+	"github.com/kubeevents/kubeevents/internal/episode"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fastpath"
 	"github.com/kubeevents/kubeevents/internal/informer"
@@ -88,6 +90,14 @@ type Events struct {
 	// FoldRollouts folds the events of rollouts in progress into ROLLOUT lines in every
 	// sink but those whose fold is false (package fold).
 	FoldRollouts bool
+	// Episodes are the sinks' episodes, by the sink's index (Output.Sinks, then
+	// InProcess), nil for a sink without; Opposites the transitions that resolve them
+	// (package episode). Transitions holds the opposites too.
+	Episodes  []*episode.Settings
+	Opposites map[string]episode.Opposite
+	// CrashContext, when set, has the events of crashes carry what the crash left behind
+	// (package crashcontext), fetched as it says (--context-lines).
+	CrashContext *crashcontext.Options
 }
 
 // End is when the stream ends.

@@ -12,6 +12,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/sink"
 	"github.com/kubeevents/kubeevents/internal/sinkkind"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/viewsink"
 )
 
 // colorFor decides colour for one output stream (diag.Color).
@@ -128,7 +129,9 @@ func (w *session) filter(s sinkkind.Spec) sink.Filter {
 	if s.On != "" {
 		on = strings.Split(s.On, "|")
 	}
-	f := sink.Filter{EventTypes: s.EventTypes, On: on, Fold: folds}
+	f := sink.Filter{EventTypes: s.EventTypes, On: on, Fold: folds, Episodes: w.cfg.Events.Episodes != nil,
+		Index:       slices.IndexFunc(w.cfg.Output.Sinks, func(o sinkkind.Spec) bool { return o.Name == s.Name }),
+		AllEpisodes: s.Kind == viewsink.Kind}
 	if w.cfg.Events.Transitions != nil {
 		// The run evaluates the transitions every sink names, once per event; each sink
 		// names in its events only those it asked for, or --on's.

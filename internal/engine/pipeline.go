@@ -1,9 +1,18 @@
 package engine
 
 import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubeevents/kubeevents/internal/crashcontext"
+	"github.com/kubeevents/kubeevents/internal/episode"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/filter"
 	"github.com/kubeevents/kubeevents/internal/pipeline"
+	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/related"
 )
 
@@ -47,10 +56,69 @@ func (r *run) pipeline() *pipeline.Pipeline {
 	add(pipeline.Step{Name: "clusters", Stage: pipeline.StageFunc(func(ev *event.Event) { r.watch.Count(ev) })}, r.several)
 	add(pipeline.Step{Name: "checkpoint", Stage: r.resume}, r.resume != nil)
 	add(pipeline.Step{Name: "fold", Stage: pipeline.StageFunc(func(ev *event.Event) { r.folder.Made(ev) })}, r.folder != nil)
+	// Which sinks' episodes the event opens, updates or goes on in (package episode),
+	// and what the crash it tells of left behind (package crashcontext).
+	episodes := r.episodeStep()
+	add(pipeline.Step{Name: "episodes", Stage: episodes}, episodes != nil)
+	crashes := r.crashStep()
+	add(pipeline.Step{Name: "crash context", Stage: crashes}, crashes != nil)
 	// Every listener (a SYNC only those whose resync period came), each through a lane
 	// of its own.
 	add(pipeline.Step{Name: "deliver", Stage: r.deliver, Sync: true}, true)
-	return pipeline.New(steps...)
+	p := pipeline.New(steps...)
+	if episodes != nil {
+		episodes.EmitTo(p.From("episodes"))
+	}
+	return p
+}
+
+// episodeStep is the episodes step (nil: no sink has episodes), with what the checkpoint
+// kept of them, a part of the run (its clock) and of the checkpoint.
+func (r *run) episodeStep() *episode.Step {
+	lookups := map[string]episode.Lookup{}
+	for _, c := range r.clusters {
+		lookups[c.Name] = episode.MetadataLookup(c.Clients.Metadata)
+	}
+	s := episode.New(episode.Config{Sinks: r.cfg.Events.Episodes, Opposites: r.cfg.Events.Opposites, Lookups: lookups,
+		Listeners: len(r.listeners), Persist: r.resume != nil, Warn: r.hooks.warn})
+	if s == nil {
+		return nil
+	}
+	if r.resume != nil {
+		for _, c := range r.clusters {
+			if err := s.Restore(c.Name, r.resume.Episodes(c.Name)); err != nil {
+				r.hooks.warn("--resume: %v; its episodes start afresh", err)
+			}
+		}
+		r.resume.KeepEpisodes(s.Save)
+	}
+	r.parts = append(r.parts, s)
+	return s
+}
+
+// crashStep is the crash context step (nil: none), fetching through each cluster's
+// client.
+func (r *run) crashStep() *crashcontext.Stage {
+	if r.cfg.Events.CrashContext == nil {
+		return nil
+	}
+	clients := map[string]kubernetes.Interface{}
+	for _, c := range r.clusters {
+		if c.Clients.TypedREST == nil {
+			continue
+		}
+		if core, err := c.Clients.TypedREST(corev1.SchemeGroupVersion); err == nil {
+			clients[c.Name] = kubernetes.New(core)
+		}
+	}
+	plain := len(r.cfg.Events.Episodes) < len(r.listeners) || slices.Contains(r.cfg.Events.Episodes, nil)
+	warn := r.hooks.warn
+	return crashcontext.NewStage(clients, *r.cfg.Events.CrashContext, plain, func(cluster, line string) {
+		if r.several {
+			line = fmt.Sprintf(plan.ClusterNotice+"%s", cluster, line)
+		}
+		warn("%s", line)
+	})
 }
 
 // conditionMetBy is the conditions step's question (nil without a condition).

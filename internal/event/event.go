@@ -164,6 +164,15 @@ type Event struct {
 	// UnfoldedSeq is, for an event a failed rollout unfolded (a copy made by Unfold), the
 	// sequence number the event had when it was folded; 0 otherwise.
 	UnfoldedSeq uint64
+	// Episodes is the episodes step's decision for each sink, by its index in the run;
+	// nil when it decided nothing (package episode). Episode is, in the copy a sink is
+	// given (ForSink), that sink's own; nil otherwise.
+	Episodes []EpisodeDecision
+	Episode  *EpisodeDecision
+	// Context is what the crash the event tells of left behind (a crash loop, an
+	// OOMKill, a failed container, an image that cannot be pulled: package
+	// crashcontext), fetched while the event goes to the sinks; nil for other events.
+	Context *PendingContext
 
 	// Encoder writes the JSON of Object and Old: the informer's part cache, which copies
 	// the JSON of parts that did not change since the object's previous version. Nil
@@ -358,12 +367,21 @@ func (e *Event) ShowingOn(names []string) *Event {
 			on = append(on, name)
 		}
 	}
+	c := e.copyShown()
+	c.On = on
+	return c
+}
+
+// copyShown is a copy of e that shares its encodings of Object and Old but not its Memo,
+// with every field but On, for ShowingOn and ForSink.
+func (e *Event) copyShown() *Event {
 	return &Event{Type: e.Type, Time: e.Time, Seq: e.Seq, Cluster: e.Cluster, Resource: e.Resource, Kind: e.Kind,
 		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related, Past: e.Past,
 		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, ManagedFields: e.ManagedFields,
-		Rollout: e.Rollout, Health: e.Health, On: on, Folded: e.Folded, FoldedEvents: e.FoldedEvents, UnfoldedSeq: e.UnfoldedSeq,
+		Rollout: e.Rollout, Health: e.Health, Folded: e.Folded, FoldedEvents: e.FoldedEvents, UnfoldedSeq: e.UnfoldedSeq,
 		Encoder: e.Encoder, Written: e.Written, RecordedDiff: e.RecordedDiff, RecordedBy: e.RecordedBy, Child: e.Child,
-		LeftOut: e.LeftOut, EndsStream: e.EndsStream, SyncTo: e.SyncTo, shown: e.encodings()}
+		LeftOut: e.LeftOut, EndsStream: e.EndsStream, SyncTo: e.SyncTo, Episodes: e.Episodes, Episode: e.Episode,
+		Context: e.Context, shown: e.encodings()}
 }
 
 // HasOld reports whether the event carries a previous state worth showing: MODIFIED and

@@ -255,6 +255,9 @@ var wholeValue = &generic.Part{Whole: true}
 // every key), and of the object and old object only the part it names.
 func buildEnvelopeValue(ev *event.Event, d *diff.Differ, showOld bool, reads *generic.Part) (map[string]any, error) {
 	envelope := make(map[string]any, 8)
+	if ev.Type == event.DigestStep {
+		return digestValue(envelope, ev)
+	}
 	if r := reads.At("object"); r != nil {
 		object, err := objectPart(ev.Object, r, ev.ObjectValue)
 		if err != nil {
@@ -335,7 +338,50 @@ func buildEnvelopeValue(ev *event.Event, d *diff.Differ, showOld bool, reads *ge
 	if ev.Reason != "" && reads.At("reason") != nil {
 		envelope["reason"] = ev.Reason
 	}
+	if ev.Episode != nil && reads.At("episode") != nil {
+		if v, err := jsonValue(ev.Episode); err == nil {
+			envelope["episode"] = v
+		}
+	}
+	if ev.ShowsContext() && reads.At("context") != nil {
+		if v, err := jsonValue(ev.Context.Wait()); err == nil {
+			envelope["context"] = v
+		}
+	}
 	return envelope, nil
+}
+
+// digestValue is a DIGEST event's envelope: its type, time, "episode" ({"action":
+// "digest"}) and "digest", the sink's open episodes; it has no object.
+func digestValue(envelope map[string]any, ev *event.Event) (map[string]any, error) {
+	envelope["type"] = string(ev.Type)
+	envelope["time"] = ev.Time.UTC().Format(time.RFC3339Nano)
+	d := ev.Episode
+	if d == nil {
+		d = &event.EpisodeDecision{Action: event.EpisodeDigest}
+	}
+	v, err := jsonValue(d)
+	if err != nil {
+		return nil, err
+	}
+	envelope["episode"] = v
+	list := make([]any, len(d.Digest))
+	for i, e := range d.Digest {
+		if list[i], err = jsonValue(e); err != nil {
+			return nil, err
+		}
+	}
+	envelope["digest"] = list
+	return envelope, nil
+}
+
+// jsonValue is v's JSON as generic values (json.Number for numbers).
+func jsonValue(v any) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return generic.Decode(raw)
 }
 
 // objectPart is the part of obj (ev.Object or ev.Old) that reads names, built for it

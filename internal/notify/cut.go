@@ -12,9 +12,13 @@ import (
 const Mark = "…[cut]"
 
 // cutSteps make an event's envelope smaller, each more than the one before, for an event
-// too large for one request: long strings and lists first, then all of the objects but
+// too large for one request: its crash's context first (the oldest of its log lines,
+// then the log, then the rest), then long strings and lists, then all of the objects but
 // what names them.
 var cutSteps = []func(envelope map[string]any) map[string]any{
+	func(e map[string]any) map[string]any { return cutContext(e, 10, 200) },
+	func(e map[string]any) map[string]any { return cutContext(e, 3, 120) },
+	func(e map[string]any) map[string]any { return cutContext(e, 0, 0) },
 	func(e map[string]any) map[string]any { return cutValue(e, 1024, 64).(map[string]any) },
 	func(e map[string]any) map[string]any { return cutValue(e, 256, 16).(map[string]any) },
 	func(e map[string]any) map[string]any { return cutValue(e, 64, 4).(map[string]any) },
@@ -126,4 +130,55 @@ func (c *Compiled) One(ctx context.Context, envelope map[string]any, limit Limit
 func IsTooLarge(err error) bool {
 	var tl *TooLargeError
 	return errors.As(err, &tl)
+}
+
+// cutContext is a copy of the envelope whose crash context keeps the last lines of its
+// log, each of at most chars characters (the start of a longer one cut, marked Mark at
+// the start), says its log was cut, and keeps its first two Warning Events; lines 0
+// leaves the log and the Warning Events out. The envelope itself is shared and left as
+// it is.
+func cutContext(envelope map[string]any, lines, chars int) map[string]any {
+	out := make(map[string]any, len(envelope)+1)
+	for k, v := range envelope {
+		out[k] = v
+	}
+	c, ok := envelope["context"].(map[string]any)
+	if !ok {
+		return out
+	}
+	cc := make(map[string]any, len(c))
+	for k, v := range c {
+		cc[k] = v
+	}
+	out["context"] = cc
+	if warnings, ok := cc["warnings"].([]any); ok && len(warnings) > 2 {
+		cc["warnings"] = warnings[len(warnings)-2:]
+	}
+	log, ok := cc["log"].(map[string]any)
+	if !ok {
+		return out
+	}
+	if lines == 0 {
+		delete(cc, "log")
+		delete(cc, "warnings")
+		cc["logError"] = "left out to fit the receiver's limit"
+		return out
+	}
+	all, _ := log["lines"].([]any)
+	kept := make([]any, 0, lines)
+	for _, l := range all[max(len(all)-lines, 0):] {
+		s, _ := l.(string)
+		if n := utf8.RuneCountInString(s); n > chars {
+			r := []rune(s)
+			s = "[cut]…" + string(r[n-chars+utf8.RuneCountInString("[cut]…"):])
+		}
+		kept = append(kept, s)
+	}
+	cl := make(map[string]any, len(log))
+	for k, v := range log {
+		cl[k] = v
+	}
+	cl["lines"], cl["cut"] = kept, true
+	cc["log"] = cl
+	return out
 }

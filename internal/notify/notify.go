@@ -33,7 +33,7 @@ var functions string
 
 // shippedOrder is the order `kubeevents format` lists the shipped formats in: chat, alerts,
 // logs, events. Every file of formats/ is in it (TestShippedOrderNamesEveryFile).
-var shippedOrder = []string{"slack", "mattermost", "teams", "discord", "alertmanager", "loki", "elasticsearch", "otlp", "cloudevents"}
+var shippedOrder = []string{"slack", "slack-api", "mattermost", "teams", "discord", "alertmanager", "loki", "elasticsearch", "otlp", "cloudevents"}
 
 // FunctionsName is the name `kubeevents format NAME` prints the shared functions under; no
 // format may have it.
@@ -59,9 +59,20 @@ type Format struct {
 	// batch setting alone.
 	MaxBatch int
 	// Limit is the most one request's body may hold, as the service documents it.
-	Limit   Limit
+	Limit Limit
+	// Edit says how the receiver edits a message an http sink posted, for an episode's
+	// first message (its "edit:" header line): EditSlack (Slack's Web API), EditDiscord
+	// (a Discord webhook's messages); "" when it cannot, and an episode's update or
+	// resolution is a message of its own.
+	Edit    string
 	Shipped bool
 }
+
+// The receivers that edit messages (Format.Edit).
+const (
+	EditSlack   = "slack"
+	EditDiscord = "discord"
+)
 
 // Limit is how large one request's body may be, in bytes, in characters or both (0: no
 // limit in that unit), as a service documents it: Teams takes 28 KB a message, Mattermost
@@ -130,7 +141,7 @@ func (l Limit) Within(m Limit) Limit {
 }
 
 // Parse reads a format's header: its description and the content-type, max-batch,
-// max-bytes and max-chars comment lines among the comment lines it starts with.
+// max-bytes, max-chars and edit comment lines among the comment lines it starts with.
 func Parse(name, program string, shipped bool) (Format, error) {
 	f := Format{Name: name, Program: program, ContentType: DefaultContentType, Shipped: shipped}
 	for line := range strings.SplitSeq(program, "\n") {
@@ -149,6 +160,11 @@ func Parse(name, program string, shipped bool) (Format, error) {
 			f.ContentType = strings.TrimSpace(value)
 			if f.ContentType == "" {
 				return Format{}, fmt.Errorf("format %q: its content-type line names no type", name)
+			}
+		case "edit":
+			f.Edit = strings.TrimSpace(value)
+			if f.Edit != EditSlack && f.Edit != EditDiscord {
+				return Format{}, fmt.Errorf("format %q: edit %q: kubeevents edits the messages of %s or %s", name, f.Edit, EditSlack, EditDiscord)
 			}
 		case "max-batch", "max-bytes", "max-chars":
 			key = strings.ToLower(strings.TrimSpace(key))

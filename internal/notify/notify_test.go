@@ -24,7 +24,7 @@ var paths = map[string]string{"alertmanager": "/api/v2/alerts", "loki": "/loki/a
 // batch is every kind of event the fixtures have, as a format gets them.
 func batch(t *testing.T) ([]*event.Event, []any) {
 	t.Helper()
-	events := append(eventtest.Events(), eventtest.SignalEvents()...)
+	events := append(append(eventtest.Events(), eventtest.SignalEvents()...), eventtest.EpisodeEvents()...)
 	events[0].Cluster = "prod-eu"
 	d := diff.NewDiffer(nil)
 	var values []any
@@ -57,7 +57,7 @@ func TestShippedFormatsAsTheReceiversTakeThem(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s on %d events: %v", f.Name, size, err)
 				}
-				for _, err := range notifytest.Check(f.Name, notifytest.Request{Path: paths[f.Name], ContentType: f.ContentType, Body: body}) {
+				for _, err := range notifytest.Check(f.Name, asSent(t, f, body)) {
 					t.Errorf("%s on events %d to %d: %v\n%s", f.Name, start, start+size-1, err, body)
 				}
 			}
@@ -65,11 +65,28 @@ func TestShippedFormatsAsTheReceiversTakeThem(t *testing.T) {
 	}
 }
 
+// asSent is the request an http sink makes of a format's body: the Web API's channel and
+// token added for slack-api.
+func asSent(t *testing.T, f Format, body []byte) notifytest.Request {
+	t.Helper()
+	req := notifytest.Request{Path: paths[f.Name], ContentType: f.ContentType, Body: body}
+	if f.Edit == EditSlack {
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["channel"] = "C0123456789"
+		req.Body, _ = json.Marshal(m)
+		req.Path, req.Authorization = "/api/chat.postMessage", "Bearer xoxb-1234-test"
+	}
+	return req
+}
+
 // TestFormatsSayWhatHappened: each event of a batch is there, with the transitions that
 // happened in it, and a ROLLOUT line's message.
 func TestFormatsSayWhatHappened(t *testing.T) {
 	_, values := batch(t)
-	signal := values[len(values)-4:] // eventtest.SignalEvents: crashloop and not-ready; a step; the end; unfolded
+	signal := values[len(values)-8 : len(values)-4] // eventtest.SignalEvents: crashloop and not-ready; a step; the end; unfolded
 	for _, name := range []string{"slack", "mattermost", "teams", "discord", "loki", "elasticsearch", "otlp"} {
 		f, err := Shipped().Lookup(name)
 		if err != nil {
@@ -125,6 +142,75 @@ func TestFormatsSayWhatHappened(t *testing.T) {
 	}
 	if v := push.Streams[1].Values[0]; v[0] != "1795359847123456789" || !strings.Contains(v[1], `"time":"2026-11-22T15:04:07.123456789Z"`) {
 		t.Errorf("first value of the second stream %q, want the event at 15:04:07.123456789", v)
+	}
+}
+
+// TestFormatsSayTheEpisode: an episode's events say what each is: the crash that opened
+// it with the crash's last log line, its update naming its first message and counting,
+// its resolution and by what, a digest of the open ones; Alertmanager keeps one alert per
+// episode, the same labels in each, ended by the resolution.
+func TestFormatsSayTheEpisode(t *testing.T) {
+	_, values := batch(t)
+	episode := values[len(values)-4:] // eventtest.EpisodeEvents: open, update, resolve, digest
+	wants := [][]string{
+		{"crashloop: Pod default/web-7d9f8-abc12", "panic: dial tcp 10.96.0.9:5432: connection refused", "app exited 2 (Error): config missing"},
+		{"crashloop goes on: Pod default/web-7d9f8-abc12 (14 times since 15:04:45 UTC, 6 since the last message; first alerted 15:04:45 UTC)"},
+		{"resolved crashloop: Pod default/web-7d9f8-abc12 (by ready at 15:17:45 UTC, after 14 times since 15:04:45 UTC"},
+		{"digest: 2 open episodes", "oomkilled: StatefulSet default/db, 3 times since 15:04:45 UTC"},
+	}
+	for _, name := range []string{"slack", "slack-api", "mattermost", "teams", "discord", "elasticsearch", "otlp"} {
+		f, err := Shipped().Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range episode {
+			body, err := c.Body(context.Background(), []any{v})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			var text any
+			if err := json.Unmarshal(body, &text); err != nil { // elasticsearch: NDJSON
+				text = string(body)
+			}
+			flat, _ := json.Marshal(text)
+			for _, want := range wants[i] {
+				quoted, _ := json.Marshal(want)
+				if !strings.Contains(string(flat), strings.Trim(string(quoted), `"`)) {
+					t.Errorf("%s, episode event %d, does not say %q:\n%s", name, i, want, body)
+				}
+			}
+			if name != "elasticsearch" && strings.Contains(string(body), `\u001b`) { // its kubeevents.context is the data as it came
+				t.Errorf("%s holds a terminal escape: %s", name, body)
+			}
+		}
+	}
+
+	type alert struct {
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+		StartsAt    string            `json:"startsAt"`
+		EndsAt      string            `json:"endsAt"`
+	}
+	alerts := run[[]alert](t, "alertmanager", episode)
+	if len(alerts) != 5 {
+		t.Fatalf("alerts %+v, want open, update, resolve and the digest's two", alerts)
+	}
+	want := map[string]string{"alertname": "crashloop", "severity": "warning", "namespace": "default", "kind": "Deployment", "name": "web"}
+	for i, a := range alerts[:4] {
+		if !mapsEqual(a.Labels, want) || a.StartsAt != "2026-11-22T15:04:45.123456789Z" {
+			t.Errorf("alert %d: %+v, want labels %v from the episode's start", i, a, want)
+		}
+	}
+	if alerts[0].EndsAt != "2026-11-22T15:19:45.123456789Z" || alerts[2].EndsAt != "2026-11-22T15:17:45.123456789Z" ||
+		!strings.Contains(alerts[0].Annotations["context"], "connection refused") {
+		t.Errorf("open %+v, resolved %+v: want the open one to last until it would be quiet, the resolution to end it", alerts[0], alerts[2])
+	}
+	if alerts[4].Labels["alertname"] != "oomkilled" || alerts[4].Labels["name"] != "db" {
+		t.Errorf("the digest's second: %+v", alerts[4])
 	}
 }
 
@@ -207,6 +293,7 @@ func TestShippedOrderNamesEveryFile(t *testing.T) {
 	for _, f := range files {
 		names = append(names, strings.TrimSuffix(filepath.Base(f), ".jq"))
 	}
+	slices.Sort(names)
 	if !slices.Equal(names, slices.Sorted(slices.Values(shippedOrder))) {
 		t.Errorf("formats/ holds %q; shippedOrder lists %q", names, shippedOrder)
 	}
@@ -295,7 +382,7 @@ func TestDocsListEveryFormat(t *testing.T) {
 // none. A user's format says its own.
 func TestFormatsKnowTheirServicesLimits(t *testing.T) {
 	want := map[string]Limit{
-		"slack": {Chars: 40000}, "mattermost": {Chars: 16383}, "teams": {Bytes: 28000}, "discord": {Chars: 6000},
+		"slack": {Chars: 40000}, "slack-api": {Chars: 40000}, "mattermost": {Chars: 16383}, "teams": {Bytes: 28000}, "discord": {Chars: 6000},
 		"alertmanager": {}, "loki": {Bytes: 256000}, "elasticsearch": {Bytes: 100 << 20}, "otlp": {Bytes: 20 << 20},
 		"cloudevents": {Bytes: 62 << 10},
 	}
@@ -375,5 +462,45 @@ func TestOneCutsAnEventToFit(t *testing.T) {
 	// A string cut keeps whole characters.
 	if got := cutValue("ééééééééééé", 8, 1); got != "éé"+Mark {
 		t.Errorf("cut %q", got)
+	}
+}
+
+// An event whose crash context makes it too large for one request loses the start of its
+// log first, said where the reader sees it: the last lines stay, the log says it was cut,
+// and so does the title; the rest of the event is whole.
+func TestOneCutsTheContextFirst(t *testing.T) {
+	_, values := batch(t)
+	open := values[len(values)-4].(map[string]any) // eventtest.EpisodeEvents' first
+	for _, tc := range []struct {
+		name  string
+		limit Limit
+	}{{"slack", Limit{Chars: 1400}}, {"teams", Limit{Bytes: 1800}}, {"mattermost", Limit{Chars: 1300}}, {"discord", Limit{Chars: 1400}}} {
+		f, _ := Shipped().Lookup(tc.name)
+		c, err := f.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if whole, _ := c.Body(context.Background(), []any{open}); tc.limit.Fits(whole) {
+			t.Fatalf("%s: the event fits %s whole; the test needs one that does not", tc.name, tc.limit)
+		}
+		body, cut, err := c.One(context.Background(), open, tc.limit)
+		if err != nil || !cut || !tc.limit.Fits(body) {
+			t.Fatalf("%s: cut %v, %s, %v", tc.name, cut, tc.limit.Size(body), err)
+		}
+		text := string(body)
+		for _, want := range []string{"(cut):", "main.go:53", "[cut]…", "crashloop: Pod default/web-7d9f8-abc12", "[cut]", "app exited 2 (Error): config missing"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: the body cut to %s does not say %q: %s", tc.name, tc.limit, want, text)
+			}
+		}
+		if strings.Contains(text, "starting web 1.27") {
+			t.Errorf("%s: the log's first line kept, its last cut: %s", tc.name, text)
+		}
+		for _, err := range notifytest.Check(tc.name, asSent(t, f, body)) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	if c := open["context"].(map[string]any)["log"].(map[string]any); len(c["lines"].([]any)) != 20 || c["cut"] != nil {
+		t.Error("the envelope was changed")
 	}
 }

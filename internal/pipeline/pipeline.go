@@ -15,6 +15,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -112,6 +113,42 @@ func (p *Pipeline) Take(ev *event.Event) bool {
 		}
 	}
 	return !ev.EndsStream
+}
+
+// From is Take for events that a step makes itself (its clock's: an episode resolved
+// after a quiet period): they run through the named step and those after it, not the
+// ones before (they are no change an informer made: nothing to number, filter or
+// follow). Nil when the pipeline has no such step.
+func (p *Pipeline) From(name string) func(ev *event.Event) bool {
+	var segments []segment
+	for _, seg := range p.segments {
+		if segments == nil {
+			i := slices.IndexFunc(seg.steps, func(s Step) bool { return s.Name == name })
+			if i < 0 {
+				continue
+			}
+			seg.steps = seg.steps[i:]
+		}
+		segments = append(segments, seg)
+	}
+	if segments == nil {
+		return nil
+	}
+	return func(ev *event.Event) bool {
+		for _, seg := range segments {
+			if seg.ordered {
+				p.mu.Lock()
+			}
+			left := p.run(seg.steps, ev, false)
+			if seg.ordered {
+				p.mu.Unlock()
+			}
+			if left {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // run runs ev through steps and reports whether one left it out.

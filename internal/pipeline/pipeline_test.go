@@ -215,3 +215,32 @@ func TestLaneHoldsUpOnlyItsReceiver(t *testing.T) {
 		t.Errorf("the slow receiver got %v, want 1 2 3 in order", got)
 	}
 }
+
+// From runs a step's own events through that step and the ones after it only, ordered
+// ones under the lock; nil for a step the pipeline has not.
+func TestFromRunsTheStepsAfter(t *testing.T) {
+	var seen []string
+	step := func(name string) StageFunc {
+		return func(ev *event.Event) { seen = append(seen, name) }
+	}
+	p := New(Step{Name: "filter", Stage: step("filter")}, Step{Name: "number", Stage: step("number"), Ordered: true},
+		Step{Name: "episodes", Stage: step("episodes")}, Step{Name: "absent"},
+		Step{Name: "limit", Stage: StageFunc(func(ev *event.Event) { seen = append(seen, "limit"); ev.LeftOut = event.LeftOutOver }), Ordered: true},
+		Step{Name: "deliver", Stage: step("deliver")})
+	if p.From("absent") != nil || p.From("nothing") != nil {
+		t.Error("From of a step the pipeline has not")
+	}
+	if p.From("episodes")(&event.Event{Type: event.EpisodeStep}) {
+		t.Error("an event left out reported as taken")
+	}
+	if want := []string{"episodes", "limit"}; !slices.Equal(seen, want) {
+		t.Errorf("steps %q, want %q", seen, want)
+	}
+	if p.LeftOut(event.LeftOutOver) != 1 {
+		t.Errorf("left out %d, want 1 counted", p.LeftOut(event.LeftOutOver))
+	}
+	seen = nil
+	if !New(Step{Name: "a", Stage: step("a")}, Step{Name: "b", Stage: step("b")}).From("b")(&event.Event{Type: event.EpisodeStep}) || !slices.Equal(seen, []string{"b"}) {
+		t.Errorf("steps %q", seen)
+	}
+}

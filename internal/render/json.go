@@ -20,10 +20,13 @@ import (
 // watched (the kubeconfig context the event came through), finalStateUnknown unless true, and
 // reason unless the event has one ("selector": a DELETED object that still exists but no
 // longer matches the selectors, written last). After seq and cluster come "on", the
-// transitions that happened (--on, a sink's on=), and "unfolded", the seq a folded event
-// had, for one a failed rollout unfolded (--fold-rollouts); after the owners and rollout,
-// the object's "health" (package health, when the run computes it), then a ROLLOUT
-// line's "folded", how many events it stands for (see signal.go).
+// transitions that happened (--on, a sink's on=), "unfolded", the seq a folded event
+// had, for one a failed rollout unfolded (--fold-rollouts), and "episode", the sink's
+// episode the event is in (see episode.go); after the owners and rollout, the object's
+// "health" (package health, when the run computes it), then a ROLLOUT line's "folded",
+// how many events it stands for (see signal.go). After the diff and "by" comes
+// "context", what the crash the event tells of left behind. A DIGEST event has no
+// object: its "digest" lists the sink's open episodes.
 // The object is copied from ev.ObjectJSON, so it is encoded once however many sinks
 // write it. On error dst is returned unchanged. After "object" come the previous object
 // as "old" (if showOld, for MODIFIED and SYNC events) and the changes as "diff" (if d is
@@ -36,6 +39,9 @@ import (
 // written as they are in the object. Both are copied from per-event caches, so they are
 // encoded once however many sinks write them.
 func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld bool) ([]byte, error) {
+	if ev.Type == event.DigestStep {
+		return appendDigestJSON(dst, ev)
+	}
 	object, err := ev.ObjectJSON()
 	if err != nil {
 		return dst, fmt.Errorf("encoding %s %q as JSON: %w", ev.Kind, ev.Key(), err)
@@ -62,6 +68,7 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 		dst = jsonw.AppendJSONField(dst, `,"cluster":`, ev.Cluster)
 	}
 	dst = appendOnJSON(dst, ev)
+	dst = appendEpisodeJSON(dst, ev)
 	dst = jsonw.AppendJSONField(dst, `,"resource":{"group":`, ev.Resource.Group)
 	dst = jsonw.AppendJSONField(dst, `,"version":`, ev.Resource.Version)
 	dst = jsonw.AppendJSONField(dst, `,"resource":`, ev.Resource.Resource)
@@ -85,6 +92,7 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 			dst = append(dst, `,"byAmbiguous":true`...)
 		}
 	}
+	dst = appendContextJSON(dst, ev)
 	if ev.FinalStateUnknown {
 		dst = append(dst, `,"finalStateUnknown":true`...)
 	}

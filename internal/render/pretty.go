@@ -91,9 +91,12 @@ func paint(enabled bool, text string, attributes ...color.Attribute) string {
 //	15:04:07  MODIFIED  web-7d9f8-abc12  Running            1/1  restarts 0
 //	          ~ status.phase: Pending → Running
 func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
-	m, err := eventMeta(ev)
-	if err != nil {
-		return dst, err
+	var m metav1.Object
+	if ev.Type != event.DigestStep {
+		var err error
+		if m, err = eventMeta(ev); err != nil {
+			return dst, err
+		}
 	}
 	layout := clockLayout
 	if p.timestamps {
@@ -114,8 +117,13 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	if related, ok := ev.Object.(*corev1.Event); ok && ev.Related {
 		return p.appendRelatedEvent(dst, related, ev.Owners, ev.Past, line), nil
 	}
-	if ev.Type == event.RolloutStep {
+	switch ev.Type {
+	case event.RolloutStep:
 		return p.appendRolloutStep(dst, ev, m.GetName(), m.GetNamespace(), line), nil
+	case event.EpisodeStep:
+		return p.appendEpisodeLine(dst, ev, m.GetName(), m.GetNamespace(), line), nil
+	case event.DigestStep:
+		return p.appendDigest(dst, ev, line), nil
 	}
 	label := string(ev.Type)
 	isTerminating := ev.Type == event.Modified && m.GetDeletionTimestamp() != nil
@@ -152,9 +160,12 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 		dst = append(p.appendHeader(dst[:lineStart], t, line), row...)
 	}
 	if p.differ.Diffs(ev) {
-		return p.appendChanges(dst, ev, line)
+		var err error
+		if dst, err = p.appendChanges(dst, ev, line); err != nil {
+			return dst, err
+		}
 	}
-	return dst, nil
+	return p.appendContext(dst, ev, line), nil
 }
 
 // lineLayout is what the columns of one line are sized from.

@@ -230,6 +230,9 @@ func (p *Printer) Unchanged(ev *event.Event) bool { return p.differ.Unchanged(ev
 // that failed on ev's object: a *kubectl.ExecError).
 func (p *Printer) Append(dst []byte, ev *event.Event) ([]byte, error) {
 	start := len(dst)
+	if ev.Type == event.DigestStep && p.format != FormatJSON && p.format != FormatYAML && p.format != FormatPretty && p.format != FormatWide {
+		return dst, nil // no object to name or template
+	}
 	var err error
 	switch p.format {
 	case FormatJSON:

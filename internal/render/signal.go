@@ -99,7 +99,7 @@ func (p *Printer) appendTags(dst []byte, ev *event.Event) []byte {
 		dst = append(dst, columnGap...)
 		dst = append(dst, paint(p.color, "[unfolded #"+strconv.FormatUint(ev.UnfoldedSeq, 10)+"]", unfoldedTagStyle...)...)
 	}
-	return dst
+	return p.appendEpisodeTag(dst, ev)
 }
 
 // appendRolloutStep renders a ROLLOUT line: the workload, how far its rollout got (or

@@ -17,6 +17,9 @@ import (
 // (yamlNode) rather than a map, so keys keep the order of the JSON (apiVersion, kind,
 // metadata, spec, status; op, path, value, old) and numbers their digits.
 func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
+	if ev.Type == event.DigestStep {
+		return p.digestYAML(dst, ev)
+	}
 	objectJSON, err := ev.ObjectJSON()
 	if err != nil {
 		return dst, fmt.Errorf("encoding %s %q as JSON: %w", ev.Kind, ev.Key(), err)
@@ -56,6 +59,7 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 		envelope.Content = append(envelope.Content, str("cluster"), str(ev.Cluster))
 	}
 	envelope.Content = append(envelope.Content, onYAML(ev)...)
+	envelope.Content = append(envelope.Content, episodeYAML(ev)...)
 	envelope.Content = append(envelope.Content,
 		str("resource"), mapping(
 			str("group"), str(ev.Resource.Group),
@@ -83,6 +87,7 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 			envelope.Content = append(envelope.Content, str("byAmbiguous"), scalar("!!bool", "true"))
 		}
 	}
+	envelope.Content = append(envelope.Content, contextYAML(ev)...)
 	if ev.FinalStateUnknown {
 		envelope.Content = append(envelope.Content, str("finalStateUnknown"), scalar("!!bool", "true"))
 	}

@@ -9,6 +9,7 @@ package resume
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -44,6 +45,8 @@ type Resume struct {
 	kept     []*checkpoint.Saved // sections of clusters not asked for: written back as read
 	order    []string            // the clusters, in the run's order
 	writer   *checkpoint.Writer
+	// episodes gives each cluster's episodes to write (KeepEpisodes; nil: none).
+	episodes func(cluster string) (json.RawMessage, bool)
 	// stopWrites ends the periodic writes; writesDone is closed once they have ended.
 	stopWrites, writesDone chan struct{}
 }
@@ -152,6 +155,21 @@ func (r *Resume) Written(cluster string) time.Time {
 	return time.Time{}
 }
 
+// Episodes is what the checkpoint held of cluster's episodes (package episode; nil:
+// none).
+func (r *Resume) Episodes(cluster string) json.RawMessage {
+	if s := r.sections[cluster]; s != nil && s.saved != nil {
+		return s.saved.Episodes
+	}
+	return nil
+}
+
+// KeepEpisodes has every write of the checkpoint keep each cluster's episodes as save
+// gives them (with whether they changed since it was last asked): call it before Start.
+func (r *Resume) KeepEpisodes(save func(cluster string) (json.RawMessage, bool)) {
+	r.episodes = save
+}
+
 // Seed puts the objects the checkpoint holds for inf's resource into its cache before it
 // starts, so that its first list emits only what changed since (informer.Seed); warn is
 // the cluster's and gone says whether it was left out since.
@@ -204,6 +222,9 @@ func (r *Resume) Start(context.Context) error {
 	for _, name := range r.order {
 		s := r.sections[name]
 		s.out.Tracker = checkpoint.NewTracker(r.sinks)
+		if r.episodes != nil {
+			s.out.Episodes = func() (json.RawMessage, bool) { return r.episodes(name) }
+		}
 		for _, seeded := range s.objects {
 			s.out.Tracker.Seed(seeded.resource, seeded.objects, seeded.managers)
 		}

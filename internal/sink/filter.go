@@ -27,15 +27,24 @@ type Filter struct {
 	// for by other sinks and are left out of what it writes (event.Event.ShowingOn).
 	// Empty but not nil: none.
 	Shows []string
+	// Episodes says some sink of the run has episodes (package episode); Index is this
+	// sink's among the run's, whose decisions are the events' Episodes[Index]. An event
+	// its episode holds is left out; one its episode opens or updates goes to it with
+	// its decision (event.Event.ForSink), whatever on= says; the episodes' own events
+	// (EPISODE, DIGEST) go to the sinks they are for alone, and, as they are, to one
+	// that follows every sink's episodes (AllEpisodes: the live view).
+	Episodes    bool
+	Index       int
+	AllEpisodes bool
 }
 
 // WithFilter wraps s so that it writes only the events f keeps; s itself when f keeps
 // every event.
 func WithFilter(s listener.Sink, f Filter) listener.Sink {
-	if f.EventTypes == "" && len(f.On) == 0 && !f.Fold && f.Shows == nil {
+	if f.EventTypes == "" && len(f.On) == 0 && !f.Fold && f.Shows == nil && !f.Episodes {
 		return s
 	}
-	filtered := &filter{Sink: s, on: f.On, fold: f.Fold, shows: f.Shows}
+	filtered := &filter{Sink: s, on: f.On, fold: f.Fold, shows: f.Shows, episodes: f.Episodes, index: f.Index, all: f.AllEpisodes}
 	if f.EventTypes != "" {
 		for _, t := range strings.Split(f.EventTypes, "|") {
 			filtered.types = append(filtered.types, event.EventType(t))
@@ -56,6 +65,9 @@ type filter struct {
 	on    []string
 	fold  bool
 	shows []string // nil: every transition that happened
+	// The sink's episodes (Filter.Episodes, Index, AllEpisodes).
+	episodes, all bool
+	index         int
 }
 
 // holdingFilter is a filter around a sink that holds events after Write.
@@ -80,8 +92,26 @@ func (f *holdingFilter) Abort() {
 }
 
 func (f *filter) Write(ev *event.Event) error {
-	if !f.keeps(ev) {
+	action := event.EpisodeNone
+	if f.episodes && f.index < len(ev.Episodes) {
+		action = ev.Episodes[f.index].Action
+	}
+	switch {
+	case ev.Type == event.EpisodeStep || ev.Type == event.DigestStep:
+		if action == event.EpisodeNone {
+			if f.all {
+				return f.Sink.Write(ev)
+			}
+			return listener.ErrFiltered
+		}
+		return f.Sink.Write(ev.ForSink(f.index))
+	case action == event.EpisodeHeld:
 		return listener.ErrFiltered
+	case action == event.EpisodeNone && !f.keeps(ev):
+		return listener.ErrFiltered
+	}
+	if action != event.EpisodeNone {
+		ev = ev.ForSink(f.index)
 	}
 	if f.shows != nil {
 		ev = ev.ShowingOn(f.shows)

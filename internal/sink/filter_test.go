@@ -143,3 +143,53 @@ func TestFilterShowsItsOwnTransitions(t *testing.T) {
 		t.Errorf("the shared event's On became %q", crash.On)
 	}
 }
+
+// keptSink keeps the events it is given.
+type keptSink struct{ got []*event.Event }
+
+func (r *keptSink) Write(ev *event.Event) error { r.got = append(r.got, ev); return nil }
+func (r *keptSink) Close() error                { return nil }
+
+// With episodes, a sink leaves out what its episode holds, takes what it opens with its
+// decision (whatever its on= says), the episodes' own events only when they are its own,
+// and a sink that follows every episode (the view) takes them as they are.
+func TestFilterEpisodes(t *testing.T) {
+	ep := &event.Episode{ID: "e1", Transition: "crashloop"}
+	decide := func(typ event.EventType, on []string, a event.EpisodeAction) *event.Event {
+		return &event.Event{Type: typ, On: on, Episodes: []event.EpisodeDecision{{}, {Action: a, Episode: ep}}}
+	}
+	rec := &keptSink{}
+	s := WithFilter(rec, Filter{On: []string{"crashloop"}, Shows: []string{"crashloop"}, Episodes: true, Index: 1})
+	for _, c := range []struct {
+		ev   *event.Event
+		want event.EpisodeAction // EpisodeNone: left out
+		kept bool
+	}{
+		{decide(event.Modified, []string{"crashloop"}, event.EpisodeOpen), event.EpisodeOpen, true},
+		{decide(event.Modified, []string{"crashloop"}, event.EpisodeHeld), 0, false},
+		{decide(event.Modified, []string{"crashloop", "ready"}, event.EpisodeUpdate), event.EpisodeUpdate, true},
+		{decide(event.EpisodeStep, nil, event.EpisodeResolve), event.EpisodeResolve, true},
+		{&event.Event{Type: event.EpisodeStep, Episodes: []event.EpisodeDecision{{Action: event.EpisodeResolve, Episode: ep}, {}}}, 0, false},
+		{&event.Event{Type: event.DigestStep, Episodes: []event.EpisodeDecision{{}, {Action: event.EpisodeDigest}}}, event.EpisodeDigest, true},
+		{&event.Event{Type: event.Modified, On: []string{"ready"}}, 0, false},
+	} {
+		rec.got = nil
+		err := s.Write(c.ev)
+		if errors.Is(err, listener.ErrFiltered) == c.kept || c.kept && (len(rec.got) != 1 || rec.got[0].Episode == nil || rec.got[0].Episode.Action != c.want) {
+			t.Errorf("%s %v %v: %v, got %+v", c.ev.Type, c.ev.On, c.want, err, rec.got)
+		}
+		if c.kept && c.ev.Type == event.Modified && !slices.Equal(rec.got[0].On, []string{"crashloop"}) {
+			t.Errorf("shows %v", rec.got[0].On)
+		}
+	}
+	view := &keptSink{}
+	v := WithFilter(view, Filter{Episodes: true, Index: 0, AllEpisodes: true})
+	res := decide(event.EpisodeStep, nil, event.EpisodeResolve)
+	if err := v.Write(res); err != nil || len(view.got) != 1 || view.got[0] != res {
+		t.Errorf("the view: %v %+v", err, view.got)
+	}
+	plain := &keptSink{}
+	if err := WithFilter(plain, Filter{Episodes: true, Index: 0}).Write(res); !errors.Is(err, listener.ErrFiltered) {
+		t.Errorf("a sink without episodes given another's resolution: %v", err)
+	}
+}

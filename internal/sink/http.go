@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,6 +85,13 @@ type HTTP struct {
 	// refused is half of the smallest body the receiver answered 413: no later request
 	// is larger.
 	refused notify.Limit
+
+	// editor posts to a receiver that edits its messages (its format's Edit; nil:
+	// none); editedSince says which episodes' first messages, posted without their
+	// crash's context, were edited since; late are the late contexts' edits in flight.
+	editor      editor
+	editedSince map[string]bool
+	late        sync.WaitGroup
 }
 
 // NewHTTP makes the sink.
@@ -117,6 +125,9 @@ func NewHTTP(o HTTPOptions) *HTTP {
 		s.target = u.Redacted()
 	}
 	s.pool = newPool(1, o.Batching, encode, s.send)
+	if o.Format != nil && o.Format.Edit != "" {
+		s.editor, _ = newEditor(s, o.Format.Edit, o.URL) // checked with the command line (CheckEditURL)
+	}
 	return s
 }
 
@@ -139,6 +150,10 @@ func (s *HTTP) send(ctx context.Context, batch []item, done func([]item, error))
 			envelopes = append(envelopes, envelope)
 		}
 		batch = kept
+		if s.editor != nil && slices.ContainsFunc(batch, func(it item) bool { return isEpisodeMessage(it.ev) }) {
+			s.sendEpisodes(ctx, batch, envelopes, done)
+			return
+		}
 	}
 	s.deliver(ctx, batch, envelopes, done)
 }
@@ -287,12 +302,39 @@ func (s *HTTP) cutNotice(ev *event.Event, limit notify.Limit) {
 	s.opts.Warn("http sink %q: %s %s %s does not fit one request (at most %s): sent cut, marked %q%s", s.opts.Name, ev.Type, ev.Kind, escape.Append(nil, ev.Key()), limit, notify.Mark, more)
 }
 
-// post POSTs one body, with retries.
+// post POSTs one body to the sink's URL, with retries.
 func (s *HTTP) post(ctx context.Context, data []byte, contentType string) error {
+	if s.editor != nil {
+		return s.editor.post(ctx, data, contentType)
+	}
+	return s.do(ctx, call{method: http.MethodPost, url: s.opts.URL, data: data, contentType: contentType})
+}
+
+// call is one request an http sink makes: its method, URL and body, and what checks
+// the body of a 2xx answer (nil: nothing), for a receiver that says in it whether it took
+// the request (Slack's Web API) or what it made of it (its message's id).
+type call struct {
+	method, url string
+	data        []byte
+	contentType string
+	answer      func(body []byte) error
+}
+
+// target is the call's URL without its password, for messages.
+func (c call) target() string {
+	if u, err := url.Parse(c.url); err == nil {
+		return u.Redacted()
+	}
+	return c.url
+}
+
+// do makes one call, with retries.
+func (s *HTTP) do(ctx context.Context, c call) error {
 	var firstFailure time.Time
 	said := false // a retry of this body was said: its end will be too
+	target := c.target()
 	err := withRetries(ctx, s.opts.Retries, s.opts.Backoff, s.fenced(func(ctx context.Context) error {
-		return s.attempt(ctx, data, contentType)
+		return s.attempt(ctx, c)
 	}), func(err error, try int, wait time.Duration) {
 		if try == 1 {
 			firstFailure = time.Now()
@@ -304,13 +346,13 @@ func (s *HTTP) post(ctx context.Context, data []byte, contentType string) error 
 		}
 		said = true
 		if s.opts.Retries == RetryForever {
-			s.opts.Warn("http sink %q: POST %s: %v; retry %d in %s (retrying until the receiver answers)", s.opts.Name, s.target, err, try, wait.Round(time.Millisecond))
+			s.opts.Warn("http sink %q: %s %s: %v; retry %d in %s (retrying until the receiver answers)", s.opts.Name, c.method, target, err, try, wait.Round(time.Millisecond))
 			return
 		}
-		s.opts.Warn("http sink %q: POST %s: %v; retry %d of %d in %s", s.opts.Name, s.target, err, try, s.opts.Retries, wait.Round(time.Millisecond))
+		s.opts.Warn("http sink %q: %s %s: %v; retry %d of %d in %s", s.opts.Name, c.method, target, err, try, s.opts.Retries, wait.Round(time.Millisecond))
 	})
 	if err == nil && said {
-		s.opts.Warn("http sink %q: POST %s: accepted again after %s", s.opts.Name, s.target, time.Since(firstFailure).Round(100*time.Millisecond))
+		s.opts.Warn("http sink %q: %s %s: accepted again after %s", s.opts.Name, c.method, target, time.Since(firstFailure).Round(100*time.Millisecond))
 	}
 	return err
 }
@@ -370,13 +412,13 @@ func (e *statusError) Error() string {
 
 // attempt makes one request. After a 401 it reads the header files again at once, and
 // asks once more if that changed them: the token was rotated.
-func (s *HTTP) attempt(ctx context.Context, data []byte, contentType string) error {
+func (s *HTTP) attempt(ctx context.Context, c call) error {
 	header, _ := s.header(false)
-	err := s.request(ctx, data, contentType, header)
+	err := s.request(ctx, c, header)
 	var se *statusError
 	if errors.As(err, &se) && se.code == http.StatusUnauthorized {
 		if header, changed := s.header(true); changed {
-			err = s.request(ctx, data, contentType, header)
+			err = s.request(ctx, c, header)
 		}
 	}
 	return err
@@ -402,15 +444,15 @@ func (s *HTTP) header(force bool) (h http.Header, changed bool) {
 }
 
 // request makes one request with these headers.
-func (s *HTTP) request(ctx context.Context, data []byte, contentType string, header http.Header) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.opts.URL, bytes.NewReader(data))
+func (s *HTTP) request(ctx context.Context, c call, header http.Header) error {
+	req, err := http.NewRequestWithContext(ctx, c.method, c.url, bytes.NewReader(c.data))
 	if err != nil {
 		return &attemptError{err: err}
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
-	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Content-Type", c.contentType)
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", "kubeevents")
 	}
@@ -425,7 +467,10 @@ func (s *HTTP) request(ctx context.Context, data []byte, contentType string, hea
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 2 {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // all of it lets the connection be reused
+		if c.answer != nil {
+			return c.answer(body)
+		}
 		return nil
 	}
 	se := &statusError{code: resp.StatusCode, text: string(escape.Append(nil, resp.Status))}

@@ -51,7 +51,7 @@ func startServiceReceiver(t *testing.T, format string, cap int) *serviceReceiver
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	r.url = "http://" + ln.Addr().String() + map[string]string{"alertmanager": "/api/v2/alerts", "loki": "/loki/api/v1/push",
-		"elasticsearch": "/kubeevents/_bulk", "otlp": "/v1/logs"}[format]
+		"elasticsearch": "/kubeevents/_bulk", "otlp": "/v1/logs", "discord": "/api/webhooks/1234567890/test-token"}[format]
 	if !strings.Contains(r.url[len("http://"):], "/") {
 		r.url += "/hook"
 	}

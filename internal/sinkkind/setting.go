@@ -116,6 +116,15 @@ var common = []*Setting{
 		Default: "all events", set: func(s *Spec, v Value) { s.On = strings.Join(v.Items, "|") }},
 	{Flag: "fold", YAML: "fold", Value: Bool, Help: "fold rollouts in progress into ROLLOUT lines (fold=false: every event, whatever --fold-rollouts says)",
 		Default: "--fold-rollouts (false)", set: func(s *Spec, v Value) { on := v.On; s.Fold = &on }},
+	// A sink with on= groups its events into episodes (package episode).
+	{Flag: "group", YAML: "group", Value: Expr, Meta: "JQ", Help: "with on=: what groups events into one episode, a jq expression over the event (with .transition and .controller); null: in none",
+		Default: "cluster, namespace, top controller, transition", set: func(s *Spec, v Value) { s.Group = v.Text }},
+	{Flag: "cooldown", YAML: "cooldown", Value: Duration, Meta: "DURATION", Help: "with on=: at most one update of an episode per DURATION; the others are counted in it",
+		Default: "5m", set: func(s *Spec, v Value) { s.Cooldown = v.Period }},
+	{Flag: "resolve-after", YAML: "resolveAfter", Value: Duration, Meta: "DURATION", Help: "with on=: an episode nothing is heard of for DURATION is resolved (and its opposite holds at most this long)",
+		Default: "15m", set: func(s *Spec, v Value) { s.ResolveAfter = v.Period }},
+	{Flag: "digest", YAML: "digest", Value: Duration, Meta: "DURATION", Help: "with on=: one summary of the open episodes per DURATION instead of their updates",
+		Default: "none", set: func(s *Spec, v Value) { s.Digest = v.Period }},
 }
 
 // IsCommon reports whether every kind takes the row.

@@ -31,7 +31,11 @@ type Spec struct {
 	// progress (package fold); nil: as --fold-rollouts says.
 	EventTypes, On string
 	Fold           *bool
-	AutoName       bool
+	// Group, Cooldown, ResolveAfter and Digest are the episodes' settings of a sink with
+	// On (package episode); "" and 0: the defaults, none for Digest.
+	Group                          string
+	Cooldown, ResolveAfter, Digest time.Duration
+	AutoName                       bool
 	// Origin says where the sink was defined, for messages: `--sink "jq=."` or
 	// "config.yaml:12:5".
 	Origin string

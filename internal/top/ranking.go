@@ -25,6 +25,10 @@ type Ranking struct {
 	fieldIDs   map[string]FieldID
 	managerIDs map[string]attribution.Entry
 	byObject   map[string]*window
+	// episodes are the transitions of the open episodes each object is in, and open
+	// how many are open (package episode).
+	episodes map[string][]string
+	open     int
 }
 
 // ObjectID names an object as a row shows it.
@@ -46,7 +50,8 @@ type FieldID struct {
 func NewRanking(length time.Duration, start time.Time) *Ranking {
 	return &Ranking{length: length, started: start, changes: newWindow(length), objects: newWindow(length),
 		fields: newWindow(length), managers: newWindow(length), objectIDs: map[string]ObjectID{},
-		fieldIDs: map[string]FieldID{}, managerIDs: map[string]attribution.Entry{}, byObject: map[string]*window{}}
+		fieldIDs: map[string]FieldID{}, managerIDs: map[string]attribution.Entry{}, byObject: map[string]*window{},
+		episodes: map[string][]string{}}
 }
 
 // Change is one event as the ranking counts it: its object, the paths it changed (for a
@@ -86,6 +91,19 @@ func (r *Ranking) Add(c Change) {
 	}
 }
 
+// Episodes says which open episodes (their transitions) o is in, none when empty, and
+// how many are open in all.
+func (r *Ranking) Episodes(o ObjectID, transitions []string, open int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(transitions) == 0 {
+		delete(r.episodes, objectKey(o))
+	} else {
+		r.episodes[objectKey(o)] = transitions
+	}
+	r.open = open
+}
+
 // Entry is a manager as a row counts it: its name and subresource, whatever the
 // operation and time of each write.
 type Entry = attribution.Entry
@@ -100,9 +118,11 @@ type Snapshot struct {
 	Time time.Time `json:"time"`
 	// Window is the window's length; Span the part of it counted so far (shorter than
 	// Window only in the first window after the start).
-	Window   Duration     `json:"window"`
-	Span     Duration     `json:"span"`
-	Changes  uint64       `json:"changes"`
+	Window  Duration `json:"window"`
+	Span    Duration `json:"span"`
+	Changes uint64   `json:"changes"`
+	// Episodes is how many episodes are open (top's --on).
+	Episodes int          `json:"episodes"`
 	Objects  []ObjectRow  `json:"objects"`
 	Fields   []FieldRow   `json:"fields"`
 	Managers []ManagerRow `json:"managers"`
@@ -116,6 +136,8 @@ type ObjectRow struct {
 	// Managers are those that made its changes, the most first.
 	Managers []Count  `json:"managers"`
 	Trend    []uint32 `json:"trend"`
+	// Episodes are the transitions of the open episodes it is in.
+	Episodes []string `json:"episodes,omitempty"`
 }
 
 // Count is a name and how many times it was counted.
@@ -149,7 +171,7 @@ func (r *Ranking) Snapshot(t time.Time, limit int) Snapshot {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	span := min(max(t.Sub(r.started), 0), r.length)
-	s := Snapshot{Time: t, Window: Duration(r.length), Span: Duration(span),
+	s := Snapshot{Time: t, Window: Duration(r.length), Span: Duration(span), Episodes: r.open,
 		Objects: []ObjectRow{}, Fields: []FieldRow{}, Managers: []ManagerRow{}}
 	if all := r.changes.rank(t, 0); len(all) > 0 {
 		s.Changes = all[0].total
@@ -160,7 +182,7 @@ func (r *Ranking) Snapshot(t time.Time, limit int) Snapshot {
 	}
 	for _, row := range r.objects.rank(t, limit) {
 		o := ObjectRow{ObjectID: r.objectIDs[row.key], Changes: row.total, PerMinute: float64(row.total) / minutes,
-			Trend: trend(row.series), Managers: []Count{}}
+			Trend: trend(row.series), Managers: []Count{}, Episodes: r.episodes[row.key]}
 		if w := r.byObject[row.key]; w != nil {
 			for _, m := range w.rank(t, 3) {
 				o.Managers = append(o.Managers, Count{Name: m.key, Count: m.total})

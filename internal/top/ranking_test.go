@@ -197,3 +197,30 @@ func TestSparkline(t *testing.T) {
 		t.Errorf("%s", got)
 	}
 }
+
+// An object in an open episode of top's --on is marked with its transition, in the frame
+// and the JSON snapshot, and the title counts the open episodes.
+func TestFrameEpisodes(t *testing.T) {
+	r := NewRanking(time.Minute, start)
+	r.Add(Change{Time: start, Object: pod("flaky")})
+	r.Add(Change{Time: start, Object: pod("calm")})
+	r.Episodes(pod("flaky"), []string{"crashloop"}, 1)
+	s := r.Snapshot(start.Add(10*time.Second), 10)
+	out := string((&frame{what: "pods", rows: 10}).draw(nil, s))
+	for _, want := range []string{"2 changes · 1 open episode", "pod/default/flaky [crashloop]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("frame lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "calm [") {
+		t.Errorf("an object in no episode marked:\n%s", out)
+	}
+	raw, _ := json.Marshal(s)
+	if !strings.Contains(string(raw), `"episodes":1,`) || !strings.Contains(string(raw), `"episodes":["crashloop"]`) {
+		t.Errorf("JSON %s", raw)
+	}
+	r.Episodes(pod("flaky"), nil, 0)
+	if out := string((&frame{what: "pods", rows: 10}).draw(nil, r.Snapshot(start.Add(11*time.Second), 10))); strings.Contains(out, "episode") {
+		t.Errorf("after the resolution:\n%s", out)
+	}
+}

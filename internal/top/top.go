@@ -19,6 +19,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/episode"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fastpath"
 	"github.com/kubeevents/kubeevents/internal/listener"
@@ -65,7 +66,7 @@ func Run(ctx context.Context, sys engine.System, cfg Config) error {
 		ec.Output.Differ = diff.NewDiffer(nil) // the fields come from the diffs
 	}
 	ec.Output.InProcess = append(ec.Output.InProcess, engine.InProcessSink{Name: "top", Build: func(d *diff.Differ) listener.Sink {
-		return &sink{ranking: ranking, differ: d}
+		return &sink{ranking: ranking, differ: d, board: episode.NewBoard()}
 	}})
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -87,14 +88,19 @@ func Run(ctx context.Context, sys engine.System, cfg Config) error {
 	return err
 }
 
-// sink counts every event of the watch into the ranking.
+// sink counts every event of the watch into the ranking, and follows the episodes of
+// top's --on (package episode) to mark the objects in them.
 type sink struct {
 	ranking *Ranking
 	differ  *diff.Differ
+	board   *episode.Board
 }
 
 func (s *sink) Write(ev *event.Event) error {
-	if ev.Type == event.Sync || ev.Related {
+	for _, o := range s.board.Follow(ev) {
+		s.ranking.Episodes(boardObject(o), s.board.Marks(o), s.board.Open())
+	}
+	if ev.Type == event.Sync || ev.Related || ev.Type == event.EpisodeStep || ev.Type == event.DigestStep {
 		return nil
 	}
 	c := Change{Time: ev.Time, Object: objectOf(ev)}
@@ -115,15 +121,24 @@ func (s *sink) Close() error { return nil }
 // objectOf names ev's object as a row shows it: the kind as -o name writes it
 // (pod, deployment.apps).
 func objectOf(ev *event.Event) ObjectID {
-	kind := strings.ToLower(ev.Kind)
-	if ev.Resource.Group != "" {
-		kind += "." + ev.Resource.Group
-	}
-	o := ObjectID{Cluster: ev.Cluster, Kind: kind}
+	o := ObjectID{Cluster: ev.Cluster, Kind: kindName(ev.Kind, ev.Resource.Group)}
 	if m := ev.Meta(); m != nil {
 		o.Namespace, o.Name = m.GetNamespace(), m.GetName()
 	}
 	return o
+}
+
+func kindName(kind, group string) string {
+	kind = strings.ToLower(kind)
+	if group != "" {
+		kind += "." + group
+	}
+	return kind
+}
+
+// boardObject is an episode's object as a row names it.
+func boardObject(o episode.Object) ObjectID {
+	return ObjectID{Cluster: o.Cluster, Kind: kindName(o.Kind, o.Group), Namespace: o.Namespace, Name: o.Name}
 }
 
 // display draws a frame (or writes a JSON snapshot) every interval, from its own

@@ -60,7 +60,11 @@ func (f *frame) draw(dst []byte, s Snapshot) []byte {
 		window += fmt.Sprintf(" (%s so far)", shortDuration(time.Duration(s.Span)))
 	}
 	width := f.width()
-	title := fitTitle(width, "kubeevents top · "+f.what, window, s.Time.Local().Format("15:04:05"), plural(s.Changes, "change"))
+	count := plural(s.Changes, "change")
+	if s.Episodes > 0 {
+		count += " · " + plural(uint64(s.Episodes), "open episode")
+	}
+	title := fitTitle(width, "kubeevents top · "+f.what, window, s.Time.Local().Format("15:04:05"), count)
 	lines = append(lines, f.paint(bold, title), "")
 
 	objects := table{headers: []string{"OBJECT", "CHANGES/MIN", "TREND", "BY"}, right: []bool{false, true, false, false}, cutLast: true}
@@ -69,7 +73,11 @@ func (f *frame) draw(dst []byte, s Snapshot) []byte {
 		for _, m := range o.Managers {
 			by = append(by, m.Name)
 		}
-		objects.add(objectName(o.ObjectID), strconv.FormatFloat(o.PerMinute, 'f', 1, 64), sparkline(o.Trend), strings.Join(by, ", "))
+		name := objectName(o.ObjectID)
+		if len(o.Episodes) > 0 {
+			name += " [" + strings.Join(o.Episodes, ", ") + "]"
+		}
+		objects.add(name, strconv.FormatFloat(o.PerMinute, 'f', 1, 64), sparkline(o.Trend), strings.Join(by, ", "))
 	}
 	fields := table{headers: []string{"FIELD", "CHANGES", "TREND"}, right: []bool{false, true, false}}
 	for _, r := range s.Fields {

@@ -16,6 +16,7 @@ import (
 	"embed"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +45,51 @@ type Transition struct {
 	Description string
 	// Shipped is false for one the config file defines.
 	Shipped bool
+	// ResolvedBy names its opposite: the transition that ends an episode of it (package
+	// episode), once it held for Holds (its trouble did not come back meanwhile); ""
+	// when none does, and only its objects' deletion or a quiet period ends one. Both
+	// come from a comment line of the program's header, "resolved-by: NAME" or
+	// "resolved-by: NAME for DURATION".
+	ResolvedBy string
+	Holds      time.Duration
+}
+
+// ResolvedByKey is the header comment line's key that names a transition's opposite.
+const ResolvedByKey = "resolved-by"
+
+// parseHeader reads the resolved-by line of a program's header (the comment lines it
+// starts with).
+func parseHeader(name, program string) (resolvedBy string, holds time.Duration, err error) {
+	for line := range strings.SplitSeq(program, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		text, ok := strings.CutPrefix(line, "#")
+		if !ok {
+			break // the header ends at the program
+		}
+		key, value, _ := strings.Cut(strings.TrimSpace(text), ":")
+		if !strings.EqualFold(strings.TrimSpace(key), ResolvedByKey) {
+			continue
+		}
+		fields := strings.Fields(value)
+		switch {
+		case len(fields) == 1:
+		case len(fields) == 3 && fields[1] == "for":
+			if holds, err = time.ParseDuration(fields[2]); err != nil || holds < 0 {
+				return "", 0, fmt.Errorf("transition %q: %s: %q is not a duration (such as 1m or 30s)", name, ResolvedByKey, fields[2])
+			}
+		default:
+			return "", 0, fmt.Errorf("transition %q: %s %q: give a transition's name, and \"for DURATION\" when it must hold (%s: ready for 1m)",
+				name, ResolvedByKey, strings.TrimSpace(value), ResolvedByKey)
+		}
+		if err := CheckName(fields[0]); err != nil {
+			return "", 0, fmt.Errorf("transition %q: %s: %v", name, ResolvedByKey, err)
+		}
+		return fields[0], holds, nil
+	}
+	return "", 0, nil
 }
 
 // CheckName reports a name a transition cannot have.
@@ -58,7 +104,12 @@ type Catalog struct {
 var kind = &catalog.Kind[Transition]{Noun: "transition", Lister: "kubeevents on", Files: shippedFiles, Dir: "shipped",
 	Order: shippedOrder, Check: CheckName, Name: func(t Transition) string { return t.Name },
 	Make: func(name, program string, shipped bool) (Transition, error) {
-		return Transition{Name: name, Program: program, Description: catalog.Description(program), Shipped: shipped}, nil
+		opposite, holds, err := parseHeader(name, program)
+		if err != nil {
+			return Transition{}, err
+		}
+		return Transition{Name: name, Program: program, Description: catalog.Description(program), Shipped: shipped,
+			ResolvedBy: opposite, Holds: holds}, nil
 	}}
 
 // Shipped is the catalog of the shipped transitions alone.

@@ -485,3 +485,42 @@ func checkDocRows(t *testing.T, header string, names []string) {
 		t.Errorf("docs/signal.md lists the %ss %v, want %v (in this order)", header, rows, names)
 	}
 }
+
+// A transition names its opposite in its header: "resolved-by: NAME [for DURATION]";
+// the shipped ones that have one say it, and a bad line is an error naming the
+// transition.
+func TestResolvedBy(t *testing.T) {
+	c := Shipped()
+	for name, want := range map[string]struct {
+		by    string
+		holds time.Duration
+	}{"crashloop": {"ready", time.Minute}, "rollout-failed": {"rollout-complete", 0}, "scaled": {}} {
+		tr, err := c.Lookup(name)
+		if err != nil || tr.ResolvedBy != want.by || tr.Holds != want.holds {
+			t.Errorf("%s: resolved by %q for %s (%v), want %q for %s", name, tr.ResolvedBy, tr.Holds, err, want.by, want.holds)
+		}
+		if want.by != "" {
+			if _, err := c.Lookup(want.by); err != nil {
+				t.Errorf("%s's opposite: %v", name, err)
+			}
+		}
+	}
+	user, err := NewCatalog(map[string]string{"stuck": "# A pod is stuck.\n# Resolved-By: ready for 30s\ntrue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr, _ := user.Lookup("stuck"); tr.ResolvedBy != "ready" || tr.Holds != 30*time.Second || tr.Description != "A pod is stuck." {
+		t.Errorf("the user's: %+v", tr)
+	}
+	for program, want := range map[string]string{
+		"# resolved-by: ready for ever\ntrue":   `transition "bad": resolved-by: "ever" is not a duration`,
+		"# resolved-by: ready soon\ntrue":       `transition "bad": resolved-by "ready soon": give a transition's name`,
+		"# resolved-by: Ready\ntrue":            `transition "bad": resolved-by: transition name "Ready"`,
+		"true\n# resolved-by: ready for ever\n": "",
+	} {
+		_, err := NewCatalog(map[string]string{"bad": program})
+		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", program, err, want)
+		}
+	}
+}

@@ -516,6 +516,9 @@ func (m *model) statusText(now time.Time) string {
 	}
 	events := m.v.store.eventCount()
 	parts = append(parts, diag.Count(events)+" event"+diag.Plural(events), fmt.Sprintf("%.1f/s", m.rate.perSecond()))
+	if open := m.v.store.openEpisodes(); open > 0 {
+		parts = append(parts, diag.Count(open)+" open episode"+diag.Plural(open))
+	}
 	parts = append(parts, "sort: "+m.t.sortBy.String())
 	if m.paused {
 		parts = append(parts, fmt.Sprintf("PAUSED (%s new)", diag.Count(events-m.pausedEvents)))

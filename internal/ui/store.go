@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubeevents/kubeevents/internal/episode"
 	"github.com/kubeevents/kubeevents/internal/event"
 )
 
@@ -33,6 +34,9 @@ type rowState struct {
 	deleted time.Time // when its DELETED came; zero while it lives
 	reason  string    // why it left when not deleted (event.ReasonSelector)
 	version uint64    // bumped at every event, so that the view knows its cells are stale
+	// episodes are the transitions of the open episodes it is in (package episode), as
+	// the row marks them.
+	episodes []string
 }
 
 // entry is one change in an object's history, as the stream would print it.
@@ -86,11 +90,13 @@ type store struct {
 	// struck long enough.
 	gone   []objectKey
 	events uint64 // every event written, core Events included
+	// board follows the run's open episodes: their objects' rows are marked.
+	board *episode.Board
 }
 
 func newStore(historyCap int, strikeFor time.Duration) *store {
 	return &store{historyCap: historyCap, strikeFor: strikeFor,
-		objects: map[objectKey]*object{}, dirty: map[objectKey]struct{}{}}
+		objects: map[objectKey]*object{}, dirty: map[objectKey]struct{}{}, board: episode.NewBoard()}
 }
 
 // keyOf is the row an event is about.
@@ -120,6 +126,10 @@ func involvedKey(ev *event.Event) (objectKey, bool) {
 func (s *store) apply(ev *event.Event, text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.followEpisodes(ev)
+	if ev.Type == event.EpisodeStep || ev.Type == event.DigestStep {
+		return // no change of an object: news of episodes only
+	}
 	s.events++
 	s.prune(ev.Time)
 	if ev.Related {
@@ -166,6 +176,22 @@ func (s *store) apply(ev *event.Event, text string) {
 	}
 	o.add(entry{at: ev.Time, text: text}, s.historyCap)
 }
+
+// followEpisodes takes what ev says of the run's episodes, and marks the rows whose
+// episodes changed as changed. Called with mu held.
+func (s *store) followEpisodes(ev *event.Event) {
+	for _, o := range s.board.Follow(ev) {
+		key := objectKey{cluster: o.Cluster, group: o.Group, kind: o.Kind, namespace: o.Namespace, name: o.Name}
+		if obj := s.objects[key]; obj != nil {
+			obj.row.episodes = s.board.Marks(o)
+			obj.row.version++
+			s.dirty[key] = struct{}{}
+		}
+	}
+}
+
+// openEpisodes is how many of the run's episodes are open.
+func (s *store) openEpisodes() int { return s.board.Open() }
 
 // prune removes the deleted objects struck for strikeFor by now. Called with mu held.
 func (s *store) prune(now time.Time) {

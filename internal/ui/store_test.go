@@ -202,3 +202,26 @@ func TestFramesSlowDownWhileChangesKeepComing(t *testing.T) {
 		t.Errorf("the row after the change: %q, want Running", l)
 	}
 }
+
+// A row in an open episode (of any sink: the decisions its events carry) is marked with
+// the episode's transition until the episode is resolved; the store counts the open
+// ones; an EPISODE event is no change of the row.
+func TestStoreEpisodes(t *testing.T) {
+	s := newStore(10, strikeFor)
+	pod := testPod("web-1", nil, corev1.PodRunning)
+	ep := &event.Episode{ID: "e1", Transition: "crashloop"}
+	crash := &event.Event{Type: event.Modified, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod,
+		Episodes: []event.EpisodeDecision{{}, {Action: event.EpisodeOpen, Episode: ep}}}
+	s.apply(crash, "MODIFIED web-1\n")
+	if o := s.objects[web1]; o == nil || len(o.row.episodes) != 1 || o.row.episodes[0] != "crashloop" || s.openEpisodes() != 1 {
+		t.Fatalf("after the crash: %+v, %d open", o, s.openEpisodes())
+	}
+	version := s.objects[web1].row.version
+	resolved := &event.Event{Type: event.EpisodeStep, Time: t0, Resource: podsGVR, Kind: "Pod", Object: pod,
+		Episodes: []event.EpisodeDecision{{}, {Action: event.EpisodeResolve, Episode: ep}}}
+	s.apply(resolved, "")
+	o := s.objects[web1]
+	if len(o.row.episodes) != 0 || s.openEpisodes() != 0 || o.row.version == version || s.eventCount() != 1 || o.seen != 1 {
+		t.Errorf("after the resolution: %+v (seen %d), %d open, %d events", o.row.episodes, o.seen, s.openEpisodes(), s.eventCount())
+	}
+}

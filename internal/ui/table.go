@@ -513,6 +513,9 @@ func (t *table) text(l line, width int) string {
 		if r.reason == event.ReasonSelector && !r.deleted.IsZero() {
 			b.WriteString("(left the selector)")
 		}
+		if len(r.episodes) > 0 {
+			b.WriteString("[episode: " + string(escape.Append(nil, strings.Join(r.episodes, ", "))) + "]")
+		}
 	}
 	return cut(strings.TrimRight(b.String(), " "), width)
 }

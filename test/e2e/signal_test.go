@@ -104,15 +104,15 @@ func TestSignalTransitionsLiving(t *testing.T) {
 func TestSignalFormatsToReceivers(t *testing.T) {
 	ns := newNamespace(t)
 	paths := map[string]string{
-		"/slack/hook":        "slack",
-		"/mattermost/hook":   "mattermost",
-		"/teams/hook":        "teams",
-		"/discord/hook":      "discord",
-		"/api/v2/alerts":     "alertmanager",
-		"/loki/api/v1/push":  "loki",
-		"/kubeevents/_bulk":  "elasticsearch",
-		"/v1/logs":           "otlp",
-		"/cloudevents/event": "cloudevents",
+		"/slack/hook":                        "slack",
+		"/mattermost/hook":                   "mattermost",
+		"/teams/hook":                        "teams",
+		"/api/webhooks/1234567890/e2e-token": "discord",
+		"/api/v2/alerts":                     "alertmanager",
+		"/loki/api/v1/push":                  "loki",
+		"/kubeevents/_bulk":                  "elasticsearch",
+		"/v1/logs":                           "otlp",
+		"/cloudevents/event":                 "cloudevents",
 	}
 	rcv := newFormatReceiver(t, paths)
 	args := []string{"watch", "pods", "-n", ns, "--no-screen"}

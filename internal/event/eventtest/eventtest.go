@@ -441,3 +441,47 @@ func Warm(t testing.TB, ev *event.Event) *event.Event {
 	}
 	return ev
 }
+
+// EpisodeEvents are the events of an episode as its sink is given them (package
+// episode): the crash that opens it, with its context (the container's last log lines,
+// one of them long and one with a terminal escape, its exit and a Warning Event); an
+// update; its resolution; and a digest of two open episodes. Fresh events each call.
+func EpisodeEvents() []*event.Event {
+	running := WebPod(corev1.PodRunning, true, "worker-1", "8812")
+	looping := WebPod(corev1.PodRunning, false, "worker-1", "8813")
+	looping.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	opened := T0.Add(40 * time.Second)
+	ep := func(action event.EpisodeAction, count, since int, at time.Time) *event.EpisodeDecision {
+		e := &event.Episode{ID: "3f2a9c1b7d4e", Key: `["","default","Deployment","web","crashloop"]`, Transition: "crashloop",
+			Controller: event.Owner{Kind: "Deployment", Name: "web"}, Namespace: "default", Opened: opened, Last: at,
+			Count: count, Since: since, Troubled: 1, Expires: at.Add(15 * time.Minute), Ref: event.NewEpisodeRef("")}
+		if action == event.EpisodeResolve {
+			e.Resolved, e.ResolvedBy, e.Expires, e.Troubled = at, "ready", time.Time{}, 0
+		}
+		return &event.EpisodeDecision{Action: action, Episode: e}
+	}
+	lines := []string{"starting web 1.27", "connecting to the database at 10.96.0.9:5432", "retrying <1/3> & giving up",
+		"\x1b[31mpanic: dial tcp 10.96.0.9:5432: connection refused\x1b[0m", "goroutine 1 [running]:"}
+	for i := range 14 {
+		lines = append(lines, fmt.Sprintf("\tmain.run(0xc000%03d) /src/main.go:%d +0x%x", i, 40+i, 100+i))
+	}
+	lines = append(lines, "exit status 2 "+fmt.Sprintf("%0500d", 7)) // a long line
+	context := &event.CrashContext{Container: "app", Log: &event.CrashLog{Previous: true, Lines: lines},
+		LastTermination: &event.Termination{ExitCode: 2, Reason: "Error", Message: "config missing",
+			StartedAt: opened.Add(-3 * time.Second), FinishedAt: opened.Add(-time.Second)},
+		Waiting:  &event.Waiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container=app"},
+		Warnings: []event.Warning{{Reason: "BackOff", Message: "Back-off restarting failed container app", Count: 3, Last: opened}}}
+	open := Modified(21, Pods, "Pod", running, looping)
+	open.Time, open.On, open.Episode, open.Context = opened, []string{"crashloop"}, ep(event.EpisodeOpen, 1, 1, opened), event.ReadyContext(context)
+	later := opened.Add(10 * time.Minute)
+	update := Modified(40, Pods, "Pod", running, looping)
+	update.Time, update.On, update.Episode, update.Context = later, []string{"crashloop"}, ep(event.EpisodeUpdate, 14, 6, later), event.ReadyContext(context)
+	end := later.Add(3 * time.Minute)
+	resolve := &event.Event{Type: event.EpisodeStep, Time: end, Resource: Pods, Kind: "Pod", Object: running,
+		Episode: ep(event.EpisodeResolve, 14, 0, end)}
+	other := ep(event.EpisodeOpen, 3, 2, later).Episode
+	other.ID, other.Transition, other.Controller = "9b1c2d3e4f5a", "oomkilled", event.Owner{Kind: "StatefulSet", Name: "db"}
+	digest := &event.Event{Type: event.DigestStep, Time: later,
+		Episode: &event.EpisodeDecision{Action: event.EpisodeDigest, Digest: []*event.Episode{ep(event.EpisodeUpdate, 14, 6, later).Episode, other}}}
+	return []*event.Event{open, update, resolve, digest}
+}

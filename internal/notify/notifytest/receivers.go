@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"mime"
+	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -18,11 +19,17 @@ import (
 	"unicode/utf8"
 )
 
-// Request is what a receiver got: its path, content type and body.
+// Request is what a receiver got: its path, content type and body; for the receivers
+// that tell methods, queries and tokens apart (slack-api, discord), also those ("" and
+// nil are POST and no query).
 type Request struct {
 	Path        string
 	ContentType string
 	Body        []byte
+	Method      string
+	Query       url.Values
+	// Authorization is the request's Authorization header.
+	Authorization string
 }
 
 // Check checks req as the receiver of the named format would take it, and returns every
@@ -35,6 +42,8 @@ func Check(format string, req Request) []error {
 	switch format {
 	case "slack":
 		c.slack(req)
+	case "slack-api":
+		c.slackAPI(req)
 	case "mattermost":
 		c.mattermost(req)
 	case "teams":
@@ -210,6 +219,12 @@ func (c *checker) slack(req Request) {
 		return
 	}
 	c.onlyKeys(m, "message", "text", "blocks", "attachments", "thread_ts", "mrkdwn")
+	c.slackMessage(m)
+}
+
+// slackMessage checks a message's text and blocks, as a webhook or the Web API takes
+// them.
+func (c *checker) slackMessage(m map[string]any) {
 	text, hasText := c.str(m, "text", "message", false)
 	blocks, hasBlocks := m["blocks"]
 	if !hasText && !hasBlocks {
@@ -389,14 +404,29 @@ func (c *checker) cardElement(v any, what string) {
 // 256; all embeds of a message together at most 6000 characters).
 func (c *checker) discord(req Request) {
 	c.mediaType(req, "application/json")
+	switch req.Method {
+	case "", http.MethodPost:
+	case http.MethodPatch:
+		c.discordEdit(req)
+		return
+	default:
+		c.errorf("method %s, want POST (or PATCH, an edit)", req.Method)
+	}
+	if req.Path != "" && !discordWebhookPath.MatchString(req.Path) {
+		c.errorf("path %q: want /webhooks/ID/TOKEN", req.Path)
+	}
+	for k, v := range req.Query {
+		c.oneOf(k, "query parameter", "wait", "thread_id", "with_components")
+		if k == "wait" && (len(v) != 1 || v[0] != "true" && v[0] != "false") {
+			c.errorf("query wait=%q: a boolean", v)
+		}
+	}
 	m := c.object(c.decode(req.Body), "message")
 	if m == nil {
 		return
 	}
 	c.onlyKeys(m, "message", "content", "username", "avatar_url", "tts", "embeds", "allowed_mentions", "components", "files",
 		"payload_json", "attachments", "flags", "thread_name", "applied_tags", "poll")
-	content, hasContent := c.str(m, "content", "message", false)
-	c.maxRunes(content, 2000, "message.content")
 	if u, ok := c.str(m, "username", "message", false); ok {
 		if n := utf8.RuneCountInString(u); n < 1 || n > 80 {
 			c.errorf("message.username: %d characters, want 1 to 80", n)
@@ -405,6 +435,13 @@ func (c *checker) discord(req Request) {
 			c.errorf("message.username %q: Discord refuses names with discord or clyde", u)
 		}
 	}
+	c.discordMessage(m)
+}
+
+// discordMessage checks a message's content and embeds, posted or edited.
+func (c *checker) discordMessage(m map[string]any) {
+	content, hasContent := c.str(m, "content", "message", false)
+	c.maxRunes(content, 2000, "message.content")
 	embeds, hasEmbeds := m["embeds"]
 	if !hasContent && !hasEmbeds {
 		c.errorf("message: one of content, embeds, components, files or poll is required")

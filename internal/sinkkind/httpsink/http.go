@@ -91,8 +91,10 @@ func compile(settings sinkkind.Settings, c sinkkind.Compiling) error {
 	if err != nil {
 		return err
 	}
-	s.Compiled, err = f.Compile()
-	return err
+	if s.Compiled, err = f.Compile(); err != nil {
+		return err
+	}
+	return sink.CheckEditURL(f, s.URL)
 }
 
 // consistent refuses batch settings on a sink that sends one event per request, where

@@ -30,9 +30,9 @@ func TestAKindIsItsPackageAndOneLine(t *testing.T) {
 	}
 	const syntax = " (syntax: KIND[(OPTIONS)][=TARGET])"
 	for spec, msg := range map[string]string{
-		"recordtest(opts=1)=x": `unknown option "opts" (did you mean "opt"?); recordtest sinks take: name, buffer, on-full, resync, event-types, on, fold, opt`,
+		"recordtest(opts=1)=x": `unknown option "opts" (did you mean "opt"?); recordtest sinks take: name, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest, opt`,
 		"recordtest":           `recordtest needs a name: recordtest=NAME` + syntax,
-		"file(opt=1)=x":        `option "opt" is for recordtest sinks only; file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, max-size, max-backups, max-age, compress`,
+		"file(opt=1)=x":        `option "opt" is for recordtest sinks only; file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest, max-size, max-backups, max-age, compress`,
 		"recordtests=x":        `unknown sink kind "recordtests"; use terminal, file, jq, exec, http or recordtest` + syntax,
 	} {
 		if _, err := config.ParseSinkSpec(spec); err == nil || err.Error() != `--sink "`+spec+`": `+msg {

@@ -1,4 +1,5 @@
 # A container was OOMKilled: its last termination (or its termination) is a new one, for running out of memory.
+# resolved-by: ready for 1m
 .type != "DELETED" and .object.kind == "Pod" and
 ([.object.status | (.initContainerStatuses, .containerStatuses) | .[]? |
    if .state.terminated.reason == "OOMKilled" then [.name, .state.terminated.finishedAt]
