@@ -41,7 +41,7 @@ func TestFormatsSayHealth(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", f.Name, err)
 			}
-			for _, err := range notifytest.Check(f.Name, notifytest.Request{Path: paths[f.Name], ContentType: f.ContentType, Body: body}) {
+			for _, err := range notifytest.Check(f.Name, asSent(t, f, body)) {
 				t.Errorf("%s: %v\n%s", f.Name, err, body)
 			}
 		}
