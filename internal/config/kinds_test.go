@@ -66,7 +66,7 @@ func TestKindsParseTheSameFromFlagAndFile(t *testing.T) {
 			var rotate []string
 			target := k.TargetRow()
 			for _, set := range sinkkind.Table() {
-				if set.Flag == "" || !k.Takes(set.Key()) || set.Key() == target.Key() {
+				if _, own := k.Own(set); set.Flag == "" || !own || set.Key() == target.Key() {
 					continue
 				}
 				f, y := sampleValue(k, set)

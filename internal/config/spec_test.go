@@ -237,7 +237,7 @@ func TestSinkSyntaxHelp(t *testing.T) {
 			continue
 		}
 		for _, k := range sinkkind.Kinds() {
-			if k.Takes(s.Key()) && !s.IsCommon() && !strings.Contains(group[1], "("+k.Name) && !strings.Contains(group[1], " "+k.Name) {
+			if _, own := k.Own(s); own && !s.IsCommon() && !strings.Contains(group[1], "("+k.Name) && !strings.Contains(group[1], " "+k.Name) {
 				t.Errorf("SinkSyntaxHelp gives option %q in %q, without kind %s, which takes it", s.Flag, group[1], k.Name)
 			}
 		}
