@@ -24,7 +24,7 @@ import (
 // TestKindsAreComplete: every registration has everything the parsers, completion, the
 // docs and the run ask of it, and its rows have the fields they set.
 func TestKindsAreComplete(t *testing.T) {
-	if got := sinkkind.Names(); !slices.Equal(got, []string{"terminal", "file", "jq", "exec", "http"}) {
+	if got := sinkkind.Names(); !slices.Equal(got, []string{"terminal", "file", "jq", "exec", "http", "store"}) {
 		t.Errorf("Names() = %v", got)
 	}
 	for _, k := range sinkkind.Kinds() {
