@@ -24,7 +24,8 @@ import (
 // watch still runs, kubeevents get --at T over the store prints what kubectl printed,
 // and history cm/settings --at T the deleted ConfigMap as kubectl get -o yaml did. (A
 // file sink beside the store is the test's witness of when kubeevents had each
-// version; what is checked is read from the store alone.)
+// version; what is checked is read from the store alone.) replay --store prints what a
+// replay of the file sink's recording prints.
 func TestStoreSinkTimeTravel(t *testing.T) {
 	requireLiving(t)
 	ns := newNamespace(t)
@@ -84,6 +85,14 @@ func TestStoreSinkTimeTravel(t *testing.T) {
 	history := runKubeevents(t, 30*time.Second, "history", "cm/settings", "-n", ns, "--store", db, "--at", atArg)
 	if history.code != 0 || history.stdout != cmYAML {
 		t.Errorf("history cm/settings --at %s: exit %d, stderr %s\ngot:\n%s\nkubectl printed:\n%s", atArg, history.code, history.stderr, history.stdout, cmYAML)
+	}
+
+	// replay --store is a recording's replay: the same lines as the file sink's replay.
+	fromStore := runKubeevents(t, 30*time.Second, "replay", "--store", db, "cm", "settings", "-n", ns)
+	fromFile := runKubeevents(t, 30*time.Second, "replay", witness, "cm", "settings", "-n", ns)
+	if fromStore.code != 0 || fromFile.code != 0 || fromStore.stdout != fromFile.stdout || !strings.Contains(fromStore.stdout, "DELETED") {
+		t.Errorf("replay --store cm settings: exit %d, stderr %s\n%s\nreplay of the file sink's recording: exit %d\n%s",
+			fromStore.code, fromStore.stderr, fromStore.stdout, fromFile.code, fromFile.stdout)
 	}
 
 	_, code := recorder.interrupt(20 * time.Second)
