@@ -111,7 +111,7 @@ func (w *Writer) writeError(err error) error {
 	if !errors.As(err, &se) {
 		return fmt.Errorf("%s: %w", w.path, err)
 	}
-	why := se.Error()
+	var why string
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_FULL:
 		why = "the disk is full"

@@ -74,6 +74,7 @@ type Writer struct {
 	tx    *sql.Tx
 	since time.Time // when tx began
 	rows  int       // events in tx
+	bytes int64     // bytes of the versions stored in tx
 	// committed counts the events of the transactions committed.
 	committed uint64
 
@@ -209,14 +210,16 @@ func (w *Writer) WriteRecord(ctx context.Context, rec recording.Record) error {
 		if w.tx, err = w.db.BeginTx(ctx, nil); err != nil {
 			return w.writeError(err)
 		}
-		w.since, w.rows = time.Now(), 0
+		w.since, w.rows, w.bytes = time.Now(), 0, 0
 	}
 	if err := w.store(ctx, rec, m, rec.Line); err != nil {
 		w.rollback()
 		return w.writeError(err)
 	}
 	w.rows++
-	if w.rows >= batchRows || time.Since(w.since) >= batchAge {
+	// A transaction takes at most a quarter of the log's budget: retention, which runs
+	// after each commit, then frees room before the file outgrows max-size by more.
+	if w.rows >= batchRows || time.Since(w.since) >= batchAge || w.bytes >= w.retention.walBudget/4 {
 		return w.Flush(ctx)
 	}
 	return nil
@@ -257,6 +260,7 @@ func (w *Writer) store(ctx context.Context, rec recording.Record, m objectMeta, 
 	if managers := rec.Managers(); len(managers) > 0 {
 		by = sql.NullString{String: strings.Join(managers, ","), Valid: true}
 	}
+	w.bytes += int64(len(data))
 	var id int64
 	if err := w.stmt.insertVersion.stmt(w.tx).QueryRowContext(ctx, st.id, t, string(rec.Type), m.resourceVersion, seq, by, base, data).Scan(&id); err != nil {
 		return err
