@@ -23,8 +23,11 @@ type variant struct {
 	envs []string // variables set to off
 	args []string // flags that turn a feature off
 	// feature names the feature's figures, with/without: FEATURE_cpu_ratio, ... ("" for
-	// a speed piece).
+	// a speed piece). on says its args turn the feature on (the others' turn it off);
+	// limit is its target, with over without (0: 1.1).
 	feature string
+	on      bool
+	limit   float64
 }
 
 // pieceVariants are the pieces -variants all runs, one client each, and "all" with every
@@ -48,6 +51,10 @@ var pieceVariants = []variant{
 // reads managedFields; --no-by).
 var featureVariants = []variant{
 	{name: "noby", args: []string{"--no-by"}, feature: "by"},
+	// A store sink beside -o json (issue 44: CPU per event at most 1.3 times without),
+	// its file in the temporary directory, one per run of the harness.
+	{name: "store", args: []string{"--sink", "store(max-size=1GiB)=" + filepath.Join(os.TempDir(), fmt.Sprintf("kubeevents-bench-store-%d.db", os.Getpid()))},
+		feature: "store", on: true, limit: 1.3},
 }
 
 // parseVariants reads -variants: names of pieceVariants, "all" (every one of them, every
@@ -142,10 +149,14 @@ func variantFigures(p *phaseResult, variants []variant, f map[string]float64) {
 		f["off_cpu_ratio_"+v.name] = ratio(c.CPUPerEventUS, ke.CPUPerEventUS)
 		f["off_peak_rss_ratio_"+v.name] = ratio(c.RSSMB, ke.RSSMB)
 		f["off_watch_rss_ratio_"+v.name] = ratio(c.RSSWatchMB, ke.RSSWatchMB)
+		with, without := c, ke
+		if !v.on {
+			with, without = ke, c
+		}
 		if v.feature != "" {
-			f[v.feature+"_cpu_ratio"] = ratio(ke.CPUPerEventUS, c.CPUPerEventUS)
-			f[v.feature+"_peak_rss_ratio"] = ratio(ke.RSSMB, c.RSSMB)
-			f[v.feature+"_watch_rss_ratio"] = ratio(ke.RSSWatchMB, c.RSSWatchMB)
+			f[v.feature+"_cpu_ratio"] = ratio(with.CPUPerEventUS, without.CPUPerEventUS)
+			f[v.feature+"_peak_rss_ratio"] = ratio(with.RSSMB, without.RSSMB)
+			f[v.feature+"_watch_rss_ratio"] = ratio(with.RSSWatchMB, without.RSSWatchMB)
 		}
 	}
 }
@@ -160,7 +171,11 @@ func featureTargets(variants []variant, mode string, med map[string]float64) []t
 		}
 		for _, figure := range []string{"_cpu_ratio", "_peak_rss_ratio", "_watch_rss_ratio"} {
 			if value, ok := med[v.feature+figure]; ok {
-				ts = append(ts, newTarget(v.feature+figure+"_"+mode, value, 1.1))
+				limit := v.limit
+				if limit == 0 {
+					limit = 1.1
+				}
+				ts = append(ts, newTarget(v.feature+figure+"_"+mode, value, limit))
 			}
 		}
 	}
