@@ -146,12 +146,20 @@ func TestStoreSinkDiskFullFailsItAlone(t *testing.T) {
 			return ev.name() == name && strings.Contains(string(ev.Object), fmt.Sprintf(`"round":"%d"`, rounds))
 		})
 	}
-	// A commit that fails when no event follows (the idle commit) is said with the next
-	// event, which the screen streams as the others.
-	createConfigMap(t, ns, "after")
-	s.waitJSON(eventWait, "ADDED after on the screen", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == "after" })
+	// A commit that fails while events pause (the idle commit) is said with the next
+	// event: more come, as on a living cluster, each streamed on the screen.
 	failed := regexp.MustCompile(`(?m)^kubeevents: .*` + regexp.QuoteMeta(db) + `.*file size limit.*$`)
-	s.waitStderr(20*time.Second, failed)
+	more := 0
+	waitUntil(t, s, 30*time.Second, "the store's failure said", func() bool {
+		if failed.MatchString(s.Stderr()) {
+			return true
+		}
+		more++
+		name := fmt.Sprintf("after-%d", more)
+		createConfigMap(t, ns, name)
+		s.waitJSON(eventWait, "ADDED "+name+" on the screen", func(ev envelope) bool { return ev.Type == "ADDED" && ev.name() == name })
+		return false
+	})
 	_, code := s.interrupt(20 * time.Second)
 	if code != 4 {
 		t.Errorf("exit %d, want 4 (a sink failed); stderr:\n%s", code, s.Stderr())
@@ -160,7 +168,7 @@ func TestStoreSinkDiskFullFailsItAlone(t *testing.T) {
 		t.Errorf("the store's failure said %d times, want once; stderr:\n%s", len(lines), s.Stderr())
 	}
 	info := runKubeevents(t, 30*time.Second, "store", "info", db)
-	if info.code != 0 || !strings.Contains(info.stdout, "configmaps") {
+	if info.code != 0 { // what was committed before the failure, perhaps nothing
 		t.Errorf("store info after the failure: exit %d\n%s%s", info.code, info.stdout, info.stderr)
 	}
 }
