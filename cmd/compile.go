@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/notify"
+	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
@@ -102,4 +105,32 @@ func compileTransitions(on []string, sinks []sinkkind.Spec, fileTransitions map[
 		return nil, &UsageError{Err: err}
 	}
 	return set, nil
+}
+
+// compileHealth gives the run its health step, with the health rules (the shipped ones and
+// the config file's) compiled, when something reads an object's health: --health,
+// --stalled-after, --until-ready, --owned (the followed object's rollout line), -o wide
+// (its HEALTH column), --ui, a transition or a jq expression that reads .health. Without
+// it no health is computed, and JSON has no "health" (docs/health.md says why).
+func compileHealth(cfg *engine.Config, asked bool, stalledAfter time.Duration, fileRules map[string]health.Rule) error {
+	reads := func(q *jq.Query) bool { return q != nil && q.Reads("health") }
+	needed := asked || stalledAfter > 0 || cfg.Watch.UntilReady || cfg.Watch.Owned || cfg.UI ||
+		cfg.Events.Transitions.Reads("health") || reads(cfg.End.Until)
+	for _, s := range cfg.Output.Sinks {
+		needed = needed || s.Format() == string(render.FormatWide) || slices.ContainsFunc(s.Queries(), reads)
+	}
+	if !needed {
+		return nil
+	}
+	catalog, err := health.NewCatalog(fileRules)
+	if err != nil {
+		return usageErrorf("health: %v", err)
+	}
+	rules, err := catalog.Compile()
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	cfg.Health = &engine.Health{Rules: rules, StallAfter: stalledAfter}
+	cfg.Watch.Health, cfg.Watch.HealthOwns = true, rules.Owns
+	return nil
 }

@@ -1,9 +1,13 @@
 package cmd
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/sinkkind"
@@ -47,6 +51,46 @@ func TestCompileSignal(t *testing.T) {
 	}
 	if names := set.Names(); !slices.Equal(names, []string{"crashloop", "deleted"}) || sinks[0].Settings.(*httpsink.Settings).Compiled == nil {
 		t.Errorf("transitions %q, http sink %+v", names, sinks[0].Settings)
+	}
+}
+
+// The run computes health only when something reads it; then with the shipped rules and
+// the config file's, and the kinds' owns for --owned.
+func TestHealthOnlyWhenRead(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte("health:\n  MyApp.example.com:\n    owns: [deployments.apps]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"watch", "pods"}, false},
+		{[]string{"watch", "pods", "-o", "json"}, false},
+		{[]string{"watch", "pods", "--jq", "."}, false},
+		{[]string{"watch", "pods", "--on", "crashloop"}, false},
+		{[]string{"watch", "pods", "--health"}, true},
+		{[]string{"watch", "pods", "-o", "wide"}, true},
+		{[]string{"watch", "pods", "--on", "degraded"}, true},
+		{[]string{"watch", "pods", "--on", "ready"}, true},
+		{[]string{"watch", "pods", "--sink", "jq=select(.health.status == \"Failed\")"}, true},
+		{[]string{"watch", "pods", "--sink", "http(jq=.health)=http://x"}, true},
+		{[]string{"watch", "pods", "--sink", "exec(jq=.object)=true"}, false},
+		{[]string{"watch", "pods", "--until", ".health.status == \"Current\""}, true},
+		{[]string{"watch", "pods", "--stalled-after", "5m"}, true},
+		{[]string{"watch", "myapps.example.com/web", "--until-ready"}, true},
+		{[]string{"watch", "myapps.example.com/web", "--owned", "--config", config}, true},
+	} {
+		cfg := configOf(t, tc.args...)
+		if got := cfg.Health != nil; got != tc.want {
+			t.Errorf("%s: health computed %v, want %v", strings.Join(tc.args, " "), got, tc.want)
+		}
+		if tc.args[len(tc.args)-1] == config {
+			owns := cfg.Watch.HealthOwns(schema.GroupKind{Group: "example.com", Kind: "MyApp"})
+			if len(owns) != 1 || owns[0] != "deployments.apps" {
+				t.Errorf("the config file's owns: %q", owns)
+			}
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/diag"
+	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/notify"
 	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/transition"
@@ -57,8 +58,8 @@ func NewConfigCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	return c
 }
 
-// checkSignal compiles the file's own transitions and formats, and looks up those its
-// sinks name, as a watch would.
+// checkSignal compiles the file's own transitions, formats and health rules, and looks
+// up those its sinks name, as a watch would.
 func checkSignal(file *config.File, sinks []sinkkind.Spec) error {
 	transitions, err := transition.NewCatalog(file.Transitions)
 	if err != nil {
@@ -89,6 +90,15 @@ func checkSignal(file *config.File, sinks []sinkkind.Spec) error {
 		}
 		if _, err := formats.Lookup(s.Format()); err != nil {
 			return fmt.Errorf("sink %q: %v", s.Name, err)
+		}
+	}
+	if len(file.Health) > 0 {
+		rules, err := health.NewCatalog(file.Health)
+		if err != nil {
+			return err
+		}
+		if _, err := rules.Compile(); err != nil {
+			return err
 		}
 	}
 	return nil

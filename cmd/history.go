@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/recording"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/replay"
@@ -58,8 +59,15 @@ indexes; store: in the config file is the default when neither is given.`,
 			if f.at != "" {
 				return f.printAt(c, opts, streams)
 			}
-			cfg, _, err := f.engineConfig(streams, 0, false)
+			cfg, file, err := f.engineConfig(streams, 0, false)
 			if err != nil {
+				return err
+			}
+			var healthRules map[string]health.Rule
+			if file != nil {
+				healthRules = file.Health
+			}
+			if err := compileHealth(&cfg, f.health, f.stalledAfter, healthRules); err != nil {
 				return err
 			}
 			opts.Objects, opts.Diffs = cfg.ReadsObjects(), cfg.Output.Differ != nil

@@ -36,6 +36,8 @@ type outputFlags struct {
 	maxEvents                    int
 	until                        string
 	eventTypes                   []string
+	health                       bool
+	stalledAfter                 time.Duration
 
 	// changed reports whether a flag was given on the command line.
 	changed func(name string) bool
@@ -62,7 +64,9 @@ func (f *outputFlags) addFlags(fs *pflag.FlagSet, where string) {
 	fs.IntVar(&f.maxEvents, "max-events", 0, "exit after this many events (0: no limit); exit code 3 if --until or --until-deleted was not met by then")
 	fs.DurationVar(&f.timeout, "timeout", 0, "exit after this long; exit code 3 if --until, --until-deleted or --until-rollout was not met by then")
 	fs.StringVar(&f.until, "until", "", "exit 0 once an event makes this jq expression true (after printing it)")
-	fs.StringSliceVar(&f.eventTypes, "event-types", nil, "only these event types, e.g. --event-types ADDED,DELETED (ADDED, MODIFIED, DELETED, SYNC; left out before any sink)")
+	fs.StringSliceVar(&f.eventTypes, "event-types", nil, "only these event types, e.g. --event-types ADDED,DELETED (ADDED, MODIFIED, DELETED, SYNC, STALLED; left out before any sink)")
+	fs.BoolVar(&f.health, "health", false, "compute each object's health (Current, InProgress, Failed...: kstatus and the health rules) and show it: JSON's \"health\", a mark on pretty lines where it changed (on by itself with what reads it: --until-ready, --owned, -o wide, --ui, the ready, degraded and stalled transitions)")
+	fs.DurationVar(&f.stalledAfter, "stalled-after", 0, "make a STALLED event (the stalled transition) for an object InProgress this long without progress, e.g. 5m (0: never); with --until-ready, a stall exits 1")
 }
 
 // engineConfig is the part of the engine's Config these flags make, with the sinks of
@@ -135,6 +139,8 @@ func (f *outputFlags) validate() error {
 		return usageErrorf("--grace %s: give a positive duration, e.g. 5s, or 0 to drop what sinks still hold", f.grace)
 	case f.noDiff && (f.changesOnly || len(f.ignorePaths) > 0):
 		return usageErrorf("--changes-only and --ignore-path need diffs; drop --no-diff")
+	case f.stalledAfter < 0:
+		return usageErrorf("--stalled-after %s: give a positive duration, e.g. 5m, or 0 for never", f.stalledAfter)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/recording"
 	"github.com/kubeevents/kubeevents/internal/replay"
@@ -116,11 +117,15 @@ func (f *replayFlags) config(args []string, configFlags *genericclioptions.Confi
 		return cfg, engine.Replay{}, err
 	}
 	var transitions map[string]string
+	var healthRules map[string]health.Rule
 	if file != nil {
-		transitions = file.Transitions
+		transitions, healthRules = file.Transitions, file.Health
 	}
 	cfg.Events.On = f.on
 	if cfg.Events.Transitions, err = compileTransitions(f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
+		return cfg, engine.Replay{}, err
+	}
+	if err := compileHealth(&cfg, f.health, f.stalledAfter, healthRules); err != nil {
 		return cfg, engine.Replay{}, err
 	}
 	files, selectors := splitReplayArgs(args)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/leader"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/ui"
@@ -33,7 +34,11 @@ const watchExample = `  # Coloured live stream of pods in the current namespace
 
   # Follow a rollout: the Deployment, its ReplicaSets, their pods and their Events,
   # until it succeeds (exit 0) or passes its progress deadline (exit 1)
-  kubeevents watch deployment/web --owned --with-events --until-rollout --timeout 5m`
+  kubeevents watch deployment/web --owned --with-events --until-rollout --timeout 5m
+
+  # Any kind: wait until a custom resource and everything it owns is Current (exit 0),
+  # or exit 1 saying why it failed
+  kubeevents watch myapps.example.com/web --owned --until-ready --timeout 5m`
 
 // watchFlags are the flags of `kubeevents watch`, as cobra fills them. config turns them,
 // with the arguments and the config file, into the engine's one Config.
@@ -45,7 +50,7 @@ type watchFlags struct {
 	watchOnly                               bool
 	untilDeleted, showSecrets, metadataOnly bool
 	withEvents                              bool
-	owned, untilRollout                     bool
+	owned, untilRollout, untilReady         bool
 	ownedTypes                              []string
 	metricsAddr, resume                     string
 	resumeReset                             bool
@@ -97,6 +102,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs.BoolVar(&f.owned, "owned", false, "with TYPE/NAME: also follow every object it owns, transitively (a Deployment's ReplicaSets and their pods, a CronJob's Jobs and their pods, ...)")
 	fs.StringSliceVar(&f.ownedTypes, "owned-types", nil, "with --owned: also watch these types for children (e.g. a custom controller's resources), besides the defaults of the owner's kind")
 	fs.BoolVar(&f.untilRollout, "until-rollout", false, "with --owned: exit 0 once the object's rollout completes, 1 when it fails (as kubectl rollout status; a Job: complete or failed)")
+	fs.BoolVar(&f.untilReady, "until-ready", false, "with NAME arguments or TYPE/NAME: exit 0 once every named object's health is Current (with --owned, and everything it owns), 1 when one becomes Failed (or stalls, with --stalled-after), 3 on --timeout; any kind (docs/health.md)")
 	fs.StringVar(&f.resume, "resume", "", "checkpoint file: keep what the sinks were given there, and on the next start with it emit only what changed while kubeevents was down; secret:[NAMESPACE/]NAME or configmap:[NAMESPACE/]NAME keeps it in the cluster, for --leader-elect replicas")
 	f.leaderElect.AddFlags(fs)
 	fs.BoolVar(&f.ui, "ui", false, "a full-screen live view instead of the stream: every object now, what just changed highlighted, Enter for an object's history (sinks keep working; needs a terminal)")
@@ -151,7 +157,9 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	cfg.UI, cfg.UIHistory, cfg.Events.On, cfg.Events.FoldRollouts = f.ui, f.uiHistory, f.on, f.foldRollouts
 	cfg.Events.NoAttribution, cfg.Events.By = f.noBy, attribution.Filter{By: f.by, NotBy: f.notBy}
 	var transitions map[string]string
+	var healthRules map[string]health.Rule
 	if file != nil {
+		healthRules = file.Health
 		if !f.changed("resume") && file.Resume != "" {
 			cfg.Resume = file.Resume
 		}
@@ -163,15 +171,17 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if err := f.validate(&cfg, streams); err != nil {
 		return cfg, err
 	}
-	cfg.Events.Transitions, err = compileTransitions(f.on, cfg.Output.Sinks, transitions, warnTo(streams))
-	return cfg, err
+	if cfg.Events.Transitions, err = compileTransitions(f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
+		return cfg, err
+	}
+	return cfg, compileHealth(&cfg, f.health, f.stalledAfter, healthRules)
 }
 
 // request reads the arguments and the flags that say what to watch.
 func (f *watchFlags) request(args []string, configFlags *genericclioptions.ConfigFlags) (plan.Request, error) {
 	req := plan.Request{AllNamespaces: f.allNamespaces, ExcludeNamespaces: f.excludeNamespaces, AllContexts: f.allContexts,
 		LabelSelector: f.labelSelector, FieldSelector: f.fieldSelector, MetadataOnly: f.metadataOnly, ShowSecrets: f.showSecrets,
-		Owned: f.owned, OwnedTypes: f.ownedTypes, UntilRollout: f.untilRollout, UntilDeleted: f.untilDeleted}
+		Owned: f.owned, OwnedTypes: f.ownedTypes, UntilRollout: f.untilRollout, UntilDeleted: f.untilDeleted, UntilReady: f.untilReady}
 	var err error
 	if f.allTypes {
 		req.AllTypes = true

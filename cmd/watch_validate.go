@@ -77,7 +77,8 @@ func (f *watchFlags) features(cfg engine.Config, streams genericiooptions.IOStre
 		WatchOnly: f.watchOnly, WithEvents: f.withEvents, Since: f.since != 0, Resync: f.resync > 0,
 		SyncLeftOut: len(cfg.Events.Types) > 0 && !slices.Contains(cfg.Events.Types, event.Sync),
 		NoBy:        f.noBy, By: !cfg.Events.By.Empty(), On: len(f.on) > 0, FoldRollouts: f.foldRollouts,
-		UI: f.ui, UIHistory: f.changed("ui-history"), StdoutTerminal: terminals.IsTerminal(streams.Out)}
+		UI: f.ui, UIHistory: f.changed("ui-history"), StdoutTerminal: terminals.IsTerminal(streams.Out),
+		Health: f.health, StalledAfter: f.stalledAfter > 0, EventTypes: len(cfg.Events.Types) > 0}
 	for _, s := range cfg.Output.Sinks {
 		switch {
 		case !s.WritesStdout():
@@ -110,10 +111,10 @@ func parseEventTypes(values []string) ([]event.EventType, error) {
 	for _, v := range values {
 		t := event.EventType(strings.ToUpper(strings.TrimSpace(v)))
 		switch t {
-		case event.Added, event.Modified, event.Deleted, event.Sync:
+		case event.Added, event.Modified, event.Deleted, event.Sync, event.Stalled:
 			types = append(types, t)
 		default:
-			return nil, usageErrorf("--event-types %q: not an event type; use ADDED, MODIFIED, DELETED or SYNC, comma-separated", v)
+			return nil, usageErrorf("--event-types %q: not an event type; use ADDED, MODIFIED, DELETED, SYNC or STALLED, comma-separated", v)
 		}
 	}
 	return types, nil

@@ -44,7 +44,8 @@ environment:
   VARIANTS                  e2e: speed pieces measured A/B, one more kubeevents -o json client each
                             with the piece switched off (all, alloff, or names: fastpaths, decoders,
                             oneproc, pages, relist, bookmark, probe; NAME=VAR for another switch;
-                            noby: attribution measured with over without, --no-by, by name only)
+                            noby: attribution measured with over without, --no-by, by name only;
+                            health: health measured with (--health) over without, by name only)
   HEAVY_JQ=1                e2e: a file sink alone and beside a CPU-heavy jq sink
   UI=1                      e2e: also the pretty stream and the full-screen view (--ui), each on a
                             pseudo-terminal: their CPU side by side (ui_cpu_ratio_vs_pretty_MODE)

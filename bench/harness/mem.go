@@ -171,11 +171,15 @@ func runMem(args []string) error {
 		} {
 			results[k], resultKV[k] = val, val
 		}
+		with, without := ke, c
+		if v.on {
+			with, without = c, ke
+		}
 		if v.feature != "" {
 			for k, val := range map[string]float64{
-				v.feature + "_rss_ratio":      ratio(ke.RSSMB, c.RSSMB),
-				v.feature + "_hwm_ratio":      ratio(ke.HWMMB, c.HWMMB),
-				v.feature + "_sync_cpu_ratio": ratio(ke.InitialCPUS, c.InitialCPUS),
+				v.feature + "_rss_ratio":      ratio(with.RSSMB, without.RSSMB),
+				v.feature + "_hwm_ratio":      ratio(with.HWMMB, without.HWMMB),
+				v.feature + "_sync_cpu_ratio": ratio(with.InitialCPUS, without.InitialCPUS),
 			} {
 				results[k], resultKV[k] = val, val
 			}

@@ -81,7 +81,7 @@ func TestStoreVariant(t *testing.T) {
 	if f["store_cpu_ratio"] != 1.25 || f["store_peak_rss_ratio"] != 1.2 {
 		t.Errorf("figures %v, want store_cpu_ratio 1.25, store_peak_rss_ratio 1.2", f)
 	}
-	if ts := featureTargets(vs, "status", f); len(ts) != 3 || !ts[0].Met || !ts[1].Met {
+	if ts := featureTargets(vs, "status", f); len(ts) != 1 || !ts[0].Met || ts[0].Name != "store_cpu_ratio_status" {
 		t.Errorf("targets %+v, want store_cpu_ratio_status met at 1.3", ts)
 	}
 }
@@ -100,5 +100,34 @@ func TestControlFigures(t *testing.T) {
 	f := modeFigures(p)
 	if f["cpu_ratio_vs_control"] != 1.1 || f["peak_rss_ratio_vs_control"] != 1.2 || f["watch_rss_ratio_vs_control"] != 0.75 {
 		t.Errorf("figures %v, want cpu_ratio_vs_control 1.1, peak_rss_ratio_vs_control 1.2, watch_rss_ratio_vs_control 0.75", f)
+	}
+}
+
+// Health's variant turns it on (--health): its figures are with (the variant) over
+// without (the all-on client, which computes none), and its target is 5% of CPU per event.
+func TestFeatureVariantOn(t *testing.T) {
+	vs, err := parseVariants("health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 1 || !vs[0].on || !slices.Equal(vs[0].args, []string{"--health"}) {
+		t.Fatalf("health: %+v", vs)
+	}
+	p := &phaseResult{Clients: map[string]*clientResult{
+		"kubeevents_json":       {CPUPerEventUS: 100, RSSMB: 50, RSSWatchMB: 40},
+		"kubeevents_off_health": {CPUPerEventUS: 104, RSSMB: 50, RSSWatchMB: 40},
+	}}
+	f := map[string]float64{}
+	variantFigures(p, vs, f)
+	if f["health_cpu_ratio"] != 1.04 {
+		t.Errorf("health_cpu_ratio %v, want 1.04 (with over without)", f["health_cpu_ratio"])
+	}
+	ts := featureTargets(vs, "status", f)
+	if len(ts) != 1 || ts[0].Name != "health_cpu_ratio_status" || ts[0].Limit != 1.05 || !ts[0].Met {
+		t.Errorf("targets %+v, want health_cpu_ratio_status met under 1.05", ts)
+	}
+	f["health_cpu_ratio"] = 1.06
+	if ts := featureTargets(vs, "status", f); ts[0].Met {
+		t.Errorf("1.06 met the 5%% target")
 	}
 }

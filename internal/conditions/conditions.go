@@ -1,6 +1,7 @@
 // Package conditions decides when a run has what it waited for: --until (a jq
-// expression an event makes true), --until-deleted (every named object gone) and
-// --until-rollout (the followed object's rollout completed or failed). The pipeline's
+// expression an event makes true), --until-deleted (every named object gone),
+// --until-rollout (the followed object's rollout completed or failed) and --until-ready
+// (every named object, or the followed object and what it owns, Current; ready.go). The pipeline's
 // conditions step asks it about each event as it is numbered, one at a time, before
 // any sink has it (pipeline.Sequence), so no event is made after the one that met the
 // condition, even in the middle of the initial list.
@@ -28,9 +29,8 @@ type Config struct {
 	// UntilDeleted waits until no watched informer (Watch) holds any of Names.
 	UntilDeleted bool
 	Names        []string
-	// Rollout, for --until-rollout, says whether an event ends the followed object's
-	// rollout (nil: not waited for).
-	Rollout func(ev *event.Event) bool
+	// Ready is --until-ready's or --until-rollout's wait (nil: neither).
+	Ready *Ready
 }
 
 // Watched is one informer of the watched types, as --until-deleted looks names up in it.
@@ -44,13 +44,14 @@ type Conditions struct {
 	cfg      Config
 	watched  []Watched
 	isSynced atomic.Bool
-	// failedRollout is the rollout whose failure met --until-rollout.
-	failedRollout atomic.Pointer[event.Rollout]
+	// failure is why the awaited object failed, when that ended --until-ready's or
+	// --until-rollout's wait.
+	failure atomic.Pointer[string]
 }
 
 // New returns the run's condition, or nil when cfg sets none.
 func New(cfg Config) *Conditions {
-	if cfg.Until == nil && !cfg.UntilDeleted && cfg.Rollout == nil {
+	if cfg.Until == nil && !cfg.UntilDeleted && cfg.Ready == nil {
 		return nil
 	}
 	return &Conditions{cfg: cfg}
@@ -58,46 +59,60 @@ func New(cfg Config) *Conditions {
 
 // Watch gives the informers of the watched types (not the core Events' or --owned's
 // children's), before they start: --until-deleted looks the names up in them.
-func (c *Conditions) Watch(w ...Watched) { c.watched = append(c.watched, w...) }
+func (c *Conditions) Watch(w ...Watched) {
+	c.watched = append(c.watched, w...)
+	if r := c.cfg.Ready; r != nil && r.perWatched {
+		r.Count = len(c.watched) * len(c.cfg.Names)
+	}
+}
 
 // Awaited names the condition for messages, as the user wrote it.
 func (c *Conditions) Awaited() string {
 	switch {
 	case c.cfg.UntilDeleted:
 		return "--until-deleted"
-	case c.cfg.Rollout != nil:
-		return "--until-rollout"
+	case c.cfg.Ready != nil:
+		return c.cfg.Ready.Flag
 	}
 	return "--until"
 }
 
 // NotMet says that the run ended (why: "interrupted", "timed out after 5m", ...) before
-// the condition was met.
+// the condition was met, and for --until-ready what it still waited for.
 func (c *Conditions) NotMet(why string) error {
-	return fmt.Errorf("%s before %s was met", why, c.Awaited())
+	waiting := ""
+	if c.cfg.Ready != nil && c.cfg.Ready.Flag == "--until-ready" {
+		waiting = c.cfg.Ready.waiting()
+	}
+	return fmt.Errorf("%s before %s was met%s", why, c.Awaited(), waiting)
 }
 
 // MetBy reports whether ev meets the condition: asked once per event, in the order they
 // are numbered. For UntilDeleted the informer's cache no longer holds a deleted object
 // when it is asked.
 func (c *Conditions) MetBy(ev *event.Event) bool {
-	if c.cfg.Rollout != nil && c.cfg.Rollout(ev) {
-		if ev.Rollout.State != event.RolloutComplete {
-			c.failedRollout.Store(ev.Rollout)
+	if c.cfg.Ready != nil {
+		decided, failure := c.cfg.Ready.see(ev, c.isSynced.Load())
+		if failure != "" {
+			c.failure.Store(&failure)
 		}
-		return true
+		return decided
 	}
 	return c.cfg.Until != nil && c.untilTrue(ev) ||
 		c.cfg.UntilDeleted && ev.Type == event.Deleted && c.isSynced.Load() && c.allDeleted()
 }
 
-// RolloutFailed is the failed rollout that met --until-rollout, nil if none did; safe on
-// a nil receiver (a run without conditions).
-func (c *Conditions) RolloutFailed() *event.Rollout {
+// Failed says why --until-ready's or --until-rollout's wait ended in a failure (what:
+// "not ready", "rollout failed"); ok is false if it did not. Safe on a nil receiver (a
+// run without conditions).
+func (c *Conditions) Failed() (what, why string, ok bool) {
 	if c == nil {
-		return nil
+		return "", "", false
 	}
-	return c.failedRollout.Load()
+	if f := c.failure.Load(); f != nil {
+		return c.cfg.Ready.Failure, *f, true
+	}
+	return "", "", false
 }
 
 func (c *Conditions) untilTrue(ev *event.Event) bool {
@@ -126,7 +141,7 @@ func (c *Conditions) untilTrue(ev *event.Event) bool {
 // with `kubectl wait --for=delete`.
 func (c *Conditions) Synced() bool {
 	c.isSynced.Store(true)
-	return c.cfg.UntilDeleted && c.allDeleted()
+	return c.cfg.UntilDeleted && c.allDeleted() || c.cfg.Ready != nil && c.cfg.Ready.met(true)
 }
 
 // allDeleted reports whether no informer's cache holds any of the named objects. Each

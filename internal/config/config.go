@@ -40,6 +40,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/sinkkind"
 )
@@ -62,6 +63,9 @@ type File struct {
 	// notify): each adds to the shipped ones, or replaces the one of its name.
 	Transitions map[string]string
 	Formats     map[string]string
+	// Health are the file's own health rules, by kind (package health): each adds to the
+	// shipped ones, or replaces the one of its kind.
+	Health map[string]health.Rule
 }
 
 // Defaults are the settings a sink gets when it leaves them unset (zero).

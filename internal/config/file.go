@@ -143,8 +143,12 @@ func (d *decoder) parse(data []byte) (*File, error) {
 	if isNull(root) {
 		return f, nil
 	}
-	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume", "store", "metricsAddr", "transitions", "formats"}, func(key string, k, v *yaml.Node) error {
+	err := d.mapping(root, "at the top level", "", []string{"defaults", "sinks", "resume", "store", "metricsAddr", "transitions", "formats", "health"}, func(key string, k, v *yaml.Node) error {
 		switch key {
+		case "health":
+			var err error
+			f.Health, err = d.healthRules(v)
+			return err
 		case "transitions":
 			var err error
 			f.Transitions, err = d.programs(v, key, transition.CheckName)

@@ -43,6 +43,8 @@ type Config struct {
 	UI        bool
 	UIHistory int
 	Speed     fastpath.Settings
+	// Health, when set, gives every event its object's health (health.go).
+	Health *Health
 }
 
 // Output is what the sinks are and what they show.

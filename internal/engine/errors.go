@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -64,10 +65,13 @@ type NotMetError struct{ Err error }
 func (e *NotMetError) Error() string { return e.Err.Error() }
 
 // RolloutFailedError says the followed object's rollout failed (a Deployment past its
-// progress deadline, a failed Job) and --until-rollout ended the run on it.
-type RolloutFailedError struct{ Message string }
+// progress deadline, a failed Job) and --until-rollout ended the run on it, or an object
+// --until-ready waited for failed (What: "not ready").
+type RolloutFailedError struct{ What, Message string }
 
-func (e *RolloutFailedError) Error() string { return "rollout failed: " + e.Message }
+func (e *RolloutFailedError) Error() string {
+	return cmp.Or(e.What, "rollout failed") + ": " + e.Message
+}
 
 // SinkFailedError says one or more sinks stopped on an error while the rest went on. Each
 // failure was reported when it happened.

@@ -27,6 +27,8 @@ func (r *run) pipeline() *pipeline.Pipeline {
 		add(pipeline.Step{Name: "related", Stage: r.relatedStage(), Sync: true}, true)
 	}
 	add(pipeline.Step{Name: "owners", Stage: r.follow, Sync: true}, r.follow != nil)
+	// How each object is doing, when the run reads it (package health).
+	add(pipeline.Step{Name: "health", Stage: r.health, Sync: true}, r.health != nil)
 	// What happened in the change (--on, the sinks' on=), and whether it is news
 	// (--event-types, --exclude-namespace's patterns, --by, --on, --changes-only).
 	add(pipeline.Step{Name: "transitions", Stage: pipeline.StageFunc(func(ev *event.Event) { ev.On = cfg.Events.Transitions.Eval(ev) })},

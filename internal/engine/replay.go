@@ -39,12 +39,12 @@ func RunReplay(ctx context.Context, sys System, cfg Config, replay Replay) (Resu
 
 // ReadsObjects reports whether a sink, a transition or an exit condition reads the
 // events' objects beyond their JSON and metadata: the pretty, wide and template formats
-// (kubectl's columns and templates read the typed objects), and jq expressions (a jq
-// sink's, an exec or http sink's, --until, the transitions of --on and of the sinks'
-// on=). A replay reads only the metadata of the recorded objects otherwise, and writes
+// (kubectl's columns and templates read the typed objects), jq expressions (a jq sink's,
+// an exec or http sink's, --until, the transitions of --on and of the sinks' on=), and
+// health. A replay reads only the metadata of the recorded objects otherwise, and writes
 // their JSON as it is.
 func (c Config) ReadsObjects() bool {
-	if c.End.Until != nil || len(c.Events.On) > 0 {
+	if c.End.Until != nil || len(c.Events.On) > 0 || c.Health != nil {
 		return true
 	}
 	for _, s := range c.Output.Sinks {

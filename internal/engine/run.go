@@ -79,6 +79,11 @@ func (w *session) run(ctx context.Context) (_ Result, runErr error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if h := w.cfg.Health; h != nil {
+		for _, c := range w.plan.Clusters {
+			h.StatusWritten = append(h.StatusWritten, c.StatusWritten...)
+		}
+	}
 	w.keepSecretsOutOfLogs()
 	if err := w.newView(quit); err != nil {
 		return Result{}, err
@@ -130,8 +135,8 @@ func (w *session) stream(ctx context.Context) (Result, error) {
 // resolve is the one place where what needs the clusters is resolved, before any sink
 // opens: every cluster's clients, the followed object (--owned) and the checkpoint
 // (--resume). Its usage errors are the run's.
-func (w *session) resolve(ctx context.Context) (runConfig, error) {
-	rc := runConfig{cfg: w.cfg, hooks: hooks{warn: w.warn}}
+func (w *session) resolve(ctx context.Context) (rc runConfig, err error) {
+	rc = runConfig{cfg: w.cfg, hooks: hooks{warn: w.warn}}
 	if t := w.cfg.Events.Transitions; t != nil {
 		t.WarnTo(w.warnf) // through the view, when it has the screen
 	}
@@ -144,13 +149,13 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 		rc.observer = w.metrics
 		rc.parts = append(rc.parts, w.metrics.Part())
 	}
-	defer func() {
+	defer func() { // rc is the named result: the view is the last part whichever return
 		if w.view != nil {
 			rc.parts = append(rc.parts, w.view.Part()) // last: it takes the screen
 		}
 	}()
 	for _, c := range w.plan.Clusters {
-		clients, err := w.sys.NewClients(c.Config, w.cfg.Speed.Recovery)
+		clients, err := w.sys.NewClients(foundChildrenConfig(c), w.cfg.Speed.Recovery)
 		if err != nil {
 			if w.plan.Several {
 				err = fmt.Errorf(plan.ClusterNotice+"%w", c.Name, err)
@@ -164,7 +169,7 @@ func (w *session) resolve(ctx context.Context) (runConfig, error) {
 		// Before the checkpoint: an object that is not there says it all.
 		c := w.plan.Clusters[0]
 		f, err := owners.NewFollow(ctx, owners.FollowOptions{Root: c.Resources[0], Name: w.cfg.Watch.Names[0],
-			Namespace: c.Namespace(), Children: c.Children, UntilRollout: w.cfg.Watch.UntilRollout, Given: w.cfg.Watch.Types[0],
+			Namespace: c.Namespace(), Children: c.Children, MetadataChildren: c.ChildrenFound, UntilRollout: w.cfg.Watch.UntilRollout, Given: w.cfg.Watch.Types[0],
 			Dynamic: rc.clusters[0].Clients.Dynamic, Metadata: rc.clusters[0].Clients.Metadata, Warn: w.warnf})
 		var notFound *owners.NotFoundError
 		switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/conditions"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/fold"
+	"github.com/kubeevents/kubeevents/internal/health"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/owners"
@@ -40,6 +41,7 @@ type runConfig struct {
 	unchanged []int
 	// The parts of the run: --owned, --resume, --fold-rollouts, the metrics.
 	follow   *owners.Follow
+	health   *health.Step
 	resume   *resume.Resume
 	folder   *fold.Folder
 	observer informer.Observer
@@ -85,8 +87,8 @@ func stream(ctx context.Context, rc runConfig) (Result, error) {
 	if err = cmp.Or(err, stopErr); err != nil {
 		return res, err
 	}
-	if failed := r.conditions.RolloutFailed(); failed != nil && reason == StopCondition {
-		err = &RolloutFailedError{Message: failed.Message}
+	if what, why, failed := r.conditions.Failed(); failed && reason == StopCondition {
+		err = &RolloutFailedError{What: what, Message: why}
 	}
 	var failed []string
 	for _, l := range rc.listeners {
@@ -113,6 +115,8 @@ type run struct {
 	// and says when it ended.
 	watch  *watch.Set
 	replay replayRun
+	// stalls runs the health step's timer of STALLED events (--stalled-after) in a watch.
+	stalls replayRun
 	// synced is what hooks.synced returned, undone when the run ends (and not called
 	// once it has ended).
 	synced struct {
@@ -131,12 +135,9 @@ func newRun(rc runConfig) *run {
 		r.hooks.warn = func(string, ...any) {}
 	}
 	cfg := rc.cfg
-	cc := conditions.Config{Until: cfg.End.Until, Differ: cfg.Output.Differ, ShowOld: cfg.Output.ShowOld,
-		UntilDeleted: cfg.Watch.UntilDeleted, Names: cfg.Watch.Names}
-	if rc.follow != nil && rc.follow.UntilRollout {
-		cc.Rollout = rc.follow.RolloutEnded
-	}
-	r.conditions = conditions.New(cc)
+	r.health = newHealthStep(cfg, r.hooks.warn)
+	r.conditions = conditions.New(conditions.Config{Until: cfg.End.Until, Differ: cfg.Output.Differ, ShowOld: cfg.Output.ShowOld,
+		UntilDeleted: cfg.Watch.UntilDeleted, Names: cfg.Watch.Names, Ready: rc.readyWait()})
 	return r
 }
 
@@ -154,7 +155,11 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 	if r.source != nil {
 		r.pipe = r.pipeline()
 		r.startListeners()
-		r.replay.start(ctx, r.source, r.pipe.Take)
+		src := r.source
+		if r.health != nil {
+			src = r.health.Replayed(src) // its STALLED events, by the recording's times
+		}
+		r.replay.start(ctx, src, r.pipe.Take)
 		return true, nil
 	}
 	if err := r.buildWatch(); err != nil {
@@ -181,6 +186,9 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 		observe = r.folder.Observe
 	}
 	r.watch.Run(ctx, r.pipe.Take, observe)
+	if r.health != nil {
+		r.stalls.start(ctx, r.health, r.pipe.Take) // its STALLED events
+	}
 	go r.afterSync(ctx)
 	return true, nil
 }
@@ -386,6 +394,7 @@ func (r *run) stopSources(deadline time.Time) {
 			r.watch.Stop()
 		}
 		r.replay.stop()
+		r.stalls.stop()
 		r.deliver.Drained()
 	}()
 	timer := time.NewTimer(max(time.Until(deadline), 0))

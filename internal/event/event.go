@@ -137,6 +137,9 @@ type Event struct {
 	// Rollout says where the object's rollout stands (--owned, for the kinds that have
 	// one: Deployments, StatefulSets, DaemonSets, Jobs; a RolloutStep); nil otherwise.
 	Rollout *Rollout
+	// Health is the object's health (package health), when the run computes it; nil
+	// otherwise.
+	Health *Health
 
 	// On names the transitions (--on, a sink's on=) that happened in this change: the
 	// transitions step's decision, before the event is numbered, of those of the run's
@@ -335,7 +338,7 @@ func (e *Event) Unfold() *Event {
 	return &Event{Type: e.Type, Time: e.Time, Cluster: e.Cluster, Resource: e.Resource, Kind: e.Kind,
 		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related, Past: e.Past,
 		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, Rollout: e.Rollout,
-		On: e.On, UnfoldedSeq: e.Seq}
+		Health: e.Health, On: e.On, UnfoldedSeq: e.Seq}
 }
 
 // ShowingOn is the event as a sink that names only these transitions sees it: e itself
@@ -358,7 +361,7 @@ func (e *Event) ShowingOn(names []string) *Event {
 	return &Event{Type: e.Type, Time: e.Time, Seq: e.Seq, Cluster: e.Cluster, Resource: e.Resource, Kind: e.Kind,
 		Object: e.Object, Old: e.Old, InInitialList: e.InInitialList, Related: e.Related, Past: e.Past,
 		FinalStateUnknown: e.FinalStateUnknown, Reason: e.Reason, Owners: e.Owners, ManagedFields: e.ManagedFields,
-		Rollout: e.Rollout, On: on, Folded: e.Folded, FoldedEvents: e.FoldedEvents, UnfoldedSeq: e.UnfoldedSeq,
+		Rollout: e.Rollout, Health: e.Health, On: on, Folded: e.Folded, FoldedEvents: e.FoldedEvents, UnfoldedSeq: e.UnfoldedSeq,
 		Encoder: e.Encoder, Written: e.Written, RecordedDiff: e.RecordedDiff, RecordedBy: e.RecordedBy, Child: e.Child,
 		LeftOut: e.LeftOut, EndsStream: e.EndsStream, SyncTo: e.SyncTo, shown: e.encodings()}
 }

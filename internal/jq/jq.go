@@ -53,6 +53,18 @@ type Query struct {
 	types map[string]bool
 	// Timeout limits each Run; zero means DefaultTimeout. Set it before the first Run.
 	Timeout time.Duration
+	src     string // the expression as given
+}
+
+// Reads reports whether the expression reads the envelope's key: it names it where the
+// analysis of what it reads follows it (input.go), or anywhere in its text where that
+// analysis gives up. What a run computes only for the expressions that read it (an
+// object's health) is computed when one does.
+func (q *Query) Reads(key string) bool {
+	if q.reads == nil {
+		return strings.Contains(q.src, key)
+	}
+	return q.reads.At(key) != nil
 }
 
 // Compile parses and compiles expr once for all events. A syntax error is a
@@ -90,7 +102,7 @@ func CompileWith(expr, definitions string) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Query{code: code, reads: readPaths(query), types: selectedTypes(query)}, nil
+	return &Query{code: code, reads: readPaths(query), types: selectedTypes(query), src: definitions + expr}, nil
 }
 
 // noInput is the input iterator behind input and inputs; without one gojq refuses to
@@ -271,6 +283,13 @@ func buildEnvelopeValue(ev *event.Event, d *diff.Differ, showOld bool, reads *ge
 	}
 	if reads.At("owners") != nil || reads.At("rollout") != nil {
 		addOwners(envelope, ev)
+	}
+	if h := ev.Health; h != nil && reads.At("health") != nil {
+		health := map[string]any{"status": string(h.Status), "message": h.Message}
+		if h.Previous != "" {
+			health["previous"] = string(h.Previous)
+		}
+		envelope["health"] = health
 	}
 	if r := reads.At("old"); r != nil && showOld && ev.HasOld() {
 		old, err := objectPart(ev.Old, r, ev.OldValue)

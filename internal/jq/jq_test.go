@@ -192,6 +192,7 @@ func TestJQAgreesWithJSONLines(t *testing.T) {
 		`select(.type == "DELETED") | .object.metadata.name`,
 		"[.type, .time, .seq, .resource, .finalStateUnknown]",
 		"[.on, .folded, .unfolded, .rollout]",
+		".health", "[.health.status, .health.previous]",
 		".diff | map(.path)",
 		`[.diff[]? | select(.op == "replace") | .old]`,
 		`[.diff[]? | select(.op == "add") | has("old"), has("value")]`,
@@ -203,7 +204,7 @@ func TestJQAgreesWithJSONLines(t *testing.T) {
 	}
 	d := diff.NewDiffer(eventtest.MustParseAll(t, diff.ParseIgnorePath, eventtest.UserIgnores...))
 	for _, showOld := range []bool{false, true} {
-		events := append(append(append(eventtest.DiffGoldenEvents(), eventtest.Events()...), eventtest.AttributedEvents()...), eventtest.SignalEvents()...)
+		events := append(append(append(eventtest.DiffGoldenEvents(), eventtest.Events()...), eventtest.AttributedEvents()...), append(eventtest.SignalEvents(), eventtest.HealthEvents()...)...)
 		for _, expr := range exprs {
 			q := mustCompile(t, expr)
 			for i, ev := range events {

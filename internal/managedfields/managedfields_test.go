@@ -434,3 +434,18 @@ func TestRawMayCoverAsParsed(t *testing.T) {
 		}
 	}
 }
+
+// The API server stamps a create's managedFields entry before it sets creationTimestamp,
+// each from its own clock reading: the two can fall on either side of a second's
+// boundary, and the entry is still the creator's.
+func TestCreatorStampedTheSecondBefore(t *testing.T) {
+	created := pod("1", mf("e2e.test", "", "", -1, labelFields))
+	r := observe(t, NewTracker(), created)
+	if a, ok := r[0].Decided(true); !ok || !reflect.DeepEqual(managers(a), []string{"e2e.test"}) || a.Ambiguous {
+		t.Errorf("ADDED: %+v, %v; want e2e.test", a, ok)
+	}
+	older := pod("1", mf("restored", "", "", -2, labelFields))
+	if a, _ := observe(t, NewTracker(), older)[0].Decided(true); len(a.By) != 0 {
+		t.Errorf("ADDED of an object whose only entry is 2 s older than it: %+v, want nobody", a)
+	}
+}

@@ -23,7 +23,7 @@ type Record struct {
 	// newest write's first: layer 0, then the earlier ones'.
 	candidates []candidate
 	// creators are the entries of the main resource written in the second the object
-	// was created (only when the previous version is unknown: an object new to the
+	// was created (or the one before) (only when the previous version is unknown: an object new to the
 	// informer), for an ADDED event.
 	creators []Entry
 	// one holds the candidates when there is one (the commonest case): no allocation.
@@ -78,7 +78,9 @@ func newRecord(entries []rawEntry, ids []uint32, prev, version []stamp, known, s
 		}
 	} else {
 		for _, e := range entries {
-			if e.subresource == "" && !e.time.IsZero() && e.time.Unix() == created {
+			// The API server stamps the create's entry, then sets creationTimestamp, each
+			// from its own reading of the clock: the entry's second may be the one before.
+			if s := e.time.Unix(); e.subresource == "" && !e.time.IsZero() && (s == created || s == created-1) {
 				r.creators = append(r.creators, e.entry())
 			}
 		}

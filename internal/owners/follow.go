@@ -31,10 +31,11 @@ type Follow struct {
 }
 
 // ChildType is one type watched for children, with the label selector the server
-// filters it by ("" for none).
+// filters it by ("" for none); MetadataOnly watches its objects' metadata alone.
 type ChildType struct {
 	Resource      resource.Resource
 	LabelSelector string
+	MetadataOnly  bool
 }
 
 // FollowOptions say what to follow and how to reach it.
@@ -44,9 +45,11 @@ type FollowOptions struct {
 	Namespace string // the namespace watched (children are looked for there)
 	// Children are the types watched for children: first those the root's kind's
 	// controller creates (ChildTypes, filtered by the root's selector), then those of
-	// --owned-types (watched whole in the namespace).
-	Children     []resource.Resource
-	UntilRollout bool
+	// --owned-types (watched whole in the namespace). MetadataChildren watches them all
+	// for their metadata alone (every namespaced type, when nothing names the kind's).
+	Children         []resource.Resource
+	MetadataChildren bool
+	UntilRollout     bool
 	// Given, for messages: the type as the user gave it ("deploy").
 	Given    string
 	Dynamic  dynamic.Interface
@@ -89,7 +92,7 @@ func NewFollow(ctx context.Context, o FollowOptions) (*Follow, error) {
 	owning := []schema.GroupKind{kind}
 	f := &Follow{Root: o.Root, RootName: o.Name, UntilRollout: o.UntilRollout}
 	for i, child := range o.Children {
-		ct := ChildType{Resource: child}
+		ct := ChildType{Resource: child, MetadataOnly: o.MetadataChildren}
 		// The owner's selector applies to the types its controller creates; types added
 		// with --owned-types are watched whole in the namespace.
 		if i < len(ChildTypes[kind]) {
@@ -135,12 +138,6 @@ func (f *Follow) Process(ev *event.Event) {
 		return
 	}
 	f.Tree.Annotate(ev)
-}
-
-// RolloutEnded is the condition of --until-rollout: an event of the followed object
-// whose rollout completed or failed.
-func (f *Follow) RolloutEnded(ev *event.Event) bool {
-	return ev.Rollout.Done() && f.Tree.IsRoot(ev)
 }
 
 // FollowTree is the Follow of a tree made already (tests).

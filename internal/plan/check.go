@@ -34,6 +34,9 @@ type Features struct {
 
 	Owned, OwnedTypes                 bool
 	Until, UntilDeleted, UntilRollout bool
+	// UntilReady is --until-ready; Health --health, StalledAfter --stalled-after (what
+	// reads the objects' status, as --until-rollout does).
+	UntilReady, Health, StalledAfter bool
 	// Resume is --resume as given ("" without); ResumeReset --resume-reset.
 	Resume      string
 	ResumeReset bool
@@ -45,6 +48,7 @@ type Features struct {
 	Resync, SyncLeftOut bool
 	NoBy, By            bool
 	On, FoldRollouts    bool
+	EventTypes          bool // --event-types
 
 	// UI is --ui, UIHistory --ui-history given. Screen is the format of the terminal
 	// sink that writes to stdout ("" when none does: --no-screen), OtherStdout the name
@@ -79,7 +83,7 @@ func checkReplay(f Features) string {
 		on   bool
 		flag string
 	}{{f.Resume != "", "--resume"}, {f.LeaderElect, "--leader-elect"}, {f.UI, "--ui"}, {f.WatchOnly, "--watch-only"},
-		{f.MetadataOnly, "--metadata-only"}, {f.UntilDeleted, "--until-deleted"}, {f.UntilRollout, "--until-rollout"}} {
+		{f.MetadataOnly, "--metadata-only"}, {f.UntilDeleted, "--until-deleted"}, {f.UntilRollout, "--until-rollout"}, {f.UntilReady, "--until-ready"}} {
 		if c.on {
 			return c.flag + " applies to a watch of a cluster, and a replay reads a recording: drop " + c.flag
 		}
@@ -114,7 +118,7 @@ func checkOwned(f Features) string {
 		case f.OwnedTypes:
 			return "--owned-types applies to --owned only; add --owned"
 		case f.UntilRollout:
-			return "--until-rollout follows a rollout through what the object owns; add --owned (kubeevents watch deployment/web --owned --until-rollout)"
+			return "--until-rollout follows a rollout through what the object owns; add --owned (kubeevents watch deployment/web --owned --until-rollout), or wait for the objects' health with --until-ready"
 		}
 		return ""
 	}
@@ -146,6 +150,32 @@ func checkConditions(f Features) string {
 		return "--until-rollout cannot be combined with --until or --until-deleted: give one condition"
 	case f.UntilRollout && f.MetadataOnly:
 		return "--until-rollout reads the object's status, which --metadata-only leaves out: drop one of them"
+	}
+	return checkReady(f)
+}
+
+// checkReady: --until-ready waits for the objects' health (docs/health.md), which reads
+// their status.
+func checkReady(f Features) string {
+	switch {
+	case (f.Health || f.StalledAfter || f.UntilReady) && f.MetadataOnly:
+		flag := "--health"
+		if f.UntilReady {
+			flag = "--until-ready"
+		} else if f.StalledAfter {
+			flag = "--stalled-after"
+		}
+		return flag + " reads the objects' status, which --metadata-only leaves out: drop one of them"
+	case !f.UntilReady:
+		return ""
+	case f.Names == 0:
+		return "--until-ready needs the objects to wait for: kubeevents watch TYPE NAME... --until-ready, or TYPE/NAME (with --owned, and what it owns)"
+	case f.Until || f.UntilDeleted || f.UntilRollout:
+		return "--until-ready cannot be combined with --until, --until-deleted or --until-rollout: give one condition"
+	case f.On || f.EventTypes || f.By:
+		return "--until-ready follows every change of the objects it waits for, which --on, --event-types, --by and --not-by would leave out; drop them (a sink's on= and event-types= filter that sink alone)"
+	case f.WatchOnly || f.Resume != "":
+		return "--until-ready needs the objects as they are at start-up, which --watch-only and --resume leave out; drop them"
 	}
 	return ""
 }
@@ -224,6 +254,6 @@ func FeaturesOf(req Request) Features {
 	f.Selectors = req.LabelSelector != "" || req.FieldSelector != ""
 	f.MetadataOnly, f.ShowSecrets = req.MetadataOnly, req.ShowSecrets
 	f.Owned, f.OwnedTypes = req.Owned, len(req.OwnedTypes) > 0
-	f.UntilRollout, f.UntilDeleted = req.UntilRollout, req.UntilDeleted
+	f.UntilRollout, f.UntilDeleted, f.UntilReady = req.UntilRollout, req.UntilDeleted, req.UntilReady
 	return f
 }

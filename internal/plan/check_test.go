@@ -25,6 +25,7 @@ var features = []struct {
 	{"--until", func(f *Features) { f.Until = true }},
 	{"--until-deleted", func(f *Features) { f.UntilDeleted = true }},
 	{"--until-rollout", func(f *Features) { f.UntilRollout, f.Owned = true, true }},
+	{"--until-ready", func(f *Features) { f.UntilReady = true }},
 	{"--watch-only", func(f *Features) { f.WatchOnly = true }},
 	{"--metadata-only", func(f *Features) { f.MetadataOnly = true }},
 	{"replay", func(f *Features) { f.Replay = true }},
@@ -53,6 +54,13 @@ var refused = map[[2]string]string{
 	{"--until-rollout", "replay"}:             "--until-rollout applies to a watch of a cluster",
 	{"--watch-only", "replay"}:                "--watch-only applies to a watch of a cluster",
 	{"--metadata-only", "replay"}:             "--metadata-only applies to a watch of a cluster",
+	{"--resume", "--until-ready"}:             "--until-ready needs the objects as they are at start-up, which --watch-only and --resume leave out",
+	{"--until", "--until-ready"}:              "--until-ready cannot be combined with --until, --until-deleted or --until-rollout: give one condition",
+	{"--until-deleted", "--until-ready"}:      "--until-ready cannot be combined with --until, --until-deleted or --until-rollout",
+	{"--until-rollout", "--until-ready"}:      "--until-ready cannot be combined with --until, --until-deleted or --until-rollout",
+	{"--until-ready", "--watch-only"}:         "--until-ready needs the objects as they are at start-up",
+	{"--until-ready", "--metadata-only"}:      "--until-ready reads the objects' status, which --metadata-only leaves out",
+	{"--until-ready", "replay"}:               "--until-ready applies to a watch of a cluster",
 }
 
 // TestEveryPairOfFeatures runs Check on every pair of features that can conflict: each

@@ -9,10 +9,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/validate/content"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
@@ -92,8 +94,42 @@ func connect(req Request, getter genericclioptions.RESTClientGetter, perCluster 
 		if c.Children, err = ownedChildren(req, c.Resources[0], mapper, disco); err != nil {
 			return nil, nil, err
 		}
+		if len(c.Children) == 0 {
+			// Nothing says what the kind's controller creates: every namespaced type may
+			// hold its children, watched for their metadata alone.
+			if c.Children, err = everyNamespacedType(disco); err != nil {
+				return nil, nil, err
+			}
+			c.ChildrenFound = true
+		}
+	}
+	if req.Health {
+		c.StatusWritten = statusWritten(disco, append(slices.Clip(c.Resources), c.Children...))
 	}
 	return c, unresolved, nil
+}
+
+// statusWritten are the custom resources of resources whose definition has a status
+// subresource, as discovery lists them ("myapps/status"): the API server keeps their
+// status out of what users write, so until their controller writes one they have none.
+func statusWritten(disco discovery.DiscoveryInterface, resources []resource.Resource) []schema.GroupResource {
+	var out []schema.GroupResource
+	lists := map[schema.GroupVersion]*metav1.APIResourceList{}
+	for _, res := range resources {
+		gv := res.GVR.GroupVersion()
+		if scheme.Scheme.IsGroupRegistered(gv.Group) {
+			continue // a built-in type: kstatus knows it
+		}
+		list, ok := lists[gv]
+		if !ok {
+			list, _ = disco.ServerResourcesForGroupVersion(gv.String())
+			lists[gv] = list
+		}
+		if list != nil && slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == res.GVR.Resource+"/status" }) {
+			out = append(out, res.GVR.GroupResource())
+		}
+	}
+	return out
 }
 
 // namespaces reads the namespace the kubeconfig's loader gives (-n, or the context's):
@@ -184,20 +220,28 @@ func CheckObjectName(res resource.Resource, name string) error {
 }
 
 // ownedChildren resolves the types watched for the children of root (--owned): the
-// defaults of its kind, then --owned-types.
+// defaults of its kind (or what its health rule says its controller creates: a type the
+// cluster does not serve is left out), then --owned-types. None when nothing says.
 func ownedChildren(req Request, root resource.Resource, mapper meta.RESTMapper, disco discovery.DiscoveryInterface) ([]resource.Resource, error) {
 	kind := root.GVK.GroupKind()
 	if req.UntilRollout && !owners.HasRollout(kind) {
-		return nil, usagef("--until-rollout applies to deployments, statefulsets, daemonsets and jobs; %s have no rollout to wait for (use --until with a jq condition)", root)
+		return nil, usagef("--until-rollout applies to deployments, statefulsets, daemonsets and jobs; %s have no rollout to wait for (use --until-ready, which waits for any kind's health)", root)
+	}
+	defaults, fromRule := owners.ChildTypes[kind], false
+	if len(defaults) == 0 && req.HealthOwns != nil {
+		defaults, fromRule = req.HealthOwns(kind), true
 	}
 	var children []resource.Resource
 	seen := map[schema.GroupVersionResource]bool{}
-	for _, arg := range append(append([]string{}, owners.ChildTypes[kind]...), req.OwnedTypes...) {
+	for i, arg := range append(append([]string{}, defaults...), req.OwnedTypes...) {
 		res, err := resource.Resolve(strings.TrimSpace(arg), mapper, disco)
 		if err != nil {
 			var unknown *resource.UnknownTypeError
 			var notWatchable *resource.NotWatchableError
-			if errors.As(err, &unknown) || errors.As(err, &notWatchable) {
+			switch {
+			case (errors.As(err, &unknown) || errors.As(err, &notWatchable)) && fromRule && i < len(defaults):
+				continue // a rule's type whose definition this cluster lacks
+			case errors.As(err, &unknown) || errors.As(err, &notWatchable):
 				return nil, usagef("--owned-types: %v", err)
 			}
 			return nil, informer.APIError(err, "discover", resource.Resource{})
@@ -207,10 +251,33 @@ func ownedChildren(req Request, root resource.Resource, mapper meta.RESTMapper, 
 			children = append(children, res)
 		}
 	}
-	if len(children) == 0 {
-		return nil, usagef("%s own nothing by default: name the types of their children with --owned-types TYPE[,TYPE...], or drop --owned", root)
-	}
 	return children, nil
+}
+
+// everyNamespacedType is every namespaced type the server serves that can be listed and
+// watched, but the core Events (of --with-events): what --owned watches, metadata only,
+// for the children of a kind that nothing says the children of. A group whose discovery
+// failed is left out.
+func everyNamespacedType(disco discovery.DiscoveryInterface) ([]resource.Resource, error) {
+	lists, err := disco.ServerPreferredNamespacedResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, informer.APIError(err, "discover", resource.Resource{})
+	}
+	var out []resource.Resource
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") ||
+				r.Name == "events" && (gv.Group == "" || gv.Group == "events.k8s.io") {
+				continue
+			}
+			out = append(out, resource.Resource{GVR: gv.WithResource(r.Name), GVK: gv.WithKind(r.Kind), Namespaced: true})
+		}
+	}
+	return out, nil
 }
 
 // KubeconfigError makes a kubeconfig problem one line with a hint.

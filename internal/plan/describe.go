@@ -61,5 +61,9 @@ func (p *Plan) followed(req Request) string {
 	if !c.Resources[0].Namespaced {
 		where = ""
 	}
-	return fmt.Sprintf("%s %s%s and what it owns: %s", c.Resources[0], req.Names[0], where, strings.Join(children, ", "))
+	owned := strings.Join(children, ", ")
+	if c.ChildrenFound {
+		owned = fmt.Sprintf("any of the %d namespaced types (their metadata)", len(children))
+	}
+	return fmt.Sprintf("%s %s%s and what it owns: %s", c.Resources[0], req.Names[0], where, owned)
 }

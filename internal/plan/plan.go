@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 
@@ -50,11 +51,19 @@ type Request struct {
 	ShowSecrets   bool
 
 	// Owned follows the one named object and what it owns; OwnedTypes are more types
-	// watched for its children; UntilRollout waits for its rollout.
+	// watched for its children; UntilRollout waits for its rollout. UntilReady waits for
+	// the named objects' health (and with Owned, for what it owns) to be Current.
 	Owned        bool
 	OwnedTypes   []string
 	UntilRollout bool
 	UntilDeleted bool
+	UntilReady   bool
+	// Health says the run computes each object's health: Resolve then reads which
+	// custom resources have a status subresource (Cluster.StatusWritten). HealthOwns
+	// says what a kind's controller creates, by its health rule (package health), for the
+	// children of an object of a kind that has no defaults; nil: none.
+	Health     bool
+	HealthOwns func(kind schema.GroupKind) []string
 
 	// Columns reads the CustomResourceDefinitions' printer columns (a sink prints pretty
 	// or wide lines); Resume reads what identifies each cluster for a checkpoint.
@@ -86,8 +95,14 @@ type Cluster struct {
 	Missing   []string
 	Resources []resource.Resource
 	// Children are the types watched for the children of an owned object (Request.Owned):
-	// the defaults of its kind, then Request.OwnedTypes.
-	Children []resource.Resource
+	// the defaults of its kind (or its health rule's), then Request.OwnedTypes; when
+	// nothing names any, every namespaced type (ChildrenFound: watched for their
+	// metadata alone).
+	Children      []resource.Resource
+	ChildrenFound bool
+	// StatusWritten are the custom resources watched (children too) whose definition has
+	// a status subresource: a controller writes their status (Request.Health).
+	StatusWritten []schema.GroupResource
 	// Columns are the watched custom resources' printer columns (Request.Columns).
 	Columns kubectl.PrinterColumns
 	// Checkpoint is what a checkpoint of this cluster's watch belongs to (Request.Resume).

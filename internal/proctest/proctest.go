@@ -59,6 +59,13 @@ type Spec struct {
 	// Stderr, when set, also receives its standard error (a file a run keeps); Stderr()
 	// has it all the same. A failing write here never reaches the process.
 	Stderr io.Writer
+	// Terminal, when set, is the process's terminal, as a shell gives one to a command
+	// (a pseudo-terminal's tty side): its stdin, stdout and stderr, and its controlling
+	// terminal, in a session of its own. Stdin, Stdout and Stderr must then be nil; Lines,
+	// when set, is the terminal's other side, read as the lines (stderr's among them, and
+	// Stderr() stays empty). The caller closes its own copy of Terminal once Start
+	// returned, so that Lines ends when the process does.
+	Terminal *os.File
 }
 
 // The reasons a wait gives up.
@@ -90,8 +97,11 @@ type Process struct {
 
 // Start starts the program spec describes.
 func Start(spec Spec) (*Process, error) {
-	if spec.Lines != nil && spec.Stdout == nil {
+	if spec.Lines != nil && spec.Stdout == nil && spec.Terminal == nil {
 		return nil, errors.New("proctest: Spec.Lines without Spec.Stdout: give the other end of Lines as Stdout")
+	}
+	if spec.Terminal != nil && (spec.Stdin != nil || spec.Stdout != nil || spec.Stderr != nil) {
+		return nil, errors.New("proctest: Spec.Terminal is stdin, stdout and stderr: leave Stdin, Stdout and Stderr unset")
 	}
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Env, cmd.Dir, cmd.Stdin = spec.Env, spec.Dir, spec.Stdin
@@ -99,8 +109,17 @@ func Start(spec Spec) (*Process, error) {
 	p := &Process{cmd: cmd, exited: make(chan struct{}), changed: make(chan struct{})}
 	cmd.Stderr = &stderrWriter{p: p, tee: spec.Stderr}
 	cmd.Stdout = spec.Stdout
-	if spec.Stdout == nil {
+	readsStdout := spec.Stdout == nil && spec.Terminal == nil
+	if readsStdout {
 		cmd.Stdout = lineWriter{p}
+	}
+	if spec.Terminal != nil {
+		attr, err := sessionAttr()
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Terminal, spec.Terminal, spec.Terminal
+		cmd.SysProcAttr = attr
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -112,12 +131,12 @@ func Start(spec Spec) (*Process, error) {
 			_, _ = io.Copy(lineWriter{p}, spec.Lines)
 			p.endLines()
 		}()
-	case spec.Stdout != nil:
+	case !readsStdout:
 		p.endLines() // no lines to wait for
 	}
 	go func() {
 		err := cmd.Wait()
-		if spec.Stdout == nil {
+		if readsStdout {
 			p.endLines() // cmd.Wait has copied all of stdout
 		}
 		p.mu.Lock()

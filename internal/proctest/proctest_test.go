@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 )
 
 // The processes under test are this test binary again, in a child mode (childEnv).
@@ -53,6 +55,17 @@ func child(mode string) int {
 		}
 		fmt.Fprintln(os.Stderr, "done")
 		return 4
+	case "terminal": // a line on stdout, one on stderr, one on its controlling terminal
+		fmt.Println("out")
+		fmt.Fprintln(os.Stderr, "err")
+		tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+		if err != nil {
+			fmt.Println("no controlling terminal:", err)
+			return 5
+		}
+		fmt.Fprintln(tty, "tty")
+		tty.Close()
+		return 0
 	case "fail": // a few words on stderr, exit 1
 		fmt.Fprintln(os.Stderr, "bad input")
 		return 1
@@ -216,6 +229,22 @@ func TestStdoutElsewhere(t *testing.T) {
 	}
 }
 
+// On a terminal the process has its stdin, stdout and stderr there, and it is its
+// controlling terminal (/dev/tty); the terminal's other side is read as the lines.
+func TestTerminal(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	p := start(t, "terminal", Spec{Terminal: tty, Lines: ptmx})
+	tty.Close()
+	rest, code, err := p.Wait(10 * time.Second)
+	if err != nil || code != 0 || !slices.Equal(rest, []string{"out", "err", "tty"}) || p.Stderr() != "" {
+		t.Errorf("on a terminal: lines %q, code %d, %v, stderr %q; want out, err, tty, 0 and nothing", rest, code, err, p.Stderr())
+	}
+}
+
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no room") }
@@ -240,5 +269,8 @@ func TestStartErrors(t *testing.T) {
 	defer w.Close()
 	if _, err := Start(Spec{Path: os.Args[0], Lines: r}); err == nil {
 		t.Error("Lines without Stdout: no error")
+	}
+	if _, err := Start(Spec{Path: os.Args[0], Terminal: w, Stdout: w}); err == nil {
+		t.Error("Terminal with Stdout: no error")
 	}
 }

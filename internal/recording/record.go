@@ -33,6 +33,8 @@ type Record struct {
 	// Owners and Rollout are what --owned recorded (nil: none).
 	Owners  []event.Owner
 	Rollout *event.Rollout
+	// Health is the object's health as recorded (nil: the run did not compute it).
+	Health *event.Health
 	// Object is the object's JSON; Old the previous object's (--show-old), Diff the
 	// changes, By the field managers that made the change: nil when not recorded.
 	Object, Old, Diff, By json.RawMessage
@@ -146,6 +148,11 @@ func (rec *Record) set(key string, value gjson.Result, raw []byte) error {
 		if value.IsObject() {
 			rec.Rollout = &event.Rollout{State: event.RolloutState(value.Get("state").Str), Message: value.Get("message").Str}
 		}
+	case "health":
+		if value.IsObject() {
+			rec.Health = &event.Health{Status: event.HealthStatus(value.Get("status").Str), Message: value.Get("message").Str,
+				Previous: event.HealthStatus(value.Get("previous").Str)}
+		}
 	case "object":
 		rec.Object = raw
 	case "old":
@@ -171,11 +178,11 @@ func (rec *Record) set(key string, value gjson.Result, raw []byte) error {
 // check says what a record lacks to be an event.
 func (rec *Record) check() error {
 	switch rec.Type {
-	case event.Added, event.Modified, event.Deleted, event.Sync:
+	case event.Added, event.Modified, event.Deleted, event.Sync, event.Stalled:
 	case "":
 		return errors.New(`no "type"`)
 	default:
-		return fmt.Errorf(`"type" %q is not ADDED, MODIFIED, DELETED or SYNC`, rec.Type)
+		return fmt.Errorf(`"type" %q is not ADDED, MODIFIED, DELETED, SYNC or STALLED`, rec.Type)
 	}
 	switch {
 	case rec.Time.IsZero():

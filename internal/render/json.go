@@ -22,7 +22,8 @@ import (
 // longer matches the selectors, written last). After seq and cluster come "on", the
 // transitions that happened (--on, a sink's on=), and "unfolded", the seq a folded event
 // had, for one a failed rollout unfolded (--fold-rollouts); after the owners and rollout,
-// a ROLLOUT line's "folded", how many events it stands for (see signal.go).
+// the object's "health" (package health, when the run computes it), then a ROLLOUT
+// line's "folded", how many events it stands for (see signal.go).
 // The object is copied from ev.ObjectJSON, so it is encoded once however many sinks
 // write it. On error dst is returned unchanged. After "object" come the previous object
 // as "old" (if showOld, for MODIFIED and SYNC events) and the changes as "diff" (if d is
@@ -66,6 +67,7 @@ func AppendEnvelopeWithDiff(dst []byte, ev *event.Event, d *diff.Differ, showOld
 	dst = jsonw.AppendJSONField(dst, `,"resource":`, ev.Resource.Resource)
 	dst = append(dst, '}')
 	dst = appendOwnersJSON(dst, ev)
+	dst = appendHealthJSON(dst, ev)
 	dst = appendFoldedJSON(dst, ev)
 	dst = append(dst, `,"object":`...)
 	dst = append(dst, object...)

@@ -59,6 +59,7 @@ func newTypeLabels(enabled bool) map[string]string {
 		string(event.Deleted):     {color.FgRed},
 		string(event.Sync):        {color.Faint},
 		string(event.RolloutStep): {color.FgBlue},
+		string(event.Stalled):     {color.FgMagenta},
 		terminating:               {color.FgRed},
 		relatedEvent:              {color.FgCyan},
 		relatedWarning:            {color.FgRed, color.Bold},
@@ -141,6 +142,7 @@ func (p *Printer) appendLine(dst []byte, ev *event.Event) ([]byte, error) {
 	p.lastTable = nil
 	dst = p.appendSummary(dst, ev, m, isTerminating, line)
 	dst = appendRollout(dst, ev.Rollout)
+	dst = p.appendHealth(dst, ev)
 	dst = p.appendTags(dst, ev)
 	dst = p.appendBy(dst, ev, lineStart, line)
 	dst = append(dst, '\n')

@@ -26,6 +26,12 @@ type kindTable struct {
 func (p *Printer) appendCells(dst []byte, ev *event.Event, m metav1.Object) []byte {
 	headers := p.table.Row(&p.cells, ev, m)
 	n := p.cells.Len()
+	// -o wide adds the object's health, when the run computes it, as the last column.
+	health := p.format == FormatWide && ev.Health != nil
+	if health {
+		headers = append(headers[:len(headers):len(headers)], "HEALTH")
+		n++
+	}
 	gk := schema.GroupKind{Group: ev.Resource.Group, Kind: ev.Kind}
 	t := p.tables[gk]
 	if t == nil || len(t.widths) != n {
@@ -42,7 +48,11 @@ func (p *Printer) appendCells(dst []byte, ev *event.Event, m metav1.Object) []by
 	lastEnd := len(dst)
 	for i := range n {
 		start := len(dst)
-		dst = append(dst, p.cells.Cell(i)...)
+		if health && i == n-1 {
+			dst = append(dst, ev.Health.Status...)
+		} else {
+			dst = append(dst, p.cells.Cell(i)...)
+		}
 		if len(dst) > start {
 			lastEnd = len(dst)
 		}

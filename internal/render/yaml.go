@@ -64,6 +64,7 @@ func (p *Printer) appendYAML(dst []byte, ev *event.Event) ([]byte, error) {
 		),
 	)
 	envelope.Content = append(envelope.Content, ownersYAML(ev)...)
+	envelope.Content = append(envelope.Content, healthYAML(ev)...)
 	envelope.Content = append(envelope.Content, foldedYAML(ev)...)
 	envelope.Content = append(envelope.Content, str("object"), object)
 	if old != nil {

@@ -480,7 +480,7 @@ func (s *Source) event(rec recording.Record) (*event.Event, error) {
 		return nil, nil
 	}
 	ev := &event.Event{Type: rec.Type, Time: rec.Time, Cluster: rec.Cluster, Resource: rec.Resource, Kind: gvk.Kind,
-		Object: obj, FinalStateUnknown: rec.FinalStateUnknown, Past: rec.Past, Reason: rec.Reason, Owners: rec.Owners, Rollout: rec.Rollout}
+		Object: obj, FinalStateUnknown: rec.FinalStateUnknown, Past: rec.Past, Reason: rec.Reason, Owners: rec.Owners, Rollout: rec.Rollout, Health: rec.Health}
 	inWindow := (sel.Since.IsZero() || !rec.Time.Before(sel.Since)) && (sel.Until.IsZero() || !rec.Time.After(sel.Until))
 	switch {
 	case role == related:

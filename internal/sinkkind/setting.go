@@ -29,7 +29,7 @@ const (
 	Duration                     // a positive duration (a time limit, a batch interval)
 	KindName                     // the config file's type
 	Group                        // the config file's mapping of the rows keyed "KEY.SUB" (rotate)
-	EventTypes                   // ADDED, MODIFIED, DELETED, SYNC, separated by | (or , in the config file)
+	EventTypes                   // ADDED, MODIFIED, DELETED, SYNC, STALLED, separated by | (or , in the config file)
 	Transitions                  // names of transitions (package transition), separated by | or ,
 )
 
@@ -251,10 +251,10 @@ func (set *Setting) ParseText(k *Kind, text string) (Value, error) {
 	case EventTypes:
 		v.Items, err = parseList(text, func(t string) (string, error) {
 			if t = strings.ToUpper(t); !slices.Contains(EventTypeNames, t) {
-				return "", fmt.Errorf("%q is not an event type; use ADDED, MODIFIED, DELETED or SYNC, separated by |", t)
+				return "", fmt.Errorf("%q is not an event type; use ADDED, MODIFIED, DELETED, SYNC or STALLED, separated by |", t)
 			}
 			return t, nil
-		}, "no event type given; use ADDED, MODIFIED, DELETED or SYNC, separated by |")
+		}, "no event type given; use ADDED, MODIFIED, DELETED, SYNC or STALLED, separated by |")
 	case Transitions:
 		// Transitions' names, which the run looks up among the shipped ones and the
 		// config file's.
@@ -278,7 +278,7 @@ func CheckBuffer(n int) error {
 }
 
 // EventTypeNames are the event types a sink's event-types may keep.
-var EventTypeNames = []string{"ADDED", "MODIFIED", "DELETED", "SYNC"}
+var EventTypeNames = []string{"ADDED", "MODIFIED", "DELETED", "SYNC", "STALLED"}
 
 // parseList reads the items of a list, separated by | (--sink options are separated by
 // commas) or , (in the config file), each checked once; none is the error without any.

@@ -32,7 +32,7 @@ var shippedFiles embed.FS
 // troubles, readiness, then workloads' and any object's changes. Every file of shipped/
 // is in it (TestShippedOrderNamesEveryFile).
 var shippedOrder = []string{"crashloop", "oomkilled", "image-pull", "evicted", "failed", "not-ready", "ready",
-	"restarted", "rollout-failed", "rollout-complete", "scaled", "image-changed", "deleted"}
+	"restarted", "rollout-failed", "rollout-complete", "degraded", "stalled", "scaled", "image-changed", "deleted"}
 
 // Transition is one named transition.
 type Transition struct {
@@ -119,6 +119,12 @@ func (s *Set) WarnTo(warn func(format string, args ...any)) {
 	if warn != nil {
 		s.warn = warn
 	}
+}
+
+// Reads reports whether one of the set's programs reads the envelope's key (jq.Query.Reads):
+// the run computes an object's health only when something reads it.
+func (s *Set) Reads(key string) bool {
+	return s != nil && slices.ContainsFunc(s.queries, func(q *jq.Query) bool { return q.Reads(key) })
 }
 
 // Names lists the transitions the set evaluates.

@@ -109,6 +109,12 @@ func deleted(gvr schema.GroupVersionResource, obj runtime.Object, reason string)
 	return &event.Event{Type: event.Deleted, Time: t0, Resource: gvr, Kind: obj.GetObjectKind().GroupVersionKind().Kind, Object: obj, Reason: reason}
 }
 
+// healthy gives ev the health the health step would have given it.
+func healthy(ev *event.Event, status, previous event.HealthStatus) *event.Event {
+	ev.Health = &event.Health{Status: status, Previous: previous}
+	return ev
+}
+
 // cases are, for each shipped transition, changes in which it happened and changes in
 // which it did not.
 var cases = []struct {
@@ -198,12 +204,18 @@ var cases = []struct {
 		}},
 	{"ready",
 		map[string]*event.Event{
-			"a pod":  modified(podsGVR, pod(notReady), pod(nil)),
-			"a node": modified(nodesGVR, node(corev1.ConditionUnknown), node(corev1.ConditionTrue)),
+			"a pod":                       modified(podsGVR, pod(notReady), pod(nil)),
+			"a node":                      modified(nodesGVR, node(corev1.ConditionUnknown), node(corev1.ConditionTrue)),
+			"another kind became Current": healthy(modified(deploymentsGVR, deployment(rolling), deployment(nil)), "Current", "InProgress"),
 		},
 		map[string]*event.Event{
 			"first seen ready": added(podsGVR, pod(nil)),
 			"ready before":     modified(podsGVR, pod(nil), pod(func(p *corev1.Pod) { p.Labels = map[string]string{"a": "b"} })),
+			// Pods and nodes keep their meaning: their Ready condition, not their health.
+			"a pod Current by its health, Ready before": healthy(modified(podsGVR, pod(nil), pod(nil)), "Current", "InProgress"),
+			"another kind without health":               modified(deploymentsGVR, deployment(rolling), deployment(nil)),
+			"another kind Current before":               healthy(modified(deploymentsGVR, deployment(nil), deployment(nil)), "Current", "Current"),
+			"another kind first seen Current":           healthy(added(deploymentsGVR, deployment(nil)), "Current", ""),
 		}},
 	{"restarted",
 		map[string]*event.Event{
@@ -235,6 +247,25 @@ var cases = []struct {
 			"first seen complete": added(deploymentsGVR, deployment(nil)),
 			"complete before":     modified(deploymentsGVR, deployment(nil), deployment(func(d *appsv1.Deployment) { d.Labels = map[string]string{"a": "b"} })),
 			"started":             modified(deploymentsGVR, deployment(nil), deployment(rolling)),
+		}},
+	{"degraded",
+		map[string]*event.Event{
+			"became Failed":     healthy(modified(deploymentsGVR, deployment(rolling), deployment(pastDeadline)), "Failed", "InProgress"),
+			"first seen Failed": healthy(added(deploymentsGVR, deployment(pastDeadline)), "Failed", ""),
+		},
+		map[string]*event.Event{
+			"Failed before": healthy(modified(deploymentsGVR, deployment(pastDeadline), deployment(pastDeadline)), "Failed", "Failed"),
+			"no health":     modified(deploymentsGVR, deployment(rolling), deployment(pastDeadline)),
+			"deleted":       healthy(deleted(deploymentsGVR, deployment(pastDeadline), ""), "NotFound", "Failed"),
+			"recovered":     healthy(modified(deploymentsGVR, deployment(pastDeadline), deployment(nil)), "Current", "Failed"),
+		}},
+	{"stalled",
+		map[string]*event.Event{
+			"a STALLED event": {Type: event.Stalled, Time: t0, Resource: deploymentsGVR, Kind: "Deployment", Object: deployment(rolling),
+				Health: &event.Health{Status: event.HealthInProgress, Previous: event.HealthInProgress, Message: "no progress for 5m0s"}},
+		},
+		map[string]*event.Event{
+			"InProgress": healthy(modified(deploymentsGVR, deployment(nil), deployment(rolling)), "InProgress", "Current"),
 		}},
 	{"scaled",
 		map[string]*event.Event{

@@ -24,6 +24,7 @@ type rowState struct {
 	obj      runtime.Object // the newest state; shared with the informer's cache, read-only
 	owners   []event.Owner  // --owned: the chain from the followed object down to the direct owner
 	rollout  *event.Rollout
+	health   *event.Health // its health, when the run computes it (a HEALTH column)
 	// change is the type of the last change shown highlighted (ADDED, MODIFIED,
 	// DELETED), at changed; zero for objects listed at start-up or only re-synced since,
 	// which are not highlighted.
@@ -144,6 +145,9 @@ func (s *store) apply(ev *event.Event, text string) {
 	r.key, r.resource, r.obj, r.owners = key, ev.Resource, ev.Object, ev.Owners
 	if ev.Rollout != nil {
 		r.rollout = ev.Rollout
+	}
+	if ev.Health != nil {
+		r.health = ev.Health
 	}
 	r.version++
 	s.dirty[key] = struct{}{}

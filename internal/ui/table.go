@@ -213,6 +213,13 @@ func (t *table) refreshCells(r *row, now time.Time) {
 		r.cells = append(r.cells, cell)
 		r.widths = append(r.widths, textWidth(cell))
 	}
+	if r.health != nil {
+		// The object's health, where the run computes it (it does for the view), after
+		// kubectl's columns.
+		r.headers = append(r.headers[:len(r.headers):len(r.headers)], "HEALTH")
+		r.cells = append(r.cells, string(r.health.Status))
+		r.widths = append(r.widths, len(r.health.Status))
+	}
 	r.search = "" // made again when a filter asks (searchText)
 	r.cellsAt, r.cellsOf = sec, r.version
 }

@@ -108,6 +108,9 @@ type clusterWatch struct {
 	events    []*informer.Informer // the core Events' (WithEvents)
 	folding   []*informer.Informer // the workloads' of --fold-rollouts (package fold)
 	added     []resource.Resource  // the types Discover added, under Set.mu
+	// found are --owned's child types found by discovery (every namespaced type): one
+	// that cannot be listed or watched is left out, not the run.
+	found     []*informer.Informer
 	made      atomic.Uint64
 	base      informer.Options // what its watched types' informers are built with
 	leaveOnce sync.Once
@@ -167,8 +170,13 @@ func (s *Set) build(c *clusterWatch) error {
 	for _, child := range o.Children {
 		opts := base
 		opts.Names, opts.LabelSelector, opts.FieldSelector, opts.Child, opts.Resync = nil, child.LabelSelector, "", true, o.Resync()
-		if _, err := add(child.Resource, opts); err != nil {
+		opts.MetadataOnly = opts.MetadataOnly || child.MetadataOnly
+		inf, err := add(child.Resource, opts)
+		if err != nil {
 			return err
+		}
+		if child.MetadataOnly {
+			c.found = append(c.found, inf) // every namespaced type: one may be left out
 		}
 	}
 	plain := informer.Options{Cluster: c.Name, NoFastPaths: base.NoFastPaths, NoWireDecoders: base.NoWireDecoders, Warn: c.warn, Fatal: base.Fatal}
@@ -320,13 +328,18 @@ func (s *Set) CheckAccess(ctx context.Context) error {
 func (c *clusterWatch) checkAccess(ctx context.Context, discover bool) error {
 	for _, inf := range slices.Clone(c.informers) {
 		if err := inf.CheckAccess(ctx); err != nil {
+			isInf := func(i *informer.Informer) bool { return i == inf }
 			switch {
 			case discover && slices.Contains(c.watched, inf) && ctx.Err() == nil:
 				c.warn("%v; watching the other types without it", err)
-				isInf := func(i *informer.Informer) bool { return i == inf }
 				// Copies: watched shares informers' array.
 				c.informers = slices.DeleteFunc(slices.Clone(c.informers), isInf)
 				c.watched = slices.DeleteFunc(slices.Clone(c.watched), isInf)
+				continue
+			case slices.Contains(c.found, inf) && ctx.Err() == nil:
+				// A type that may hold none of the children (a definition deleted since
+				// discovery, a type this user may not list): watched without it.
+				c.informers = slices.DeleteFunc(slices.Clone(c.informers), isInf)
 				continue
 			case slices.Contains(c.events, inf):
 				return fmt.Errorf("--with-events: %w", err)

@@ -260,19 +260,6 @@ func TestSecretsRedacted(t *testing.T) {
 	}
 }
 
-func recordEvent(t *testing.T, ns, name, podName, evType, reason, message string) {
-	t.Helper()
-	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Name: name},
-		InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: podName},
-		Type:           evType, Reason: reason, Message: message, Count: 1,
-		Source: corev1.EventSource{Component: "e2e"},
-	}
-	if _, err := client.CoreV1().Events(ns).Create(context.Background(), ev, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating event: %v", err)
-	}
-}
-
 // --with-events interleaves core Events about watched objects, marked, warnings apart.
 func TestWithEvents(t *testing.T) {
 	ns := newNamespace(t)
@@ -370,13 +357,4 @@ func sameJSON(t *testing.T, raw json.RawMessage, want any) bool {
 		t.Fatal(err)
 	}
 	return reflect.DeepEqual(a, b)
-}
-
-func mustMarshal(t *testing.T, v any) []byte {
-	t.Helper()
-	raw, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
 }

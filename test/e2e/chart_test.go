@@ -198,18 +198,13 @@ mkdir -p /run/secrets/kubernetes.io/serviceaccount
 cp "$SA_DIR"/* /run/secrets/kubernetes.io/serviceaccount/
 test -e /var/run/secrets/kubernetes.io/serviceaccount/token
 exec "$@"`
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
-		binary, "watch", "configmaps", "-l", "sinks-act=yes", "-o", "json", "--max-events", "1", "--timeout", "60s",
-		"--resume", "secret:"+r.checkpoint)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SA_DIR=" + dir,
-		"KUBERNETES_SERVICE_HOST=" + hostname, "KUBERNETES_SERVICE_PORT=" + port}
-	out, err := cmd.Output()
-	var stderr string
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = string(ee.Stderr)
-	}
-	if err != nil || !strings.Contains(string(out), `"name":"in-cluster"`) {
-		t.Fatalf("in-cluster: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
+	run := kubeevents(t).NoKubeconfig().Via("unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh").
+		OnlyEnv("PATH="+os.Getenv("PATH"), "HOME="+dir, "SA_DIR="+dir,
+			"KUBERNETES_SERVICE_HOST="+hostname, "KUBERNETES_SERVICE_PORT="+port).
+		Run(90*time.Second, "watch", "configmaps", "-l", "sinks-act=yes", "-o", "json", "--max-events", "1", "--timeout", "60s",
+			"--resume", "secret:"+r.checkpoint)
+	if run.code != 0 || !strings.Contains(run.stdout, `"name":"in-cluster"`) {
+		t.Fatalf("in-cluster: exit %d\nstdout:\n%s\nstderr:\n%s", run.code, run.stdout, run.stderr)
 	}
 	// The checkpoint went to the ServiceAccount's namespace.
 	if _, err := client.CoreV1().Secrets(ns).Get(context.Background(), r.checkpoint, metav1.GetOptions{}); err != nil {

@@ -4,8 +4,6 @@ package e2e
 // same file, against the two REAL local clusters of clusters_test.go.
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,34 +13,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
-
-// resumeCM creates, patches (value != "") or deletes (value == "-") the test's labelled
-// ConfigMap name in cluster c.
-func resumeCM(t *testing.T, c kubernetes.Interface, ns, name, value string, create bool) {
-	t.Helper()
-	ctx, cms := context.Background(), c.CoreV1().ConfigMaps(ns)
-	var err error
-	switch {
-	case create:
-		_, err = cms.Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"resume-test": "yes"}},
-			Data:       map[string]string{"k": value},
-		}, metav1.CreateOptions{})
-	case value == "-":
-		err = cms.Delete(ctx, name, metav1.DeleteOptions{})
-	default:
-		patch, _ := json.Marshal(map[string]any{"data": map[string]string{"k": value}})
-		_, err = cms.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
-	}
-	if err != nil {
-		t.Fatalf("configmap %s/%s: %v", ns, name, err)
-	}
-}
 
 // collectClusters reads JSON events for d: "CLUSTER TYPE name" each, sorted.
 func (s *proc) collectClusters(d time.Duration) []string {
@@ -198,13 +170,4 @@ func TestClustersResume(t *testing.T) {
 		t.Error("the refused checkpoint was changed")
 	}
 	t.Logf("refused: %s", strings.TrimSpace(r.stderr))
-}
-
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
 }

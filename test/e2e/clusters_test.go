@@ -6,8 +6,6 @@ package e2e
 // directory, whose kubeconfig and recorded ports these tests use).
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,126 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
-
-// secondCluster is the second local cluster: its state directory (for hack/cluster.sh),
-// kubeconfig and client.
-type secondCluster struct {
-	dir, kubeconfig string
-	client          *kubernetes.Clientset
-}
-
-// twoClusters returns the second cluster and a kubeconfig with four contexts: "one"
-// (the test cluster), "two" (the second cluster), "bad" (the second cluster with a
-// token it does not know) and "gone" (a server that is not there). Without a second cluster the test is skipped, and fails
-// under CI=true.
-func twoClusters(t *testing.T) (*secondCluster, string) {
-	t.Helper()
-	dir := os.Getenv("KUBEEVENTS_SECOND_CLUSTER_DIR")
-	if dir == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("KUBEEVENTS_SECOND_CLUSTER_DIR is not set under CI=true; run the tests with 'make test-e2e', which starts the second cluster")
-		}
-		t.Skip("no second cluster (KUBEEVENTS_SECOND_CLUSTER_DIR unset); run 'make test-e2e'")
-	}
-	second := &secondCluster{dir: dir, kubeconfig: filepath.Join(dir, "kubeconfig")}
-	cfg, err := clientcmd.BuildConfigFromFlags("", second.kubeconfig)
-	if err != nil {
-		t.Fatalf("second cluster's kubeconfig: %v", err)
-	}
-	if second.client, err = kubernetes.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-
-	merged := clientcmdapi.NewConfig()
-	for _, c := range []struct{ name, path string }{{"one", kubeconfig}, {"two", second.kubeconfig}} {
-		kc, err := clientcmd.LoadFromFile(c.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := kc.Contexts[kc.CurrentContext]
-		merged.Clusters[c.name] = kc.Clusters[ctx.Cluster]
-		merged.AuthInfos[c.name] = kc.AuthInfos[ctx.AuthInfo]
-		merged.Contexts[c.name] = &clientcmdapi.Context{Cluster: c.name, AuthInfo: c.name, Namespace: "default"}
-	}
-	merged.AuthInfos["bad"] = &clientcmdapi.AuthInfo{Token: "not-a-token-" + randomHex(8)}
-	merged.Contexts["bad"] = &clientcmdapi.Context{Cluster: "two", AuthInfo: "bad", Namespace: "default"}
-	merged.Clusters["gone"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1", InsecureSkipTLSVerify: true} // nothing listens there
-	merged.Contexts["gone"] = &clientcmdapi.Context{Cluster: "gone", AuthInfo: "bad", Namespace: "default"}
-	merged.CurrentContext = "one"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*merged, path); err != nil {
-		t.Fatal(err)
-	}
-	return second, path
-}
-
-// namespaceIn creates the namespace ns in the second cluster too (newNamespace made it
-// in the first), and deletes it at the end.
-func (c *secondCluster) namespaceIn(t *testing.T, ns string) {
-	t.Helper()
-	if _, err := c.client.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating namespace %s in the second cluster: %v", ns, err)
-	}
-	t.Cleanup(func() {
-		_ = c.client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-	})
-}
-
-func createConfigMapIn(t *testing.T, c kubernetes.Interface, ns, name string) {
-	t.Helper()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"k": "v"}}
-	if _, err := c.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating configmap %s/%s: %v", ns, name, err)
-	}
-}
-
-// clusterEnvelope is the JSON line with its cluster.
-type clusterEnvelope struct {
-	envelope
-	Cluster *string `json:"cluster"`
-}
-
-// waitAll reads JSON lines until objects of all these names were seen, in any order:
-// the two clusters' events interleave as they come.
-func waitAll(s *proc, names ...string) {
-	s.t.Helper()
-	left := map[string]bool{}
-	for _, n := range names {
-		left[n] = true
-	}
-	s.waitJSON(eventWait, "ADDED "+strings.Join(names, ", "), func(ev envelope) bool {
-		delete(left, ev.name())
-		return len(left) == 0
-	})
-}
-
-func clusterOf(ev clusterEnvelope) string {
-	if ev.Cluster == nil {
-		return "(none)"
-	}
-	return *ev.Cluster
-}
-
-func parseClusterEvents(t *testing.T, lines []string) []clusterEnvelope {
-	t.Helper()
-	var out []clusterEnvelope
-	for _, line := range lines {
-		var ev clusterEnvelope
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("not a JSON line: %q: %v", line, err)
-		}
-		out = append(out, ev)
-	}
-	return out
-}
 
 // Events of both clusters come in one stream, each tagged with its context: "cluster" in
 // JSON (and in jq's input), a cluster column in pretty output; seq is one sequence over

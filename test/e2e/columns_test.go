@@ -11,18 +11,6 @@ import (
 	"time"
 )
 
-// kubectlOut runs the cached kubectl against the local cluster.
-func kubectlOut(t *testing.T, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(clusterBin, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 const columnsCRDName = "printables.columns.kubeevents.dev"
 
 const columnsObjects = `

@@ -43,12 +43,14 @@ var combinationRuns = map[[2]string]func(*testing.T){
 	{"several namespaces", "--leader-elect"}:   pairNamespacesLeaderElect,
 	{"several namespaces", "--until"}:          pairNamespacesUntil,
 	{"several namespaces", "--until-deleted"}:  pairNamespacesUntilDeleted,
+	{"several namespaces", "--until-ready"}:    pairNamespacesUntilReady,
 	{"several namespaces", "--watch-only"}:     pairNamespacesWatchOnly,
 	{"several namespaces", "--metadata-only"}:  pairNamespacesMetadataOnly,
 	{"several namespaces", "replay"}:           pairNamespacesReplay,
 	{"several clusters", "--resume"}:           pairClustersResume,
 	{"several clusters", "--ui"}:               pairClustersUI,
 	{"several clusters", "--until"}:            pairClustersUntil,
+	{"several clusters", "--until-ready"}:      pairClustersUntilReady,
 	{"several clusters", "--watch-only"}:       pairClustersWatchOnly,
 	{"several clusters", "--metadata-only"}:    pairClustersMetadataOnly,
 	{"several clusters", "replay"}:             pairClustersReplay,
@@ -364,7 +366,7 @@ func pairNamespacesUI(t *testing.T) {
 	for _, ns := range []string{a, b, c} {
 		changeCM(t, client, ns, "in-"+ns, "v1", true)
 	}
-	u := startUI(t, 200, 20, "watch", "configmaps", "-n", a+","+b, "-l", resumeLabel, "--ui")
+	u := kubeevents(t).Screen(200, 20).Start("watch", "configmaps", "-n", a+","+b, "-l", resumeLabel, "--ui").screen
 	u.waitScreen(eventWait, "both namespaces' ConfigMaps under a NAMESPACE column", func() bool {
 		return u.has("NAMESPACE", "NAME", "DATA") && u.has(a, "in-"+a) && u.has(b, "in-"+b)
 	})
@@ -443,6 +445,23 @@ func pairNamespacesUntilDeleted(t *testing.T) {
 		evLine("", a, "DELETED", "web"), evLine("", b, "MODIFIED", "web"), evLine("", b, "DELETED", "web"))
 }
 
+// -n a,b with --until-ready: the name is waited for in each namespace (a ConfigMap is
+// Current once it exists): with it in a alone the run times out saying one is not seen;
+// once b has it too, the run ends 0.
+func pairNamespacesUntilReady(t *testing.T) {
+	a, b := newNamespace(t), newNamespace(t)
+	changeCM(t, client, a, "web", "v1", true)
+	early := runKubeevents(t, eventWait, "watch", "configmaps", "web", "-n", a+","+b, "--until-ready", "--timeout", "3s", "-o", "json")
+	if early.code != 3 || !strings.Contains(early.stderr, "timed out after 3s before --until-ready was met (1 not seen)") {
+		t.Errorf("web in %s alone: exit %d, stderr %q; want 3, one not seen", a, early.code, early.stderr)
+	}
+	s := startKubeevents(t, "watch", "configmaps", "web", "-n", a+","+b, "--until-ready", "--timeout", "60s", "-o", "json")
+	waitEvents(s, evLine("", a, "ADDED", "web"))
+	changeCM(t, client, b, "web", "v1", true)
+	ended(t, s, "web ready in both namespaces", 0)
+	checkPrinted(t, s, "--until-ready", evLine("", a, "ADDED", "web"), evLine("", b, "ADDED", "web"))
+}
+
 // -n a,b with --watch-only: neither namespace's existing objects, both namespaces'
 // changes.
 func pairNamespacesWatchOnly(t *testing.T) {
@@ -495,8 +514,9 @@ func pairNamespacesMetadataOnly(t *testing.T) {
 func pairNamespacesReplay(t *testing.T) {
 	a, b, c := newNamespace(t), newNamespace(t), newNamespace(t)
 	path := filepath.Join(t.TempDir(), "events.jsonl")
-	recorder := startKubeevents(t, "watch", "configmaps", "-n", a+","+b+","+c, "-l", resumeLabel, "--no-screen", "--sink", "file="+path, "-v=1")
-	recorder.waitStderr(eventWait, literal("watching"))
+	recorder := startKubeevents(t, "watch", "configmaps", "-n", a+","+b+","+c, "-l", resumeLabel, "--no-screen", "--sink", "file="+path, "-v=1", "--watch-only")
+	// Listed first: a change made during the initial list would fold into its ADDED.
+	recorder.waitStderr(eventWait, literal("listed (not shown: --watch-only)"))
 	for _, ns := range []string{a, b, c} {
 		changeCM(t, client, ns, "x", "v1", true)
 	}
@@ -564,7 +584,7 @@ func pairClustersUI(t *testing.T) {
 	second.namespaceIn(t, ns)
 	changeCM(t, client, ns, "in-one", "v1", true)
 	changeCM(t, second.client, ns, "in-two", "v1", true)
-	u := startUI(t, 160, 20, "--kubeconfig", kc, "watch", "configmaps", "-n", ns, "-l", resumeLabel, "--context", "one,two", "--ui")
+	u := kubeevents(t).Screen(160, 20).Start("--kubeconfig", kc, "watch", "configmaps", "-n", ns, "-l", resumeLabel, "--context", "one,two", "--ui").screen
 	u.waitScreen(eventWait, "both clusters' ConfigMaps under a CLUSTER column", func() bool {
 		return u.has("CLUSTER", "NAME", "DATA") && u.has("one", "in-one") && u.has("two", "in-two")
 	})
@@ -597,6 +617,26 @@ func pairClustersUntil(t *testing.T) {
 	if last := evs[len(evs)-1]; last.Type != "MODIFIED" || clusterOf(last) != "two" {
 		t.Errorf("the last event is %s of cluster %s, want the MODIFIED of two that met --until", last.Type, clusterOf(last))
 	}
+}
+
+// --context one,two with --until-ready: the name is waited for in each cluster: with it
+// in one alone the run times out saying one is not seen; once two has it too, the run
+// ends 0.
+func pairClustersUntilReady(t *testing.T) {
+	second, kc := twoClusters(t)
+	ns := newNamespace(t)
+	second.namespaceIn(t, ns)
+	changeCM(t, client, ns, "web", "v1", true)
+	args := []string{"watch", "configmaps", "web", "-n", ns, "-o", "json", "--kubeconfig", kc, "--context", "one,two", "--until-ready"}
+	early := runKubeevents(t, eventWait, append(args, "--timeout", "3s")...)
+	if early.code != 3 || !strings.Contains(early.stderr, "timed out after 3s before --until-ready was met (1 not seen)") {
+		t.Errorf("web in one alone: exit %d, stderr %q; want 3, one not seen", early.code, early.stderr)
+	}
+	s := startKubeevents(t, append(args, "--timeout", "60s")...)
+	waitEvents(s, evLine("one", ns, "ADDED", "web"))
+	changeCM(t, second.client, ns, "web", "v1", true)
+	ended(t, s, "web ready in both clusters", 0)
+	checkPrinted(t, s, "--until-ready", evLine("one", ns, "ADDED", "web"), evLine("two", ns, "ADDED", "web"))
 }
 
 // --context one,two with --watch-only: neither cluster's existing objects, both
@@ -657,8 +697,9 @@ func pairClustersReplay(t *testing.T) {
 	second.namespaceIn(t, ns)
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	recorder := startKubeevents(t, "watch", "configmaps", "-n", ns, "-l", resumeLabel, "--kubeconfig", kc, "--context", "one,two",
-		"--no-screen", "--sink", "file="+path, "-v=1")
-	recorder.waitStderr(eventWait, literal("watching"))
+		"--no-screen", "--sink", "file="+path, "-v=1", "--watch-only")
+	// Listed first: a change made during the initial list would fold into its ADDED.
+	recorder.waitStderr(eventWait, literal("listed (not shown: --watch-only)"))
 	changeCM(t, client, ns, "a", "v1", true)
 	changeCM(t, second.client, ns, "b", "v1", true)
 	changeCM(t, second.client, ns, "b", "v2", false)
@@ -700,7 +741,7 @@ func pairResumeUI(t *testing.T) {
 	dir := t.TempDir()
 	ckpt, file := filepath.Join(dir, "kubeevents.ckpt"), filepath.Join(dir, "events.jsonl")
 	args := []string{"watch", "configmaps", "-n", ns, "-l", resumeLabel, "--ui", "--resume", ckpt, "--sink", "file=" + file}
-	u := startUI(t, 160, 20, args...)
+	u := kubeevents(t).Screen(160, 20).Start(args...).screen
 	u.waitScreen(eventWait, "the three ConfigMaps", func() bool { return u.has("cm-keep") && u.has("cm-change") && u.has("cm-remove") })
 	waitUntil(t, nil, 15*time.Second, "the checkpoint written with the three ConfigMaps", func() bool { return len(checkpointed(t, ckpt)) == 3 })
 	u.send("q")
@@ -715,7 +756,7 @@ func pairResumeUI(t *testing.T) {
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
 	}
-	u = startUI(t, 160, 20, args...)
+	u = kubeevents(t).Screen(160, 20).Start(args...).screen
 	u.waitScreen(eventWait, "cm-change and cm-new", func() bool { return u.has("cm-change") && u.has("cm-new") })
 	// The view may show every object only once it has them all: it is not the first
 	// change that must bring cm-keep, it is the listing that must have.

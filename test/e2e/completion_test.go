@@ -25,31 +25,6 @@ const gadgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourc
   "versions":[{"name":"v1","served":true,"storage":true,
    "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
 
-type completed struct {
-	values    []string // candidates, without descriptions
-	directive string
-}
-
-// completer runs `kubeevents __complete SUBCOMMAND --kubeconfig ... --cache-dir DIR ARGS...`:
-// the connection flags go first so that the last argument stays the word being
-// completed. The discovery cache is the test's own.
-func completer(t *testing.T) func(subcommand string, args ...string) completed {
-	cache := t.TempDir()
-	return func(subcommand string, args ...string) completed {
-		t.Helper()
-		all := append([]string{"__complete", subcommand, "--kubeconfig", kubeconfig, "--cache-dir", cache}, args...)
-		start := time.Now()
-		r := runKubeevents(t, 20*time.Second, all...)
-		if took := time.Since(start); took > 5*time.Second {
-			t.Errorf("completing %q took %s", args, took.Round(time.Millisecond))
-		}
-		if r.code != 0 {
-			t.Fatalf("__complete %q: exit %d, stderr:\n%s", args, r.code, r.stderr)
-		}
-		return parseCompletion(t, args, r.stdout, r.stderr)
-	}
-}
-
 func parseCompletion(t *testing.T, args []string, stdout, stderr string) completed {
 	t.Helper()
 	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
@@ -66,25 +41,6 @@ func parseCompletion(t *testing.T, args []string, stdout, stderr string) complet
 		c.values = append(c.values, strings.SplitN(l, "\t", 2)[0])
 	}
 	return c
-}
-
-func (c completed) has(t *testing.T, what string, want ...string) {
-	t.Helper()
-	for _, w := range want {
-		if !slices.Contains(c.values, w) {
-			t.Errorf("%s: %q not offered; got %q", what, w, c.values)
-		}
-	}
-}
-
-func (c completed) is(t *testing.T, what string, want ...string) {
-	t.Helper()
-	if !slices.Equal(c.values, want) {
-		t.Errorf("%s: got %q, want %q", what, c.values, want)
-	}
-	if c.directive != ":4" {
-		t.Errorf("%s: directive %s, want :4 (no file completion)", what, c.directive)
-	}
 }
 
 func TestCompletion(t *testing.T) {

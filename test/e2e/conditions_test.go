@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // createConfigMaps creates configmaps prefix-00 … in ns: objects nothing in the cluster
@@ -23,13 +22,6 @@ func createConfigMaps(t *testing.T, ns, prefix string, n int) {
 		if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("creating configmap %s/%s: %v", ns, cm.Name, err)
 		}
-	}
-}
-
-func patchConfigMap(t *testing.T, ns, name, patch string) {
-	t.Helper()
-	if _, err := client.CoreV1().ConfigMaps(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatalf("patching configmap %s/%s: %v", ns, name, err)
 	}
 }
 

@@ -34,13 +34,6 @@ func createAwkwardConfigMap(t *testing.T, ns, name string) {
 	}
 }
 
-func createConfigMap(t *testing.T, ns, name string) {
-	t.Helper()
-	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating ConfigMap %s: %v", name, err)
-	}
-}
-
 // -o yaml on the terminal and a file(format=yaml) archive go on past such an object,
 // and both read back, with a YAML parser, as the object's values.
 func TestYAMLSinksSurviveControlCharacters(t *testing.T) {
@@ -111,7 +104,7 @@ func checkAwkwardYAML(t *testing.T, what string, text []byte) []string {
 func TestUIYAMLOfControlCharacters(t *testing.T) {
 	ns := newNamespace(t)
 	createAwkwardConfigMap(t, ns, "odd")
-	u := startUI(t, 120, 40, "watch", "configmaps", "-n", ns, "--ui")
+	u := kubeevents(t).Screen(120, 40).Start("watch", "configmaps", "-n", ns, "--ui").screen
 	u.waitScreen(eventWait, "the ConfigMap's row", func() bool { return u.has("odd", "4") })
 	u.send("/odd" + keyEnter) // kube-root-ca.crt comes first
 	u.waitScreen(uiWait, "the filter applied", func() bool { return u.has("1 shown") })

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubeevents/kubeevents/internal/proctest"
 	"github.com/kubeevents/kubeevents/internal/switches"
 )
 
@@ -39,8 +38,8 @@ func TestDiffSameWithFastPathsOff(t *testing.T) {
 	for _, s := range switches.All() {
 		on, off = append(on, s.Env+"=on"), append(off, s.Env+"=off")
 	}
-	fast := startKubeeventsEnv(t, on, args...)
-	slow := startKubeeventsEnv(t, off, args...)
+	fast := kubeevents(t).Env(on...).Start(args...)
+	slow := kubeevents(t).Env(off...).Start(args...)
 	for _, s := range []*proc{fast, slow} {
 		added := 0
 		s.waitJSON(eventWait, "ADDED web and other", func(ev envelope) bool {
@@ -104,7 +103,7 @@ func TestStdoutSocketGetsEveryLineWhole(t *testing.T) {
 	}
 	journal, stdout := os.NewFile(uintptr(fds[0]), "journal"), os.NewFile(uintptr(fds[1]), "stdout")
 	defer journal.Close()
-	p := launch(t, proctest.Spec{Stdout: stdout, Lines: journal}, []string{"watch", "configmaps", "-n", ns, "-l", "socket-test=yes", "-o", "json"})
+	p := kubeevents(t).Stdout(stdout).Lines(journal).Start("watch", "configmaps", "-n", ns, "-l", "socket-test=yes", "-o", "json")
 	stdout.Close() // the child's now
 	const n = 30
 	big := strings.Repeat("x", 50<<10) // several lines larger than a page

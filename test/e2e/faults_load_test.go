@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/big"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -220,13 +219,11 @@ func TestFaultHeadUnderLoad(t *testing.T) {
 		}
 	}
 	// And as a shell pipeline.
-	script := fmt.Sprintf("set -o pipefail; %q watch pods -n %s --kubeconfig %q -o json | head -1 >/dev/null", binary, ns, fc.kubeconfig)
 	start := time.Now()
-	cmd := exec.Command("bash", "-c", script)
-	cmd.Env = cleanEnv()
-	out, err := cmd.CombinedOutput()
-	if err != nil || len(out) != 0 {
-		t.Errorf("pipeline | head -1: %v, output %q; want exit 0 and nothing on stderr", err, out)
+	pipeline := kubeevents(t).Via("bash", "-c", `set -o pipefail; "$@" | head -1 >/dev/null`, "bash").
+		Run(time.Minute, "watch", "pods", "-n", ns, "--kubeconfig", fc.kubeconfig, "-o", "json")
+	if out := pipeline.stdout + pipeline.stderr; pipeline.code != 0 || len(out) != 0 {
+		t.Errorf("pipeline | head -1: exit %d, output %q; want exit 0 and nothing on stderr", pipeline.code, out)
 	}
 	t.Logf("pipeline | head -1 took %s in all", time.Since(start).Round(time.Millisecond))
 }

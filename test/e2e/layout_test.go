@@ -9,13 +9,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/creack/pty"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/kubeevents/kubeevents/internal/proctest"
 )
 
 // setContainerState writes the pod's status as a kubelet would: its phase and the one
@@ -97,23 +94,6 @@ func TestEventCountShown(t *testing.T) {
 	core.waitFor(eventWait, "the count bump with (x5)", func(l string) bool { return strings.Contains(l, "MODIFIED") && want.MatchString(l) })
 }
 
-// startInTerminal starts kubeevents with its stdin and stdout on a pseudo-terminal of
-// cols columns, whose lines the test reads.
-func startInTerminal(t *testing.T, cols uint16, args ...string) *proc {
-	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatalf("opening a pseudo-terminal: %v", err)
-	}
-	t.Cleanup(func() { ptmx.Close() })
-	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 50, Cols: cols}); err != nil {
-		t.Fatal(err)
-	}
-	p := launch(t, proctest.Spec{Stdin: tty, Stdout: tty, Lines: ptmx, Env: []string{"TERM=xterm"}}, args)
-	tty.Close() // kubeevents' now
-	return p
-}
-
 // On an 80-column terminal, with -n: names leave the namespace out, the name column is
 // as wide as the names seen (longer than the old fixed 40 when they are, aligned), every
 // line fits the terminal, and a long value in a diff takes the terminal's width.
@@ -123,7 +103,7 @@ func TestLayoutFitsTerminal(t *testing.T) {
 	long := "checkout-api-7d9f8b6c5-abc12" // what a Deployment's pods are called
 	createPod(t, ns, "db-0", nil)
 	createPod(t, ns, long, nil)
-	r := startInTerminal(t, cols, "watch", "pods", "-n", ns, "--color", "never")
+	r := kubeevents(t).Terminal(cols, 50).Start("watch", "pods", "-n", ns, "--color", "never")
 	isAdded := func(name string) func(string) bool {
 		return func(l string) bool { return strings.Contains(l, "ADDED") && strings.Contains(l, " "+name+" ") }
 	}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -88,13 +87,4 @@ func TestLifecycleNamespaceDeletedAndCreatedAgain(t *testing.T) {
 	if strings.Count(stderr, deleted) != 1 || strings.Count(stderr, created) != 1 {
 		t.Errorf("want the deletion and the creation said once each; stderr:\n%s", stderr)
 	}
-}
-
-// kubectlRun runs kubectl against the test cluster.
-func kubectlRun(args ...string) error {
-	cmd := exec.Command(clusterBin+"/kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return nil
 }

@@ -7,130 +7,15 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
-
-// livingWait bounds how long the controllers and kwok take to move an object along.
-const livingWait = 90 * time.Second
-
-// requireLiving skips (or, under CI, fails) a test on a cluster without simulated nodes.
-func requireLiving(t *testing.T) {
-	t.Helper()
-	nodes, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: "type=kwok"})
-	if err != nil {
-		t.Fatalf("listing nodes: %v", err)
-	}
-	if len(nodes.Items) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the local cluster has no simulated nodes: start it in living mode (hack/cluster.sh up)")
-		}
-		t.Skip("the local cluster is bare (no simulated nodes); start it with hack/cluster.sh up in living mode")
-	}
-}
-
-// podState is what the living tests read of a pod in a JSON event.
-type podState struct {
-	Metadata struct {
-		Name              string            `json:"name"`
-		Labels            map[string]string `json:"labels"`
-		DeletionTimestamp *string           `json:"deletionTimestamp"`
-		OwnerReferences   []struct {
-			Kind string `json:"kind"`
-			Name string `json:"name"`
-		} `json:"ownerReferences"`
-	} `json:"metadata"`
-	Spec struct {
-		NodeName string `json:"nodeName"`
-	} `json:"spec"`
-	Status struct {
-		Phase      string `json:"phase"`
-		PodIP      string `json:"podIP"`
-		Conditions []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
-		} `json:"conditions"`
-		ContainerStatuses []struct {
-			RestartCount int `json:"restartCount"`
-			State        struct {
-				Waiting *struct {
-					Reason string `json:"reason"`
-				} `json:"waiting"`
-			} `json:"state"`
-		} `json:"containerStatuses"`
-	} `json:"status"`
-}
-
-func (e envelope) pod(t *testing.T) podState {
-	t.Helper()
-	var p podState
-	if err := json.Unmarshal(e.Object, &p); err != nil {
-		t.Fatalf("event object is not a pod: %v", err)
-	}
-	return p
-}
-
-func (p podState) ready() bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == "Ready" {
-			return c.Status == "True"
-		}
-	}
-	return false
-}
-
-func (p podState) runningReady() bool {
-	return p.Status.Phase == "Running" && p.ready() && strings.HasPrefix(p.Spec.NodeName, "kwok-node-") && p.Status.PodIP != ""
-}
-
-func createLivingDeployment(t *testing.T, ns, name, image string, replicas int32) {
-	t.Helper()
-	labels := map[string]string{"app": name}
-	grace := int64(3)
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				// A short grace period: kwok removes a deleted pod once it is over.
-				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, Containers: []corev1.Container{{Name: "app", Image: image}}},
-			},
-		},
-	}
-	if _, err := client.AppsV1().Deployments(ns).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating deployment: %v", err)
-	}
-}
-
-// waitPodsReady reads JSON pod events until n distinct pods (that pass keep) have been
-// seen Running and Ready on a simulated node; it returns their names.
-func waitPodsReady(t *testing.T, js *proc, n int, keep func(podState) bool) map[string]bool {
-	t.Helper()
-	ready := map[string]bool{}
-	js.waitJSON(livingWait, fmt.Sprintf("%d pods Running and Ready", n), func(ev envelope) bool {
-		if ev.Type == "DELETED" {
-			return false
-		}
-		p := ev.pod(t)
-		if keep(p) && p.runningReady() && p.Metadata.DeletionTimestamp == nil {
-			ready[p.Metadata.Name] = true
-		}
-		return len(ready) >= n
-	})
-	return ready
-}
 
 // A Deployment's pods are scheduled to simulated nodes, get IPs, go Running and Ready, and
 // the pretty stream says so.

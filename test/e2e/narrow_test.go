@@ -7,29 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/creack/pty"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/kubeevents/kubeevents/internal/proctest"
 )
-
-// startInTerminalSized is startInTerminal on a terminal of cols x rows.
-func startInTerminalSized(t *testing.T, cols, rows uint16, args ...string) *proc {
-	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatalf("opening a pseudo-terminal: %v", err)
-	}
-	t.Cleanup(func() { ptmx.Close() })
-	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: rows, Cols: cols}); err != nil {
-		t.Fatal(err)
-	}
-	p := launch(t, proctest.Spec{Stdin: tty, Stdout: tty, Lines: ptmx, Env: []string{"TERM=xterm"}}, args)
-	tty.Close() // kubeevents' now
-	return p
-}
 
 // top on a 20x5 terminal: a name is shortened, never a count (21 changes of a label
 // shown as 2).
@@ -40,7 +21,7 @@ func TestTopNarrowTerminalKeepsNumbers(t *testing.T) {
 	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p := startInTerminalSized(t, cols, 5, "top", "configmaps", "-n", ns, "--interval", "500ms", "--color", "never", "-v=1")
+	p := kubeevents(t).Terminal(cols, 5).Start("top", "configmaps", "-n", ns, "--interval", "500ms", "--color", "never", "-v=1")
 	p.waitStderr(eventWait, literal("changes from here on are shown"))
 	for i := range changes {
 		patch := fmt.Sprintf(`{"metadata":{"labels":{"round":"r%d"}}}`, i)

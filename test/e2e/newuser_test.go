@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,35 +120,26 @@ func TestClosedStdoutBesideAnotherSink(t *testing.T) {
 	ns := newNamespace(t)
 	createResumeConfigMap(t, ns, "web", "1")
 	file := filepath.Join(t.TempDir(), "x.jsonl")
-	cmd := exec.Command(binary, withKubeconfig([]string{"watch", "configmaps", "-n", ns, "-l", resumeLabel, "-o", "name", "--sink", "file=" + file})...)
-	cmd.Env = cleanEnv()
-	stdout, err := cmd.StdoutPipe()
+	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	defer r.Close()
+	p := kubeevents(t).Stdout(w).Start("watch", "configmaps", "-n", ns, "-l", resumeLabel, "-o", "name", "--sink", "file="+file)
+	_ = w.Close() // kubeevents' now
+	line, err := bufio.NewReader(r).ReadString('\n')
 	if err != nil || !strings.Contains(line, "web") {
 		t.Fatalf("first line %q, %v", line, err)
 	}
-	_ = stdout.Close() // as head -1 does once it has its line
-	ended := make(chan error, 1)
-	go func() { ended <- cmd.Wait() }()
-	select {
-	case err := <-ended:
-		if err != nil {
-			t.Errorf("exit %v, want 0", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("kubeevents still runs 10 s after its stdout was closed; stderr:\n%s", stderr.String())
+	_ = r.Close() // as head -1 does once it has its line
+	if _, _, err := p.Wait(10 * time.Second); err != nil {
+		t.Fatalf("kubeevents still runs 10 s after its stdout was closed; stderr:\n%s", p.Stderr())
 	}
-	if !strings.Contains(stderr.String(), "the standard output was closed") {
-		t.Errorf("stderr %q; want it to say that stdout was closed", stderr.String())
+	if p.ExitCode() != 0 {
+		t.Errorf("exit %v, want 0", p.Err())
+	}
+	if !strings.Contains(p.Stderr(), "the standard output was closed") {
+		t.Errorf("stderr %q; want it to say that stdout was closed", p.Stderr())
 	}
 	if data, err := os.ReadFile(file); err != nil || !strings.Contains(string(data), `"name":"web"`) {
 		t.Errorf("the file sink holds %q, %v; want the event", data, err)
@@ -208,11 +198,9 @@ func TestDevNullStdoutAndSink(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer devNull.Close()
-	cmd := exec.Command(binary, withKubeconfig([]string{"watch", "configmaps", "-n", ns, "--no-screen", "--sink", "jq(output=/dev/null)=.", "--timeout", "2s"})...)
-	var stderr strings.Builder
-	cmd.Env, cmd.Stdout, cmd.Stderr = cleanEnv(), devNull, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Errorf("exit %v, stderr %q; want 0", err, stderr.String())
+	r := kubeevents(t).Stdout(devNull).Run(60*time.Second, "watch", "configmaps", "-n", ns, "--no-screen", "--sink", "jq(output=/dev/null)=.", "--timeout", "2s")
+	if r.code != 0 {
+		t.Errorf("exit %d, stderr %q; want 0", r.code, r.stderr)
 	}
 }
 

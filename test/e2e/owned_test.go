@@ -7,7 +7,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -18,44 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
-
-// ownedEvent is what the --owned tests read of a JSON event.
-type ownedEvent struct {
-	envelope
-	Owners  []struct{ Kind, Name string } `json:"owners"`
-	Rollout *struct {
-		State   string `json:"state"`
-		Message string `json:"message"`
-	} `json:"rollout"`
-	// hasOwners tells "owners":[] (the followed object) from no "owners" at all.
-	hasOwners bool
-}
-
-func parseOwned(t *testing.T, line string) ownedEvent {
-	t.Helper()
-	var ev ownedEvent
-	if err := json.Unmarshal([]byte(line), &ev); err != nil {
-		t.Fatalf("not a JSON line: %q: %v", line, err)
-	}
-	if err := json.Unmarshal([]byte(line), &ev.envelope); err != nil {
-		t.Fatal(err)
-	}
-	var raw map[string]json.RawMessage
-	_ = json.Unmarshal([]byte(line), &raw)
-	_, ev.hasOwners = raw["owners"]
-	return ev
-}
-
-// chain is the owner chain as "Deployment/web>ReplicaSet/web-5d9f".
-func (e ownedEvent) chain() string {
-	links := make([]string, len(e.Owners))
-	for i, o := range e.Owners {
-		links[i] = o.Kind + "/" + o.Name
-	}
-	return strings.Join(links, ">")
-}
-
-func (e ownedEvent) kind() string { return e.meta().Kind }
 
 func setPaused(t *testing.T, ns, name string, paused bool) {
 	t.Helper()
@@ -204,17 +165,6 @@ func TestOwnedRollingUpdate(t *testing.T) {
 	t.Logf("rolling update of 2 pods followed in %s, %d events (%d core Events)", took.Round(100*time.Millisecond), len(seen), related)
 }
 
-// ownsAny reports whether a ReplicaSet is the one of some of these pods (by the name
-// prefix the ReplicaSet gives its pods): the old ReplicaSet owns the old pods.
-func (e ownedEvent) ownsAny(oldPods map[string]bool) bool {
-	for name := range oldPods {
-		if strings.HasPrefix(name, e.name()+"-") {
-			return true
-		}
-	}
-	return false
-}
-
 // A Deployment whose pods can never be scheduled (a nodeSelector no node has) passes its
 // progress deadline: --until-rollout exits 1 on the Deployment's event that says so.
 func TestOwnedProgressDeadlineExceeded(t *testing.T) {
@@ -334,7 +284,6 @@ func TestOwnedRefusesBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"deployment/missing", "--owned"}, 1, `deployments.apps "missing" not found in namespace "` + ns + `": --owned follows an object that exists`},
-		{[]string{"configmap/settings", "--owned"}, 2, "configmaps own nothing by default: name the types of their children with --owned-types"},
 		{[]string{"replicaset/web", "--owned", "--until-rollout"}, 2, "--until-rollout applies to deployments, statefulsets, daemonsets and jobs"},
 		{[]string{"deployments", "--owned"}, 2, "--owned follows one object: give it as TYPE/NAME"},
 		{[]string{"deployment/web", "--until-rollout"}, 2, "add --owned"},

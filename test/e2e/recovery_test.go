@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -95,53 +93,6 @@ func TestFaultCatchUpAfterOutage(t *testing.T) {
 	}
 	t.Logf("recovery latency per run (outage→first change printed after /readyz): %s; within the 1 s target: %d of %d", strings.Join(latencies, ", "), met, len(outages))
 	t.Logf("stderr:\n%s", p.Stderr())
-}
-
-// timedLines is a stdout that notes when each line arrived.
-type timedLines struct {
-	mu      sync.Mutex
-	partial []byte
-	lines   []timedLine
-}
-
-type timedLine struct {
-	at   time.Time
-	text string
-}
-
-func (l *timedLines) Write(p []byte) (int, error) {
-	now := time.Now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.partial = append(l.partial, p...)
-	for {
-		i := bytes.IndexByte(l.partial, '\n')
-		if i < 0 {
-			break
-		}
-		l.lines = append(l.lines, timedLine{at: now, text: string(l.partial[:i])})
-		l.partial = l.partial[i+1:]
-	}
-	return len(p), nil
-}
-
-// wait returns when the first line containing s arrived, waiting up to timeout for it.
-func (l *timedLines) wait(timeout time.Duration, s string) (time.Time, bool) {
-	deadline := time.Now().Add(timeout)
-	for {
-		l.mu.Lock()
-		for _, line := range l.lines {
-			if strings.Contains(line.text, s) {
-				l.mu.Unlock()
-				return line.at, true
-			}
-		}
-		l.mu.Unlock()
-		if time.Now().After(deadline) {
-			return time.Time{}, false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // readyzProbe returns a function that asks the server's /readyz once.

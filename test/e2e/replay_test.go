@@ -21,27 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/kubeevents/kubeevents/internal/proctest"
 )
-
-// waitRecorded waits until the recording at path holds a line that match accepts.
-func waitRecorded(t *testing.T, recorder *proc, path string, what string, match func(line string) bool) {
-	t.Helper()
-	deadline := time.Now().Add(livingWait)
-	for {
-		raw, _ := os.ReadFile(path)
-		for _, line := range strings.Split(string(raw), "\n") {
-			if line != "" && match(line) {
-				return
-			}
-		}
-		if time.Now().After(deadline) || !recorder.Alive() {
-			t.Fatalf("the recording does not hold %s; recorder's stderr:\n%s", what, recorder.Stderr())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 func hasResourceVersion(kind, name, rv string) func(string) bool {
 	return func(line string) bool {
@@ -368,10 +348,9 @@ func TestReplaySecretsRedacted(t *testing.T) {
 		"replay -o yaml":            runKubeevents(t, 30*time.Second, "replay", path, "-o", "yaml"),
 		"replay --jq":               runKubeevents(t, 30*time.Second, "replay", path, "--jq", "[.object, .diff]"),
 		"replay --sink file=":       runKubeevents(t, 30*time.Second, "replay", path, "--no-screen", "--sink", "file="+out),
-		"replay - (stdin)": runSpec(t, 30*time.Second, proctest.Spec{Stdin: strings.NewReader(recorded)},
-			"replay", "-", "-o", "json"),
-		"history":      runKubeevents(t, 30*time.Second, "history", "secret/creds", "-n", ns, "--file", path, "-o", "json"),
-		"history --at": runKubeevents(t, 30*time.Second, "history", "secret/creds", "-n", ns, "--file", path, "--at", at),
+		"replay - (stdin)":          kubeevents(t).Stdin(strings.NewReader(recorded)).Run(30*time.Second, "replay", "-", "-o", "json"),
+		"history":                   runKubeevents(t, 30*time.Second, "history", "secret/creds", "-n", ns, "--file", path, "-o", "json"),
+		"history --at":              runKubeevents(t, 30*time.Second, "history", "secret/creds", "-n", ns, "--file", path, "--at", at),
 	}
 	runs["replay --sink file="] = result{stdout: readString(t, out), stderr: runs["replay --sink file="].stderr, code: runs["replay --sink file="].code}
 	for what, r := range runs {
@@ -576,7 +555,7 @@ func TestReplaySelectsWithinTheRecording(t *testing.T) {
 			"no events in namespace nosuch in the recording, which holds the namespaces " + strings.Join(namespaces, ", ")},
 		{[]string{"replay", path, "cm", "nosuch"}, "", 0, "no events of cm named nosuch in the recording"},
 	} {
-		r := runSpec(t, 30*time.Second, proctest.Spec{Stdin: strings.NewReader(c.stdin)}, c.args...)
+		r := kubeevents(t).Stdin(strings.NewReader(c.stdin)).Run(30*time.Second, c.args...)
 		if r.code != c.code || r.stdout != "" {
 			t.Errorf("%q: exit %d, want %d; stdout %q", c.args, r.code, c.code, r.stdout)
 		}

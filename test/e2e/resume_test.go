@@ -2,14 +2,10 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,46 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
-
-// resumeLabel selects the test's own ConfigMaps: not the namespace's kube-root-ca.crt,
-// which the living cluster's controller adds at its own moment.
-const resumeLabel = "resume-test=yes"
-
-func createResumeConfigMap(t *testing.T, ns, name, value string) {
-	t.Helper()
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"resume-test": "yes"}},
-		Data:       map[string]string{"k": value},
-	}
-	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating configmap %s: %v", name, err)
-	}
-}
-
-func patchResumeConfigMap(t *testing.T, ns, name, value string) {
-	t.Helper()
-	patch, _ := json.Marshal(map[string]any{"data": map[string]string{"k": value}})
-	if _, err := client.CoreV1().ConfigMaps(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatalf("patching configmap %s: %v", name, err)
-	}
-}
-
-func deleteResumeConfigMap(t *testing.T, ns, name string) {
-	t.Helper()
-	if err := client.CoreV1().ConfigMaps(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
-		t.Fatalf("deleting configmap %s: %v", name, err)
-	}
-}
-
-// eventSummary is "TYPE name" for each event, sorted: what a resumed start emitted.
-func eventSummary(evs []envelope) []string {
-	var out []string
-	for _, ev := range evs {
-		out = append(out, ev.Type+" "+ev.name())
-	}
-	sort.Strings(out)
-	return out
-}
 
 // collectExactly reads p's JSON events for d and fails the test unless they are exactly
 // want (eventSummary's "TYPE name", sorted); run names the run in the log and messages.
@@ -104,32 +60,6 @@ func readFIFOLines(fifo *os.File, n int) <-chan int {
 		read <- lines
 	}()
 	return read
-}
-
-// checkpointed is what the checkpoint file at path holds: object name → resourceVersion
-// (kubeevents replaces the file whole, so it is never read half written).
-func checkpointed(t *testing.T, path string) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	states := map[string]string{}
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var l struct {
-			Object *objectMeta `json:"object"`
-		}
-		if err := json.Unmarshal([]byte(line), &l); err != nil {
-			t.Fatalf("%s:%d: %v", path, i+1, err)
-		}
-		if l.Object != nil {
-			states[l.Object.Metadata.Name] = l.Object.Metadata.ResourceVersion
-		}
-	}
-	return states
 }
 
 // waitCheckpointed waits until the checkpoint at path holds the states evs leave (name →

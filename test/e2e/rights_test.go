@@ -7,56 +7,10 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
-
-// serviceAccountToken creates ServiceAccount name in ns of the cluster of cfg, with a
-// Role and RoleBinding (both also called name) granting rules, and returns a token for it.
-func serviceAccountToken(t *testing.T, cfg *rest.Config, ns, name string, rules ...rbacv1.PolicyRule) string {
-	t.Helper()
-	ctx := context.Background()
-	c, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating ServiceAccount %s/%s: %v", ns, name, err)
-	}
-	if _, err := c.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating Role %s/%s: %v", ns, name, err)
-	}
-	rb := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
-	}
-	if _, err := c.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating RoleBinding %s/%s: %v", ns, name, err)
-	}
-	tr, err := c.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating a token for %s/%s: %v", ns, name, err)
-	}
-	// The authorizer sees the binding through its informers: wait until the token works.
-	asSA := rest.AnonymousClientConfig(cfg)
-	asSA.BearerToken = tr.Status.Token
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		sc, err := kubernetes.NewForConfig(asSA)
-		if err == nil {
-			if _, err = sc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1}); err == nil {
-				break
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return tr.Status.Token
-}
 
 // readPods may get, list and watch pods.
 var readPods = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}}

@@ -192,15 +192,6 @@ func TestSecuritySecretsRedacted(t *testing.T) {
 	}
 }
 
-func readString(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // waitFileMatch waits until the file's contents match re.
 func waitFileMatch(t *testing.T, p *proc, path string, timeout time.Duration, re *regexp.Regexp) {
 	t.Helper()

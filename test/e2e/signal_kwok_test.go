@@ -7,7 +7,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -21,13 +20,6 @@ import (
 
 // kwokStageWait bounds one kwok stage's effect: the stages act within a few seconds.
 const kwokStageWait = 30 * time.Second
-
-// waitListed waits for -v=1 --watch-only's notice that the initial list is done, so
-// that what the test changes next is seen as a change.
-func waitListed(p *proc, watched string) {
-	p.t.Helper()
-	p.waitStderr(kwokStageWait, regexp.MustCompile(regexp.QuoteMeta(watched)+` listed \(not shown: --watch-only\); changes from here on are shown`))
-}
 
 // A pod labelled sim.kubeevents.dev/behavior=oomkill has its container OOMKilled by
 // kwok, as a kubelet reports it: --on oomkilled prints the pod, naming the transition, with

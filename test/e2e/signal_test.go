@@ -9,107 +9,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeevents/kubeevents/internal/notify/notifytest"
 	"github.com/kubeevents/kubeevents/internal/proctest"
 )
-
-// formatReceiver is an HTTP server that plays the receivers of several formats, one path each,
-// and keeps what each got; a request its format refuses is answered 400, or 413 when it
-// is over a size limit the service answers so, as the services do, and kept as an error.
-type formatReceiver struct {
-	t      *testing.T
-	srv    *httptest.Server
-	byPath map[string]string // path -> format
-
-	mu     sync.Mutex
-	bodies map[string][]string // format -> bodies that passed
-	errs   []string
-}
-
-func newFormatReceiver(t *testing.T, byPath map[string]string) *formatReceiver {
-	r := &formatReceiver{t: t, byPath: byPath, bodies: map[string][]string{}}
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *formatReceiver) serve(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	format, ok := r.byPath[req.URL.Path]
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !ok {
-		r.errs = append(r.errs, fmt.Sprintf("a request to %s, which no format posts to", req.URL.Path))
-		http.NotFound(w, req)
-		return
-	}
-	if req.Method != http.MethodPost {
-		r.errs = append(r.errs, fmt.Sprintf("%s: method %s, want POST", format, req.Method))
-	}
-	errs := notifytest.Check(format, notifytest.Request{Path: req.URL.Path, ContentType: req.Header.Get("Content-Type"), Body: body})
-	for _, err := range errs {
-		r.errs = append(r.errs, fmt.Sprintf("%s: %v\nbody: %s", format, err, body))
-	}
-	if len(errs) > 0 {
-		status := http.StatusBadRequest
-		if slices.ContainsFunc(errs, notifytest.IsTooLarge) {
-			status = http.StatusRequestEntityTooLarge
-		}
-		http.Error(w, http.StatusText(status), status)
-		return
-	}
-	r.bodies[format] = append(r.bodies[format], string(body))
-	if format == "elasticsearch" {
-		// The bulk API answers 200 with each item's result; errors:false says all were taken.
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"errors":false,"took":1,"items":[]}`)
-	}
-}
-
-// got returns the bodies format's receiver took, and fails the test on any refused request.
-func (r *formatReceiver) got(format string) []string {
-	r.t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.errs) > 0 {
-		r.t.Fatalf("the receivers refused requests:\n%s", strings.Join(r.errs, "\n"))
-	}
-	return slices.Clone(r.bodies[format])
-}
-
-// waitBodies waits until format's receiver took a body for which match is true.
-func (r *formatReceiver) waitBodies(p *proc, format string, match func(body string) bool) {
-	r.t.Helper()
-	waitUntil(r.t, p, livingWait, format+"'s receiver took the events", func() bool {
-		return slices.ContainsFunc(r.got(format), match)
-	})
-}
-
-// onEnvelope is what these tests read of a JSON line: the transitions and a ROLLOUT
-// line's rollout besides the envelope.
-type onEnvelope struct {
-	envelope
-	On       []string `json:"on"`
-	Unfolded uint64   `json:"unfolded"`
-	Folded   int      `json:"folded"`
-	Rollout  *struct {
-		State   string `json:"state"`
-		Message string `json:"message"`
-	} `json:"rollout"`
-}
 
 // The transitions happen for real: kwok's crash loop (hack/kwok/stages.yaml), kwok's own
 // failure stage, and a Deployment past its progress deadline. --on prints only the events
@@ -279,23 +189,6 @@ func TestSignalFoldRollouts(t *testing.T) {
 		t.Errorf("the folded screen printed %d pod events during the rollout, the unfolded sink %d: nothing folded", podLines, fullPods)
 	}
 	t.Logf("rollout: %d ROLLOUT lines and %d new pods' lines on the folded screen, %d new pods' events in the unfolded sink", steps, podLines, fullPods)
-}
-
-// crashLooping is a pod whose containers kwok crash-loops quickly (hack/kwok/stages.yaml):
-// every crash is one event in which crashloop and not-ready happen together.
-func crashLooping(name string, containers int) *corev1.Pod {
-	p := pod(name, map[string]string{"sim.kubeevents.dev/behavior": "crashloop"})
-	p.Spec.SchedulerName = ""
-	p.Annotations = map[string]string{"sim.kubeevents.dev/crash-after-ms": "500ms", "sim.kubeevents.dev/restart-after-ms": "1s",
-		"pod-create.stage.kwok.x-k8s.io/delay": "100ms", "pod-ready.stage.kwok.x-k8s.io/delay": "100ms"}
-	if containers > 1 {
-		p.Spec.Containers = nil
-		for i := range containers {
-			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{
-				Name: fmt.Sprintf("sidecar-with-a-name-as-long-as-the-team-could-make-it-%03d", i), Image: "nginx:1.27"})
-		}
-	}
-	return p
 }
 
 // Each sink names only the transitions it asked for, though the run evaluates them once

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,31 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/kubeevents/kubeevents/internal/proctest"
 )
-
-// readLines returns the lines of a file, failing the test if one is not valid JSON when
-// asJSON is set.
-func readLines(t *testing.T, path string, asJSON bool) []string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("reading %s: %v", path, err)
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		line := sc.Text()
-		if asJSON && !json.Valid([]byte(line)) {
-			t.Errorf("%s: not a whole JSON line: %q", filepath.Base(path), line)
-		}
-		lines = append(lines, line)
-	}
-	return lines
-}
 
 func seqsOf(t *testing.T, lines []string) []uint64 {
 	t.Helper()
@@ -282,17 +257,6 @@ sinks:
 	}
 }
 
-// runIn runs kubeevents to completion in directory dir, with env added to the clean
-// environment and stdout going to stdout when it is not nil (else captured).
-func runIn(t *testing.T, dir string, env []string, stdout *os.File, args ...string) result {
-	t.Helper()
-	spec := proctest.Spec{Dir: dir, Env: env}
-	if stdout != nil {
-		spec.Stdout = stdout
-	}
-	return runSpec(t, 30*time.Second, spec, args...)
-}
-
 // TestSinkRotationOnlyRegularFiles: rotation renames the file and puts a new regular one
 // in its place, so a sink asked to rotate something that is not a regular file (a device
 // node, a link to /dev/null, stdout) is refused at start-up, one line and exit 2, and the
@@ -357,16 +321,16 @@ func TestSinkStdoutPaths(t *testing.T) {
 		return strings.Count(out, "\n") == 1 && json.Unmarshal([]byte(out), &ev) == nil && ev.Type == "ADDED" && ev.name() == "p-0"
 	}
 	for _, sinkSpec := range []string{"file=-", "file=/dev/stdout", "file=/proc/self/fd/1"} {
-		r := runIn(t, dir, nil, nil, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", sinkSpec)
+		r := kubeevents(t).Dir(dir).Run(30*time.Second, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", sinkSpec)
 		if r.code != 0 || !isJSONLine(r.stdout) || r.stderr != "" {
 			t.Errorf("--sink %s: exit %d, stdout %q, stderr %q; want exit 0 and one JSON line, alone", sinkSpec, r.code, r.stdout, r.stderr)
 		}
 	}
-	r := runIn(t, dir, nil, nil, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", "jq(output=/dev/stdout)=.type")
+	r := kubeevents(t).Dir(dir).Run(30*time.Second, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", "jq(output=/dev/stdout)=.type")
 	if r.code != 0 || r.stdout != "\"ADDED\"\n" {
 		t.Errorf("jq(output=/dev/stdout): exit %d, stdout %q, stderr %q; want exit 0 and \"ADDED\" alone", r.code, r.stdout, r.stderr)
 	}
-	r = runIn(t, dir, nil, nil, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", "jq(output=-)=.type", "--sink", "file=x.jsonl")
+	r = kubeevents(t).Dir(dir).Run(30*time.Second, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", "jq(output=-)=.type", "--sink", "file=x.jsonl")
 	if r.code != 0 || r.stdout != "\"ADDED\"\n" {
 		t.Errorf("jq(output=-) and a file: exit %d, stdout %q, stderr %q; want exit 0 and \"ADDED\" alone", r.code, r.stdout, r.stderr)
 	}
@@ -380,7 +344,7 @@ func TestSinkStdoutPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = runIn(t, dir, nil, f, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", "file=out.jsonl")
+	r = kubeevents(t).Dir(dir).Stdout(f).Run(30*time.Second, "watch", "pods", "-n", ns, "--max-events", "1", "--sink", "file=out.jsonl")
 	f.Close()
 	if data, _ := os.ReadFile(redirected); r.code != 0 || !isJSONLine(string(data)) {
 		t.Errorf("--sink file=out.jsonl >out.jsonl: exit %d, stderr %q, the file holds %q; want one JSON line", r.code, r.stderr, data)
@@ -492,7 +456,7 @@ func TestConfigFileGivesWayToFlags(t *testing.T) {
 	env := []string{"XDG_CONFIG_HOME=" + home}
 	work := t.TempDir()
 
-	r := runIn(t, work, env, nil, "watch", "pods", "-n", ns, "-o", "json", "--max-events", "1", "-v", "1")
+	r := kubeevents(t).Dir(work).Env(env...).Run(30*time.Second, "watch", "pods", "-n", ns, "-o", "json", "--max-events", "1", "-v", "1")
 	var ev envelope
 	if r.code != 0 || strings.Count(r.stdout, "\n") != 1 || json.Unmarshal([]byte(r.stdout), &ev) != nil || ev.name() != "p-0" {
 		t.Errorf("-o json: exit %d, stdout %q, stderr %q; want one JSON line", r.code, r.stdout, r.stderr)
@@ -510,7 +474,7 @@ func TestConfigFileGivesWayToFlags(t *testing.T) {
 		t.Errorf("files made in the working directory: %v", dirEntries(entries))
 	}
 
-	r = runIn(t, work, env, nil, "watch", "pods", "-n", ns, "--jq", ".type", "--max-events", "1", "-v", "1")
+	r = kubeevents(t).Dir(work).Env(env...).Run(30*time.Second, "watch", "pods", "-n", ns, "--jq", ".type", "--max-events", "1", "-v", "1")
 	if r.code != 0 || r.stdout != "\"ADDED\"\n" {
 		t.Errorf("--jq .type: exit %d, stdout %q, stderr %q; want \"ADDED\"", r.code, r.stdout, r.stderr)
 	}
@@ -519,7 +483,7 @@ func TestConfigFileGivesWayToFlags(t *testing.T) {
 	}
 
 	// Without flags about stdout, the file's screen sink is what stdout gets.
-	r = runIn(t, work, env, nil, "watch", "pods", "-n", ns, "--max-events", "1")
+	r = kubeevents(t).Dir(work).Env(env...).Run(30*time.Second, "watch", "pods", "-n", ns, "--max-events", "1")
 	if r.code != 0 || !strings.Contains(r.stdout, "ADDED") || strings.HasPrefix(r.stdout, "{") {
 		t.Errorf("no flags: exit %d, stdout %q, stderr %q; want the file's pretty screen", r.code, r.stdout, r.stderr)
 	}

@@ -8,219 +8,17 @@ package e2e
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	uv "github.com/charmbracelet/ultraviolet"
-	"github.com/charmbracelet/x/vt"
-	"github.com/creack/pty"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
-
-// uiWait bounds what the view itself does (a frame, a key): it draws within 50 ms.
-const uiWait = 10 * time.Second
-
-// Keys as a terminal sends them.
-const (
-	keyEnter = "\r"
-	keyEsc   = "\x1b"
-	keyCtrlC = "\x03"
-)
-
-// uiTerminal is kubeevents in a pseudo-terminal, read through a terminal emulator.
-type uiTerminal struct {
-	t      *testing.T
-	ptmx   *os.File
-	emu    *vt.SafeEmulator
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error // cmd.Wait's, once exited
-
-	rawMu sync.Mutex
-	raw   []byte // every byte kubeevents wrote to the terminal
-}
-
-// written is every byte kubeevents wrote to the terminal so far.
-func (u *uiTerminal) written() []byte {
-	u.rawMu.Lock()
-	defer u.rawMu.Unlock()
-	return slices.Clone(u.raw)
-}
-
-func startUI(t *testing.T, cols, rows int, args ...string) *uiTerminal {
-	t.Helper()
-	return startUIEnv(t, cols, rows, []string{"TERM=xterm-256color"}, args...)
-}
-
-// startUIEnv is startUI with env added to the clean environment (TERM among it).
-func startUIEnv(t *testing.T, cols, rows int, env []string, args ...string) *uiTerminal {
-	t.Helper()
-	cmd := exec.Command(binary, withKubeconfig(args)...)
-	cmd.Env = append(cleanEnv(), env...)
-	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)})
-	if err != nil {
-		t.Fatalf("starting kubeevents in a pseudo-terminal: %v", err)
-	}
-	u := &uiTerminal{t: t, ptmx: ptmx, emu: vt.NewSafeEmulator(cols, rows), cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := ptmx.Read(buf)
-			_, _ = u.emu.Write(buf[:n])
-			u.rawMu.Lock()
-			u.raw = append(u.raw, buf[:n]...)
-			u.rawMu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() { _, _ = io.Copy(ptmx, u.emu) }() // the terminal's answers to the view's queries
-	go func() {
-		u.err = cmd.Wait()
-		close(u.exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-u.exited
-		_ = u.emu.Close()
-		_ = ptmx.Close()
-	})
-	return u
-}
-
-// lines is the screen, one string per row, trailing blanks cut.
-func (u *uiTerminal) lines() []string {
-	var out []string
-	for y := range u.emu.Height() {
-		var b strings.Builder
-		for x := 0; x < u.emu.Width(); x++ {
-			if c := u.emu.CellAt(x, y); c != nil {
-				b.WriteString(c.Content)
-			}
-		}
-		out = append(out, strings.TrimRight(b.String(), " "))
-	}
-	return out
-}
-
-func (u *uiTerminal) String() string { return strings.Join(u.lines(), "\n") }
-
-// line is the first row holding text, and its number (-1: none).
-func (u *uiTerminal) line(text string) (string, int) {
-	for i, l := range u.lines() {
-		if strings.Contains(l, text) {
-			return l, i
-		}
-	}
-	return "", -1
-}
-
-// styleOf is the style of the first cell of the row holding text (ok false: none does).
-func (u *uiTerminal) styleOf(text string) (uv.Style, bool) {
-	_, y := u.line(text)
-	if y < 0 {
-		return uv.Style{}, false
-	}
-	c := u.emu.CellAt(0, y)
-	if c == nil {
-		return uv.Style{}, false
-	}
-	return c.Style, true
-}
-
-// waitScreen polls the screen until cond holds, failing the test with the screen after
-// timeout or if kubeevents exits first.
-func (u *uiTerminal) waitScreen(timeout time.Duration, what string, cond func() bool) {
-	u.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		select {
-		case <-u.exited:
-			u.t.Fatalf("kubeevents exited (%v) before %s; the screen:\n%s", u.err, what, u)
-		default:
-		}
-		if time.Now().After(deadline) {
-			u.t.Fatalf("not %s within %s; the screen:\n%s", what, timeout, u)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// has reports whether a row holds every one of texts.
-func (u *uiTerminal) has(texts ...string) bool {
-	for _, l := range u.lines() {
-		all := true
-		for _, t := range texts {
-			all = all && strings.Contains(l, t)
-		}
-		if all {
-			return true
-		}
-	}
-	return false
-}
-
-func (u *uiTerminal) send(keys string) {
-	u.t.Helper()
-	if _, err := u.ptmx.WriteString(keys); err != nil {
-		u.t.Fatalf("typing %q: %v", keys, err)
-	}
-}
-
-func (u *uiTerminal) resize(cols, rows int) {
-	u.t.Helper()
-	u.emu.Resize(cols, rows)
-	if err := pty.Setsize(u.ptmx, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)}); err != nil {
-		u.t.Fatal(err)
-	}
-}
-
-// waitExit waits for kubeevents to end and returns its exit code.
-func (u *uiTerminal) waitExit(timeout time.Duration) int {
-	u.t.Helper()
-	select {
-	case <-u.exited:
-	case <-time.After(timeout):
-		u.t.Fatalf("kubeevents did not exit within %s; the screen:\n%s", timeout, u)
-	}
-	var exit *exec.ExitError
-	if errors.As(u.err, &exit) {
-		return exit.ExitCode()
-	}
-	return 0
-}
-
-// checkRestored checks that the terminal is as kubeevents found it (main screen, cursor
-// shown) and shows the run's summary.
-func (u *uiTerminal) checkRestored() {
-	u.t.Helper()
-	// The last bytes may still be on their way from the pseudo-terminal.
-	deadline := time.Now().Add(uiWait)
-	for {
-		if _, y := u.line("kubeevents: stopped after "); y >= 0 && !u.emu.IsAltScreen() {
-			break
-		}
-		if time.Now().After(deadline) {
-			u.t.Fatalf("the main screen is not back with the summary within %s (alternate screen: %v); the screen:\n%s", uiWait, u.emu.IsAltScreen(), u)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if u.emu.CursorHidden() {
-		u.t.Errorf("the cursor is left hidden; the screen:\n%s", u)
-	}
-}
 
 // A rollout seen in the view, with a file sink recording meanwhile: rows appear,
 // highlighted, reach Running; the old pods are struck, then gone; an object's history
@@ -231,7 +29,7 @@ func TestUIRollout(t *testing.T) {
 	ns := newNamespace(t)
 	createLivingDeployment(t, ns, "web", "nginx:1.27", 2)
 	file := filepath.Join(t.TempDir(), "events.jsonl")
-	u := startUI(t, 130, 32, "watch", "pods,deploy", "-n", ns, "--ui", "--sink", "file="+file)
+	u := kubeevents(t).Screen(130, 32).Start("watch", "pods,deploy", "-n", ns, "--ui", "--sink", "file="+file).screen
 
 	podRow := regexp.MustCompile(`^pod/(web-\S+)\s+1/1\s+Running\s`)
 	running := func() map[string]bool {
@@ -247,8 +45,14 @@ func TestUIRollout(t *testing.T) {
 		return len(running()) == 2 && u.has("deployment.apps/web", "2/2")
 	})
 	old := running()
-	if l, _ := u.line("NAME"); !regexp.MustCompile(`^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$`).MatchString(l) {
+	// The view shows each object's health (package health) after kubectl's columns.
+	if l, _ := u.line("NAME"); !regexp.MustCompile(`^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+HEALTH$`).MatchString(l) {
 		t.Errorf("the pods' header is %q", l)
+	}
+	for name := range old {
+		if l, _ := u.line("pod/" + name); !strings.HasSuffix(strings.TrimSpace(l), " Current") {
+			t.Errorf("a Running pod's row does not end with its health Current: %q", l)
+		}
 	}
 
 	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`
@@ -367,7 +171,7 @@ func TestUIOwnedTree(t *testing.T) {
 	requireLiving(t)
 	ns := newNamespace(t)
 	createLivingDeployment(t, ns, "web", "nginx:1.27", 1)
-	u := startUI(t, 140, 30, "watch", "deployment/web", "-n", ns, "--owned", "--with-events", "--ui")
+	u := kubeevents(t).Screen(140, 30).Start("watch", "deployment/web", "-n", ns, "--owned", "--with-events", "--ui").screen
 	u.waitScreen(livingWait, "the tree, rolled out", func() bool {
 		lines := u.lines()
 		return len(lines) > 4 && strings.Contains(lines[1], `✓ deployment "web" successfully rolled out`) &&
@@ -405,7 +209,7 @@ func TestUISeveralClusters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	u := startUI(t, 160, 20, "--kubeconfig", kubeconfig, "watch", "configmaps", "-n", ns, "--context", "one,two", "--ui")
+	u := kubeevents(t).Screen(160, 20).Start("--kubeconfig", kubeconfig, "watch", "configmaps", "-n", ns, "--context", "one,two", "--ui").screen
 	u.waitScreen(eventWait, "both clusters' ConfigMaps", func() bool {
 		return u.has("CLUSTER", "NAME", "DATA", "AGE") && u.has("one", "in-one") && u.has("two", "in-two")
 	})
@@ -426,4 +230,36 @@ func TestUIRefusesAPipe(t *testing.T) {
 		t.Errorf("exit code %d, stdout %q; want 2 and nothing", r.code, r.stdout)
 	}
 	checkOneLine(t, r.stderr, literal("kubeevents: --ui needs a terminal, and the standard output is not one"))
+}
+
+// A custom resource followed with --owned in the view: its rollout line on top is its
+// health (a MyApp has no rollout of its own), and every row has a HEALTH, down to its
+// Deployment's pod.
+func TestUIOwnedCustomResource(t *testing.T) {
+	requireLiving(t)
+	ns := newNamespace(t)
+	startMyApps(t, ns)
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte("health:\n  MyApp.example.com:\n    owns: [deployments.apps, replicasets.apps, pods]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	createMyApp(t, ns, "shop", "deploy", map[string]any{"replicas": 1})
+	u := kubeevents(t).Screen(140, 30).Start("watch", "myapps.example.com/shop", "-n", ns, "--owned", "--config", config, "--ui").screen
+	u.waitScreen(livingWait, "the MyApp Current, its tree Current to the pod", func() bool {
+		lines := u.lines()
+		if len(lines) < 6 || !strings.Contains(lines[1], "✓ Current:") {
+			return false
+		}
+		for _, l := range lines[2:6] {
+			if !strings.HasSuffix(strings.TrimSpace(l), " Current") {
+				return false
+			}
+		}
+		return strings.Contains(lines[3], "deploy/shop") && strings.Contains(lines[5], "pod/shop-")
+	})
+	u.send(keyCtrlC)
+	if code := u.waitExit(uiWait); code != 0 {
+		t.Errorf("Ctrl-C: exit code %d, want 0", code)
+	}
+	u.checkRestored()
 }

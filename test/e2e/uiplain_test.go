@@ -16,7 +16,7 @@ func TestUIPlainWithoutColour(t *testing.T) {
 	for _, name := range []string{"plain-a", "plain-b", "plain-c"} {
 		createConfigMap(t, ns, name)
 	}
-	u := startUIEnv(t, 100, 20, []string{"TERM=dumb", "NO_COLOR=1"}, "watch", "configmaps", "-n", ns, "--ui")
+	u := kubeevents(t).Env("TERM=dumb", "NO_COLOR=1").Screen(100, 20).Start("watch", "configmaps", "-n", ns, "--ui").screen
 	marked := func(marker, name string) func() bool {
 		return func() bool {
 			for _, l := range u.lines() {
@@ -81,7 +81,7 @@ func TestUINoScreenAdvice(t *testing.T) {
 	}
 
 	// The advice taken.
-	u := startUI(t, 100, 20, "watch", "configmaps", "-n", ns, "--ui", "--sink", "file="+archive)
+	u := kubeevents(t).Screen(100, 20).Start("watch", "configmaps", "-n", ns, "--ui", "--sink", "file="+archive).screen
 	u.waitScreen(eventWait, "the ConfigMap's row", func() bool { return u.has("seen") })
 	u.send("q")
 	if code := u.waitExit(uiWait); code != 0 {

@@ -14,18 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 const eventWait = 20 * time.Second
-
-func labelPod(t *testing.T, ns, name, key, value string) {
-	t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
-	if _, err := client.CoreV1().Pods(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatalf("labelling pod %s/%s: %v", ns, name, err)
-	}
-}
 
 // The first vertical slice: ADDED, MODIFIED and DELETED of a pod in JSON Lines, with the
 // envelope kubectl's keys and apiVersion/kind filled in, managedFields dropped.
@@ -130,34 +121,6 @@ func TestWatchCustomResource(t *testing.T) {
 	}
 }
 
-// applyJSON creates an object from JSON with kubectl (namespace "" for cluster-scoped).
-func applyJSON(t *testing.T, ns, manifest string) {
-	t.Helper()
-	args := []string{"apply", "-f", "-"}
-	if ns != "" {
-		args = append(args, "-n", ns)
-	}
-	cmd := exec.Command(clusterBin+"/kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	cmd.Stdin = strings.NewReader(manifest)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply: %v\n%s", err, out)
-	}
-}
-
-// waitForResource waits until discovery serves a newly created CRD.
-func waitForResource(t *testing.T, resource string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		cmd := exec.Command(clusterBin+"/kubectl", "--kubeconfig", kubeconfig, "get", resource, "-A")
-		if err := cmd.Run(); err == nil {
-			return
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	t.Fatalf("%s was not served within 30s", resource)
-}
-
 func TestSelectorsFilter(t *testing.T) {
 	ns := newNamespace(t)
 	createPod(t, ns, "front", map[string]string{"tier": "front"})
@@ -221,27 +184,18 @@ func TestClosedStdoutExitsQuietly(t *testing.T) {
 	for i := range 5 {
 		createPod(t, ns, fmt.Sprintf("p-%d", i), nil)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	script := fmt.Sprintf("set -o pipefail; %q watch pods -n %s --kubeconfig %q -o json | head -1", binary, ns, kubeconfig)
-	cmd := exec.CommandContext(ctx, "bash", "-c", script)
-	cmd.Env = cleanEnv()
-	cmd.WaitDelay = 5 * time.Second // never hang on a kubeevents left holding stderr
 	start := time.Now()
-	out, err := cmd.Output()
+	r := kubeevents(t).Via("bash", "-c", `set -o pipefail; "$@" | head -1`, "bash").
+		Run(30*time.Second, "watch", "pods", "-n", ns, "--kubeconfig", kubeconfig, "-o", "json")
 	// No event comes after the first five: kubeevents must notice by itself that nobody
 	// reads its output any more, not wait for a write to fail.
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("the pipeline took %s to end after head -1 had its line", d)
 	}
-	var stderr string
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = string(ee.Stderr)
+	if r.code != 0 {
+		t.Fatalf("pipeline failed (exit %d); stderr %q", r.code, r.stderr)
 	}
-	if err != nil {
-		t.Fatalf("pipeline failed (%v); stderr %q", err, stderr)
-	}
-	if n := strings.Count(string(out), "\n"); n != 1 {
+	if n := strings.Count(r.stdout, "\n"); n != 1 {
 		t.Errorf("head -1 printed %d lines", n)
 	}
 }

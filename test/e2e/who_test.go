@@ -273,7 +273,7 @@ func TestTopRanksATightLoop(t *testing.T) {
 		createPod(t, ns, name, nil)
 	}
 	js := startKubeevents(t, "top", "pods", "-n", ns, "-o", "json", "--interval", "500ms", "-v=1")
-	tty := startInTerminal(t, 100, "top", "pods", "-n", ns, "--interval", "500ms", "--color", "never")
+	tty := kubeevents(t).Terminal(100, 50).Start("top", "pods", "-n", ns, "--interval", "500ms", "--color", "never")
 	js.waitStderr(eventWait, literal("changes from here on are shown"))
 
 	ctx, stop := context.WithCancel(context.Background())

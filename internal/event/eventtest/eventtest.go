@@ -92,6 +92,24 @@ func SignalEvents() []*event.Event {
 	return []*event.Event{crashed, step, done, folded.Unfold()}
 }
 
+// HealthEvents are a Deployment's events with its health (package health): first seen
+// InProgress, Failed past its progress deadline, a STALLED event, and a SYNC whose health
+// did not change. Fresh events each call.
+func HealthEvents() []*event.Event {
+	rolling := webDeployment(5, appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 5, UpdatedReplicas: 5, AvailableReplicas: 3})
+	stuck := webDeployment(5, appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 5, UpdatedReplicas: 5, AvailableReplicas: 3,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}})
+	added := &event.Event{Type: event.Added, Seq: 20, Time: T0, Resource: Deployments, Kind: "Deployment", Object: rolling,
+		Health: &event.Health{Status: event.HealthInProgress, Message: "Available: 3/5"}}
+	failed := Modified(21, Deployments, "Deployment", rolling, stuck)
+	failed.Health = &event.Health{Status: event.HealthFailed, Message: "Progress deadline exceeded", Previous: event.HealthInProgress}
+	stalled := &event.Event{Type: event.Stalled, Seq: 22, Time: T0.Add(5 * time.Minute), Resource: Deployments, Kind: "Deployment", Object: rolling,
+		Health: &event.Health{Status: event.HealthInProgress, Message: "no progress for 5m0s: Available: 3/5", Previous: event.HealthInProgress}}
+	synced := &event.Event{Type: event.Sync, Time: T0.Add(6 * time.Minute), Resource: Deployments, Kind: "Deployment", Object: stuck, Old: stuck,
+		Health: &event.Health{Status: event.HealthFailed, Message: "Progress deadline exceeded", Previous: event.HealthFailed}}
+	return []*event.Event{added, failed, stalled, synced}
+}
+
 // Events covers every summary and lifecycle case once. Fresh events each call,
 // since an Event caches its JSON.
 func Events() []*event.Event {
