@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/recording"
 	"github.com/kubeevents/kubeevents/internal/replay"
+	"github.com/kubeevents/kubeevents/internal/timetravel"
 )
 
 const replayExample = `  # A recording again, as the terminal showed it, with what changed in each update
@@ -27,7 +29,10 @@ const replayExample = `  # A recording again, as the terminal showed it, with wh
   kubeevents replay events.jsonl deployment/web --owned --since-time 2026-11-23T14:00:00Z
 
   # A recording being written, from another terminal, across its rotation
-  kubeevents replay events.jsonl --follow`
+  kubeevents replay events.jsonl --follow
+
+  # What a store sink recorded of namespace shop in a window, through the store's indexes
+  kubeevents replay --store events.db -n shop --since-time 2026-11-23T14:00:00Z --until-time 2026-11-23T14:30:00Z`
 
 // showSecretsHelp is replay's and history's --show-secrets.
 const showSecretsHelp = "show the Secret values a recording holds (one made with --show-secrets); redacted by default, in every sink, as watch redacts them"
@@ -44,6 +49,9 @@ type replayFlags struct {
 	owned, withEvents    bool
 	showSecrets          bool
 	on                   []string
+	store                string
+	// closeStore closes the store a replay --store reads, once it has run.
+	closeStore func() error
 }
 
 // runReplay runs a replay; tests replace it to see what the command line makes.
@@ -53,21 +61,25 @@ var runReplay = engine.RunReplay
 func NewReplayCommand(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, verbosity *int) *cobra.Command {
 	f := &replayFlags{}
 	c := &cobra.Command{
-		Use:   "replay FILE... [TYPE[,TYPE...] [NAME...] | TYPE/NAME]",
+		Use:   "replay (FILE... | --store FILE) [TYPE[,TYPE...] [NAME...] | TYPE/NAME]",
 		Short: "Stream a recording again: JSON Lines kubeevents wrote, through every output and sink",
 		Long: `Reads JSON Lines that kubeevents wrote (a file sink's default format, or -o json) and streams
 their events again as watch does: every output format, diffs (computed between consecutive
 versions where the recording has none), --jq, sinks. FILE is a file, a directory of a file
 sink's files (its rotated and .gz backups too), a quoted pattern, or - for stdin; several
 are read in time order. The other arguments select as watch's do: types, names, TYPE/NAME
---owned. Every namespace recorded is replayed unless -n says which.`,
+--owned. Every namespace recorded is replayed unless -n says which. --store reads a history
+store (a store sink's, or kubeevents store import's) instead of files, through its indexes;
+store: in the config file is the default when neither is given.`,
 		Example: replayExample,
-		Args:    cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			f.changed = c.Flags().Changed
 			cfg, rp, err := f.config(args, configFlags, streams, *verbosity)
 			if err != nil {
 				return err
+			}
+			if f.closeStore != nil {
+				defer f.closeStore()
 			}
 			_, err = runReplay(c.Context(), system(configFlags, streams, *verbosity), cfg, rp)
 			return err
@@ -88,6 +100,7 @@ are read in time order. The other arguments select as watch's do: types, names, 
 	fs.BoolVar(&f.owned, "owned", false, "with TYPE/NAME: also what it owns, transitively, with owner chains rebuilt from the recorded objects")
 	fs.BoolVar(&f.withEvents, "with-events", false, "show the recorded core Events about the objects replayed as EVENT lines")
 	fs.BoolVar(&f.showSecrets, "show-secrets", false, showSecretsHelp)
+	fs.StringVar(&f.store, "store", "", "a history store (a store sink's, or kubeevents store import's) rather than FILE")
 	fs.StringSliceVar(&f.on, "on", nil, "only events in which one of these transitions happened, each object's previous recorded version its previous state, e.g. --on crashloop,oomkilled (kubeevents on lists them)")
 	recorded := complete.Recorded{Files: func(_ *cobra.Command, args []string) []string {
 		files, _ := splitReplayArgs(args)
@@ -116,8 +129,16 @@ func (f *replayFlags) config(args []string, configFlags *genericclioptions.Confi
 		return cfg, engine.Replay{}, err
 	}
 	files, selectors := splitReplayArgs(args)
-	if len(files) == 0 {
-		return cfg, engine.Replay{}, usageErrorf("no recording given: kubeevents replay FILE... (a file, a directory of a file sink's files, a quoted pattern, or - for stdin)")
+	if len(files) == 0 && f.store == "" && file != nil {
+		f.store = file.Store
+	}
+	switch {
+	case len(files) > 0 && f.store != "":
+		return cfg, engine.Replay{}, usageErrorf("%s and --store both say what to read: give one", files[0])
+	case len(files) == 0 && f.store == "":
+		return cfg, engine.Replay{}, usageErrorf("no recording given: kubeevents replay FILE... (a file, a directory of a file sink's files, a quoted pattern, or - for stdin), or --store FILE")
+	case f.store != "" && (f.follow || f.skipBadLines):
+		return cfg, engine.Replay{}, usageErrorf("--follow and --skip-bad-lines read files; a store holds events kubeevents wrote, all of them: drop them with --store")
 	}
 	sel := replay.Selection{LabelSelector: f.labelSelector, By: f.by, NotBy: f.notBy, Owned: f.owned, WithEvents: f.withEvents}
 	if len(selectors) > 0 {
@@ -144,12 +165,26 @@ func (f *replayFlags) source(cfg engine.Config, files []string, sel replay.Selec
 		return cfg, engine.Replay{}, usageErrorf("--follow keeps reading files; the standard input is read to its end anyway: drop --follow")
 	}
 	warn := warnTo(streams)
-	src, err := replay.New(replay.Options{Args: files, Select: sel, Warn: warn, Objects: cfg.ReadsObjects(), Diffs: cfg.Output.Differ != nil,
-		ShowSecrets: f.showSecrets, Read: recording.Options{Follow: f.follow, SkipBadLines: f.skipBadLines, Stdin: streams.In}})
+	opts := replay.Options{Args: files, Select: sel, Warn: warn, Objects: cfg.ReadsObjects(), Diffs: cfg.Output.Differ != nil,
+		ShowSecrets: f.showSecrets, Read: recording.Options{Follow: f.follow, SkipBadLines: f.skipBadLines, Stdin: streams.In}}
+	if f.store != "" {
+		// The same source as a recording's, its records read from the store's indexes.
+		st, err := timetravel.OpenReplay(context.Background(), f.store, sel)
+		if err != nil {
+			return cfg, engine.Replay{}, err
+		}
+		f.closeStore = st.Close
+		opts.Records = st.Records(context.Background())
+	}
+	src, err := replay.New(opts)
 	if err != nil {
 		return cfg, engine.Replay{}, err
 	}
-	return cfg, engine.Replay{Source: src, What: src.What(), ShowKind: src.ShowKind(), Namespace: src.Namespace(), Clusters: src.Clusters()}, nil
+	what := f.store
+	if what == "" {
+		what = src.What()
+	}
+	return cfg, engine.Replay{Source: src, What: what, ShowKind: src.ShowKind(), Namespace: src.Namespace(), Clusters: src.Clusters()}, nil
 }
 
 // window reads --since, --since-time and --until-time.

@@ -2,13 +2,10 @@ package cmd
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubeevents/kubeevents/internal/store"
@@ -85,16 +82,14 @@ adds every event to the store, creating it if it does not exist.`,
 				fmt.Fprintf(streams.ErrOut, "kubeevents: "+format+"\n", args...)
 			}}
 			if maxAge != "" {
-				if opts.MaxAge, err = parseAge(maxAge); err != nil {
-					return err
+				if opts.MaxAge, err = store.ParseAge(maxAge); err != nil {
+					return usageErrorf("--max-age: %v", err)
 				}
 			}
 			if maxSize != "" {
-				q, err := resource.ParseQuantity(maxSize)
-				if err != nil || q.Value() <= 0 {
-					return usageErrorf("--max-size %q: give a size, e.g. 5Gi or 500M", maxSize)
+				if opts.MaxSize, err = store.ParseSize(maxSize); err != nil {
+					return usageErrorf("--max-size: %v", err)
 				}
-				opts.MaxSize = q.Value()
 			}
 			return timetravel.Import(c.Context(), timetravel.ImportConfig{Store: path, Files: args, SkipBadLines: skipBadLines,
 				Retention: opts, Stdin: streams.In, Out: streams.ErrOut, Now: time.Now})
@@ -103,22 +98,8 @@ adds every event to the store, creating it if it does not exist.`,
 	f.addFlags(c.Flags())
 	c.Flags().BoolVar(&skipBadLines, "skip-bad-lines", false, "skip the lines that are not events kubeevents wrote (counted), rather than stop at the first")
 	c.Flags().StringVar(&maxAge, "max-age", "", "drop what was superseded longer than this before the latest event (default: keep all), e.g. 14d or 12h")
-	c.Flags().StringVar(&maxSize, "max-size", "", "keep the store (with its log) within this size, oldest versions dropped first, e.g. 5Gi")
+	c.Flags().StringVar(&maxSize, "max-size", "", "keep the store (with its log) within this size, oldest versions dropped first, e.g. 5GiB or 500MB")
 	return c
-}
-
-// parseAge reads a duration as time.ParseDuration does, or in days (14d).
-func parseAge(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		var n int
-		n, err = strconv.Atoi(days)
-		d = time.Duration(n) * 24 * time.Hour
-	}
-	if err != nil || d <= 0 {
-		return 0, usageErrorf("--max-age %q: give a positive duration, e.g. 14d or 12h", s)
-	}
-	return d, nil
 }
 
 func newStoreInfoCommand(streams genericiooptions.IOStreams) *cobra.Command {

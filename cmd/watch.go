@@ -46,7 +46,7 @@ const watchExample = `  # Coloured live stream of pods in the current namespace
 type watchFlags struct {
 	outputFlags
 	labelSelector, fieldSelector            string
-	allNamespaces, allContexts              bool
+	allNamespaces, allContexts, allTypes    bool
 	resync, since                           time.Duration
 	watchOnly                               bool
 	untilDeleted, showSecrets, metadataOnly bool
@@ -90,6 +90,7 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 	fs := c.Flags()
 	f.addFlags(fs, "of the terminal")
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "watch every namespace")
+	fs.BoolVar(&f.allTypes, "all-types", false, "watch every type the cluster serves that can be listed and watched, instead of TYPE: ConfigMaps, Secrets and custom resources too, also those defined after the start (kubectl's all is a few workload types)")
 	fs.StringVarP(&f.labelSelector, "selector", "l", "", "label selector, e.g. -l app=web,tier!=db")
 	fs.StringVar(&f.fieldSelector, "field-selector", "", "field selector, e.g. --field-selector status.phase=Pending")
 	fs.DurationVar(&f.resync, "resync", 0, "re-deliver every cached object to the sinks as SYNC events this often (0: never)")
@@ -124,6 +125,12 @@ func NewWatchCommand(configFlags *genericclioptions.ConfigFlags, streams generic
 // watchArgs wants at least the TYPE argument (of watch, or top); without it, the usage
 // line and an example.
 func watchArgs(c *cobra.Command, args []string) error {
+	if all, _ := c.Flags().GetBool("all-types"); all {
+		if len(args) > 0 {
+			return usageErrorf("--all-types watches every type: give no TYPE or NAME arguments (%s), or drop --all-types", strings.Join(args, " "))
+		}
+		return nil
+	}
 	if len(args) == 0 {
 		return usageErrorf("no resource type given; usage: %s %s TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] [flags], e.g. %s %s pods (see --help)",
 			c.Root().DisplayName(), c.Name(), c.Root().DisplayName(), c.Name())
@@ -185,7 +192,9 @@ func (f *watchFlags) request(args []string, configFlags *genericclioptions.Confi
 		LabelSelector: f.labelSelector, FieldSelector: f.fieldSelector, MetadataOnly: f.metadataOnly, ShowSecrets: f.showSecrets,
 		Owned: f.owned, OwnedTypes: f.ownedTypes, UntilRollout: f.untilRollout, UntilDeleted: f.untilDeleted, UntilReady: f.untilReady}
 	var err error
-	if req.Types, req.Names, err = typesAndNames(args, "watch"); err != nil {
+	if f.allTypes {
+		req.AllTypes = true
+	} else if req.Types, req.Names, err = typesAndNames(args, "watch"); err != nil {
 		return req, err
 	}
 	if configFlags.Namespace != nil && f.changed("namespace") {

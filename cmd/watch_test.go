@@ -65,6 +65,7 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"jq in a sink", []string{"watch", "pods", "--sink", "jq(output=x)=select(.a"}, `kubeevents: sink "jq": syntax error`},
 		{"config unknown key", []string{"watch", "pods", "--config", badConfig}, `kubeevents: ` + badConfig + `:4:5: unknown field "pathh" in sink "archive" (did you mean "path"?)`},
 		{"no type", []string{"watch"}, `kubeevents: no resource type given; usage: kubeevents watch TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] [flags], e.g. kubeevents watch pods`},
+		{"every type and a type", []string{"watch", "--all-types", "pods"}, `kubeevents: --all-types watches every type: give no TYPE or NAME arguments (pods), or drop --all-types`},
 		{"raw output without jq", []string{"watch", "pods", "-r"}, `kubeevents: -r/--raw-output applies to --jq only; add --jq EXPRESSION`},
 		{"-o yaml with jq", []string{"watch", "pods", "-o", "yaml", "--jq", ".type"}, `kubeevents: -o yaml does not apply with --jq`},
 		{"bad request timeout", []string{"watch", "pods", "--request-timeout", "abc"}, `kubeevents: --request-timeout "abc": give a duration with a unit`},
@@ -205,6 +206,9 @@ func TestEngineConfigFromFlags(t *testing.T) {
 		{"types, names, namespaces", []string{"watch", "pods,deploy", "a", "b", "-n", "x,y"}, func(c engine.Config) bool {
 			return slices.Equal(c.Watch.Types, []string{"pods", "deploy"}) && slices.Equal(c.Watch.Names, []string{"a", "b"}) &&
 				c.Watch.Namespace == "x,y" && c.Watch.NamespaceGiven
+		}},
+		{"every type", []string{"watch", "--all-types", "-A"}, func(c engine.Config) bool {
+			return c.Watch.AllTypes && len(c.Watch.Types) == 0 && c.Watch.AllNamespaces
 		}},
 		{"TYPE/NAME", []string{"watch", "deployments.apps/web", "--owned", "--owned-types", "cm"}, func(c engine.Config) bool {
 			return slices.Equal(c.Watch.Types, []string{"deployments.apps"}) && slices.Equal(c.Watch.Names, []string{"web"}) &&

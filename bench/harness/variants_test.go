@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -61,6 +62,27 @@ func TestFeatureVariant(t *testing.T) {
 	ts := featureTargets(vs, "status", f)
 	if len(ts) != 3 || ts[0].Name != "by_cpu_ratio_status" || !ts[0].Met || ts[2].Met {
 		t.Errorf("targets %+v, want by_*_status, the CPU met and the watching RSS not", ts)
+	}
+}
+
+// The store variant adds a store sink: its figures are with it over without, its
+// target 1.3.
+func TestStoreVariant(t *testing.T) {
+	vs, err := parseVariants("store")
+	if err != nil || len(vs) != 1 || vs[0].args[0] != "--sink" || !strings.HasPrefix(vs[0].args[1], "store(max-size=1GiB)=") {
+		t.Fatalf("store: %+v, %v", vs, err)
+	}
+	p := &phaseResult{Clients: map[string]*clientResult{
+		"kubeevents_json":      {CPUPerEventUS: 100, RSSMB: 50, RSSWatchMB: 40},
+		"kubeevents_off_store": {CPUPerEventUS: 125, RSSMB: 60, RSSWatchMB: 40},
+	}}
+	f := map[string]float64{}
+	variantFigures(p, vs, f)
+	if f["store_cpu_ratio"] != 1.25 || f["store_peak_rss_ratio"] != 1.2 {
+		t.Errorf("figures %v, want store_cpu_ratio 1.25, store_peak_rss_ratio 1.2", f)
+	}
+	if ts := featureTargets(vs, "status", f); len(ts) != 1 || !ts[0].Met || ts[0].Name != "store_cpu_ratio_status" {
+		t.Errorf("targets %+v, want store_cpu_ratio_status met at 1.3", ts)
 	}
 }
 

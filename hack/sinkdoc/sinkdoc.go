@@ -45,7 +45,7 @@ func valueDoc(set *sinkkind.Setting) string {
 		return "transitions' names (kubeevents on lists them), separated by | or ,"
 	case sinkkind.Format:
 		var per, notes []string
-		_, taking := rows(set.Key())
+		_, taking := rows(set)
 		for _, k := range taking {
 			formats := k.Formats
 			if k.MoreFormats != "" {
@@ -63,7 +63,7 @@ func valueDoc(set *sinkkind.Setting) string {
 
 // defaultDoc is the setting's default, for the docs: one value, or one per kind.
 func defaultDoc(set *sinkkind.Setting) string {
-	rows, taking := rows(set.Key())
+	rows, taking := rows(set)
 	var per []string
 	first, same := "", true
 	for i, row := range rows {
@@ -85,6 +85,22 @@ func defaultDoc(set *sinkkind.Setting) string {
 	return strings.Join(per, "; ")
 }
 
+// helpDoc is what the setting means, for the docs: one meaning, or one per kind (a
+// file's path is the file written, a store's the store).
+func helpDoc(set *sinkkind.Setting) string {
+	rows, taking := rows(set)
+	for _, row := range rows {
+		if row.Help != set.Help {
+			var per []string
+			for i, row := range rows {
+				per = append(per, taking[i].Name+": "+row.Help)
+			}
+			return strings.Join(per, "; ")
+		}
+	}
+	return set.Help
+}
+
 // Markdown is the reference of the sink kinds and their settings, as Markdown tables,
 // for docs/sinks.md.
 func Markdown() string {
@@ -103,7 +119,7 @@ func Markdown() string {
 			continue
 		}
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s |\n",
-			flagDoc(set), set.YAML, cell(set.TakenBy()), cell(valueDoc(set)), cell(defaultDoc(set)), cell(set.Help))
+			flagDoc(set), set.YAML, cell(set.TakenBy()), cell(valueDoc(set)), cell(defaultDoc(set)), cell(helpDoc(set)))
 	}
 	return b.String()
 }
@@ -155,11 +171,11 @@ func UpdateDoc(doc []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// rows returns the rows of a key, one per kind that takes it (a common row once per
+// rows returns the rows of a setting, one per kind that takes it (a common row once per
 // kind), and those kinds, in the kinds' order.
-func rows(key string) (rows []*sinkkind.Setting, taking []*sinkkind.Kind) {
+func rows(of *sinkkind.Setting) (rows []*sinkkind.Setting, taking []*sinkkind.Kind) {
 	for _, k := range sinkkind.Kinds() {
-		if set, ok := k.Row(key); ok {
+		if set, ok := k.Own(of); ok {
 			rows, taking = append(rows, set), append(taking, k)
 		}
 	}

@@ -386,10 +386,11 @@ func (d *decoder) sink(n *yaml.Node, i int) (sinkkind.Spec, *yaml.Node, error) {
 		field := path + "." + key
 		set, _ := sinkkind.YAMLRow(key)
 		if s.Kind != nil {
-			if !s.Kind.Takes(set.Key()) {
-				return d.errorf(k, "%s: not valid for %s sinks (only for %s)", field, s.Kind.Name, sinkkind.KindsTaking(set.Key()))
+			own, ok := s.Kind.YAMLRow(key)
+			if !ok {
+				return d.errorf(k, "%s: not valid for %s sinks (only for %s)", field, s.Kind.Name, set.KindsTaking())
 			}
-			set, _ = s.Kind.Row(set.Key())
+			set = own
 		}
 		switch set.Value {
 		case sinkkind.KindName:

@@ -22,6 +22,10 @@ func sampleValue(k *sinkkind.Kind, set *sinkkind.Setting) (flag, yaml string) {
 		return "https://hooks.example.com/x?a=1", "https://hooks.example.com/x?a=1"
 	case set.Key() == "command":
 		return `./notify.sh --to "on call"`, `'./notify.sh --to "on call"'`
+	case k.Name == "store" && set.Key() == "max-age":
+		return "14d", "14d"
+	case k.Name == "store" && set.Key() == "max-size":
+		return "5GiB", "5GiB"
 	}
 	switch set.Value {
 	case sinkkind.Text:
@@ -66,7 +70,7 @@ func TestKindsParseTheSameFromFlagAndFile(t *testing.T) {
 			var rotate []string
 			target := k.TargetRow()
 			for _, set := range sinkkind.Table() {
-				if set.Flag == "" || !k.Takes(set.Key()) || set.Key() == target.Key() {
+				if _, own := k.Own(set); set.Flag == "" || !own || set.Key() == target.Key() {
 					continue
 				}
 				f, y := sampleValue(k, set)

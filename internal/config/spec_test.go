@@ -73,12 +73,12 @@ func TestParseSinkSpecErrors(t *testing.T) {
 		spec, want string
 	}{
 		// kind
-		{`filez=x`, `unknown sink kind "filez"; use terminal, file, jq, exec or http` + syntax},
-		{`File=x`, `unknown sink kind "File"; use terminal, file, jq, exec or http` + syntax},
-		{`file)x`, `unknown sink kind "file)x"; use terminal, file, jq, exec or http` + syntax},
-		{``, `missing sink kind; use terminal, file, jq, exec or http` + syntax},
-		{`=x`, `missing sink kind; use terminal, file, jq, exec or http` + syntax},
-		{`(name=a)`, `missing sink kind; use terminal, file, jq, exec or http` + syntax},
+		{`filez=x`, `unknown sink kind "filez"; use terminal, file, jq, exec, http or store` + syntax},
+		{`File=x`, `unknown sink kind "File"; use terminal, file, jq, exec, http or store` + syntax},
+		{`file)x`, `unknown sink kind "file)x"; use terminal, file, jq, exec, http or store` + syntax},
+		{``, `missing sink kind; use terminal, file, jq, exec, http or store` + syntax},
+		{`=x`, `missing sink kind; use terminal, file, jq, exec, http or store` + syntax},
+		{`(name=a)`, `missing sink kind; use terminal, file, jq, exec, http or store` + syntax},
 		// shape
 		{`file(`, `missing ')' to close the option list` + syntax},
 		{`file(format=json`, `missing ')' to close the option list` + syntax},
@@ -237,7 +237,7 @@ func TestSinkSyntaxHelp(t *testing.T) {
 			continue
 		}
 		for _, k := range sinkkind.Kinds() {
-			if k.Takes(s.Key()) && !s.IsCommon() && !strings.Contains(group[1], "("+k.Name) && !strings.Contains(group[1], " "+k.Name) {
+			if _, own := k.Own(s); own && !s.IsCommon() && !strings.Contains(group[1], "("+k.Name) && !strings.Contains(group[1], " "+k.Name) {
 				t.Errorf("SinkSyntaxHelp gives option %q in %q, without kind %s, which takes it", s.Flag, group[1], k.Name)
 			}
 		}

@@ -198,7 +198,7 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 func (r *run) buildWatch() error {
 	cfg := r.cfg
 	o := watch.Options{Several: r.several, ExcludeNamespaces: cfg.Watch.ExcludeNamespaces, Fold: r.folder != nil,
-		WithEvents: cfg.Events.WithEvents, PastSince: r.pastEventsSince, Resync: r.deliver.NewResync,
+		WithEvents: cfg.Events.WithEvents, PastSince: r.pastEventsSince, Resync: r.deliver.NewResync, Discover: cfg.Watch.AllTypes,
 		Warn: r.hooks.warn, Fatal: r.reportFatal,
 		Informer: informer.Options{LabelSelector: cfg.Watch.LabelSelector, FieldSelector: cfg.Watch.FieldSelector, Names: cfg.Watch.Names,
 			WatchOnly: cfg.Events.WatchOnly, MetadataOnly: cfg.Watch.MetadataOnly, ShowSecrets: cfg.Watch.ShowSecrets,

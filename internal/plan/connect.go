@@ -63,6 +63,11 @@ func connect(req Request, getter genericclioptions.RESTClientGetter, perCluster 
 		return nil, nil, informer.APIError(err, "discover", resource.Resource{})
 	}
 	seen := map[schema.GroupVersionResource]bool{}
+	if req.AllTypes {
+		if c.Resources, err = ServedTypes(disco); err != nil {
+			return nil, nil, informer.APIError(err, "discover", resource.Resource{})
+		}
+	}
 	for _, arg := range expandCategories(req.Types, disco) {
 		res, err := resource.Resolve(arg, mapper, disco)
 		if err != nil {
@@ -289,4 +294,29 @@ func KubeconfigError(err error) error {
 
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// ServedTypes are the types the server serves that can be listed and watched, each in
+// its preferred version, for --all-types: built-in and custom, ConfigMaps and Secrets
+// too (not kubectl's category "all"). The core Events are watched once, as v1 events
+// (events.k8s.io serves the same objects again).
+func ServedTypes(disco discovery.DiscoveryInterface) ([]resource.Resource, error) {
+	lists, err := discovery.ServerPreferredResources(disco)
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, err
+	}
+	var out []resource.Resource
+	for _, list := range lists {
+		gv, perr := schema.ParseGroupVersion(list.GroupVersion)
+		if perr != nil || gv.Group == "events.k8s.io" {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
+				continue // a subresource, or what cannot be watched
+			}
+			out = append(out, resource.Resource{GVR: gv.WithResource(r.Name), GVK: gv.WithKind(r.Kind), Namespaced: r.Namespaced})
+		}
+	}
+	return out, nil
 }

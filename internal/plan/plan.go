@@ -27,6 +27,9 @@ import (
 type Request struct {
 	Types []string // type arguments: "pods", "po", "deployments.apps", "all"
 	Names []string // NAME arguments: only these objects
+	// AllTypes watches every type the cluster serves that can be listed and watched,
+	// instead of Types; the run adds the custom resources defined later (watch.Options).
+	AllTypes bool
 
 	// Namespace is -n as given, possibly a comma list ("a,b"); "" when -n was not given
 	// (the context's namespace). NamespaceGiven says -n was given, for messages.

@@ -120,6 +120,19 @@ func (k *Kind) Takes(key string) bool {
 	return ok
 }
 
+// Own returns the kind's row of the same setting as set: the same --sink key and config
+// file key. Two kinds may give one --sink key settings of their own (a file's max-size
+// in megabytes rotates it, a store's is a size that bounds it), told apart by their
+// config file keys.
+func (k *Kind) Own(set *Setting) (*Setting, bool) {
+	return find(k.all(), set.sameAs)
+}
+
+// YAMLRow returns the kind's row of a config file key.
+func (k *Kind) YAMLRow(key string) (*Setting, bool) {
+	return find(k.all(), func(set *Setting) bool { return set.YAML != "" && set.YAML == key })
+}
+
 // TargetRow is the row =TARGET sets.
 func (k *Kind) TargetRow() *Setting {
 	set, _ := k.Row(k.Target)

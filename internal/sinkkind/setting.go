@@ -81,6 +81,12 @@ func (set *Setting) Key() string {
 	return set.YAML
 }
 
+// sameAs reports whether o is the same setting as set, in another kind perhaps: the
+// same --sink key and config file key.
+func (set *Setting) sameAs(o *Setting) bool {
+	return set == o || set.Flag == o.Flag && set.YAML == o.YAML
+}
+
 // Syntax is the row as a --sink option: key=META, or the bare key of a boolean.
 func (set *Setting) Syntax() string {
 	if set.Meta == "" {
@@ -130,29 +136,28 @@ var common = []*Setting{
 // IsCommon reports whether every kind takes the row.
 func (set *Setting) IsCommon() bool { return slices.Contains(common, set) }
 
-// Table is every row of the registered kinds, one per key, in the order the docs list
-// them: a kind's row that an earlier kind did not have goes right before the next of the
-// kind's own rows already in the table, and the rows in a group after all the others.
+// Table is every row of the registered kinds, one per setting (Kind.Own), in the order
+// the docs list them: a kind's row that an earlier kind did not have goes right before
+// the next of the kind's own rows already in the table, and the rows in a group after
+// all the others.
 func Table() []*Setting {
 	var table, grouped []*Setting
-	index := func(list []*Setting, key string) int {
-		return slices.IndexFunc(list, func(s *Setting) bool { return s.Key() == key })
-	}
+	index := func(list []*Setting, set *Setting) int { return slices.IndexFunc(list, set.sameAs) }
 	for _, k := range kinds {
 		all := k.all()
 		for i, set := range all {
 			switch {
 			case strings.Contains(set.YAML, "."):
-				if index(grouped, set.Key()) < 0 {
+				if index(grouped, set) < 0 {
 					grouped = append(grouped, set)
 				}
 				continue
-			case index(table, set.Key()) >= 0:
+			case index(table, set) >= 0:
 				continue
 			}
 			at := len(table)
 			for _, next := range all[i+1:] {
-				if j := index(table, next.Key()); j >= 0 {
+				if j := index(table, next); j >= 0 {
 					at = j
 					break
 				}
@@ -197,18 +202,26 @@ func YAMLKeys(prefix string) []string {
 	return keys
 }
 
-// KindsTaking lists the kinds that take a setting of this key: "file", "terminal or file".
-func KindsTaking(key string) string { return OrList(takers(key)) }
+// KindsTaking lists the kinds that take a setting of this --sink key: "file", "terminal
+// or file".
+func KindsTaking(key string) string {
+	return OrList(names(func(k *Kind) bool { return k.Takes(key) }))
+}
 
 // TakenBy lists the kinds that take the setting: "all", or "exec, http".
 func (set *Setting) TakenBy() string {
 	if set.IsCommon() {
 		return "all"
 	}
-	return joinComma(takers(set.Key()))
+	return joinComma(set.takers())
 }
 
-func takers(key string) []string { return names(func(k *Kind) bool { return k.Takes(key) }) }
+// KindsTaking lists the kinds that take the setting: "file", "exec or http".
+func (set *Setting) KindsTaking() string { return OrList(set.takers()) }
+
+func (set *Setting) takers() []string {
+	return names(func(k *Kind) bool { _, ok := k.Own(set); return ok })
+}
 
 // OrList is "a", "a or b", "a, b or c".
 func OrList(names []string) string {

@@ -95,6 +95,38 @@ func notStore(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
+// WriteError says why a Writer could not write its store (a full disk, a read-only
+// file, a failing one), in one line; the events not committed are lost.
+type WriteError struct {
+	Path, Why string
+	Err       error
+}
+
+func (e *WriteError) Error() string { return "cannot write " + e.Path + ": " + e.Why }
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// writeError says why writing failed, in one line for the user.
+func (w *Writer) writeError(err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	var why string
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_FULL:
+		why = "the disk is full"
+	case sqlite3.SQLITE_IOERR:
+		why = ioCause(w.path)
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+		why = "the file is read-only (or its directory is, where SQLite keeps the write-ahead log)"
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		why = "the store is damaged (SQLite: database disk image is malformed)"
+	default:
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	return &WriteError{Path: w.path, Why: why, Err: err}
+}
+
 // statError says why a store's path cannot be used, in one line.
 func statError(path string, err error) error {
 	switch {

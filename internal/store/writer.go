@@ -35,6 +35,12 @@ type Options struct {
 	Warn func(format string, args ...any)
 }
 
+// BatchInterval is how long an event written may wait in the open transaction: a
+// caller whose events stop for a while (a sink's listener, idle) calls Flush once this
+// has passed since Pending became non-zero, so that a process killed loses at most this
+// much.
+const BatchInterval = batchAge
+
 // Tuning, measured on status churn (bench/README.md "History store").
 const (
 	// batchRows and batchAge bound a transaction: at most this many events, and at most
@@ -68,6 +74,9 @@ type Writer struct {
 	tx    *sql.Tx
 	since time.Time // when tx began
 	rows  int       // events in tx
+	bytes int64     // bytes of the versions stored in tx
+	// committed counts the events of the transactions committed.
+	committed uint64
 
 	resources map[schema.GroupVersionResource]*resource
 	objects   map[objectKey]*objectState
@@ -199,15 +208,18 @@ func (w *Writer) WriteRecord(ctx context.Context, rec recording.Record) error {
 	}
 	if w.tx == nil {
 		if w.tx, err = w.db.BeginTx(ctx, nil); err != nil {
-			return fmt.Errorf("%s: %w", w.path, err)
+			return w.writeError(err)
 		}
-		w.since, w.rows = time.Now(), 0
+		w.since, w.rows, w.bytes = time.Now(), 0, 0
 	}
 	if err := w.store(ctx, rec, m, rec.Line); err != nil {
-		return fmt.Errorf("%s: %w", w.path, err)
+		w.rollback()
+		return w.writeError(err)
 	}
 	w.rows++
-	if w.rows >= batchRows || time.Since(w.since) >= batchAge {
+	// A transaction takes at most a quarter of the log's budget: retention, which runs
+	// after each commit, then frees room before the file outgrows max-size by more.
+	if w.rows >= batchRows || time.Since(w.since) >= batchAge || w.bytes >= w.retention.walBudget/4 {
 		return w.Flush(ctx)
 	}
 	return nil
@@ -248,6 +260,7 @@ func (w *Writer) store(ctx context.Context, rec recording.Record, m objectMeta, 
 	if managers := rec.Managers(); len(managers) > 0 {
 		by = sql.NullString{String: strings.Join(managers, ","), Valid: true}
 	}
+	w.bytes += int64(len(data))
 	var id int64
 	if err := w.stmt.insertVersion.stmt(w.tx).QueryRowContext(ctx, st.id, t, string(rec.Type), m.resourceVersion, seq, by, base, data).Scan(&id); err != nil {
 		return err
@@ -370,7 +383,9 @@ func (w *Writer) objectState(ctx context.Context, key objectKey, m objectMeta, t
 }
 
 // Flush commits what was written, then keeps the store within its bounds (retention,
-// checkpoints), a bounded step at a time.
+// checkpoints), a bounded step at a time. Once it returns, Committed counts every
+// event written, unless the commit itself failed: then the transaction's events are
+// lost (Committed says which), and the Writer can go on with the next ones.
 func (w *Writer) Flush(ctx context.Context) error {
 	if w.tx == nil {
 		return nil
@@ -378,9 +393,41 @@ func (w *Writer) Flush(ctx context.Context) error {
 	err := w.tx.Commit()
 	w.tx = nil
 	if err != nil {
-		return fmt.Errorf("%s: %w", w.path, err)
+		w.rollback()
+		return w.writeError(err)
 	}
-	return w.retention.step(ctx, w)
+	w.committed += uint64(w.rows)
+	w.rows = 0
+	if err := w.retention.step(ctx, w); err != nil {
+		return w.writeError(err)
+	}
+	return nil
+}
+
+// Pending is how many events written wait in the open transaction, and since when.
+func (w *Writer) Pending() (int, time.Time) {
+	if w.tx == nil {
+		return 0, time.Time{}
+	}
+	return w.rows, w.since
+}
+
+// Committed is how many events written were committed, in the order they were written:
+// those after them were not (yet), or were lost with a failed transaction.
+func (w *Writer) Committed() uint64 { return w.committed }
+
+// rollback gives up the open transaction after a failure, and what the Writer held that
+// may refer to it (objects and resources added, the ids of versions that are not
+// there): the next event of each object starts a chain from the store as it is.
+func (w *Writer) rollback() {
+	if w.tx != nil {
+		_ = w.tx.Rollback()
+		w.tx = nil
+	}
+	w.rows = 0
+	w.resources = map[schema.GroupVersionResource]*resource{}
+	w.objects = map[objectKey]*objectState{}
+	w.cached = 0
 }
 
 // Close commits what was written and closes the store.

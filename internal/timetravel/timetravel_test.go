@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/replay"
 	"github.com/kubeevents/kubeevents/internal/store"
 )
 
@@ -151,4 +157,86 @@ func TestGetBeforeRetention(t *testing.T) {
 			t.Errorf("at %s: warned %v, want %v: %q", at, got, warned, errOut.String())
 		}
 	}
+}
+
+// TestReplayStore: replay --store gives the events a replay of the same recording gives,
+// for each selection: the store narrows what it reads, the replay source selects the
+// rest as from a file (previous versions before --since, label selections, windows).
+func TestReplayStore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path, rec := filepath.Join(dir, "events.db"), filepath.Join(dir, "events.jsonl")
+	w, err := store.Create(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"shop","uid":"ns","resourceVersion":"2","creationTimestamp":"2026-11-23T09:00:00Z"}}`
+	lines := []string{
+		line("ADDED", 0, "", "v1", "namespaces", ns),
+		line("ADDED", 0, "apiextensions.k8s.io", "v1", "customresourcedefinitions", crd),
+		line("ADDED", 1, "example.com", "v1", "widgets", widget("a", 1)),
+		line("ADDED", 2, "example.com", "v1", "widgets", widget("b", 2)),
+		line("ADDED", 3, "", "v1", "configmaps", configMap("settings", "fast")),
+		line("MODIFIED", 5, "example.com", "v1", "widgets", widget("a", 3)),
+		line("MODIFIED", 6, "", "v1", "configmaps", configMap("settings", "slow")),
+		line("MODIFIED", 7, "example.com", "v1", "widgets", strings.Replace(widget("b", 4), `"tier":"web"`, `"tier":"db"`, 1)),
+		line("DELETED", 60, "", "v1", "configmaps", configMap("settings", "slow")),
+	}
+	var file strings.Builder
+	for _, l := range lines {
+		if err := w.Write(ctx, []byte(l)); err != nil {
+			t.Fatal(err)
+		}
+		file.WriteString(l + "\n")
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rec, []byte(file.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, sel := range []replay.Selection{
+		{},
+		{Types: []string{"cm"}},
+		{Types: []string{"widgets"}, Names: []string{"a"}},
+		{Types: []string{"widgets", "namespaces"}, Namespaces: []string{"shop"}},
+		{Since: t0.Add(5 * time.Second)},
+		{Until: t0.Add(5 * time.Second)},
+		{Types: []string{"widgets"}, LabelSelector: "tier=web"},
+		{Namespaces: []string{"elsewhere"}},
+	} {
+		fromFile := replayed(t, replay.Options{Args: []string{rec}, Select: sel, Diffs: true})
+		st, err := OpenReplay(ctx, path, sel)
+		if err != nil {
+			t.Fatalf("%+v: %v", sel, err)
+		}
+		fromStore := replayed(t, replay.Options{Select: sel, Diffs: true, Records: st.Records(ctx)})
+		st.Close()
+		if !slices.Equal(fromStore, fromFile) || len(fromFile) == 0 && len(sel.Namespaces) == 0 {
+			t.Errorf("%+v:\nfrom the store: %q\nfrom the file:  %q", sel, fromStore, fromFile)
+		}
+	}
+	if _, err := OpenReplay(ctx, path, replay.Selection{Types: []string{"gadgets"}}); err == nil || !strings.Contains(err.Error(), "gadgets: the store "+path+" holds no such type") {
+		t.Errorf("a type the store does not hold: %v", err)
+	}
+}
+
+// replayed runs a replay source and says each event: type, time, kind/name, reason,
+// and whether it has the previous version.
+func replayed(t *testing.T, opts replay.Options) []string {
+	t.Helper()
+	src, err := replay.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	err = src.Run(context.Background(), func(ev *event.Event) bool {
+		m, _ := meta.Accessor(ev.Object)
+		out = append(out, fmt.Sprintf("%s %s %s/%s %s old=%v", ev.Type, ev.Time.Sub(t0), ev.Kind, m.GetName(), ev.Reason, ev.Old != nil))
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

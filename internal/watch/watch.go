@@ -76,6 +76,9 @@ type Options struct {
 	Leave        func(cluster string)
 	RedactionKey func(cluster string) []byte
 	Warn         func(format string, args ...any)
+	// Discover follows each cluster's CustomResourceDefinitions and watches the custom
+	// resources defined after the start too (--all-types).
+	Discover bool
 	// Fatal ends the run: an error the informers cannot retry past, of the last cluster
 	// left.
 	Fatal func(error)
@@ -89,6 +92,10 @@ type Set struct {
 	live    atomic.Int32
 	cancels []context.CancelFunc
 	running sync.WaitGroup
+	// mu guards the types Discover adds while the run goes on, and stopped, which ends
+	// that.
+	mu      sync.Mutex
+	stopped bool
 }
 
 // clusterWatch is one cluster's part: its informers, what it made, and a warn that
@@ -100,10 +107,12 @@ type clusterWatch struct {
 	watched   []*informer.Informer // the watched types' (not the children's or Events')
 	events    []*informer.Informer // the core Events' (WithEvents)
 	folding   []*informer.Informer // the workloads' of --fold-rollouts (package fold)
+	added     []resource.Resource  // the types Discover added, under Set.mu
 	// found are --owned's child types found by discovery (every namespaced type): one
 	// that cannot be listed or watched is left out, not the run.
 	found     []*informer.Informer
 	made      atomic.Uint64
+	base      informer.Options // what its watched types' informers are built with
 	leaveOnce sync.Once
 	left      error         // why it was left out (nil: watched to the end)
 	gone      chan struct{} // closed once it is left out after the start
@@ -132,13 +141,9 @@ func New(clusters []Cluster, o Options) (*Set, error) {
 // children's, the workloads' of --fold-rollouts and the core Events' (WithEvents).
 func (s *Set) build(c *clusterWatch) error {
 	o := s.opts
-	base := o.Informer
-	base.Cluster, base.Warn, base.Fatal = c.Name, c.warn, s.fatalOf(c)
-	if o.RedactionKey != nil {
-		base.RedactionKey = o.RedactionKey(c.Name)
-	}
+	base := s.base(c)
 	add := func(res resource.Resource, opts informer.Options) (*informer.Informer, error) {
-		inf, err := informer.New(res, c.Clients, opts)
+		inf, err := newInformer(res, c.Clients, opts)
 		if err == nil {
 			c.informers = append(c.informers, inf)
 		}
@@ -161,6 +166,7 @@ func (s *Set) build(c *clusterWatch) error {
 		}
 	}
 	c.watched = slices.Clip(c.informers)
+	c.base = base
 	for _, child := range o.Children {
 		opts := base
 		opts.Names, opts.LabelSelector, opts.FieldSelector, opts.Child, opts.Resync = nil, child.LabelSelector, "", true, o.Resync()
@@ -203,6 +209,20 @@ func (s *Set) build(c *clusterWatch) error {
 		c.events = append(c.events, inf)
 	}
 	return nil
+}
+
+// newInformer builds an informer (informer.New; tests replace it).
+var newInformer = informer.New
+
+// base is what the informers of c's watched types are built with (build keeps it, with
+// the redaction key they share, as c.base).
+func (s *Set) base(c *clusterWatch) informer.Options {
+	base := s.opts.Informer
+	base.Cluster, base.Warn, base.Fatal = c.Name, c.warn, s.fatalOf(c)
+	if s.opts.RedactionKey != nil {
+		base.RedactionKey = s.opts.RedactionKey(c.Name)
+	}
+	return base
 }
 
 // spec is one informer of a watched type: its type, its namespace ("" for all, or a
@@ -267,7 +287,7 @@ func (s *Set) CheckAccess(ctx context.Context) error {
 	var watched []*clusterWatch
 	var firstErr error
 	for _, c := range s.all {
-		err := c.checkAccess(ctx)
+		err := c.checkAccess(ctx, s.opts.Discover)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -301,15 +321,25 @@ func (s *Set) CheckAccess(ctx context.Context) error {
 	return nil
 }
 
-// checkAccess checks every informer's rights; the core Events' error says so.
-func (c *clusterWatch) checkAccess(ctx context.Context) error {
+// checkAccess checks every informer's rights; the core Events' error says so. Under
+// Discover (every type the cluster serves), a watched type that cannot be watched (no
+// rights, or a custom resource whose definition went since discovery) is said and left
+// out rather than ending the run.
+func (c *clusterWatch) checkAccess(ctx context.Context, discover bool) error {
 	for _, inf := range slices.Clone(c.informers) {
 		if err := inf.CheckAccess(ctx); err != nil {
+			isInf := func(i *informer.Informer) bool { return i == inf }
 			switch {
+			case discover && slices.Contains(c.watched, inf) && ctx.Err() == nil:
+				c.warn("%v; watching the other types without it", err)
+				// Copies: watched shares informers' array.
+				c.informers = slices.DeleteFunc(slices.Clone(c.informers), isInf)
+				c.watched = slices.DeleteFunc(slices.Clone(c.watched), isInf)
+				continue
 			case slices.Contains(c.found, inf) && ctx.Err() == nil:
 				// A type that may hold none of the children (a definition deleted since
 				// discovery, a type this user may not list): watched without it.
-				c.informers = slices.DeleteFunc(c.informers, func(i *informer.Informer) bool { return i == inf })
+				c.informers = slices.DeleteFunc(slices.Clone(c.informers), isInf)
 				continue
 			case slices.Contains(c.events, inf):
 				return fmt.Errorf("--with-events: %w", err)
@@ -341,6 +371,9 @@ func (s *Set) Run(ctx context.Context, take, observe func(*event.Event) bool) {
 				_ = inf.Run(cctx, to)
 			}()
 		}
+		if s.opts.Discover && c.Clients.Dynamic != nil {
+			go s.discover(cctx, c, take)
+		}
 		if c.Clients.Dynamic != nil && slices.ContainsFunc(c.Resources, func(r resource.Resource) bool { return r.Namespaced }) {
 			for _, ns := range c.Namespaces {
 				go informer.WatchNamespace(cctx, c.Clients.Dynamic, ns, slices.Contains(c.Missing, ns), c.warn)
@@ -351,6 +384,9 @@ func (s *Set) Run(ctx context.Context, take, observe func(*event.Event) bool) {
 
 // Stop stops every informer and waits until none hands on events any more.
 func (s *Set) Stop() {
+	s.mu.Lock()
+	s.stopped = true // no type added from now on: running is waited for
+	s.mu.Unlock()
 	for _, cancel := range s.cancels {
 		cancel()
 	}

@@ -32,6 +32,7 @@ func TestChart(t *testing.T) {
 		{"checkpoint.namespace=" + checkpointNs, "checkpoint.maxSlots=4", "spreadReplicas=false"},
 		{"replicaCount=1", "checkpoint.enabled=false", "metrics.service.enabled=false", "secretMounts[0].name=hook",
 			"watch.types={deployments.apps,pods}", "watch.excludeNamespaces={kube-system}"},
+		{"recorder.enabled=true", "replicaCount=1", "leaderElection.enabled=false"},
 	} {
 		args := []string{"template", "dry", chart, "--namespace", ns}
 		for _, s := range set {
@@ -59,6 +60,12 @@ func TestChart(t *testing.T) {
 	if res := runKubeevents(t, 30*time.Second, "config", "validate", cfgPath); res.code != 0 || !strings.Contains(res.stderr+res.stdout, "OK, 1 sink") {
 		t.Errorf("the chart's config file: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
+	// The recorder: a store sink on a ReadWriteOnce claim, one writer (Recreate).
+	if out := helm(t, "template", "dry", chart, "--set", "recorder.enabled=true,replicaCount=1,leaderElection.enabled=false,recorder.maxSize=2GiB"); !strings.Contains(out, "type: Recreate") ||
+		!strings.Contains(out, "- --sink=store(max-age=14d,max-size=2GiB)=/var/lib/kubeevents/events.db") ||
+		!strings.Contains(out, "accessModes: [ReadWriteOnce]") || !strings.Contains(out, "claimName: dry-kubeevents-store") {
+		t.Errorf("the recorder's Deployment and claim:\n%s", out)
+	}
 	// A ServiceMonitor renders (its CRD is not in this cluster: not applied).
 	if out := helm(t, "template", "dry", chart, "--set", "serviceMonitor.enabled=true"); !strings.Contains(out, "kind: ServiceMonitor") {
 		t.Errorf("no ServiceMonitor rendered:\n%s", out)
@@ -71,6 +78,7 @@ func TestChart(t *testing.T) {
 		{"leaderElection.enabled=false", "replicaCount 2 with leaderElection.enabled=false: replicas that are not elected would each deliver every event, and share one checkpoint; set replicaCount=1, or enable leader election"},
 		{"checkpoint.kind=configmap,watch.types={pods,secrets}", "checkpoint.kind configmap with Secrets in watch.types: a checkpoint of Secrets holds the key behind their redacted values' fingerprints (and their values, with --show-secrets), and ConfigMaps may be read by anyone who may view the namespace; use checkpoint.kind=secret"},
 		{"checkpoint.kind=configmap,watch.types={Secret.v1.}", "checkpoint.kind configmap with Secrets in watch.types"},
+		{"recorder.enabled=true", "recorder.enabled: a store has one writer, on a ReadWriteOnce volume; set replicaCount=1 and leaderElection.enabled=false"},
 	} {
 		cmd := exec.Command(helmBinary(t), "template", "dry", chart, "--set", tc.set)
 		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), tc.want) {

@@ -8,6 +8,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/sinkkind/filesink"
 	"github.com/kubeevents/kubeevents/internal/sinkkind/httpsink"
 	"github.com/kubeevents/kubeevents/internal/sinkkind/jqsink"
+	"github.com/kubeevents/kubeevents/internal/sinkkind/storesink"
 	"github.com/kubeevents/kubeevents/internal/sinkkind/terminalsink"
 )
 
@@ -17,4 +18,5 @@ func init() {
 	sinkkind.Register(jqsink.Kind)
 	sinkkind.Register(execsink.Kind)
 	sinkkind.Register(httpsink.Kind)
+	sinkkind.Register(storesink.Kind)
 }

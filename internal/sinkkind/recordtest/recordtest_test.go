@@ -33,7 +33,7 @@ func TestAKindIsItsPackageAndOneLine(t *testing.T) {
 		"recordtest(opts=1)=x": `unknown option "opts" (did you mean "opt"?); recordtest sinks take: name, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest, opt`,
 		"recordtest":           `recordtest needs a name: recordtest=NAME` + syntax,
 		"file(opt=1)=x":        `option "opt" is for recordtest sinks only; file sinks take: name, format, buffer, on-full, resync, event-types, on, fold, group, cooldown, resolve-after, digest, max-size, max-backups, max-age, compress`,
-		"recordtests=x":        `unknown sink kind "recordtests"; use terminal, file, jq, exec, http or recordtest` + syntax,
+		"recordtests=x":        `unknown sink kind "recordtests"; use terminal, file, jq, exec, http, store or recordtest` + syntax,
 	} {
 		if _, err := config.ParseSinkSpec(spec); err == nil || err.Error() != `--sink "`+spec+`": `+msg {
 			t.Errorf("--sink %s: %v, want %s", spec, err, msg)
@@ -65,7 +65,7 @@ func TestAKindIsItsPackageAndOneLine(t *testing.T) {
 	}
 
 	help := config.SinkSyntaxHelp()
-	for _, part := range []string{"KIND is terminal, file, jq, exec, http or recordtest;", "the recording's name for recordtest.", "; opt=N (recordtest);"} {
+	for _, part := range []string{"KIND is terminal, file, jq, exec, http, store or recordtest;", "the recording's name for recordtest.", "; opt=N (recordtest);"} {
 		if !strings.Contains(help, part) {
 			t.Errorf("the --sink help lacks %q:\n%s", part, help)
 		}
