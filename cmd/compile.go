@@ -179,7 +179,7 @@ func compileHealth(cfg *engine.Config, asked bool, stalledAfter time.Duration, f
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	cfg.Health = &engine.Health{Rules: rules, StallAfter: stalledAfter}
+	cfg.Health = &health.Config{Rules: rules, StallAfter: stalledAfter}
 	cfg.Watch.Health, cfg.Watch.HealthOwns = true, rules.Owns
 	return nil
 }

@@ -7,9 +7,10 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
 	"github.com/kubeevents/kubeevents/internal/clusterstore"
+	"github.com/kubeevents/kubeevents/internal/conditions"
 	"github.com/kubeevents/kubeevents/internal/diag"
-	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/recording"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 )
 
 // Exit codes, documented in README: scripts tell the outcomes apart by them.
@@ -36,11 +37,11 @@ func ExitCode(err error, errOut io.Writer) int {
 	}
 	fmt.Fprintf(errOut, "kubeevents: %s\n", err)
 	var usage *UsageError
-	var timeout *engine.TimeoutError
-	var notMet *engine.NotMetError
-	var interrupted *engine.InterruptedError
-	var sinkFailed *engine.SinkFailedError
-	var sinkOpen *engine.SinkOpenError
+	var timeout *conditions.TimeoutError
+	var notMet *conditions.NotMetError
+	var interrupted *conditions.InterruptedError
+	var sinkFailed *sinkkind.FailedError
+	var sinkOpen *sinkkind.OpenError
 	var corrupt *checkpoint.CorruptError
 	var mismatch *checkpoint.MismatchError
 	var checkpointWrite *checkpoint.WriteError

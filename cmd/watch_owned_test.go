@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeevents/kubeevents/internal/engine"
+	"github.com/kubeevents/kubeevents/internal/conditions"
 )
 
 // The flags of --owned are checked before anything connects (--kubeconfig names a file
@@ -36,7 +36,7 @@ func TestOwnedUsageErrors(t *testing.T) {
 
 func TestRolloutFailedExitsOne(t *testing.T) {
 	var b strings.Builder
-	err := &engine.RolloutFailedError{Message: `deployment "web" exceeded its progress deadline`}
+	err := &conditions.FailedError{Message: `deployment "web" exceeded its progress deadline`}
 	if code := ExitCode(err, &b); code != ExitError || b.String() != "kubeevents: rollout failed: deployment \"web\" exceeded its progress deadline\n" {
 		t.Errorf("ExitCode = %d, printed %q", code, b.String())
 	}

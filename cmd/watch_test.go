@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
+	"github.com/kubeevents/kubeevents/internal/conditions"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/event"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/sinkkind/terminalsink"
 	"github.com/kubeevents/kubeevents/internal/switches"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -162,10 +164,10 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{nil, ExitOK},
 		{usageErrorf("x"), ExitUsage},
-		{&engine.TimeoutError{Err: os.ErrDeadlineExceeded}, ExitTimeout},
-		{&engine.NotMetError{Err: errors.New("--max-events 1 reached before --until was met")}, ExitTimeout},
-		{&engine.SinkFailedError{Names: []string{"archive"}}, ExitSinkFailed},
-		{&engine.SinkOpenError{Name: "archive", Err: os.ErrPermission}, ExitSinkFailed},
+		{&conditions.TimeoutError{Err: os.ErrDeadlineExceeded}, ExitTimeout},
+		{&conditions.NotMetError{Err: errors.New("--max-events 1 reached before --until was met")}, ExitTimeout},
+		{&sinkkind.FailedError{Names: []string{"archive"}}, ExitSinkFailed},
+		{&sinkkind.OpenError{Name: "archive", Err: os.ErrPermission}, ExitSinkFailed},
 		{&checkpoint.CorruptError{Path: "x.ckpt", What: "truncated"}, ExitUsage},
 		{&checkpoint.MismatchError{Path: "x.ckpt", Differences: []string{"namespace"}}, ExitUsage},
 		{&checkpoint.WriteError{Path: "x.ckpt", Err: os.ErrPermission}, ExitSinkFailed},

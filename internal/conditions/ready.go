@@ -2,6 +2,7 @@ package conditions
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -201,4 +202,35 @@ func UntilRollout(isRoot func(*event.Event) bool) *Ready {
 			}
 			return Failed, ev.Rollout.Message
 		}}
+}
+
+// ReadyWaitOptions say which wait a run has, if any (ReadyWait).
+type ReadyWaitOptions struct {
+	// Follow tells the followed object (--owned) from the others of its tree; nil
+	// without --owned.
+	Follow func(*event.Event) bool
+	// UntilRollout and UntilReady are the flags; Names the objects named.
+	UntilRollout, UntilReady bool
+	Names                    []string
+	// StallsFail fails --until-ready on a STALLED event (--stalled-after).
+	StallsFail bool
+}
+
+// ReadyWait is the wait of --until-rollout or --until-ready, nil without either: the
+// followed object's rollout; or the named objects' health, or the followed object's and
+// everything it owns (--owned).
+func ReadyWait(o ReadyWaitOptions) *Ready {
+	switch {
+	case o.Follow != nil && o.UntilRollout:
+		return UntilRollout(o.Follow)
+	case !o.UntilReady:
+		return nil
+	case o.Follow != nil:
+		return UntilReady(o.Follow, 1, true, o.StallsFail)
+	}
+	names := o.Names
+	return UntilReady(func(ev *event.Event) bool {
+		m := ev.Meta()
+		return !ev.Child && m != nil && slices.Contains(names, m.GetName())
+	}, 0, false, o.StallsFail)
 }

@@ -4,6 +4,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/health"
+
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeevents/kubeevents/internal/attribution"
@@ -45,8 +47,10 @@ type Config struct {
 	UI        bool
 	UIHistory int
 	Speed     fastpath.Settings
-	// Health, when set, gives every event its object's health (health.go).
-	Health *Health
+	// Health, when set, gives every event its object's health (package health: the
+	// command compiles the rules; the run adds the custom resources whose status a
+	// controller writes, from discovery).
+	Health *health.Config
 }
 
 // Output is what the sinks are and what they show.

@@ -17,6 +17,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/kubeevents/kubeevents/internal/checkpoint"
+	"github.com/kubeevents/kubeevents/internal/conditions"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/informer"
 	"github.com/kubeevents/kubeevents/internal/jq"
@@ -139,7 +140,7 @@ func TestRunMaxEventsBeforeCondition(t *testing.T) {
 	until, _ := jq.Compile(`false`)
 	cfg.cfg.End.Until, cfg.cfg.End.MaxEvents = until, 1
 	res, err := runOn(context.Background(), fakeClients(t, "c1", "c2"), cfg)
-	var notMet *NotMetError
+	var notMet *conditions.NotMetError
 	if !errors.As(err, &notMet) || res.Reason != StopLimit {
 		t.Fatalf("result %+v, error %v; want StopLimit and a NotMetError", res, err)
 	}
@@ -150,7 +151,7 @@ func TestRunTimeoutBeforeCondition(t *testing.T) {
 	until, _ := jq.Compile(`false`)
 	cfg.cfg.End.Until, cfg.cfg.End.Timeout = until, 50*time.Millisecond
 	res, err := runOn(context.Background(), fakeClients(t, "c1"), cfg)
-	var timeout *TimeoutError
+	var timeout *conditions.TimeoutError
 	if !errors.As(err, &timeout) || res.Reason != StopTimeout {
 		t.Fatalf("result %+v, error %v; want StopTimeout and a TimeoutError", res, err)
 	}

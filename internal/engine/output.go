@@ -10,6 +10,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
+	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/sink"
 	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/sinkkind/viewsink"
@@ -98,7 +99,7 @@ func (w *session) warnf(format string, args ...any) {
 // printed again (the notice scrolled the last one away).
 func (w *session) warn(format string, args ...any) {
 	w.warnf(format, args...)
-	w.headers.warned(format)
+	w.headers.Warned(strings.TrimPrefix(format, plan.ClusterNotice)) // one of several clusters' notices
 }
 
 // infof prints a diagnostic that only a person at a terminal (or -v) wants.

@@ -6,6 +6,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/pipeline"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 )
 
 // Source hands over the events of a recording read back (package replay): a source of
@@ -33,7 +34,7 @@ type Replay struct {
 // the run is interrupted meanwhile. An input that ends before Until was met is a
 // NotMetError.
 func RunReplay(ctx context.Context, sys System, cfg Config, replay Replay) (Result, error) {
-	w := &session{sys: sys, cfg: &cfg, headers: &headerPrinters{}, replay: &replay}
+	w := &session{sys: sys, cfg: &cfg, headers: &sinkkind.HeaderPrinters{}, replay: &replay}
 	return w.run(ctx)
 }
 

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubeevents/kubeevents/internal/conditions"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/jq"
 	"github.com/kubeevents/kubeevents/internal/listener"
@@ -91,7 +92,7 @@ func TestReplayConditions(t *testing.T) {
 		t.Errorf("--until: reason %v, err %v, %d read:\n%s", res.Reason, err, src.emitted, out)
 	}
 	_, _, err = replayOn(t, &fakeSource{n: 2}, Config{End: End{Until: until}})
-	var notMet *NotMetError
+	var notMet *conditions.NotMetError
 	if !errors.As(err, &notMet) || !strings.Contains(err.Error(), "the recording ended before --until was met") {
 		t.Errorf("a recording that ends first: %v", err)
 	}

@@ -32,10 +32,11 @@ import (
 // (plan.Resolve), the followed object (--owned) and the checkpoint (--resume), all before
 // any sink opens; opens the sinks, streams until a stop reason comes, and says how it
 // ended. Bad usage found against the clusters is a *diag.UsageError; the other errors
-// are the engine's own (TimeoutError, NotMetError, SinkFailedError, RolloutFailedError),
-// the checkpoint's, or a failure to connect or watch. An interrupted run is no error.
+// are a wait's (conditions.TimeoutError, NotMetError, InterruptedError, FailedError),
+// the sinks' (sinkkind.FailedError, OpenError), the checkpoint's, or a failure to
+// connect or watch. An interrupted run is no error.
 func Run(ctx context.Context, sys System, cfg Config) (Result, error) {
-	w := &session{sys: sys, cfg: &cfg, headers: &headerPrinters{}}
+	w := &session{sys: sys, cfg: &cfg, headers: &sinkkind.HeaderPrinters{}}
 	return w.run(ctx)
 }
 
@@ -47,7 +48,7 @@ type session struct {
 	replay  *Replay // where the events come from instead of a watch (RunReplay)
 	metrics *metrics.Metrics
 	elector *leader.Elector // nil without --leader-elect
-	headers *headerPrinters
+	headers *sinkkind.HeaderPrinters
 	files   []sinkkind.File // every file a sink opened
 	// view is the full-screen view (--ui), nil without; diagnostics, when set, is where
 	// diagnostics go instead of sys.ErrOut (through the view).
@@ -155,7 +156,7 @@ func (w *session) resolve(ctx context.Context) (rc runConfig, err error) {
 		}
 	}()
 	for _, c := range w.plan.Clusters {
-		clients, err := w.sys.NewClients(foundChildrenConfig(c), w.cfg.Speed.Recovery)
+		clients, err := w.sys.NewClients(c.WatchConfig(), w.cfg.Speed.Recovery)
 		if err != nil {
 			if w.plan.Several {
 				err = fmt.Errorf(plan.ClusterNotice+"%w", c.Name, err)
@@ -322,7 +323,7 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 			if errors.As(err, &invalid) {
 				return diag.Usage(err)
 			}
-			return &SinkOpenError{Name: s.Name, Err: err}
+			return &sinkkind.OpenError{Name: s.Name, Err: err}
 		}
 		filter := w.filter(s)
 		out = sink.WithFilter(out, filter)
@@ -358,7 +359,7 @@ func (w *session) sinkEnv() sinkkind.Env {
 	out := w.sys.Out
 	return sinkkind.Env{Stdout: out, Warn: w.warnf, Watched: w.sinkFacts(),
 		Terminal: sinkkind.Terminal{Is: w.sys.Terminals.IsTerminal(out), Color: w.colorFor(out),
-			Width: w.sys.Terminals.Width(out), Printed: w.headers.add},
+			Width: w.sys.Terminals.Width(out), Printed: w.headers.Add},
 		Opened: func(f sinkkind.File) { w.files = append(w.files, f) },
 		Differ: w.cfg.Output.Differ, ShowOld: w.cfg.Output.ShowOld}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/render"
 	"github.com/kubeevents/kubeevents/internal/resource"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 )
 
 // fakeTerminals says every stream in tty is a terminal of the given width.
@@ -115,8 +116,8 @@ func TestHeadersAgainAfterResync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &headerPrinters{}
-	h.add(p)
+	w := &session{sys: System{ErrOut: io.Discard}, headers: &sinkkind.HeaderPrinters{}}
+	w.headers.Add(p)
 	ev := &event.Event{Type: event.Added, Time: time.Now(), Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
 		Kind: "ConfigMap", Object: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default"}}}
 	headers := func() int {
@@ -129,11 +130,11 @@ func TestHeadersAgainAfterResync(t *testing.T) {
 	if n := headers(); n != 1 {
 		t.Fatalf("first line: %d header lines, want 1", n)
 	}
-	h.warned("watch of %s lost (%s); retrying…")
+	w.warn("watch of %s lost (%s); retrying…")
 	if n := headers(); n != 0 {
 		t.Errorf("after a lost notice: %d header lines, want 0", n)
 	}
-	h.warned(plan.ClusterNotice + "re-synced %s %s (%d changed, %d created, %d deleted while disconnected)")
+	w.warn(plan.ClusterNotice + "re-synced %s %s (%d changed, %d created, %d deleted while disconnected)")
 	if n := headers(); n != 1 {
 		t.Errorf("after a re-sync notice of one of several clusters: %d header lines, want 1", n)
 	}

@@ -3,12 +3,9 @@ package engine
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/listener"
-	"github.com/kubeevents/kubeevents/internal/plan"
-	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
@@ -50,29 +47,3 @@ func clustersSummary(results []watch.Result) string {
 
 // watched says what is watched where (plan.Describe).
 func (w *session) watched() string { return w.plan.Describe(w.cfg.Watch) }
-
-// headerPrinters are the terminal's printers, whose header lines are printed again after
-// a re-sync notice on stderr (which scrolls the last header away).
-type headerPrinters struct {
-	mu       sync.Mutex
-	printers []sinkkind.HeaderPrinter
-}
-
-func (h *headerPrinters) add(p sinkkind.HeaderPrinter) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.printers = append(h.printers, p)
-}
-
-// warned is told of every diagnostic line of the stream.
-func (h *headerPrinters) warned(format string) {
-	// One of several clusters' notices starts with plan.ClusterNotice.
-	if !strings.HasPrefix(strings.TrimPrefix(format, plan.ClusterNotice), "re-synced ") {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, p := range h.printers {
-		p.HeadersAgain()
-	}
-}

@@ -19,6 +19,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/pipeline"
 	"github.com/kubeevents/kubeevents/internal/related"
 	"github.com/kubeevents/kubeevents/internal/resume"
+	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/watch"
 )
 
@@ -65,8 +66,8 @@ type hooks struct {
 }
 
 // stream streams the run rc describes until a stop reason comes, then shuts it down.
-// The error is the informers' fatal error, a condition not met (TimeoutError,
-// NotMetError) or failed sinks (SinkFailedError); an interrupted run is no error.
+// The error is the informers' fatal error, a condition not met (conditions.TimeoutError,
+// NotMetError) or failed sinks (sinkkind.FailedError); an interrupted run is no error.
 func stream(ctx context.Context, rc runConfig) (Result, error) {
 	r := newRun(rc)
 	if started, err := r.start(ctx); !started {
@@ -77,9 +78,9 @@ func stream(ctx context.Context, rc runConfig) (Result, error) {
 	if r.conditions != nil && !r.conditionMet() {
 		switch reason {
 		case StopInterrupted:
-			err = &InterruptedError{Err: r.conditions.NotMet("interrupted")}
+			err = &conditions.InterruptedError{Err: r.conditions.NotMet("interrupted")}
 		case StopInputEnd:
-			err = &NotMetError{Err: r.conditions.NotMet("the recording ended")}
+			err = &conditions.NotMetError{Err: r.conditions.NotMet("the recording ended")}
 		}
 	}
 	res, stopErr := r.shutdown(reason)
@@ -88,7 +89,7 @@ func stream(ctx context.Context, rc runConfig) (Result, error) {
 		return res, err
 	}
 	if what, why, failed := r.conditions.Failed(); failed && reason == StopCondition {
-		err = &RolloutFailedError{What: what, Message: why}
+		err = &conditions.FailedError{What: what, Message: why}
 	}
 	var failed []string
 	for _, l := range rc.listeners {
@@ -97,7 +98,7 @@ func stream(ctx context.Context, rc runConfig) (Result, error) {
 		}
 	}
 	if len(failed) > 0 {
-		return res, &SinkFailedError{Names: failed}
+		return res, &sinkkind.FailedError{Names: failed}
 	}
 	return res, err
 }
@@ -114,9 +115,9 @@ type run struct {
 	// watch runs the clusters' informers (nil for a replay); replay runs the recording
 	// and says when it ended.
 	watch  *watch.Set
-	replay replayRun
+	replay pipeline.Running
 	// stalls runs the health step's timer of STALLED events (--stalled-after) in a watch.
-	stalls replayRun
+	stalls pipeline.Running
 	// synced is what hooks.synced returned, undone when the run ends (and not called
 	// once it has ended).
 	synced struct {
@@ -135,9 +136,14 @@ func newRun(rc runConfig) *run {
 		r.hooks.warn = func(string, ...any) {}
 	}
 	cfg := rc.cfg
-	r.health = newHealthStep(cfg, r.hooks.warn)
+	if cfg.Health != nil {
+		cfg.Health.Rules.WarnTo(r.hooks.warn)
+		r.health = health.New(*cfg.Health)
+	}
 	r.conditions = conditions.New(conditions.Config{Until: cfg.End.Until, Differ: cfg.Output.Differ, ShowOld: cfg.Output.ShowOld,
-		UntilDeleted: cfg.Watch.UntilDeleted, Names: cfg.Watch.Names, Ready: rc.readyWait()})
+		UntilDeleted: cfg.Watch.UntilDeleted, Names: cfg.Watch.Names, Ready: conditions.ReadyWait(conditions.ReadyWaitOptions{Follow: rc.followRoot(),
+			UntilRollout: rc.follow != nil && rc.follow.UntilRollout, UntilReady: cfg.Watch.UntilReady, Names: cfg.Watch.Names,
+			StallsFail: cfg.Health != nil && cfg.Health.StallAfter > 0})})
 	return r
 }
 
@@ -159,7 +165,7 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 		if r.health != nil {
 			src = r.health.Replayed(src) // its STALLED events, by the recording's times
 		}
-		r.replay.start(ctx, src, r.pipe.Take)
+		r.replay.Start(ctx, src, r.pipe.Take)
 		return true, nil
 	}
 	if err := r.buildWatch(); err != nil {
@@ -187,7 +193,7 @@ func (r *run) start(ctx context.Context) (started bool, _ error) {
 	}
 	r.watch.Run(ctx, r.pipe.Take, observe)
 	if r.health != nil {
-		r.stalls.start(ctx, r.health, r.pipe.Take) // its STALLED events
+		r.stalls.Start(ctx, r.health, r.pipe.Take) // its STALLED events
 	}
 	go r.afterSync(ctx)
 	return true, nil
@@ -310,7 +316,7 @@ func (r *run) wait(ctx context.Context) (StopReason, error) {
 		return StopInterrupted, nil
 	case err := <-r.fatal:
 		return StopFatal, err
-	case err := <-r.replay.ended:
+	case err := <-r.replay.Ended():
 		return r.sourceEnded(ctx, err)
 	case <-r.seq.Ended():
 		return r.ended()
@@ -320,7 +326,7 @@ func (r *run) wait(ctx context.Context) (StopReason, error) {
 		return StopOutputGone, nil
 	case <-timeout:
 		if r.conditions != nil {
-			return StopTimeout, &TimeoutError{Err: r.conditions.NotMet(fmt.Sprintf("timed out after %s", r.cfg.End.Timeout))}
+			return StopTimeout, &conditions.TimeoutError{Err: r.conditions.NotMet(fmt.Sprintf("timed out after %s", r.cfg.End.Timeout))}
 		}
 		return StopTimeout, nil
 	}
@@ -335,7 +341,7 @@ func (r *run) ended() (StopReason, error) {
 	case r.conditions == nil:
 		return StopLimit, nil
 	}
-	return StopLimit, &NotMetError{Err: r.conditions.NotMet(fmt.Sprintf("--max-events %d reached", r.cfg.End.MaxEvents))}
+	return StopLimit, &conditions.NotMetError{Err: r.conditions.NotMet(fmt.Sprintf("--max-events %d reached", r.cfg.End.MaxEvents))}
 }
 
 // conditionMet reports whether the run's exit condition was met.
@@ -352,7 +358,7 @@ func (r *run) shutdown(reason StopReason) (Result, error) {
 	grace := r.cfg.End.Grace
 	// The event that ended the stream must reach every sink before the sources stop.
 	if _, last := r.seq.EndedAt(); reason == StopCondition || reason == StopLimit {
-		awaitSeen(r.listeners, last, grace)
+		listener.AwaitSeen(r.listeners, last, grace)
 	}
 	deadline := time.Now().Add(grace)
 	r.stopSources(deadline)
@@ -393,8 +399,8 @@ func (r *run) stopSources(deadline time.Time) {
 		if r.watch != nil {
 			r.watch.Stop()
 		}
-		r.replay.stop()
-		r.stalls.stop()
+		r.replay.Stop()
+		r.stalls.Stop()
 		r.deliver.Drained()
 	}()
 	timer := time.NewTimer(max(time.Until(deadline), 0))
@@ -408,29 +414,6 @@ func (r *run) stopSources(deadline time.Time) {
 		l.Close()
 	}
 	<-stopped
-}
-
-// awaitSeen waits until every listener has been handed the event numbered seq (each
-// source hands its events on from its own goroutine), for at most grace.
-func awaitSeen(listeners []*listener.Listener, seq uint64, grace time.Duration) {
-	if seq == 0 {
-		return
-	}
-	deadline := time.Now().Add(grace)
-	for _, l := range listeners {
-		for !l.Seen(seq) && !isDone(l) && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-}
-
-func isDone(l *listener.Listener) bool {
-	select {
-	case <-l.Done():
-		return true
-	default:
-		return false
-	}
 }
 
 // resyncs reports whether the listeners' resync periods apply: --event-types without
@@ -453,32 +436,12 @@ func newDeliver(listeners []*listener.Listener, resync bool) *pipeline.Deliver {
 	return pipeline.NewDeliver(receivers, periods)
 }
 
-// replayRun runs a replay's recording, and stops it.
-type replayRun struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	// ended has the recording's end: nil once its input is read to the end, else why it
-	// could not go on; nil channel without a replay.
-	ended chan error
-}
-
-func (p *replayRun) start(ctx context.Context, src Source, take func(*event.Event) bool) {
-	ctx, p.cancel = context.WithCancel(ctx)
-	p.done, p.ended = make(chan struct{}), make(chan error, 1)
-	go func() {
-		defer close(p.done)
-		if err := src.Run(ctx, take); ctx.Err() == nil {
-			p.ended <- err
-		}
-	}()
-}
-
-// stop stops the recording and waits until it no longer hands on events.
-func (p *replayRun) stop() {
-	if p.cancel != nil {
-		p.cancel()
-		<-p.done
+// followRoot tells the followed object (--owned) from its tree; nil without --owned.
+func (rc runConfig) followRoot() func(*event.Event) bool {
+	if rc.follow == nil {
+		return nil
 	}
+	return rc.follow.Tree.IsRoot
 }
 
 // coalesces reports whether a listener merges changes of one object (on-full=coalesce),

@@ -586,3 +586,17 @@ func (t *Throttle) Allow(now time.Time) bool {
 	t.last = now
 	return true
 }
+
+// AwaitSeen waits until every listener has been handed the event numbered seq (each
+// source hands its events on from its own goroutine), or is done, for at most grace.
+func AwaitSeen(listeners []*Listener, seq uint64, grace time.Duration) {
+	if seq == 0 {
+		return
+	}
+	deadline := time.Now().Add(grace)
+	for _, l := range listeners {
+		for !l.Seen(seq) && !l.isDone() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}

@@ -246,3 +246,17 @@ func (p *Plan) Columns() kubectl.PrinterColumns {
 	}
 	return out
 }
+
+// WatchConfig is c's config for its watch. One that watches every namespaced type for
+// the children of --owned's object (ChildrenFound) goes at kubectl's pace: client-go's
+// default of 5 requests a second (burst 10) would spread the LIST and WATCH of some
+// 30-70 types over many seconds, and hold the owner lookups of the tree behind them past
+// their time limit (a child left out). The config's own pace, when it sets one, stays.
+func (c *Cluster) WatchConfig() *rest.Config {
+	if !c.ChildrenFound || c.Config.QPS != 0 || c.Config.RateLimiter != nil {
+		return c.Config
+	}
+	config := rest.CopyConfig(c.Config)
+	config.QPS, config.Burst = 50, 300
+	return config
+}
