@@ -262,6 +262,9 @@ func TestColumnsMatchKubectl(t *testing.T) {
 					t.Fatalf("kubeevents %v: exit %d\n%s", keArgs, r.code, r.stderr)
 				}
 				got = withoutBy(tableRows(r.stdout, 2)) // after the time and the event type
+				if wide {
+					got = withoutHealth(t, got)
+				}
 				if kubectlOut(t, "", args...) == before || attempt == 5 {
 					break // nothing changed in between: the same resourceVersions
 				}
@@ -288,6 +291,40 @@ func withoutBy(rows map[string][]string) map[string][]string {
 	}
 	return rows
 }
+
+// withoutHealth is wide's rows without what kubeevents adds after kubectl's columns: the
+// HEALTH column, which every wide row must have, and the health's mark where it changed
+// ("✓ Current"; an ADDED line's is its first). A cell wider than its column is followed
+// by one space, so the HEALTH cell may end the last of kubectl's.
+func withoutHealth(t *testing.T, rows map[string][]string) map[string][]string {
+	t.Helper()
+	for name, cells := range rows {
+		if n := len(cells); n > 0 && healthMark.MatchString(cells[n-1]) {
+			cells = cells[:n-1]
+		}
+		n := len(cells)
+		if n == 0 {
+			continue
+		}
+		last := cells[n-1]
+		health := healthCell.FindString(last)
+		switch {
+		case health == "":
+			t.Errorf("wide row %s %q: no HEALTH column", name, cells)
+		case health == last:
+			cells = cells[:n-1]
+		default:
+			cells = append(cells[:n-1:n-1], strings.TrimSuffix(last, health))
+		}
+		rows[name] = cells
+	}
+	return rows
+}
+
+var (
+	healthCell = regexp.MustCompile(` ?(Current|InProgress|Failed|Terminating|Unknown)$`)
+	healthMark = regexp.MustCompile(`^[✓…✗?] (Current|InProgress|Failed|Terminating|Unknown)\b`)
+)
 
 // tableRows reads lines of cells by name, the name being the field after skip fields.
 func tableRows(out string, skip int) map[string][]string {
