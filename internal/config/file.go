@@ -419,7 +419,7 @@ func (d *decoder) sink(n *yaml.Node, i int) (sinkkind.Spec, *yaml.Node, error) {
 		return sinkkind.Spec{}, nil, d.errorf(n, "%s: missing \"type\"; use %s", who, sinkkind.NameList())
 	}
 	kind := s.Kind
-	if target := kind.TargetRow(); !kind.OptionalTarget && blank(target, *s.Text(target.Key())) {
+	if target := kind.TargetRow(); !kind.OptionalTarget && blank(*s.Text(target.Key())) {
 		return sinkkind.Spec{}, nil, d.errorf(n, "%s: missing %q, which %s %s sink needs", who, target.YAML, article(kind.Name), kind.Name)
 	}
 	defaultFormat(&s)

@@ -188,7 +188,7 @@ func unquote(key, s string) (string, int, error) {
 func applyTarget(s *sinkkind.Spec, opts []option, target string, hasTarget bool) error {
 	k := s.Kind
 	set := k.TargetRow()
-	missing := blank(set, target)
+	missing := blank(target)
 	switch {
 	case !k.OptionalTarget && missing:
 		return fmt.Errorf("%s needs %s: %s=%s %s", k.Name, k.TargetNoun, k.Name, set.Meta, syntaxHint)
@@ -208,10 +208,10 @@ func applyTarget(s *sinkkind.Spec, opts []option, target string, hasTarget bool)
 	return nil
 }
 
-// blank reports whether text leaves the setting unset: "", or only spaces for a jq
-// expression.
-func blank(set *sinkkind.Setting, text string) bool {
-	return text == "" || set.Value == sinkkind.Expr && strings.TrimSpace(text) == ""
+// blank reports whether text leaves the setting unset: "" or only spaces (a path, an
+// address or an expression of spaces is a slip, not a choice).
+func blank(text string) bool {
+	return strings.TrimSpace(text) == ""
 }
 
 // applyOptions sets s's settings from opts.
