@@ -37,24 +37,7 @@ func TestStoreGetAtMatchesKubectl(t *testing.T) {
 		"--sink", "file="+path, "-v=1")
 	recorder.waitStderr(20*time.Second, literal("watching"))
 
-	createSlowDeployment(t, ns, "web", 3)
-	kubectlOut(t, "", "rollout", "status", "deployment/web", "-n", ns, "--timeout", "80s")
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "a"}}
-	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`
-	if _, err := client.AppsV1().Deployments(ns).Patch(context.Background(), "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// During the rollout (its pods wait minReadySeconds each), a moment that the
-	// recording and kubectl agree on.
-	at, table, wide := captureDuringRollout(t, recorder, ns, path)
-	cmYAML := kubectlOut(t, "", "get", "configmap/settings", "-n", ns, "-o", "yaml")
-	kubectlOut(t, "", "rollout", "status", "deployment/web", "-n", ns, "--timeout", "120s")
-	if err := client.CoreV1().ConfigMaps(ns).Delete(context.Background(), "settings", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	at, table, wide, cmYAML := rolloutStory(t, recorder, ns, path)
 	waitRecorded(t, recorder, path, "the ConfigMap's deletion", func(line string) bool {
 		var ev envelope
 		return json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "DELETED" && ev.meta().Kind == "ConfigMap"
@@ -131,6 +114,33 @@ func createSlowDeployment(t *testing.T, ns, name string, replicas int32) {
 // the recording holds exactly the versions kubectl printed: every one of them recorded
 // at or before T, and no later change of a Deployment or pod recorded by T. It retries
 // while the cluster moves under it.
+// rolloutStory is what the store's tests record: a Deployment rolled out, a ConfigMap
+// "settings" created, the Deployment rolled out again and, once done, the ConfigMap
+// deleted. It returns a moment during the second rollout (its pods wait
+// minReadySeconds each) that the recording at path and kubectl agree on, with what
+// kubectl get printed then (plain and -o wide), and the ConfigMap's YAML before its
+// deletion.
+func rolloutStory(t *testing.T, recorder *proc, ns, path string) (at time.Time, table, wide, cmYAML string) {
+	t.Helper()
+	createSlowDeployment(t, ns, "web", 3)
+	kubectlOut(t, "", "rollout", "status", "deployment/web", "-n", ns, "--timeout", "80s")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "a"}}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`
+	if _, err := client.AppsV1().Deployments(ns).Patch(context.Background(), "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	at, table, wide = captureDuringRollout(t, recorder, ns, path)
+	cmYAML = kubectlOut(t, "", "get", "configmap/settings", "-n", ns, "-o", "yaml")
+	kubectlOut(t, "", "rollout", "status", "deployment/web", "-n", ns, "--timeout", "120s")
+	if err := client.CoreV1().ConfigMaps(ns).Delete(context.Background(), "settings", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return at, table, wide, cmYAML
+}
+
 func captureDuringRollout(t *testing.T, recorder *proc, ns, path string) (at time.Time, table, wide string) {
 	t.Helper()
 	deadline := time.Now().Add(livingWait)

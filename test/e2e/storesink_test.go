@@ -4,7 +4,6 @@ package e2e
 // history --store read while it runs.
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,10 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestStoreSinkTimeTravel: a watch with a store sink, during a Deployment's rollout and
@@ -36,22 +31,7 @@ func TestStoreSinkTimeTravel(t *testing.T) {
 		"--sink", "file="+witness, "--sink", "store(max-age=14d,max-size=5GiB)="+db, "-v=1")
 	recorder.waitStderr(20*time.Second, literal("watching"))
 
-	createSlowDeployment(t, ns, "web", 3)
-	kubectlOut(t, "", "rollout", "status", "deployment/web", "-n", ns, "--timeout", "80s")
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "a"}}
-	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`
-	if _, err := client.AppsV1().Deployments(ns).Patch(context.Background(), "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	at, table, wide := captureDuringRollout(t, recorder, ns, witness)
-	cmYAML := kubectlOut(t, "", "get", "configmap/settings", "-n", ns, "-o", "yaml")
-	kubectlOut(t, "", "rollout", "status", "deployment/web", "-n", ns, "--timeout", "120s")
-	if err := client.CoreV1().ConfigMaps(ns).Delete(context.Background(), "settings", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	at, table, wide, cmYAML := rolloutStory(t, recorder, ns, witness)
 
 	// The store holds the deletion within its commit interval, read while it is written.
 	deleted := regexp.MustCompile(`(?m)^\S+\s+DELETED\s+settings\s`)
