@@ -28,8 +28,9 @@ type ring struct {
 	head   int // slot of the oldest event
 	n      int // number of queued events
 
-	// Coalesce only: which object each slot's event is about, and the reverse index, so a
-	// newer event for a queued object is found without a scan. Queued events never move
+	// Coalesce only: which object each slot's event is about, and the reverse index to
+	// the slot an object's next change may merge into (its newest queued event, if that
+	// one is mergeable), so that it is found without a scan. Queued events never move
 	// (only head does), so a slot index stays valid until its event is popped.
 	keys   []objectKey
 	slotOf map[objectKey]int
@@ -38,8 +39,10 @@ type ring struct {
 	existed []bool
 }
 
-// objectKey identifies an object across resources: Event.Key is unique per resource only.
+// objectKey identifies an object across resources and clusters: Event.Key is unique
+// per resource of one cluster only.
 type objectKey struct {
+	cluster  string
 	resource schema.GroupVersionResource
 	key      string
 }
@@ -58,8 +61,8 @@ func (r *ring) len() int { return r.n }
 
 func (r *ring) put(ev *event.Event) putResult {
 	if r.policy == Coalesce {
-		k := objectKey{ev.Resource, ev.Key()}
-		if i, ok := r.slotOf[k]; ok {
+		k := objectKey{ev.Cluster, ev.Resource, ev.Key()}
+		if i, ok := r.slotOf[k]; ok && mergeable(ev) {
 			r.slots[i] = coalesce(r.slots[i], ev, r.existed[i])
 			return coalesced
 		}
@@ -69,7 +72,12 @@ func (r *ring) put(ev *event.Event) putResult {
 		i := r.push(ev)
 		r.keys[i] = k
 		r.existed[i] = ev.Type != event.Added
-		r.slotOf[k] = i
+		if mergeable(ev) {
+			r.slotOf[k] = i
+		} else {
+			// Nothing merges into it, nor, to keep the order, into one queued before it.
+			delete(r.slotOf, k)
+		}
 		return queued
 	}
 	if r.n < len(r.slots) {
@@ -106,7 +114,9 @@ func (r *ring) pop() (*event.Event, bool) {
 	ev := r.slots[r.head]
 	r.slots[r.head] = nil // the ring must not keep a delivered event's objects alive
 	if r.slotOf != nil {
-		delete(r.slotOf, r.keys[r.head])
+		if i, ok := r.slotOf[r.keys[r.head]]; ok && i == r.head {
+			delete(r.slotOf, r.keys[r.head])
+		}
 		r.keys[r.head] = objectKey{}
 	}
 	r.head = (r.head + 1) % len(r.slots)

@@ -438,13 +438,7 @@ func TestByCoalesced(t *testing.T) {
 	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	release := filepath.Join(dir, "release")
-	hook := filepath.Join(dir, "hook.sh")
-	script := fmt.Sprintf("#!/bin/sh\ncat > %s/event-$KUBEEVENTS_SEQ.json\nwhile [ ! -e %s ]; do sleep 0.05; done\n", dir, release)
-	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, hook, release := heldHook(t)
 	p := startKubeevents(t, "watch", "cm", "-n", ns, "--field-selector", "metadata.name=settings", "--watch-only", "-v=1", "-o", "name",
 		"--sink", "exec(buffer=1,on-full=coalesce)="+hook)
 	p.waitStderr(eventWait, literal("changes from here on are shown"))
@@ -478,9 +472,7 @@ func TestByCoalesced(t *testing.T) {
 		}
 		return modified == 6
 	})
-	if err := os.WriteFile(release, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	release()
 
 	// Every change reaches the hook, several of them in one event.
 	seen := map[string]bool{}
