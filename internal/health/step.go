@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,6 +35,7 @@ type Step struct {
 	rules         *Rules
 	stallAfter    time.Duration
 	statusWritten map[schema.GroupResource]bool
+	pods          podMemo
 
 	mu      sync.Mutex
 	objects map[objectKey]*tracked
@@ -96,6 +98,9 @@ func (s *Step) Of(ev *event.Event) event.Health {
 		if status, _ := u.Object["status"].(map[string]any); len(status) == 0 {
 			return event.Health{Status: event.HealthInProgress, Message: "no status yet: its controller has not reported on it"}
 		}
+	}
+	if pod, ok := ev.Object.(*corev1.Pod); ok {
+		return s.pods.of(pod)
 	}
 	return Kstatus(ev.Object)
 }
