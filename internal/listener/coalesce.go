@@ -27,7 +27,7 @@ import (
 //	                                         is a MODIFIED from the deleted object to the new one.
 //
 // The merged event is the object as next left it: next's Object, Time, Kind, Resource,
-// Cluster, owner chain, rollout, health and Reason, and next's Seq, or queued's if next
+// Cluster, owner chain, rollout, health, Reason, Related and Past, and next's Seq, or queued's if next
 // is a SYNC (which has none), so Seq names the last real change merged in. Because the
 // merged event keeps queued's position, Seq may run backwards in a coalescing sink's
 // output. Old is the state before queued (queued.Old, or for a queued DELETED the
@@ -40,8 +40,8 @@ import (
 // it ends the stream if either did; and once written it counts as both written (their
 // Written), so that the checkpoint settles the changes it stands for.
 //
-// Only changes of an object merge (mergeable): a core Event, a rollout's step, a
-// STALLED event and an event that an episode decided about each stand on their own.
+// Only changes of an object merge (mergeable): a rollout's step, a STALLED event and an
+// event that an episode decided about each stand on their own.
 func coalesce(queued, next *event.Event, existedBefore bool) *event.Event {
 	merged := &event.Event{
 		Time:     next.Time,
@@ -50,7 +50,9 @@ func coalesce(queued, next *event.Event, existedBefore bool) *event.Event {
 		Resource: next.Resource,
 		Kind:     next.Kind,
 		Object:   next.Object,
+		Related:  next.Related,
 		Child:    next.Child,
+		Past:     next.Past,
 		Reason:   next.Reason,
 		Owners:   next.Owners,
 		Rollout:  next.Rollout,
@@ -91,15 +93,15 @@ func coalesce(queued, next *event.Event, existedBefore bool) *event.Event {
 }
 
 // mergeable reports whether ev may be merged with another event of its object: a change
-// (or SYNC) of a watched object that no episode decided about. Any other event is news
-// of its own, which merging would lose.
+// (or SYNC) of a watched object, or of a core Event (--with-events), that no episode
+// decided about. Any other event is news of its own, which merging would lose.
 func mergeable(ev *event.Event) bool {
 	switch ev.Type {
 	case event.Added, event.Modified, event.Deleted, event.Sync:
 	default:
 		return false
 	}
-	return !ev.Related && ev.Episodes == nil && ev.Episode == nil
+	return ev.Episodes == nil && ev.Episode == nil
 }
 
 // mergedHealth is next's health, with the status before queued as its previous one.

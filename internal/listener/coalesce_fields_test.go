@@ -19,7 +19,7 @@ func TestCoalesceDecidesEveryField(t *testing.T) {
 	var written []string
 	queued := newEv(event.Modified, "a", 1)
 	queued.Time, queued.Cluster, queued.Old = t0, "one", podObj("a", "0")
-	queued.Child, queued.Reason = false, "queued"
+	queued.Child, queued.Reason, queued.Related, queued.Past = false, "queued", false, false
 	queued.Owners = []event.Owner{{Kind: "Deployment", Name: "old"}}
 	queued.RecordedBy = &managedfields.Attribution{}
 	queued.Rollout = &event.Rollout{State: event.RolloutProgressing}
@@ -31,7 +31,7 @@ func TestCoalesceDecidesEveryField(t *testing.T) {
 
 	next := newEv(event.Modified, "a", 2)
 	next.Time, next.Cluster, next.Old = t0.Add(time.Second), "one", podObj("a", "1")
-	next.Child, next.Reason = true, "next"
+	next.Child, next.Reason, next.Related, next.Past = true, "next", true, true
 	next.Owners = []event.Owner{{Kind: "Deployment", Name: "web"}, {Kind: "ReplicaSet", Name: "web-1"}}
 	next.Rollout = &event.Rollout{State: event.RolloutComplete}
 	next.Health = &event.Health{Status: event.HealthCurrent, Previous: event.HealthInProgress, Message: "next"}
@@ -51,9 +51,9 @@ func TestCoalesceDecidesEveryField(t *testing.T) {
 		"Object":            func() bool { return m.Object == next.Object },
 		"Old":               func() bool { return m.Old == queued.Old },
 		"InInitialList":     func() bool { return !m.InInitialList }, // ADDED only: TestCoalesceMergeTable
-		"Related":           func() bool { return !m.Related },       // core Events do not merge: mergeable
+		"Related":           func() bool { return m.Related },
 		"Child":             func() bool { return m.Child },
-		"Past":              func() bool { return !m.Past }, // core Events only
+		"Past":              func() bool { return m.Past },
 		"FinalStateUnknown": func() bool { return !m.FinalStateUnknown },
 		"Reason":            func() bool { return m.Reason == "next" },
 		"Owners":            func() bool { return len(m.Owners) == 2 && m.Owners[1].Name == "web-1" },
@@ -111,12 +111,11 @@ func TestCoalesceKeepsClustersApart(t *testing.T) {
 	}
 }
 
-// An event that is news of its own (a core Event, a rollout's step, a STALLED event, one
-// an episode decided about) is never merged, nor merged into; and a later change of its
+// An event that is news of its own (a rollout's step, a STALLED event, one an episode
+// decided about) is never merged, nor merged into; and a later change of its
 // object does not merge into one queued before it, which would put it first.
 func TestCoalesceLeavesNewsAlone(t *testing.T) {
 	news := map[string]func(*event.Event){
-		"core Event":     func(ev *event.Event) { ev.Related = true },
 		"rollout step":   func(ev *event.Event) { ev.Type, ev.Seq = event.RolloutStep, 0 },
 		"stalled":        func(ev *event.Event) { ev.Type, ev.Seq = event.Stalled, 0 },
 		"episode":        func(ev *event.Event) { ev.Episodes = []event.EpisodeDecision{{Action: event.EpisodeOpen}} },
@@ -139,8 +138,7 @@ func TestCoalesceLeavesNewsAlone(t *testing.T) {
 	}
 	// After the news is delivered, changes merge again.
 	r := newRing(4, Coalesce)
-	special := newEv(event.Modified, "a", 1)
-	special.Related = true
+	special := newEv(event.Stalled, "a", 0)
 	r.put(special)
 	r.pop()
 	if r.put(newEv(event.Modified, "a", 2)) != queued || r.put(newEv(event.Modified, "a", 3)) != coalesced {
