@@ -139,3 +139,48 @@ func TestOutputClosedStopsQuietly(t *testing.T) {
 		t.Fatalf("a closed output must stop the sink without a word; got %q", w.all())
 	}
 }
+
+// stoppingSink is a sink that can fail on its own, outside Write (listener.Stopper).
+type stoppingSink struct {
+	*testSink
+	stop func(error)
+}
+
+func (s *stoppingSink) StopWith(stop func(error)) { s.stop = stop }
+
+// TestSinkStopsItself: a sink that fails outside Write (a commit made while events
+// pause) is taken out of service at once: said once, Run ends without another event or
+// Close, and later events count as Failed; a Write in flight that then fails too is not
+// said again.
+func TestSinkStopsItself(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sink := &stoppingSink{testSink: &testSink{}}
+		w := &warnings{}
+		l := New(Config{Name: "s", Buffer: 4}, sink, w.warn)
+		go l.Run()
+		stopOnCleanup(t, l, sink.testSink)
+		evs := distinctEvents(3)
+		l.Add(evs[0])
+		synctest.Wait() // written; Run waits for the next event
+		sink.stop(errBoom)
+		synctest.Wait()
+		select {
+		case <-l.Done():
+		default:
+			t.Fatal("Run still waits for events after the sink stopped itself")
+		}
+		l.Add(evs[1])
+		l.Add(evs[2])
+		if st := l.Stats(); st != (Stats{Received: 3, Delivered: 1, Failed: 2}) {
+			t.Errorf("stats %+v", st)
+		}
+		sink.stop(errBoom) // again, as a Write that failed after it would
+		if notes := w.containing("stopped"); len(notes) != 1 || !strings.Contains(notes[0], "boom") {
+			t.Errorf("stop notices %q, want one naming the error", notes)
+		}
+		if !errors.Is(l.Err(), errBoom) {
+			t.Errorf("Err() = %v", l.Err())
+		}
+		checkBalance(t, l.Stats())
+	})
+}

@@ -69,6 +69,14 @@ type Fenced interface {
 	Fence(fence func() error)
 }
 
+// Stopper is a Sink that can fail outside Write (a commit made while events pause): it
+// is given, before the first Write, the function that takes it out of service at once,
+// as a Write that returned err would, saying err once.
+type Stopper interface {
+	Sink
+	StopWith(stop func(err error))
+}
+
 // Aborter is a Sink that can give up on what it holds and on the work in flight (a
 // request, a child process) when the shutdown grace time runs out, so that its Close
 // returns soon after Abort.
@@ -166,6 +174,9 @@ func New(cfg Config, sink Sink, warn func(format string, args ...any)) *Listener
 	}
 	if f, ok := sink.(Fenced); ok && cfg.Fence != nil {
 		f.Fence(cfg.Fence)
+	}
+	if st, ok := sink.(Stopper); ok {
+		st.StopWith(l.stop)
 	}
 	return l
 }
@@ -325,7 +336,7 @@ func (l *Listener) next() (*event.Event, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for {
-		if l.state == aborted {
+		if l.state == aborted || l.state == failed {
 			return nil, false
 		}
 		if ev, ok := l.queue.pop(); ok {
@@ -418,10 +429,19 @@ func (l *Listener) settle(counter *atomic.Uint64) bool {
 	return false
 }
 
-// stop takes a sink whose Write failed out of service: the failed event, the queued ones
-// and any later ones count as Failed, and blocked Adds are released.
+// stop takes a sink whose Write failed (or that failed on its own: Stopper) out of
+// service: the failed event, the queued ones and any later ones count as Failed, and
+// blocked Adds are released. A sink stopped already is not said again.
 func (l *Listener) stop(err error) {
 	l.mu.Lock()
+	if l.state == failed {
+		if l.writing { // a Write in flight when the sink stopped itself
+			l.failed.Add(1)
+			l.writing = false
+		}
+		l.mu.Unlock()
+		return
+	}
 	l.state = failed
 	l.err = err
 	if l.writing {
@@ -430,6 +450,7 @@ func (l *Listener) stop(err error) {
 	}
 	l.failed.Add(uint64(l.queue.discard()))
 	l.room.Broadcast()
+	l.ready.Broadcast() // Run, waiting for an event, ends
 	l.mu.Unlock()
 	if !errors.Is(err, ErrOutputClosed) {
 		l.warn("sink %q stopped: %v", l.cfg.Name, err)

@@ -111,7 +111,7 @@ func build(spec sinkkind.Spec, env sinkkind.Env) (listener.Sink, error) {
 		return nil, err
 	}
 	out := &storeSink{path: s.Path, w: w, differ: env.Differ, created: errors.Is(statErr, os.ErrNotExist),
-		settle: func(*event.Event, error) {}}
+		settle: func(*event.Event, error) {}, stop: func(error) {}}
 	if env.Opened != nil {
 		env.Opened(out)
 	}
@@ -136,12 +136,17 @@ type storeSink struct {
 	err     error          // the failure that stopped the sink; reported says Write returned it
 	closed  bool
 	settle  func(ev *event.Event, err error)
+	stop    func(err error) // the listener's: the sink out of service, said at once
 
 	reported bool
 }
 
 // Hold implements listener.Holder.
 func (s *storeSink) Hold(settle func(ev *event.Event, err error)) { s.settle = settle }
+
+// StopWith implements listener.Stopper: a commit that fails while events pause is said
+// at once, not with the next event.
+func (s *storeSink) StopWith(stop func(err error)) { s.stop = stop }
 
 // Write adds ev to the open transaction; it is settled once committed.
 func (s *storeSink) Write(ev *event.Event) error {
@@ -195,8 +200,14 @@ func (s *storeSink) idle() {
 	}
 	err := s.w.Flush(context.Background())
 	done, lost := s.committedLocked(err)
+	if err != nil {
+		s.reported = true // said now, by the listener
+	}
 	s.mu.Unlock()
 	s.settleAll(done, lost, err)
+	if err != nil {
+		s.stop(err)
+	}
 }
 
 // committedLocked takes the events the Writer committed off held; after an error (the
