@@ -54,7 +54,10 @@ func podVariants() []*corev1.Pod {
 	vary(waiting("CrashLoopBackOff", "back-off 10s"))
 	vary(waiting("", "CrashLoopBackOff"))
 	vary(waiting("", ""))
-	vary(func(p *corev1.Pod) { waiting("CrashLoopBackOff", "")(p); p.Status.ContainerStatuses[0].Name = "sidecar" })
+	vary(func(p *corev1.Pod) {
+		waiting("CrashLoopBackOff", "")(p)
+		p.Status.ContainerStatuses[0].Name = "sidecar"
+	})
 	vary(func(p *corev1.Pod) {
 		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "sidecar"})
 	})
