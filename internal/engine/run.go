@@ -19,6 +19,7 @@ import (
 	"github.com/kubeevents/kubeevents/internal/listener"
 	"github.com/kubeevents/kubeevents/internal/metrics"
 	"github.com/kubeevents/kubeevents/internal/owners"
+	"github.com/kubeevents/kubeevents/internal/pipeline"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/resume"
 	"github.com/kubeevents/kubeevents/internal/sink"
@@ -344,7 +345,11 @@ func (w *session) openSinks(rc *runConfig) (err error) {
 	for _, s := range w.cfg.Output.InProcess {
 		rc.listeners = append(rc.listeners, listener.New(listener.Config{Name: s.Name}, s.Build(w.cfg.Output.Differ), w.warnf))
 	}
-	rc.deliver = newDeliver(rc.listeners, w.cfg.resyncs())
+	backlog := pipeline.KeepBacklog
+	if w.replay != nil {
+		backlog = pipeline.WaitForRoom
+	}
+	rc.deliver = newDeliver(rc.listeners, w.cfg.resyncs(), backlog)
 	if len(folding) > 0 && w.replay == nil {
 		rc.folder = fold.New(fold.Options{Deliver: func(ev *event.Event) { rc.deliver.To(ev, folding) }})
 	}

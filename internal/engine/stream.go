@@ -130,7 +130,7 @@ type run struct {
 func newRun(rc runConfig) *run {
 	r := &run{runConfig: rc, fatal: make(chan error, 1), stopping: make(chan struct{}), seq: pipeline.NewSequence()}
 	if r.deliver == nil {
-		r.deliver = newDeliver(rc.listeners, rc.cfg.resyncs())
+		r.deliver = newDeliver(rc.listeners, rc.cfg.resyncs(), pipeline.KeepBacklog)
 	}
 	if r.hooks.warn == nil {
 		r.hooks.warn = func(string, ...any) {}
@@ -423,8 +423,9 @@ func (cfg *Config) resyncs() bool {
 }
 
 // newDeliver is the pipeline's last step for listeners, with their resync periods when
-// resync is set.
-func newDeliver(listeners []*listener.Listener, resync bool) *pipeline.Deliver {
+// resync is set. A watch's informers never wait for a full sink (each lane keeps its
+// backlog); a replay's source does (package pipeline, Backlog).
+func newDeliver(listeners []*listener.Listener, resync bool, backlog pipeline.Backlog) *pipeline.Deliver {
 	receivers := make([]pipeline.Receiver, len(listeners))
 	var periods []time.Duration
 	for i, l := range listeners {
@@ -433,7 +434,7 @@ func newDeliver(listeners []*listener.Listener, resync bool) *pipeline.Deliver {
 			periods = append(periods, l.Config().Resync)
 		}
 	}
-	return pipeline.NewDeliver(receivers, periods)
+	return pipeline.NewDeliver(receivers, periods, backlog)
 }
 
 // followRoot tells the followed object (--owned) from its tree; nil without --owned.

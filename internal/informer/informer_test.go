@@ -130,7 +130,7 @@ func startWith(t *testing.T, client *dynamicfake.FakeDynamicClient, opts Options
 		rs = append(rs, r.r)
 		periods = append(periods, r.resync)
 	}
-	deliver := pipeline.NewDeliver(rs, periods)
+	deliver := pipeline.NewDeliver(rs, periods, pipeline.KeepBacklog)
 	opts.Resync = deliver.NewResync()
 	p := pipeline.New(pipeline.Step{Name: "number", Stage: seq.Number(), Ordered: true},
 		pipeline.Step{Name: "deliver", Stage: deliver, Sync: true})
@@ -570,7 +570,7 @@ func TestHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &recorder{}
 		inf := &Informer{Resource: podsRes, store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
-		deliver := pipeline.NewDeliver([]pipeline.Receiver{&recorder{}, &recorder{}}, []time.Duration{0, time.Second})
+		deliver := pipeline.NewDeliver([]pipeline.Receiver{&recorder{}, &recorder{}}, []time.Duration{0, time.Second}, pipeline.KeepBacklog)
 		h := &handler{inf: inf, resync: deliver.NewResync(), take: r.Add2}
 		a1, a2 := unstructuredPod("a", "1"), unstructuredPod("a", "2")
 		_ = inf.store.Add(a1)
@@ -666,7 +666,7 @@ func TestLeftSelector(t *testing.T) {
 // runInto runs inf, built by the test, into r until the test ends.
 func runInto(t *testing.T, inf *Informer, r *recorder) {
 	t.Helper()
-	deliver := pipeline.NewDeliver([]pipeline.Receiver{r}, nil)
+	deliver := pipeline.NewDeliver([]pipeline.Receiver{r}, nil, pipeline.KeepBacklog)
 	p := pipeline.New(pipeline.Step{Name: "deliver", Stage: deliver})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

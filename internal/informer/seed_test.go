@@ -36,7 +36,7 @@ func TestSeededUnchangedGoToTheViewOnly(t *testing.T) {
 		if _, _, err := inf.Seed(saved); err != nil {
 			t.Fatal(err)
 		}
-		deliver := pipeline.NewDeliver([]pipeline.Receiver{view, other}, nil)
+		deliver := pipeline.NewDeliver([]pipeline.Receiver{view, other}, nil, pipeline.KeepBacklog)
 		p := pipeline.New(pipeline.Step{Name: "deliver", Stage: deliver, Sync: true})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

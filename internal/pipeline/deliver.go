@@ -34,16 +34,30 @@ type Deliver struct {
 	resync []time.Duration
 }
 
+// Backlog says what a lane does with an event its receiver cannot take yet.
+type Backlog int
+
+const (
+	// KeepBacklog: the lane keeps it, with those after it, and feeds them on from a
+	// goroutine of its own, so that the source goes on: a live source (a watch's
+	// informers), which one full receiver must not hold up.
+	KeepBacklog Backlog = iota
+	// WaitForRoom: the source waits until the receiver takes it: a source that can wait
+	// (a recording read back, a store), whose reading ahead would only fill memory with
+	// events no receiver has room for.
+	WaitForRoom
+)
+
 // MinimumResync is the least resync period: client-go's least for an informer's resync,
 // which drives the receivers' (see Resync).
 const MinimumResync = time.Second
 
 // NewDeliver feeds receivers; resync are their resync periods, in the same order (nil or
-// 0: none).
-func NewDeliver(receivers []Receiver, resync []time.Duration) *Deliver {
+// 0: none); backlog says what each lane does with what its receiver cannot take yet.
+func NewDeliver(receivers []Receiver, resync []time.Duration, backlog Backlog) *Deliver {
 	d := &Deliver{resync: make([]time.Duration, len(receivers))}
 	for i, r := range receivers {
-		d.lanes = append(d.lanes, &lane{to: r})
+		d.lanes = append(d.lanes, &lane{to: r, wait: backlog == WaitForRoom})
 		if i < len(resync) && resync[i] > 0 {
 			d.resync[i] = max(resync[i], MinimumResync)
 		}
@@ -138,9 +152,10 @@ func (r *Resync) Due(now time.Time) []int {
 
 // lane feeds one receiver in order: directly while it takes events, through its backlog
 // (and a goroutine that waits for room) from the first event it refused until the backlog
-// is empty again.
+// is empty again; under WaitForRoom, always directly, the source waiting for room.
 type lane struct {
-	to Receiver
+	to   Receiver
+	wait bool // WaitForRoom: no backlog; Add waits as the receiver's policy says
 
 	mu       sync.Mutex
 	backlog  []*event.Event
@@ -149,6 +164,10 @@ type lane struct {
 }
 
 func (l *lane) Add(ev *event.Event) {
+	if l.wait {
+		l.to.Add(ev)
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.draining && l.to.TryAdd(ev) {

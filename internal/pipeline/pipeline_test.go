@@ -64,7 +64,7 @@ func TestStepsInOrderLeaveOutWithoutGap(t *testing.T) {
 	}
 	seq := NewSequence()
 	r := &recorder{}
-	d := NewDeliver([]Receiver{r}, nil)
+	d := NewDeliver([]Receiver{r}, nil, KeepBacklog)
 	p := New(step("a"), Step{Name: "nil", Stage: nil},
 		Step{Name: "filter", Stage: StageFunc(func(ev *event.Event) {
 			order = append(order, "filter")
@@ -93,7 +93,7 @@ func TestStepsInOrderLeaveOutWithoutGap(t *testing.T) {
 	// A SYNC sees only the steps that take SYNC events, and goes to its listeners only.
 	order = nil
 	other := &recorder{}
-	d2 := NewDeliver([]Receiver{r, other}, nil)
+	d2 := NewDeliver([]Receiver{r, other}, nil, KeepBacklog)
 	p2 := New(step("a"), Step{Name: "annotate", Stage: StageFunc(func(*event.Event) { order = append(order, "annotate") }), Sync: true},
 		Step{Name: "number", Stage: seq.Number(), Ordered: true}, Step{Name: "deliver", Stage: d2, Sync: true})
 	p2.Take(&event.Event{Type: event.Sync, Object: &corev1.Pod{}, SyncTo: []int{1}})
@@ -115,7 +115,7 @@ func TestSequenceEndsTheStream(t *testing.T) {
 	p := New(Step{Name: "number", Stage: seq.Number(), Ordered: true},
 		Step{Name: "conditions", Stage: seq.Condition(met), Ordered: true},
 		Step{Name: "limit", Stage: seq.Limit(2), Ordered: true},
-		Step{Name: "deliver", Stage: NewDeliver([]Receiver{r}, nil)})
+		Step{Name: "deliver", Stage: NewDeliver([]Receiver{r}, nil, KeepBacklog)})
 	if !p.Take(added("a")) {
 		t.Fatal("the stream ended at a")
 	}
@@ -163,7 +163,7 @@ func TestSequenceEndsTheStream(t *testing.T) {
 func TestResyncSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := NewDeliver([]Receiver{&recorder{}, &recorder{}, &recorder{}, &recorder{}},
-			[]time.Duration{0, 2 * time.Second, 5 * time.Second, 100 * time.Millisecond})
+			[]time.Duration{0, 2 * time.Second, 5 * time.Second, 100 * time.Millisecond}, KeepBacklog)
 		r := d.NewResync()
 		if r.Period() != time.Second {
 			t.Fatalf("period %v, want 1s (100ms raised)", r.Period())
@@ -179,7 +179,7 @@ func TestResyncSchedule(t *testing.T) {
 				t.Errorf("at %ds due %v, want %v", i+1, got[i], want[i])
 			}
 		}
-		if NewDeliver([]Receiver{&recorder{}}, []time.Duration{0}).NewResync() != nil {
+		if NewDeliver([]Receiver{&recorder{}}, []time.Duration{0}, KeepBacklog).NewResync() != nil {
 			t.Error("a schedule without a receiver that resyncs")
 		}
 	})
@@ -190,7 +190,7 @@ func TestResyncSchedule(t *testing.T) {
 func TestLaneHoldsUpOnlyItsReceiver(t *testing.T) {
 	slow := &recorder{refuse: true, gate: make(chan struct{})}
 	fast := &recorder{}
-	d := NewDeliver([]Receiver{slow, fast}, nil)
+	d := NewDeliver([]Receiver{slow, fast}, nil, KeepBacklog)
 	seq := NewSequence()
 	p := New(Step{Name: "number", Stage: seq.Number(), Ordered: true}, Step{Name: "deliver", Stage: d})
 	for _, name := range []string{"a", "b", "c"} {
@@ -214,6 +214,37 @@ func TestLaneHoldsUpOnlyItsReceiver(t *testing.T) {
 	if got := slow.seqs(); !slices.Equal(got, []uint64{1, 2, 3}) {
 		t.Errorf("the slow receiver got %v, want 1 2 3 in order", got)
 	}
+}
+
+// Under WaitForRoom (a recording read back) the source waits for a receiver that cannot
+// take an event yet rather than read on into a backlog: nothing is kept but what the
+// receivers hold.
+func TestWaitForRoomHoldsUpTheSource(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		slow := &recorder{refuse: true, gate: make(chan struct{})}
+		fast := &recorder{}
+		d := NewDeliver([]Receiver{slow, fast}, nil, WaitForRoom)
+		taken := make(chan struct{})
+		go func() {
+			d.Process(added("a"))
+			close(taken)
+		}()
+		synctest.Wait()
+		select {
+		case <-taken:
+			t.Fatal("the source went on while a receiver had no room")
+		default:
+		}
+		close(slow.gate)
+		<-taken
+		d.Process(added("b"))
+		d.Drained()
+		for _, r := range []*recorder{slow, fast} {
+			if got := len(r.events); got != 2 {
+				t.Errorf("a receiver got %d events, want 2", got)
+			}
+		}
+	})
 }
 
 // From runs a step's own events through that step and the ones after it only, ordered
