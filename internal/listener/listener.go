@@ -353,7 +353,7 @@ func (l *Listener) next() (*event.Event, bool) {
 
 // passFence asks the fence (Config.Fence) before the event next returned is written,
 // and while it is closed waits for it to open again. It returns false if the listener
-// was closed or aborted meanwhile: then that event and the queued ones are held back
+// was closed, aborted or stopped meanwhile: then that event and the queued ones are held back
 // (Fenced; under Abort, Dropped as Abort counts them) and Run ends.
 func (l *Listener) passFence() bool {
 	if l.cfg.Fence == nil {
@@ -365,7 +365,7 @@ func (l *Listener) passFence() bool {
 		}
 		l.mu.Lock()
 		switch l.state {
-		case closing, aborted:
+		case closing, aborted, failed: // failed: the sink stopped itself (Stopper), its events counted
 			if l.writing {
 				l.fenced.Add(1)
 				l.writing = false
