@@ -220,6 +220,13 @@ func run(command []string, output string) (wall, cpu, maxRSS float64, err error)
 		return 0, 0, 0, err
 	}
 	defer out.Close()
+	// Each program read from disk, as make bench's clients are (evictFromPageCache):
+	// otherwise its peak RSS counts how its file sits in the page cache.
+	if path, err := exec.LookPath(command[0]); err == nil {
+		if err := evictFromPageCache(path); err != nil {
+			return 0, 0, 0, err
+		}
+	}
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = cleanEnv()
 	cmd.Stdout = out
