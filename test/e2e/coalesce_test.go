@@ -35,6 +35,22 @@ func heldHook(t *testing.T) (dir, hook string, release func()) {
 	}
 }
 
+// hookGiven is what a heldHook in dir has been given so far, by file name; false while
+// one of its files is still being written.
+func hookGiven(t *testing.T, dir string) (map[string][]byte, bool) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "event-*.json"))
+	given := map[string][]byte{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil || len(raw) == 0 || raw[len(raw)-1] != '\n' {
+			return nil, false
+		}
+		given[filepath.Base(f)] = raw
+	}
+	return given, true
+}
+
 // hookEvent is one event an exec hook was given, with what a merged event must keep.
 type hookEvent struct {
 	clusterEnvelope
@@ -97,13 +113,12 @@ func TestCoalescedKeepsClusterHealthAndCheckpoint(t *testing.T) {
 	// said to be that cluster's, with its health.
 	last := map[string]hookEvent{}
 	waitUntil(t, p, eventWait, "each cluster's last version of settings delivered to the hook", func() bool {
-		files, _ := filepath.Glob(filepath.Join(dir, "event-*.json"))
+		given, complete := hookGiven(t, dir)
+		if !complete {
+			return false
+		}
 		clear(last)
-		for _, f := range files {
-			raw, err := os.ReadFile(f)
-			if err != nil || len(raw) == 0 || raw[len(raw)-1] != '\n' {
-				return false // still being written
-			}
+		for f, raw := range given {
 			var ev hookEvent
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				t.Fatalf("%s: %v", f, err)
@@ -116,10 +131,10 @@ func TestCoalescedKeepsClusterHealthAndCheckpoint(t *testing.T) {
 				continue
 			}
 			if got, want := clusterOf(ev.clusterEnvelope), obj.Data["cluster"]; got != want {
-				t.Fatalf("%s: cluster %q's settings said to be cluster %q's:\n%s", filepath.Base(f), want, got, raw)
+				t.Fatalf("%s: cluster %q's settings said to be cluster %q's:\n%s", f, want, got, raw)
 			}
 			if ev.Health == nil || ev.Health.Status != "Current" {
-				t.Fatalf("%s: health %+v, want Current:\n%s", filepath.Base(f), ev.Health, raw)
+				t.Fatalf("%s: health %+v, want Current:\n%s", f, ev.Health, raw)
 			}
 			if prev, ok := last[obj.Data["cluster"]]; !ok || prev.Seq < ev.Seq {
 				last[obj.Data["cluster"]] = ev
@@ -127,8 +142,8 @@ func TestCoalescedKeepsClusterHealthAndCheckpoint(t *testing.T) {
 		}
 		return versionOf(t, last["one"]) == "3" && versionOf(t, last["two"]) == "2"
 	})
-	files, _ := filepath.Glob(filepath.Join(dir, "event-*.json"))
-	t.Logf("the hook was given %d events of 7 changes", len(files))
+	given, _ := hookGiven(t, dir)
+	t.Logf("the hook was given %d events of 7 changes", len(given))
 	if _, code := p.interrupt(15 * time.Second); code != 0 {
 		t.Fatalf("exit %d after Ctrl-C; stderr:\n%s", code, p.Stderr())
 	}

@@ -478,14 +478,13 @@ func TestByCoalesced(t *testing.T) {
 	seen := map[string]bool{}
 	var merged int
 	waitUntil(t, p, eventWait, "every change delivered to the hook", func() bool {
-		files, _ := filepath.Glob(filepath.Join(dir, "event-*.json"))
+		given, complete := hookGiven(t, dir)
+		if !complete {
+			return false
+		}
 		clear(seen)
 		merged = 0
-		for _, f := range files {
-			raw, err := os.ReadFile(f)
-			if err != nil || len(raw) == 0 || raw[len(raw)-1] != '\n' {
-				return false // still being written
-			}
+		for f, raw := range given {
 			var ev envelope
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				t.Fatalf("%s: %v", f, err)
@@ -497,7 +496,7 @@ func TestByCoalesced(t *testing.T) {
 					want = "starter"
 				}
 				if got := ev.byOf(op); got != want {
-					t.Fatalf("%s: %s %s by %q, want %q; by %+v", filepath.Base(f), op.Op, op.Path, got, want, ev.By)
+					t.Fatalf("%s: %s %s by %q, want %q; by %+v", f, op.Op, op.Path, got, want, ev.By)
 				}
 				writers[want] = true
 				seen[op.Path] = true
@@ -508,7 +507,7 @@ func TestByCoalesced(t *testing.T) {
 			}
 			for w := range writers {
 				if !slices.Contains(by, w) {
-					t.Fatalf("%s: by %v lacks %s, who made one of its changes", filepath.Base(f), by, w)
+					t.Fatalf("%s: by %v lacks %s, who made one of its changes", f, by, w)
 				}
 			}
 			if len(writers) > 1 {
