@@ -353,8 +353,8 @@ func (l *Listener) next() (*event.Event, bool) {
 
 // passFence asks the fence (Config.Fence) before the event next returned is written,
 // and while it is closed waits for it to open again. It returns false if the listener
-// was closed, aborted or stopped meanwhile: then that event and the queued ones are held back
-// (Fenced; under Abort, Dropped as Abort counts them) and Run ends.
+// was closed, aborted or stopped meanwhile: then that event and the queued ones are
+// held back (Fenced; under Abort, Dropped as Abort counts them) and Run ends.
 func (l *Listener) passFence() bool {
 	if l.cfg.Fence == nil {
 		return true
