@@ -221,11 +221,11 @@ func (in *input) openNext() error {
 	return in.open()
 }
 
-// backupsAfter lists the backups of the live file rotated after the one open, oldest
-// first: when the sink rotated more than once while one file was read, the files in
-// between are backups by now. None when the file open is not among the backups (it was
+// backupsAfter lists the backups of the live file rotated after the one info describes,
+// oldest first: when the sink rotated more than once while one file was read, the files
+// in between are backups by now. None when that file is not among the backups (it was
 // compressed or removed since).
-func (in *input) backupsAfter() []string {
+func (in *input) backupsAfter(info os.FileInfo) []string {
 	dir, base := filepath.Split(in.path)
 	prefix := strings.TrimSuffix(base, filepath.Ext(base))
 	if dir == "" {
@@ -246,7 +246,7 @@ func (in *input) backupsAfter() []string {
 	}
 	sort.Strings(names)
 	for i, n := range names {
-		if info, err := os.Stat(n); err == nil && os.SameFile(info, in.info) {
+		if backup, err := os.Stat(n); err == nil && os.SameFile(backup, info) {
 			return names[i+1:]
 		}
 	}

@@ -248,13 +248,31 @@ func (r *Reader) atEnd(in *input) (again bool, err error) {
 		if err := r.unended(in); err != nil {
 			return false, err
 		}
-		in.missed = in.backupsAfter()
+		read := in.info
+		in.missed = in.backupsAfter(read)
+		in.close()
+		beforeReopen()
+		if err := in.openNext(); err != nil || in.reading != "" || in.file == nil {
+			return true, err
+		}
+		// The sink may have rotated again between the listing and the opening: the file
+		// opened is then newer than a backup not listed, which comes first.
+		if missed := in.backupsAfter(read); len(missed) > 0 {
+			in.close()
+			in.missed = missed
+			return true, in.openNext()
+		}
+		return true, nil
 	case truncated:
 		r.opts.Warn("%s was truncated; reading it again from its start", in.path)
 	}
 	in.close()
 	return true, in.openNext()
 }
+
+// beforeReopen runs between the listing of the backups and the opening of the path
+// once a followed file was rotated: tests rotate the file there.
+var beforeReopen = func() {}
 
 // unended reports the line left without an end in a file rotated away, if any.
 func (r *Reader) unended(in *input) error {

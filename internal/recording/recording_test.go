@@ -325,3 +325,45 @@ func TestFollowsAcrossRotation(t *testing.T) {
 		}
 	})
 }
+
+// The sink rotates again between the reader's listing of the backups and its opening of
+// the path: the file in between, a backup by then, is read before the new one.
+func TestFollowsARotationDuringTheReopening(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "events.jsonl")
+		writeFile(t, path, line(0, "a")+"\n")
+		rotate := func(stamp, next string) {
+			t.Helper()
+			if err := os.Rename(path, filepath.Join(dir, "events-2026-11-23T10-00-0"+stamp+".000.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, path, next)
+		}
+		once := false
+		beforeReopen = func() {
+			if !once {
+				once = true
+				rotate("2", line(2, "c")+"\n")
+			}
+		}
+		defer func() { beforeReopen = func() {} }()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		r := open(t, []string{path}, Options{Follow: true})
+		var names []string
+		for len(names) < 3 {
+			if len(names) == 1 && !once {
+				rotate("1", line(1, "b")+"\n")
+			}
+			rec, err := r.Next(ctx)
+			if err != nil {
+				t.Fatalf("read %v, then: %v", names, err)
+			}
+			names = append(names, objectName(t, rec))
+		}
+		if strings.Join(names, " ") != "a b c" {
+			t.Errorf("read %v, want a b c", names)
+		}
+	})
+}
