@@ -40,6 +40,9 @@ type input struct {
 	// backups to read after it: files the sink rotated away while an older one was read.
 	reading string
 	missed  []string
+	// done is the live file read to its end last, once rotated away (nil: none yet): the
+	// backups rotated after it are read before the path is opened again.
+	done os.FileInfo
 	// first is the time of the first record (ordering the inputs before they are read).
 	first recordTime
 }
@@ -212,13 +215,24 @@ func (in *input) checkPath() rotation {
 }
 
 // openNext opens the next file of a live input once the one read has ended: the oldest
-// backup missed, else the path itself.
+// backup missed, else the path itself. The sink may rotate again while the backups are
+// read, or between their listing and the opening of the path: a backup rotated after the
+// file read last is then read before the path's newer file.
 func (in *input) openNext() error {
 	in.reading = ""
 	if len(in.missed) > 0 {
 		in.reading, in.missed = in.missed[0], in.missed[1:]
+		return in.open()
 	}
-	return in.open()
+	if err := in.open(); err != nil || in.file == nil || in.done == nil {
+		return err
+	}
+	if missed := in.backupsAfter(in.done); len(missed) > 0 {
+		in.close()
+		in.missed = missed
+		return in.openNext()
+	}
+	return nil
 }
 
 // backupsAfter lists the backups of the live file rotated after the one info describes,

@@ -233,6 +233,7 @@ func (r *Reader) atEnd(in *input) (again bool, err error) {
 		if err := r.unended(in); err != nil {
 			return false, err
 		}
+		in.done = in.info
 		in.close()
 		return true, in.openNext()
 	}
@@ -248,21 +249,11 @@ func (r *Reader) atEnd(in *input) (again bool, err error) {
 		if err := r.unended(in); err != nil {
 			return false, err
 		}
-		read := in.info
-		in.missed = in.backupsAfter(read)
+		in.done = in.info
+		in.missed = in.backupsAfter(in.done)
 		in.close()
 		beforeReopen()
-		if err := in.openNext(); err != nil || in.reading != "" || in.file == nil {
-			return true, err
-		}
-		// The sink may have rotated again between the listing and the opening: the file
-		// opened is then newer than a backup not listed, which comes first.
-		if missed := in.backupsAfter(read); len(missed) > 0 {
-			in.close()
-			in.missed = missed
-			return true, in.openNext()
-		}
-		return true, nil
+		return true, in.openNext()
 	case truncated:
 		r.opts.Warn("%s was truncated; reading it again from its start", in.path)
 	}
@@ -270,7 +261,7 @@ func (r *Reader) atEnd(in *input) (again bool, err error) {
 	return true, in.openNext()
 }
 
-// beforeReopen runs between the listing of the backups and the opening of the path
+// beforeReopen runs between the listing of the backups and the opening of the next file
 // once a followed file was rotated: tests rotate the file there.
 var beforeReopen = func() {}
 

@@ -367,3 +367,48 @@ func TestFollowsARotationDuringTheReopening(t *testing.T) {
 		}
 	})
 }
+
+// The sink rotates again while the reader reads a backup it missed: the file rotated
+// meanwhile is read before the newest one, as replay --follow of a sink rotating faster
+// than it is read must.
+func TestFollowsRotationsWhileReadingBackups(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "events.jsonl")
+		writeFile(t, path, line(0, "a")+"\n")
+		rotate := func(stamp, next string) {
+			t.Helper()
+			if err := os.Rename(path, filepath.Join(dir, "events-2026-11-23T10-00-0"+stamp+".000.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, path, next)
+		}
+		rotations := 0
+		beforeReopen = func() {
+			if rotations == 2 {
+				rotations++
+				rotate("3", line(3, "d")+"\n") // c's file, while b's is about to be read
+			}
+		}
+		defer func() { beforeReopen = func() {} }()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		r := open(t, []string{path}, Options{Follow: true})
+		var names []string
+		for len(names) < 4 {
+			if len(names) == 1 && rotations == 0 {
+				rotate("1", line(1, "b")+"\n")
+				rotate("2", line(2, "c")+"\n")
+				rotations = 2
+			}
+			rec, err := r.Next(ctx)
+			if err != nil {
+				t.Fatalf("read %v, then: %v", names, err)
+			}
+			names = append(names, objectName(t, rec))
+		}
+		if strings.Join(names, " ") != "a b c d" {
+			t.Errorf("read %v, want a b c d", names)
+		}
+	})
+}
