@@ -326,89 +326,62 @@ func TestFollowsAcrossRotation(t *testing.T) {
 	})
 }
 
-// The sink rotates again between the reader's listing of the backups and its opening of
-// the path: the file in between, a backup by then, is read before the new one.
-func TestFollowsARotationDuringTheReopening(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "events.jsonl")
-		writeFile(t, path, line(0, "a")+"\n")
-		rotate := func(stamp, next string) {
-			t.Helper()
-			if err := os.Rename(path, filepath.Join(dir, "events-2026-11-23T10-00-0"+stamp+".000.jsonl")); err != nil {
-				t.Fatal(err)
-			}
-			writeFile(t, path, next)
-		}
-		once := false
-		beforeReopen = func() {
-			if !once {
-				once = true
-				rotate("2", line(2, "c")+"\n")
-			}
-		}
-		defer func() { beforeReopen = func() {} }()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		r := open(t, []string{path}, Options{Follow: true})
-		var names []string
-		for len(names) < 3 {
-			if len(names) == 1 && !once {
-				rotate("1", line(1, "b")+"\n")
-			}
-			rec, err := r.Next(ctx)
-			if err != nil {
-				t.Fatalf("read %v, then: %v", names, err)
-			}
-			names = append(names, objectName(t, rec))
-		}
-		if strings.Join(names, " ") != "a b c" {
-			t.Errorf("read %v, want a b c", names)
-		}
-	})
-}
-
-// The sink rotates again while the reader reads a backup it missed: the file rotated
-// meanwhile is read before the newest one, as replay --follow of a sink rotating faster
-// than it is read must.
-func TestFollowsRotationsWhileReadingBackups(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "events.jsonl")
-		writeFile(t, path, line(0, "a")+"\n")
-		rotate := func(stamp, next string) {
-			t.Helper()
-			if err := os.Rename(path, filepath.Join(dir, "events-2026-11-23T10-00-0"+stamp+".000.jsonl")); err != nil {
-				t.Fatal(err)
-			}
-			writeFile(t, path, next)
-		}
-		rotations := 0
-		beforeReopen = func() {
-			if rotations == 2 {
-				rotations++
-				rotate("3", line(3, "d")+"\n") // c's file, while b's is about to be read
-			}
-		}
-		defer func() { beforeReopen = func() {} }()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		r := open(t, []string{path}, Options{Follow: true})
-		var names []string
-		for len(names) < 4 {
-			if len(names) == 1 && rotations == 0 {
-				rotate("1", line(1, "b")+"\n")
-				rotate("2", line(2, "c")+"\n")
-				rotations = 2
-			}
-			rec, err := r.Next(ctx)
-			if err != nil {
-				t.Fatalf("read %v, then: %v", names, err)
-			}
-			names = append(names, objectName(t, rec))
-		}
-		if strings.Join(names, " ") != "a b c d" {
-			t.Errorf("read %v, want a b c d", names)
-		}
-	})
+// The sink rotates again while the reader catches up after a rotation: between its
+// listing of the backups and its opening of the next file, or while it reads a backup it
+// missed. Every file rotated meanwhile is read, in order, before the newest one, as
+// replay --follow of a sink rotating faster than it is read must.
+func TestFollowsRotationsWhileCatchingUp(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// after the first record, these rotations before the reader looks; then, at its
+		// reopening, one more
+		before []string
+		want   string
+	}{
+		{"during the reopening", []string{"b"}, "a b c"},
+		{"while reading a backup", []string{"b", "c"}, "a b c d"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, "events.jsonl")
+				writeFile(t, path, line(0, "a")+"\n")
+				rotations := 0
+				rotate := func() {
+					t.Helper()
+					rotations++
+					backup := filepath.Join(dir, fmt.Sprintf("events-2026-11-23T10-00-0%d.000.jsonl", rotations))
+					if err := os.Rename(path, backup); err != nil {
+						t.Fatal(err)
+					}
+					writeFile(t, path, line(rotations, string(rune('a'+rotations)))+"\n")
+				}
+				beforeReopen = func() {
+					if rotations == len(tc.before) {
+						rotate()
+					}
+				}
+				defer func() { beforeReopen = func() {} }()
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				r := open(t, []string{path}, Options{Follow: true})
+				var names []string
+				for want := len(strings.Fields(tc.want)); len(names) < want; {
+					if len(names) == 1 && rotations == 0 {
+						for range tc.before {
+							rotate()
+						}
+					}
+					rec, err := r.Next(ctx)
+					if err != nil {
+						t.Fatalf("read %v, then: %v", names, err)
+					}
+					names = append(names, objectName(t, rec))
+				}
+				if got := strings.Join(names, " "); got != tc.want {
+					t.Errorf("read %s, want %s", got, tc.want)
+				}
+			})
+		})
+	}
 }
