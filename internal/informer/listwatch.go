@@ -81,9 +81,9 @@ func (w *watchReporter) ListWithContext(ctx context.Context, options metav1.List
 	relisting := w.watching
 	if relisting && options.Continue == "" {
 		if !w.lost {
+			w.noteLostLocked()
 			w.warn("watch of %s lost; re-listing…", w.resource)
 			w.lost, w.lostCause = true, ""
-			w.noteLostLocked()
 		}
 		w.stopResumeTimerLocked()
 		w.relist = &relistCount{seen: map[string]bool{}}
@@ -289,8 +289,8 @@ func (w *watchReporter) connectionLost() {
 	defer w.mu.Unlock()
 	if !w.lost {
 		w.lost, w.lostCause = true, "unreachable"
-		w.warn("watch of %s lost (the connection to the server stopped answering); retrying…", w.resource)
 		w.noteLostLocked()
+		w.warn("watch of %s lost (the connection to the server stopped answering); retrying…", w.resource)
 	}
 }
 
@@ -302,8 +302,8 @@ func (w *watchReporter) resumed() {
 	if w.lost && w.resumeTimer != nil {
 		w.lost = false
 		w.resumeTimer = nil
-		w.warn("watch of %s resumed; no events were missed", w.resource)
 		w.noteBackLocked(false)
+		w.warn("watch of %s resumed; no events were missed", w.resource)
 	}
 }
 
@@ -331,8 +331,8 @@ func (w *watchReporter) failed(err error) {
 	switch {
 	case !w.lost:
 		w.lost = true
-		w.warn("watch of %s lost (%s); retrying…", w.resource, words)
 		w.noteLostLocked()
+		w.warn("watch of %s lost (%s); retrying…", w.resource, words)
 	case kind != w.lostCause && (w.lostCause != "" || kind != "unreachable"):
 		// The same outage, for another reason (the server is back but now refuses these
 		// credentials): what the user has to do about it changed, so say it, once. A watch
@@ -361,8 +361,8 @@ func (w *watchReporter) typeGone(ctx context.Context) {
 	if w.lost {
 		w.warn("watch of %s still lost: %s; waiting for it to come back", w.resource, words)
 	} else {
-		w.warn("watch of %s lost: %s; waiting for it to come back", w.resource, words)
 		w.noteLostLocked()
+		w.warn("watch of %s lost: %s; waiting for it to come back", w.resource, words)
 	}
 	w.lost, w.lostCause = true, causeTypeGone
 }
@@ -430,11 +430,11 @@ func (w *watchReporter) countPage(list runtime.Object) {
 			deleted++
 		}
 	}
+	w.noteBackLocked(true)
 	w.warn("re-synced %s %s (%d changed, %d created, %d deleted while disconnected)",
 		diag.Count(len(w.relist.seen)), w.resource, w.relist.changed, w.relist.created, deleted)
 	w.relist = nil
 	w.lost = false
-	w.noteBackLocked(true)
 }
 
 func resourceVersion(obj any) string {

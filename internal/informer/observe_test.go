@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -33,6 +34,8 @@ func (o *observed) WatchBack(res resource.Resource, after time.Duration, reliste
 
 // The observer is told once when a watch is lost, and once when it is back: after the
 // re-list, or when the re-opened watch stayed up (resumed), with how long it was lost.
+// It is told before stderr says so, so that whoever reads the line and then scrapes the
+// metrics finds the outage counted.
 func TestObserverSeesOutages(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cms := resource.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}
@@ -66,7 +69,9 @@ func TestObserverSeesOutages(t *testing.T) {
 			},
 			resource: cms,
 			store:    func() cache.Store { return store },
-			warn:     func(string, ...any) {},
+			warn: func(format string, args ...any) {
+				obs.said = append(obs.said, "said "+strings.SplitN(fmt.Sprintf(format, args...), " (", 2)[0])
+			},
 			fatal:    func(err error) { t.Errorf("fatal: %v", err) },
 			watching: true,
 			observer: obs,
@@ -87,8 +92,10 @@ func TestObserverSeesOutages(t *testing.T) {
 		time.Sleep(resumeQuiet)
 		synctest.Wait()
 		want := []string{
-			"lost configmaps", "back configmaps after 3s, relisted true",
-			"lost configmaps", "back configmaps after 3s, relisted false",
+			"lost configmaps", "said watch of configmaps lost",
+			"back configmaps after 3s, relisted true", "said re-synced 0 configmaps",
+			"lost configmaps", "said watch of configmaps lost",
+			"back configmaps after 3s, relisted false", "said watch of configmaps resumed; no events were missed",
 		}
 		if fmt.Sprint(obs.said) != fmt.Sprint(want) {
 			t.Errorf("observer was told\n%q\nwant\n%q", obs.said, want)

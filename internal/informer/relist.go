@@ -36,9 +36,9 @@ const relistPageSize = 500
 func (w *watchReporter) relistInPlace(ctx context.Context) []watch.Event {
 	w.mu.Lock()
 	if !w.lost {
+		w.noteLostLocked()
 		w.warn("watch of %s lost; re-listing…", w.resource)
 		w.lost, w.lostCause = true, ""
-		w.noteLostLocked()
 	}
 	w.stopResumeTimerLocked()
 	w.mu.Unlock()
@@ -90,10 +90,10 @@ func (w *watchReporter) relistInPlace(ctx context.Context) []watch.Event {
 	events = append(events, continueAt...)
 
 	w.mu.Lock()
+	w.noteBackLocked(true)
 	w.warn("re-synced %s %s (%d changed, %d created, %d deleted while disconnected)",
 		diag.Count(len(seen)), w.resource, changed, created, deleted)
 	w.lost = false
-	w.noteBackLocked(true)
 	w.mu.Unlock()
 	return events
 }
