@@ -8,8 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/kubeevents/kubeevents/internal/recording"
 )
 
 // objectMeta is what the store indexes of a recorded object.
@@ -44,8 +42,8 @@ func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // storeCoreEvent indexes a core Event (v1 or events.k8s.io/v1) by the object it is
 // about, so that a user's query finds what happened to an object without decoding
 // versions.
-func (w *Writer) storeCoreEvent(ctx context.Context, object int64, rec recording.Record) error {
-	doc := view(rec.Object)
+func (w *Writer) storeCoreEvent(ctx context.Context, object int64, v Event) error {
+	doc := view(v.Object)
 	about := gjson.Get(doc, "involvedObject")
 	if !about.Exists() {
 		about = gjson.Get(doc, "regarding")
@@ -57,7 +55,7 @@ func (w *Writer) storeCoreEvent(ctx context.Context, object int64, rec recording
 		message = r[3].Str
 	}
 	count := max(r[4].Int(), r[5].Int(), r[6].Int(), 1)
-	last := rec.Time
+	last := v.Time
 	for _, t := range r[7:] {
 		if parsed, err := time.Parse(time.RFC3339Nano, t.Str); err == nil {
 			last = parsed

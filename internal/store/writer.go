@@ -188,6 +188,27 @@ func (w *Writer) abort() {
 	w.codec.close()
 }
 
+// Event is one event as the Writer stores it: what a recording's line says of it.
+type Event struct {
+	Type     event.EventType
+	Time     time.Time
+	Seq      uint64 // 0 for none (SYNC)
+	Cluster  string
+	Resource schema.GroupVersionResource
+	// Object is the object's JSON, Managers who made the change (nil: nobody known), Line
+	// the whole line as a file sink writes it (render.AppendEnvelopeWithDiff), which
+	// holds Object. The Writer keeps none of them once it returns.
+	Object   []byte
+	Managers []string
+	Line     []byte
+}
+
+// EventOf is the Event a record read from a recording is.
+func EventOf(rec recording.Record) Event {
+	return Event{Type: rec.Type, Time: rec.Time, Seq: rec.Seq, Cluster: rec.Cluster, Resource: rec.Resource,
+		Object: rec.Object, Managers: rec.Managers(), Line: rec.Line}
+}
+
 // Write stores one event: one line of a recording, the JSON envelope that a file sink
 // writes (render.AppendEnvelopeWithDiff), which the caller may reuse once Write returns.
 // A line that is not such an event is a *BadEventError that stores nothing.
@@ -196,13 +217,13 @@ func (w *Writer) Write(ctx context.Context, line []byte) error {
 	if err != nil {
 		return &BadEventError{Err: err}
 	}
-	return w.WriteRecord(ctx, rec)
+	return w.WriteEvent(ctx, EventOf(rec))
 }
 
-// WriteRecord stores one event read from a recording (recording.Parse's record, with
-// its Line).
-func (w *Writer) WriteRecord(ctx context.Context, rec recording.Record) error {
-	m, err := metaOf(rec.Object)
+// WriteEvent stores one event. A caller that has the event rather than its line (the
+// store sink) gives it so, and the line is not parsed back.
+func (w *Writer) WriteEvent(ctx context.Context, ev Event) error {
+	m, err := metaOf(ev.Object)
 	if err != nil {
 		return &BadEventError{Err: err}
 	}
@@ -212,7 +233,7 @@ func (w *Writer) WriteRecord(ctx context.Context, rec recording.Record) error {
 		}
 		w.since, w.rows, w.bytes = time.Now(), 0, 0
 	}
-	if err := w.store(ctx, rec, m, rec.Line); err != nil {
+	if err := w.store(ctx, ev, m); err != nil {
 		w.rollback()
 		return w.writeError(err)
 	}
@@ -225,16 +246,17 @@ func (w *Writer) WriteRecord(ctx context.Context, rec recording.Record) error {
 	return nil
 }
 
-// store adds rec, whose object's metadata is m, in w.tx.
-func (w *Writer) store(ctx context.Context, rec recording.Record, m objectMeta, line []byte) error {
-	res, err := w.resource(ctx, rec.Resource, m, line)
+// store adds v, whose object's metadata is m, in w.tx.
+func (w *Writer) store(ctx context.Context, v Event, m objectMeta) error {
+	line := v.Line
+	res, err := w.resource(ctx, v.Resource, m, line)
 	if err != nil {
 		return err
 	}
-	key := objectKey{resource: res.id, cluster: rec.Cluster, namespace: m.namespace, name: m.name, uid: m.uid}
+	key := objectKey{resource: res.id, cluster: v.Cluster, namespace: m.namespace, name: m.name, uid: m.uid}
 	st := w.objects[key]
 	key.cluster = strings.Clone(key.cluster) // kept: a record's strings share its line's memory
-	t := rec.Time.UnixNano()
+	t := v.Time.UnixNano()
 	if st == nil {
 		if st, err = w.objectState(ctx, key, m, t); err != nil {
 			return err
@@ -253,16 +275,16 @@ func (w *Writer) store(ctx context.Context, rec recording.Record, m objectMeta, 
 		base = sql.NullInt64{Int64: st.last, Valid: true}
 	}
 	var seq sql.NullInt64
-	if rec.Seq != 0 {
-		seq = sql.NullInt64{Int64: int64(rec.Seq), Valid: true}
+	if v.Seq != 0 {
+		seq = sql.NullInt64{Int64: int64(v.Seq), Valid: true}
 	}
 	var by sql.NullString
-	if managers := rec.Managers(); len(managers) > 0 {
-		by = sql.NullString{String: strings.Join(managers, ","), Valid: true}
+	if len(v.Managers) > 0 {
+		by = sql.NullString{String: strings.Join(v.Managers, ","), Valid: true}
 	}
 	w.bytes += int64(len(data))
 	var id int64
-	if err := w.stmt.insertVersion.stmt(w.tx).QueryRowContext(ctx, st.id, t, string(rec.Type), m.resourceVersion, seq, by, base, data).Scan(&id); err != nil {
+	if err := w.stmt.insertVersion.stmt(w.tx).QueryRowContext(ctx, st.id, t, string(v.Type), m.resourceVersion, seq, by, base, data).Scan(&id); err != nil {
 		return err
 	}
 	if snapshot {
@@ -284,12 +306,12 @@ func (w *Writer) store(ctx context.Context, rec recording.Record, m objectMeta, 
 		}
 		st.owners = m.owners
 	}
-	if isCoreEvent(rec.Resource) {
-		if err := w.storeCoreEvent(ctx, st.id, rec); err != nil {
+	if isCoreEvent(v.Resource) {
+		if err := w.storeCoreEvent(ctx, st.id, v); err != nil {
 			return err
 		}
 	}
-	if rec.Type == event.Deleted {
+	if v.Type == event.Deleted {
 		// Gone (or out of the selection: the store cannot tell what becomes of it).
 		if _, err := w.stmt.setDeleted.stmt(w.tx).ExecContext(ctx, t, st.id); err != nil {
 			return err

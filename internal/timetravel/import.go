@@ -81,7 +81,7 @@ func importAll(ctx context.Context, r *recording.Reader, w *store.Writer) (int, 
 			}
 			return n, err
 		}
-		if err := w.WriteRecord(ctx, rec); err != nil {
+		if err := w.WriteEvent(ctx, store.EventOf(rec)); err != nil {
 			var bad *store.BadEventError
 			if errors.As(err, &bad) {
 				return n, diag.Usage(&recording.BadLineError{At: rec.At, Err: bad.Err})

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
 	"github.com/kubeevents/kubeevents/internal/listener"
@@ -170,7 +171,7 @@ func (s *storeSink) Write(ev *event.Event) error {
 		return err
 	}
 	s.held = append(s.held, ev)
-	err = s.w.Write(context.Background(), line)
+	err = s.w.WriteEvent(context.Background(), s.eventOf(ev, line))
 	done, lost := s.committedLocked(err)
 	if err == nil && s.timer == nil {
 		s.timer = time.AfterFunc(store.BatchInterval, s.idle)
@@ -181,6 +182,20 @@ func (s *storeSink) Write(ev *event.Event) error {
 	s.mu.Unlock()
 	s.settleAll(done, lost, err)
 	return err
+}
+
+// eventOf is what the store keeps of ev, whose line is line: what the line says, taken
+// from the event rather than parsed back.
+func (s *storeSink) eventOf(ev *event.Event, line []byte) store.Event {
+	object, _ := ev.ObjectJSON() // the bytes in line: encoded once, without error then
+	var managers []string
+	if by := attribution.Of(ev, s.differ); by != nil {
+		for _, e := range by.By {
+			managers = append(managers, e.Manager)
+		}
+	}
+	return store.Event{Type: ev.Type, Time: ev.Time, Seq: ev.Seq, Cluster: ev.Cluster, Resource: ev.Resource,
+		Object: object, Managers: managers, Line: line}
 }
 
 // idle commits what waits in the open transaction once store.BatchInterval has passed
