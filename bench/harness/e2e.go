@@ -234,7 +234,7 @@ func runE2E(args []string) error {
 			"p99_lag_3sinks_ms_MODE":    "p99 lag of the three-sink kubeevents' file sink",
 			"off_cpu_ratio_PIECE_MODE":  "-variants: CPU per event of kubeevents -o json with PIECE switched off / the all-on client's (> 1: what the piece saves); off_peak_rss_ratio_ and off_watch_rss_ratio_ (VmRSS once watching) the same for memory",
 			"by_cpu_ratio_MODE":         "-variants noby: CPU per event of kubeevents -o json (attribution on, the default) / the same with --no-by; by_peak_rss_ratio_ and by_watch_rss_ratio_ the same for memory (target <= 1.1 each)",
-			"store_cpu_ratio_MODE":      "-variants store: CPU per event of kubeevents -o json with a store sink beside it / without; store_peak_rss_ratio_ and store_watch_rss_ratio_ the same for memory (target <= 1.3)",
+			"store_cpu_ratio_MODE":      "-variants store: CPU per event of kubeevents -o json with a store sink beside it / without (target <= 1.3); store_peak_rss_ratio_ and store_watch_rss_ratio_ the same for memory (reported: issue 44 bounds the increase, 256 MiB, not the ratio)",
 			"heavy_jq_*_MODE":           "-heavy-jq: the file sink beside a CPU-heavy jq sink / the file sink alone: p99 lag (p99_ratio), last event printed after the churn started (last_ratio), CPU; heavy_jq_procs_*: the same with KUBEEVENTS_ONE_PROCESSOR=off",
 			"variants":                  fmt.Sprint(o.variants),
 			"heavy_jq_expr":             o.heavyJQ,
