@@ -42,8 +42,8 @@ func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // storeCoreEvent indexes a core Event (v1 or events.k8s.io/v1) by the object it is
 // about, so that a user's query finds what happened to an object without decoding
 // versions.
-func (w *Writer) storeCoreEvent(ctx context.Context, object int64, v Event) error {
-	doc := view(v.Object)
+func (w *Writer) storeCoreEvent(ctx context.Context, object int64, ev Event) error {
+	doc := view(ev.Object)
 	about := gjson.Get(doc, "involvedObject")
 	if !about.Exists() {
 		about = gjson.Get(doc, "regarding")
@@ -55,7 +55,7 @@ func (w *Writer) storeCoreEvent(ctx context.Context, object int64, v Event) erro
 		message = r[3].Str
 	}
 	count := max(r[4].Int(), r[5].Int(), r[6].Int(), 1)
-	last := v.Time
+	last := ev.Time
 	for _, t := range r[7:] {
 		if parsed, err := time.Parse(time.RFC3339Nano, t.Str); err == nil {
 			last = parsed
