@@ -15,9 +15,9 @@ import (
 // looping, pending) however often the kubelet reports, so most events of a pod are a
 // lookup rather than a conversion and kstatus's own (its conditions converted by
 // reflection): the health step costs a fifth as much (BenchmarkHealthStep). It assumes
-// what podStatusOf does, that kstatus (sigs.k8s.io/cli-utils v0.37.2) reads of a pod only
-// what podStatusOf gives it (TestPodStatusAsConverted fails otherwise), and that only an
-// unschedulable pod's health depends on the time (core.go's podConditions).
+// that kstatus (sigs.k8s.io/cli-utils v0.37.2) reads of a pod only what podStatusOf
+// gives it (TestPodStatusAsConverted fails otherwise), and that only an unschedulable
+// pod's health depends on the time (core.go's podConditions).
 type podMemo struct {
 	mu     sync.Mutex
 	health map[string]event.Health
