@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"iter"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -252,6 +254,7 @@ type row struct {
 	Version
 	base sql.NullInt64
 	data []byte
+	dict []byte // once decoded, the dictionary of the change after it (nextDict)
 }
 
 func scanRow(rows interface{ Scan(...any) error }, extra ...any) (row, error) {
@@ -268,17 +271,22 @@ func scanRow(rows interface{ Scan(...any) error }, extra ...any) (row, error) {
 	return v, nil
 }
 
-// versionAt is o's last version at or before t (nil if none), decoded.
+// versionAt is o's last version at or before t (nil if none), decoded: the last of the
+// versions at or before t of the last chain that started by then (an object's versions
+// are in time order).
 func (r *Reader) versionAt(ctx context.Context, tx *sql.Tx, o *Object, t time.Time) (*Version, error) {
-	v, err := scanRow(tx.QueryRowContext(ctx, "SELECT "+versionColumns+" FROM versions v WHERE v.object = ? AND v.time <= ? ORDER BY v.time DESC, v.id DESC LIMIT 1", o.ID, t.UnixNano()))
-	if err == sql.ErrNoRows {
+	var start int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM chains WHERE object = ? AND start <= ? ORDER BY id DESC LIMIT 1`, o.ID, t.UnixNano()).Scan(&start)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, notStore(r.path, err)
 	}
-	v.Object = o
-	if v.Line, _, err = r.decodeChain(ctx, tx, o, v); err != nil {
+	_, last := versionRange(o.ID)
+	var v *row
+	err = r.chain(ctx, tx, o, start, last, t.UnixNano(), func(c row) { v = &c })
+	if err != nil || v == nil {
 		return nil, err
 	}
 	return &v.Version, nil
@@ -291,39 +299,52 @@ func (r *Reader) decodeChain(ctx context.Context, tx *sql.Tx, o *Object, v row) 
 		line, err = r.decode(nil, o, v, nil)
 		return line, line, err
 	}
-	var start, startTime int64
-	if err := tx.QueryRowContext(ctx, `SELECT id, start FROM chains WHERE object = ? AND id <= ? ORDER BY id DESC LIMIT 1`, o.ID, v.ID).Scan(&start, &startTime); err != nil {
+	var start int64
+	if err := tx.QueryRowContext(ctx, `SELECT id FROM chains WHERE object = ? AND id <= ? ORDER BY id DESC LIMIT 1`, o.ID, v.ID).Scan(&start); err != nil {
 		return nil, nil, r.damaged(o, fmt.Errorf("the chain of version %d: %w", v.ID, err))
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+versionColumns+" FROM versions v WHERE v.object = ? AND v.time BETWEEN ? AND ? AND v.id BETWEEN ? AND ? ORDER BY v.id",
-		o.ID, startTime, v.Time.UnixNano(), start, v.ID)
+	var last *row
+	if err := r.chain(ctx, tx, o, start, v.ID, v.Time.UnixNano(), func(c row) { last = &c }); err != nil {
+		return nil, nil, err
+	}
+	if last == nil || last.ID != v.ID {
+		return nil, nil, r.damaged(o, fmt.Errorf("version %d is missing", v.ID))
+	}
+	return last.Line, last.dict, nil
+}
+
+// chain decodes the versions of o from the snapshot start up to the id to, and no later
+// than the time until, in order, calling fn with each; a row's dict is the dictionary
+// of the change after it.
+func (r *Reader) chain(ctx context.Context, tx *sql.Tx, o *Object, start, to, until int64, fn func(row)) error {
+	rows, err := tx.QueryContext(ctx, "SELECT "+versionColumns+" FROM versions v WHERE v.id BETWEEN ? AND ? ORDER BY v.id", start, to)
 	if err != nil {
-		return nil, nil, notStore(r.path, err)
+		return notStore(r.path, err)
 	}
 	defer rows.Close()
+	var line, dict []byte
 	var last int64
 	for rows.Next() {
 		c, err := scanRow(rows)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		if c.base.Valid && c.base.Int64 != last || !c.base.Valid && line != nil {
-			return nil, nil, r.damaged(o, fmt.Errorf("version %d does not follow %d", c.ID, last))
+		if c.Time.UnixNano() > until || line != nil && !c.base.Valid {
+			break // later than asked (an object's versions are in time order), or the next chain
+		}
+		if c.base.Valid != (line != nil) || c.base.Valid && c.base.Int64 != last {
+			return r.damaged(o, fmt.Errorf("version %d does not follow %d", c.ID, last))
 		}
 		next, err := r.decode(nil, o, c, dict)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		dict = nextDict(nil, line, next, !c.base.Valid)
 		line, last = next, c.ID
+		c.Object, c.Line, c.dict = o, line, dict
+		fn(c)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, err
-	}
-	if last != v.ID {
-		return nil, nil, r.damaged(o, fmt.Errorf("version %d is missing", v.ID))
-	}
-	return line, dict, nil
+	return rows.Err()
 }
 
 // decode decompresses v, against dict (nextDict of its base) or, for a snapshot, its
@@ -374,7 +395,14 @@ func (r *Reader) Versions(ctx context.Context, q Query, since, until time.Time) 
 			if !until.IsZero() {
 				to = until.UnixNano()
 			}
-			rows, err = tx.QueryContext(ctx, "SELECT "+versionColumns+", v.object FROM versions v JOIN objects o ON o.id = v.object WHERE v.time BETWEEN ? AND ? AND "+where+" ORDER BY v.time, v.id",
+			// A selection reads the versions of the objects it selects, each object's
+			// together; the whole store, the time index. (The planner, without statistics,
+			// would take the time index for both.)
+			join := "versions v JOIN objects o ON o.id = v.object"
+			if len(args) > 0 {
+				join = "objects o CROSS JOIN versions v ON v.id BETWEEN o.id << " + strconv.Itoa(versionBits) + " AND (o.id << " + strconv.Itoa(versionBits) + ") | " + strconv.Itoa(1<<versionBits-1)
+			}
+			rows, err = tx.QueryContext(ctx, "SELECT "+versionColumns+", v.object FROM "+join+" WHERE v.time BETWEEN ? AND ? AND "+where+" ORDER BY v.time, v.id",
 				append([]any{from, to}, args...)...)
 			if err != nil {
 				return notStore(r.path, err)

@@ -178,7 +178,8 @@ func (r *retention) drop(ctx context.Context, w *Writer, cutoff int64) (int, err
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			// The object's last chain, ended by its deletion: the object goes.
-			if _, err := tx.ExecContext(ctx, `DELETE FROM versions WHERE object = ? AND time >= ? AND id >= ?`, c.object, c.start, c.id); err != nil {
+			_, last := versionRange(c.object)
+			if _, err := tx.ExecContext(ctx, `DELETE FROM versions WHERE id BETWEEN ? AND ?`, c.id, last); err != nil {
 				return 0, err
 			}
 			for _, q := range []string{`DELETE FROM events WHERE object = ?`, `DELETE FROM objects WHERE id = ?`} {
@@ -189,8 +190,7 @@ func (r *retention) drop(ctx context.Context, w *Writer, cutoff int64) (int, err
 		case err != nil:
 			return 0, err
 		default:
-			if _, err := tx.ExecContext(ctx, `DELETE FROM versions WHERE object = ? AND time BETWEEN ? AND ? AND id >= ? AND id < ?`,
-				c.object, c.start, nextStart, c.id, next); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM versions WHERE id >= ? AND id < ?`, c.id, next); err != nil {
 				return 0, err
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE objects SET first = ? WHERE id = ?`, nextStart, c.object); err != nil {

@@ -73,6 +73,8 @@ func check(ctx context.Context, db *sql.DB, path string) (empty bool, err error)
 		return false, &NotStoreError{path, "an SQLite database, but not a kubeevents store (another application's): give a store that kubeevents wrote, or a new file"}
 	case version > schemaVersion:
 		return false, &NotStoreError{path, fmt.Sprintf("a kubeevents store of schema version %d, newer than this kubeevents reads (%d): upgrade kubeevents", version, schemaVersion)}
+	case version == 1:
+		return false, &NotStoreError{path, "a kubeevents store of schema version 1, which a development build wrote and this kubeevents does not read (it reads version 2): replay it with that build into a recording (replay --store FILE -o json > FILE.jsonl) and store import the recording"}
 	case version < 1:
 		return false, &NotStoreError{path, "a kubeevents store whose creation did not finish: remove it and import again"}
 	}

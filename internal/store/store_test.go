@@ -153,13 +153,13 @@ func TestRefusesWhatIsNotAStore(t *testing.T) {
 	}
 	other := filepath.Join(dir, "other.db")
 	newer := filepath.Join(dir, "newer.db")
-	for path, setup := range map[string]string{other: "CREATE TABLE t (x)", newer: ""} {
-		if setup == "" {
+	older := filepath.Join(dir, "older.db")
+	for path, setup := range map[string]string{other: "CREATE TABLE t (x)", newer: "PRAGMA user_version = 99", older: "PRAGMA user_version = 1"} {
+		if path != other {
 			w := create(t, path, Options{})
 			if err := w.Close(ctx); err != nil {
 				t.Fatal(err)
 			}
-			setup = "PRAGMA user_version = 99"
 		}
 		db, err := openDB(path)
 		if err != nil {
@@ -177,7 +177,8 @@ func TestRefusesWhatIsNotAStore(t *testing.T) {
 	for path, want := range map[string]string{
 		text:  "not a kubeevents store (not an SQLite database)",
 		other: "an SQLite database, but not a kubeevents store",
-		newer: "schema version 99, newer than this kubeevents reads (1)",
+		newer: fmt.Sprintf("schema version 99, newer than this kubeevents reads (%d)", schemaVersion),
+		older: "schema version 1, which a development build wrote",
 	} {
 		before, _ := os.ReadFile(path)
 		_, err := Create(ctx, path, Options{})
