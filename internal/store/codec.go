@@ -4,23 +4,27 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 )
 
-// codec compresses each version's line with zstd, with another line as the dictionary
-// (zstd's "patch from" use of a raw dictionary): a change is compressed against the
-// object's previous version (and the one before, nextDict), so that it costs what changed; a snapshot against its
-// resource's reference line (resources.dict), so that it costs what differs from
-// another object of its kind. Measured on a status churn of realistic pods
-// (bench/README.md): 5 KB lines become about 270 bytes as changes, 300 as snapshots,
-// where zstd alone makes 1,500. The fastest level: the better ones cost 5 to 20 times
-// the CPU for 5 to 15% less.
+// codec compresses each version's line against another line as a dictionary, so that
+// it costs what differs: a change with s2 against the object's previous versions (the
+// two lines before it, nextDict), a snapshot with zstd (its "patch from" use of a raw
+// dictionary) against its resource's reference line (resources.dict). Measured on a
+// status churn of realistic pods (bench/README.md): 5 KB lines become about 250 bytes as
+// changes and 300 as snapshots, where zstd alone makes 1,500. Changes are s2's because
+// their dictionary differs every time: zstd indexes it into a 256 KiB table, s2 into 32
+// KiB, a third less CPU an event for changes some 20% larger. Snapshots keep zstd, whose
+// table for a resource's line is kept from one snapshot to the next. The fastest levels:
+// zstd's better ones cost 5 to 20 times the CPU for 5 to 15% less.
 //
 // A codec is used by one goroutine at a time.
 type codec struct {
-	enc *zstd.Encoder
-	dec *zstd.Decoder
-	out bytes.Buffer
+	enc    *zstd.Encoder
+	dec    *zstd.Decoder
+	out    bytes.Buffer
+	change []byte
 }
 
 // maxLine bounds what a stored line decodes to (a damaged store, not a real object).
@@ -41,10 +45,10 @@ func newCodec() *codec {
 	return &codec{enc: enc, dec: dec}
 }
 
-// encode returns line compressed against dict, valid until the next encode. It writes
-// a stream rather than calling EncodeAll, which would load the dictionary's tables a
-// second time: half the CPU.
-func (c *codec) encode(line, dict []byte) []byte {
+// encodeSnapshot returns line compressed with zstd against dict, valid until the next
+// encodeSnapshot. It writes a stream rather than calling EncodeAll, which would load the
+// dictionary's tables a second time: half the CPU.
+func (c *codec) encodeSnapshot(line, dict []byte) []byte {
 	c.out.Reset()
 	if err := c.enc.ResetWithOptions(&c.out, zstd.WithEncoderDictRaw(0, dict)); err != nil {
 		panic(err) // a dictionary under 2 GiB is always taken
@@ -59,8 +63,8 @@ func (c *codec) encode(line, dict []byte) []byte {
 	return c.out.Bytes()
 }
 
-// decode appends to dst the line that data, compressed against dict, holds.
-func (c *codec) decode(dst, data, dict []byte) ([]byte, error) {
+// decode appends to dst the line that data, compressed by encodeSnapshot against dict, holds.
+func (c *codec) decodeSnapshot(dst, data, dict []byte) ([]byte, error) {
 	if err := c.dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(0, dict)); err != nil {
 		return dst, err
 	}
@@ -69,6 +73,39 @@ func (c *codec) decode(dst, data, dict []byte) ([]byte, error) {
 		return dst, fmt.Errorf("a stored version cannot be decompressed: %w", err)
 	}
 	return out, nil
+}
+
+// encodeChange returns line compressed with s2 against dict, valid until the next
+// encodeChange.
+func (c *codec) encodeChange(line, dict []byte) []byte {
+	if d := s2.MakeDict(dict, nil); d != nil {
+		c.change = d.Encode(c.change[:cap(c.change)], line)
+	} else {
+		c.change = s2.Encode(c.change[:cap(c.change)], line)
+	}
+	return c.change
+}
+
+// decodeChange appends to dst the line that data, compressed by encodeChange against
+// dict, holds.
+func (c *codec) decodeChange(dst, data, dict []byte) ([]byte, error) {
+	if n, err := s2.DecodedLen(data); err != nil {
+		return dst, fmt.Errorf("a stored version cannot be decompressed: %w", err)
+	} else if n > maxLine {
+		return dst, fmt.Errorf("a stored version cannot be decompressed: it says %d bytes", n)
+	}
+	var out []byte
+	var err error
+	if d := s2.MakeDict(dict, nil); d != nil {
+		out, err = d.Decode(c.change[:0], data)
+	} else {
+		out, err = s2.Decode(c.change[:0], data)
+	}
+	if err != nil {
+		return dst, fmt.Errorf("a stored version cannot be decompressed: %w", err)
+	}
+	c.change = out
+	return append(dst, out...), nil
 }
 
 // nextDict is the dictionary of the change that follows line, a snapshot or a change

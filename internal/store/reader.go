@@ -350,11 +350,14 @@ func (r *Reader) chain(ctx context.Context, tx *sql.Tx, o *Object, start, to, un
 // decode decompresses v, against dict (nextDict of its base) or, for a snapshot, its
 // resource's reference line.
 func (r *Reader) decode(dst []byte, o *Object, v row, dict []byte) ([]byte, error) {
-	if !v.base.Valid {
-		dict = o.Resource.dict
-	}
 	c := r.codecs.Get().(*codec)
-	line, err := c.decode(dst, v.data, dict)
+	var line []byte
+	var err error
+	if v.base.Valid {
+		line, err = c.decodeChange(dst, v.data, dict)
+	} else {
+		line, err = c.decodeSnapshot(dst, v.data, o.Resource.dict)
+	}
 	r.codecs.Put(c)
 	if err != nil {
 		return nil, r.damaged(o, err)

@@ -272,9 +272,9 @@ func (w *Writer) store(ctx context.Context, ev Event, m objectMeta) error {
 	var base sql.NullInt64
 	var data []byte
 	if snapshot {
-		data = w.codec.encode(line, res.dict)
+		data = w.codec.encodeSnapshot(line, res.dict)
 	} else {
-		data = w.codec.encode(line, st.dict)
+		data = w.codec.encodeChange(line, st.dict)
 		base = sql.NullInt64{Int64: st.last, Valid: true}
 	}
 	var seq sql.NullInt64
