@@ -10,30 +10,37 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// objectMeta is what the store indexes of a recorded object.
-type objectMeta struct {
-	kind, namespace, name, uid, resourceVersion string
-	created                                     time.Time
-	owners                                      string // metadata.ownerReferences as JSON; "" for none
+// ObjectMeta is what the store indexes of a recorded object: its kind and metadata.
+type ObjectMeta struct {
+	Kind, Namespace, Name, UID, ResourceVersion string
+	Created                                     time.Time
+	Owners                                      string // metadata.ownerReferences as JSON; "" for none
 }
 
-// metaOf reads the metadata of a recorded object's JSON. Its strings are copies: they
+// MetaOf reads the metadata of a recorded object's JSON. Its strings are copies: they
 // outlive object's memory (map keys, a caller's reused buffer).
-func metaOf(object []byte) (objectMeta, error) {
+func MetaOf(object []byte) (ObjectMeta, error) {
 	r := gjson.GetMany(view(object), "kind", "metadata.namespace", "metadata.name", "metadata.uid", "metadata.resourceVersion",
 		"metadata.creationTimestamp", "metadata.ownerReferences")
 	for i := range r {
 		r[i].Str, r[i].Raw = strings.Clone(r[i].Str), strings.Clone(r[i].Raw)
 	}
-	m := objectMeta{kind: r[0].Str, namespace: r[1].Str, name: r[2].Str, uid: r[3].Str, resourceVersion: r[4].Str}
-	if m.kind == "" || m.name == "" {
-		return m, errors.New(`its "object" has no kind or no name`)
+	m := ObjectMeta{Kind: r[0].Str, Namespace: r[1].Str, Name: r[2].Str, UID: r[3].Str, ResourceVersion: r[4].Str}
+	if err := m.check(); err != nil {
+		return m, err
 	}
-	m.created, _ = time.Parse(time.RFC3339, r[5].Str)
+	m.Created, _ = time.Parse(time.RFC3339, r[5].Str)
 	if r[6].IsArray() && len(r[6].Array()) > 0 {
-		m.owners = r[6].Raw
+		m.Owners = r[6].Raw
 	}
 	return m, nil
+}
+
+func (m *ObjectMeta) check() error {
+	if m.Kind == "" || m.Name == "" {
+		return errors.New(`its "object" has no kind or no name`)
+	}
+	return nil
 }
 
 // view is b as a string, without a copy, for gjson: b must not change while it is used.

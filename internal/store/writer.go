@@ -203,6 +203,8 @@ type Event struct {
 	Object   []byte
 	Managers []string
 	Line     []byte
+	// Meta is Object's metadata, when the caller has it at hand (nil: MetaOf(Object)).
+	Meta *ObjectMeta
 }
 
 // EventOf is the Event a record read from a recording is.
@@ -225,7 +227,13 @@ func (w *Writer) Write(ctx context.Context, line []byte) error {
 // WriteEvent stores one event. A caller that has the event rather than its line (the
 // store sink) gives it so, and the line is not parsed back.
 func (w *Writer) WriteEvent(ctx context.Context, ev Event) error {
-	m, err := metaOf(ev.Object)
+	var m ObjectMeta
+	var err error
+	if ev.Meta != nil {
+		m, err = *ev.Meta, ev.Meta.check()
+	} else {
+		m, err = MetaOf(ev.Object)
+	}
 	if err != nil {
 		return &BadEventError{Err: err}
 	}
@@ -250,13 +258,13 @@ func (w *Writer) WriteEvent(ctx context.Context, ev Event) error {
 }
 
 // store adds ev, whose object's metadata is m, in w.tx.
-func (w *Writer) store(ctx context.Context, ev Event, m objectMeta) error {
+func (w *Writer) store(ctx context.Context, ev Event, m ObjectMeta) error {
 	line := ev.Line
 	res, err := w.resource(ctx, ev.Resource, m, line)
 	if err != nil {
 		return err
 	}
-	key := objectKey{resource: res.id, cluster: ev.Cluster, namespace: m.namespace, name: m.name, uid: m.uid}
+	key := objectKey{resource: res.id, cluster: ev.Cluster, namespace: m.Namespace, name: m.Name, uid: m.UID}
 	st := w.objects[key]
 	key.cluster = strings.Clone(key.cluster) // kept: a record's strings share its line's memory
 	t := ev.Time.UnixNano()
@@ -296,9 +304,9 @@ func (w *Writer) store(ctx context.Context, ev Event, m objectMeta) error {
 	if first, last := versionRange(st.id); st.last == 0 {
 		id = first
 	} else if id > last {
-		return fmt.Errorf("%s/%s has more versions than a store holds (%d)", m.namespace, m.name, last-first+1)
+		return fmt.Errorf("%s/%s has more versions than a store holds (%d)", m.Namespace, m.Name, last-first+1)
 	}
-	if _, err := w.stmt.insertVersion.stmt(w.tx).ExecContext(ctx, id, st.id, t, string(ev.Type), m.resourceVersion, seq, by, base, data); err != nil {
+	if _, err := w.stmt.insertVersion.stmt(w.tx).ExecContext(ctx, id, st.id, t, string(ev.Type), m.ResourceVersion, seq, by, base, data); err != nil {
 		return err
 	}
 	if snapshot {
@@ -314,11 +322,11 @@ func (w *Writer) store(ctx context.Context, ev Event, m objectMeta) error {
 	}
 	st.last, st.lastTime = id, t
 	st.length++
-	if m.owners != st.owners {
-		if _, err := w.stmt.setOwners.stmt(w.tx).ExecContext(ctx, nullString(m.owners), st.id); err != nil {
+	if m.Owners != st.owners {
+		if _, err := w.stmt.setOwners.stmt(w.tx).ExecContext(ctx, nullString(m.Owners), st.id); err != nil {
 			return err
 		}
-		st.owners = m.owners
+		st.owners = m.Owners
 	}
 	if isCoreEvent(ev.Resource) {
 		if err := w.storeCoreEvent(ctx, st.id, ev); err != nil {
@@ -364,7 +372,7 @@ func (w *Writer) keepLine(st *objectState, line []byte, snapshot bool) {
 
 // resource is the store's row of gvr, made on its first event, whose line becomes the
 // reference its snapshots are compressed against.
-func (w *Writer) resource(ctx context.Context, gvr schema.GroupVersionResource, m objectMeta, line []byte) (*resource, error) {
+func (w *Writer) resource(ctx context.Context, gvr schema.GroupVersionResource, m ObjectMeta, line []byte) (*resource, error) {
 	if r := w.resources[gvr]; r != nil {
 		return r, nil
 	}
@@ -374,7 +382,7 @@ func (w *Writer) resource(ctx context.Context, gvr schema.GroupVersionResource, 
 	if errors.Is(err, sql.ErrNoRows) {
 		r.dict = append([]byte(nil), line...)
 		err = w.tx.QueryRowContext(ctx, `INSERT INTO resources ("group", version, resource, kind, namespaced, dict) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-			gvr.Group, gvr.Version, gvr.Resource, m.kind, m.namespace != "", r.dict).Scan(&r.id)
+			gvr.Group, gvr.Version, gvr.Resource, m.Kind, m.Namespace != "", r.dict).Scan(&r.id)
 	}
 	if err != nil {
 		return nil, err
@@ -387,19 +395,19 @@ func (w *Writer) resource(ctx context.Context, gvr schema.GroupVersionResource, 
 
 // objectState finds the object of key in the store, or adds it. Either way its next
 // version starts a chain: the Writer holds no previous line for it.
-func (w *Writer) objectState(ctx context.Context, key objectKey, m objectMeta, t int64) (*objectState, error) {
-	st := &objectState{owners: m.owners}
+func (w *Writer) objectState(ctx context.Context, key objectKey, m ObjectMeta, t int64) (*objectState, error) {
+	st := &objectState{owners: m.Owners}
 	var deleted sql.NullInt64
 	var owners sql.NullString
 	err := w.tx.QueryRowContext(ctx, `SELECT id, deleted, owners FROM objects WHERE resource = ? AND namespace = ? AND name = ? AND cluster = ? AND uid = ?`,
 		key.resource, key.namespace, key.name, key.cluster, key.uid).Scan(&st.id, &deleted, &owners)
 	if errors.Is(err, sql.ErrNoRows) {
 		var created sql.NullInt64
-		if !m.created.IsZero() {
-			created = sql.NullInt64{Int64: m.created.UnixNano(), Valid: true}
+		if !m.Created.IsZero() {
+			created = sql.NullInt64{Int64: m.Created.UnixNano(), Valid: true}
 		}
 		err = w.tx.QueryRowContext(ctx, `INSERT INTO objects (resource, cluster, namespace, name, uid, owners, created, first) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			key.resource, key.cluster, key.namespace, key.name, key.uid, nullString(m.owners), created, t).Scan(&st.id)
+			key.resource, key.cluster, key.namespace, key.name, key.uid, nullString(m.Owners), created, t).Scan(&st.id)
 		return st, err
 	}
 	if err != nil {

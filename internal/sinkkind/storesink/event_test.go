@@ -22,11 +22,15 @@ func TestEventIsWhatItsLineSays(t *testing.T) {
 	events = append(events, eventtest.Events()...)
 	events = append(events, eventtest.DiffEvents()...)
 	events = append(events, eventtest.AttributedEvents()...)
+	owned := eventtest.RealisticPod() // owned by its ReplicaSet
+	notReady := owned.DeepCopy()
+	eventtest.KubeletReport(notReady)
+	events = append(events, eventtest.Modified(7, eventtest.Pods, "Pod", owned, notReady))
 	for _, ev := range eventtest.AttributedEvents() {
 		ev.Cluster = "prod-eu"
 		events = append(events, ev)
 	}
-	attributed := 0
+	attributed, withOwners := 0, 0
 	for _, d := range []*diff.Differ{diff.NewDiffer(nil), nil} {
 		s := &storeSink{differ: d}
 		for _, ev := range events {
@@ -49,6 +53,15 @@ func TestEventIsWhatItsLineSays(t *testing.T) {
 				!bytes.Equal(got.Line, want.Line) {
 				t.Errorf("%s %s (diff %v):\ngot  %+v\nwant %+v", ev.Type, ev.Key(), d != nil, got, want)
 			}
+			wantMeta, err := store.MetaOf(want.Object)
+			if err != nil || got.Meta == nil || got.Meta.Kind != wantMeta.Kind || got.Meta.Namespace != wantMeta.Namespace ||
+				got.Meta.Name != wantMeta.Name || got.Meta.UID != wantMeta.UID || got.Meta.ResourceVersion != wantMeta.ResourceVersion ||
+				!got.Meta.Created.Equal(wantMeta.Created) || got.Meta.Owners != wantMeta.Owners {
+				t.Errorf("%s %s: metadata\ngot  %+v\nwant %+v (%v)", ev.Type, ev.Key(), got.Meta, wantMeta, err)
+			}
+			if wantMeta.Owners != "" {
+				withOwners++
+			}
 			if len(want.Managers) > 0 {
 				attributed++
 			}
@@ -56,5 +69,8 @@ func TestEventIsWhatItsLineSays(t *testing.T) {
 	}
 	if attributed == 0 {
 		t.Error("no event said who made it: the managers were not compared")
+	}
+	if withOwners == 0 {
+		t.Error("no object had owners: they were not compared")
 	}
 }

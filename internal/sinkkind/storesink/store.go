@@ -11,6 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidwall/gjson"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/kubeevents/kubeevents/internal/attribution"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/event"
@@ -195,7 +199,25 @@ func (s *storeSink) eventOf(ev *event.Event, line []byte) store.Event {
 		}
 	}
 	return store.Event{Type: ev.Type, Time: ev.Time, Seq: ev.Seq, Cluster: ev.Cluster, Resource: ev.Resource,
-		Object: object, Managers: managers, Line: line}
+		Object: object, Managers: managers, Line: line, Meta: metaOf(ev.Object, object)}
+}
+
+// metaOf is what the store indexes of obj, read from the object rather than from its
+// JSON, object (a fifth of the sink's CPU an event on a status churn, were the store to
+// read it back), but for its owner references, taken as the JSON says them. Nil when
+// obj has no metadata: the store reads the JSON then.
+func metaOf(obj runtime.Object, object []byte) *store.ObjectMeta {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	om := &store.ObjectMeta{Kind: obj.GetObjectKind().GroupVersionKind().Kind, Namespace: m.GetNamespace(), Name: m.GetName(),
+		UID: string(m.GetUID()), ResourceVersion: m.GetResourceVersion(),
+		Created: m.GetCreationTimestamp().Truncate(time.Second)} // as its JSON says it
+	if len(m.GetOwnerReferences()) > 0 {
+		om.Owners = gjson.GetBytes(object, "metadata.ownerReferences").Raw
+	}
+	return om
 }
 
 // idle commits what waits in the open transaction once store.BatchInterval has passed
