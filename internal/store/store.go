@@ -74,7 +74,7 @@ func check(ctx context.Context, db *sql.DB, path string) (empty bool, err error)
 	case version > schemaVersion:
 		return false, &NotStoreError{path, fmt.Sprintf("a kubeevents store of schema version %d, newer than this kubeevents reads (%d): upgrade kubeevents", version, schemaVersion)}
 	case version == 1:
-		return false, &NotStoreError{path, "a kubeevents store of schema version 1, which a development build wrote and this kubeevents does not read (it reads version 2): replay it with that build into a recording (replay --store FILE -o json > FILE.jsonl) and store import the recording"}
+		return false, &NotStoreError{path, "a kubeevents store of schema version 1 (a development build's), which this kubeevents does not read: with that build, replay --store FILE -o json > FILE.jsonl, then store import FILE.jsonl into a new store"}
 	case version < 1:
 		return false, &NotStoreError{path, "a kubeevents store whose creation did not finish: remove it and import again"}
 	}

@@ -178,7 +178,7 @@ func TestRefusesWhatIsNotAStore(t *testing.T) {
 		text:  "not a kubeevents store (not an SQLite database)",
 		other: "an SQLite database, but not a kubeevents store",
 		newer: fmt.Sprintf("schema version 99, newer than this kubeevents reads (%d)", schemaVersion),
-		older: "schema version 1, which a development build wrote",
+		older: "schema version 1 (a development build's), which this kubeevents does not read",
 	} {
 		before, _ := os.ReadFile(path)
 		_, err := Create(ctx, path, Options{})
