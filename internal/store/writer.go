@@ -399,15 +399,14 @@ func (w *Writer) objectState(ctx context.Context, key objectKey, m ObjectMeta, t
 	st := &objectState{owners: m.Owners}
 	var deleted sql.NullInt64
 	var owners sql.NullString
-	err := w.tx.QueryRowContext(ctx, `SELECT id, deleted, owners FROM objects WHERE resource = ? AND namespace = ? AND name = ? AND cluster = ? AND uid = ?`,
-		key.resource, key.namespace, key.name, key.cluster, key.uid).Scan(&st.id, &deleted, &owners)
+	err := w.stmt.findObject.stmt(w.tx).QueryRowContext(ctx, key.resource, key.namespace, key.name, key.cluster, key.uid).Scan(&st.id, &deleted, &owners)
 	if errors.Is(err, sql.ErrNoRows) {
 		var created sql.NullInt64
 		if !m.Created.IsZero() {
 			created = sql.NullInt64{Int64: m.Created.UnixNano(), Valid: true}
 		}
-		err = w.tx.QueryRowContext(ctx, `INSERT INTO objects (resource, cluster, namespace, name, uid, owners, created, first) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			key.resource, key.cluster, key.namespace, key.name, key.uid, nullString(m.Owners), created, t).Scan(&st.id)
+		err = w.stmt.insertObject.stmt(w.tx).QueryRowContext(ctx, key.resource, key.cluster, key.namespace, key.name, key.uid,
+			nullString(m.Owners), created, t).Scan(&st.id)
 		return st, err
 	}
 	if err != nil {
@@ -512,9 +511,9 @@ func (s *statement) stmt(tx *sql.Tx) *sql.Stmt {
 	return s.bound
 }
 
-// statements are the Writer's statements run for every event.
+// statements are the Writer's statements run for every event, or every new object.
 type statements struct {
-	insertVersion, insertChain, endChain, setOwners, setDeleted, upsertEvent statement
+	insertVersion, insertChain, endChain, setOwners, setDeleted, upsertEvent, findObject, insertObject statement
 }
 
 func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
@@ -529,6 +528,8 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.setDeleted, `UPDATE objects SET deleted = ? WHERE id = ?`},
 		{&s.upsertEvent, `INSERT INTO events (object, kind, namespace, name, uid, type, reason, message, count, last) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (object) DO UPDATE SET type = excluded.type, reason = excluded.reason, message = excluded.message, count = excluded.count, last = excluded.last`},
+		{&s.findObject, `SELECT id, deleted, owners FROM objects WHERE resource = ? AND namespace = ? AND name = ? AND cluster = ? AND uid = ?`},
+		{&s.insertObject, `INSERT INTO objects (resource, cluster, namespace, name, uid, owners, created, first) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 	} {
 		st, err := db.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -540,7 +541,7 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 }
 
 func (s *statements) close() {
-	for _, st := range []statement{s.insertVersion, s.insertChain, s.endChain, s.setOwners, s.setDeleted, s.upsertEvent} {
+	for _, st := range []statement{s.insertVersion, s.insertChain, s.endChain, s.setOwners, s.setDeleted, s.upsertEvent, s.findObject, s.insertObject} {
 		if st.s != nil {
 			st.s.Close()
 		}
