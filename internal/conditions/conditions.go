@@ -10,8 +10,10 @@ package conditions
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/diff"
@@ -47,6 +49,17 @@ type Conditions struct {
 	// failure is why the awaited object failed, when that ended --until-ready's or
 	// --until-rollout's wait.
 	failure atomic.Pointer[string]
+	// live are, for --until-deleted, the named objects whose last event numbered says
+	// they exist: an informer lets a deleted object go from its cache before its DELETED
+	// reaches the pipeline, and the stream must not end before that event. MetBy and
+	// Synced, its users, both run under the pipeline's lock.
+	live map[liveKey]bool
+}
+
+type liveKey struct {
+	resource schema.GroupVersionResource
+	cluster  string
+	key      string // namespace/name
 }
 
 // New returns the run's condition, or nil when cfg sets none.
@@ -98,8 +111,29 @@ func (c *Conditions) MetBy(ev *event.Event) bool {
 		}
 		return decided
 	}
-	return c.cfg.Until != nil && c.untilTrue(ev) ||
-		c.cfg.UntilDeleted && ev.Type == event.Deleted && c.isSynced.Load() && c.allDeleted()
+	if c.cfg.UntilDeleted {
+		c.follow(ev)
+		return ev.Type == event.Deleted && c.isSynced.Load() && c.allDeleted()
+	}
+	return c.cfg.Until != nil && c.untilTrue(ev)
+}
+
+// follow keeps live up to date with ev, for --until-deleted.
+func (c *Conditions) follow(ev *event.Event) {
+	m := ev.Meta()
+	if m == nil || !slices.Contains(c.cfg.Names, m.GetName()) {
+		return
+	}
+	k := liveKey{ev.Resource, ev.Cluster, ev.Key()}
+	switch ev.Type {
+	case event.Deleted:
+		delete(c.live, k)
+	case event.Added, event.Modified, event.Sync:
+		if c.live == nil {
+			c.live = map[liveKey]bool{}
+		}
+		c.live[k] = true
+	}
 }
 
 // Failed says why --until-ready's or --until-rollout's wait ended in a failure (what:
@@ -144,11 +178,15 @@ func (c *Conditions) Synced() bool {
 	return c.cfg.UntilDeleted && c.allDeleted() || c.cfg.Ready != nil && c.cfg.Ready.met(true)
 }
 
-// allDeleted reports whether no informer's cache holds any of the named objects. Each
+// allDeleted reports whether no named object is left: none whose DELETED is still to
+// come (live), and none in an informer's cache. Each
 // informer of a namespaced type watches one namespace (or all, where names are not
 // taken), so a name is looked up in the namespace of each: with -n a,b, the objects
 // named in every namespace given must be gone.
 func (c *Conditions) allDeleted() bool {
+	if len(c.live) > 0 {
+		return false
+	}
 	for _, w := range c.watched {
 		store := w.Store()
 		for _, name := range c.cfg.Names {
