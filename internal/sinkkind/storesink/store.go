@@ -203,7 +203,7 @@ func (s *storeSink) eventOf(ev *event.Event, line []byte) store.Event {
 }
 
 // metaOf is what the store indexes of obj, read from the object rather than from its
-// JSON, object (a fifth of the sink's CPU an event on a status churn, were the store to
+// JSON, object (an eighth of the sink's CPU an event on a status churn, were the store to
 // read it back), but for its owner references, taken as the JSON says them. Nil when
 // obj has no metadata: the store reads the JSON then.
 func metaOf(obj runtime.Object, object []byte) *store.ObjectMeta {
