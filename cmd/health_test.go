@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // deploymentLine is a recorded JSON line of a Deployment web, with available of its 3
@@ -79,5 +81,45 @@ func TestReplayStalls(t *testing.T) {
 	replayed := read(stdout)
 	if len(replayed) != 4 || replayed[1].Type != "STALLED" || replayed[1].Health == nil || !strings.Contains(replayed[1].Health.Message, "30s") {
 		t.Errorf("without --stalled-after, the recorded STALLED line is not replayed as it was:\n%s", stdout)
+	}
+}
+
+// The run computes health only when something reads it; then with the shipped rules and
+// the config file's, and the kinds' owns for --owned.
+func TestHealthOnlyWhenRead(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte("health:\n  MyApp.example.com:\n    owns: [deployments.apps]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"watch", "pods"}, false},
+		{[]string{"watch", "pods", "-o", "json"}, false},
+		{[]string{"watch", "pods", "--jq", "."}, false},
+		{[]string{"watch", "pods", "--on", "crashloop"}, false},
+		{[]string{"watch", "pods", "--health"}, true},
+		{[]string{"watch", "pods", "-o", "wide"}, true},
+		{[]string{"watch", "pods", "--on", "degraded"}, true},
+		{[]string{"watch", "pods", "--on", "ready"}, true},
+		{[]string{"watch", "pods", "--sink", "jq=select(.health.status == \"Failed\")"}, true},
+		{[]string{"watch", "pods", "--sink", "http(jq=.health)=http://x"}, true},
+		{[]string{"watch", "pods", "--sink", "exec(jq=.object)=true"}, false},
+		{[]string{"watch", "pods", "--until", ".health.status == \"Current\""}, true},
+		{[]string{"watch", "pods", "--stalled-after", "5m"}, true},
+		{[]string{"watch", "myapps.example.com/web", "--until-ready"}, true},
+		{[]string{"watch", "myapps.example.com/web", "--owned", "--config", config}, true},
+	} {
+		cfg := configOf(t, tc.args...)
+		if got := cfg.Health != nil; got != tc.want {
+			t.Errorf("%s: health computed %v, want %v", strings.Join(tc.args, " "), got, tc.want)
+		}
+		if tc.args[len(tc.args)-1] == config {
+			owns := cfg.Watch.HealthOwns(schema.GroupKind{Group: "example.com", Kind: "MyApp"})
+			if len(owns) != 1 || owns[0] != "deployments.apps" {
+				t.Errorf("the config file's owns: %q", owns)
+			}
+		}
 	}
 }

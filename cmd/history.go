@@ -7,6 +7,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/compile"
 	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/health"
@@ -67,7 +68,7 @@ indexes; store: in the config file is the default when neither is given.`,
 			if file != nil {
 				healthRules = file.Health
 			}
-			if err := compileHealth(&cfg, f.health, f.stalledAfter, healthRules); err != nil {
+			if err := compile.Health(&cfg, f.health, f.stalledAfter, healthRules); err != nil {
 				return err
 			}
 			opts.Objects, opts.Diffs = cfg.ReadsObjects(), cfg.Output.Differ != nil

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/compile"
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/listener"
@@ -90,7 +91,7 @@ func (f *outputFlags) engineConfig(streams genericiooptions.IOStreams, resync ti
 		return cfg, nil, err
 	}
 	stdout, _ := streams.Out.(*os.File)
-	cfg.Output.Sinks, err = assembleSinks(file, sinkFlags{Specs: f.sinks, Output: f.output, OutputGiven: f.changed("output"),
+	cfg.Output.Sinks, err = compile.Sinks(file, compile.SinkFlags{Specs: f.sinks, Output: f.output, OutputGiven: f.changed("output"),
 		JQ: f.jq, Raw: f.rawOutput, NoScreen: f.noScreen, Buffer: f.buffer, BufferGiven: f.changed("buffer"),
 		OnFull: f.onFull, OnFullGiven: f.changed("on-full"), Resync: resync, ResyncGiven: resyncGiven, Stdout: stdout})
 	if err != nil {
@@ -99,14 +100,14 @@ func (f *outputFlags) engineConfig(streams genericiooptions.IOStreams, resync ti
 	if err := applySwitches(&cfg); err != nil {
 		return cfg, nil, err
 	}
-	if cfg.Output.Differ, err = f.differ(cfg.Speed.NoFastPaths); err != nil {
+	if cfg.Output.Differ, err = compile.Differ(f.noDiff, f.ignorePaths, cfg.Speed.NoFastPaths); err != nil {
 		return cfg, nil, err
 	}
 	var formats map[string]string
 	if file != nil {
 		formats = file.Formats
 	}
-	return cfg, file, compileOutput(&cfg, f.until, sinkkind.Compiling{Formats: formats, Timestamps: f.timestamps, WatchEvents: f.watchEvents})
+	return cfg, file, compile.Output(&cfg, f.until, sinkkind.Compiling{Formats: formats, Timestamps: f.timestamps, WatchEvents: f.watchEvents})
 }
 
 // applySwitches sets what the environment's switches (package switches) say of a run:

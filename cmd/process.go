@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/informer"
+	"github.com/kubeevents/kubeevents/internal/kubeclient"
 	"github.com/kubeevents/kubeevents/internal/plan"
 	"github.com/kubeevents/kubeevents/internal/runtimetune"
 )
@@ -70,7 +71,7 @@ func system(configFlags *genericclioptions.ConfigFlags, streams genericiooptions
 	return engine.System{
 		Out: streams.Out, ErrOut: streams.ErrOut, Terminals: terminals, LookupEnv: os.LookupEnv, Verbosity: verbosity,
 		Kubeconfig: plan.Kubeconfig{Default: configFlags, Context: func(name string) genericclioptions.RESTClientGetter {
-			return contextFlags(configFlags, name)
+			return kubeclient.ForContext(configFlags, name)
 		}},
 		NewClients:     informer.NewClients,
 		Synced:         runtimetune.ForWatching,

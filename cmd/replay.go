@@ -10,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/compile"
 	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/health"
@@ -122,10 +123,10 @@ func (f *replayFlags) config(args []string, configFlags *genericclioptions.Confi
 		transitions, healthRules = file.Transitions, file.Health
 	}
 	cfg.Events.On = f.on
-	if err := compileSignal(&cfg, f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
+	if err := compile.Signal(&cfg, f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
 		return cfg, engine.Replay{}, err
 	}
-	if err := compileHealth(&cfg, f.health, f.stalledAfter, healthRules); err != nil {
+	if err := compile.Health(&cfg, f.health, f.stalledAfter, healthRules); err != nil {
 		return cfg, engine.Replay{}, err
 	}
 	files, selectors := splitReplayArgs(args)

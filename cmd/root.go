@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/kubeclient"
 	"github.com/kubeevents/kubeevents/internal/version"
 )
 
@@ -62,7 +63,7 @@ from one shared informer, showing what changed in every update.`,
 	root.CompletionOptions.DisableDefaultCmd = true // our own `completion` command: cmd/completion.go
 
 	configFlags.AddFlags(root.PersistentFlags())
-	configureClients(configFlags, root.Context)
+	kubeclient.Configure(configFlags, root.Context)
 	verbosity := root.PersistentFlags().IntP("v", "v", 0, "diagnostics: 1 shows the start line and exit summary even when stderr is not a terminal; 6 and up also log client-go's requests (credentials masked)")
 	root.PersistentPreRun = func(*cobra.Command, []string) {
 		setupKlog(*verbosity, streams.ErrOut)

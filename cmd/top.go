@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubeevents/kubeevents/internal/compile"
 	"github.com/kubeevents/kubeevents/internal/complete"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/sinkkind"
@@ -111,7 +112,7 @@ func (f *topFlags) config(args []string, configFlags *genericclioptions.ConfigFl
 	if len(f.on) > 0 {
 		// top's own sink (the ranking) has the episodes; the stream is every change.
 		sinks := []sinkkind.Spec{{Name: "top", On: strings.Join(f.on, "|")}}
-		if err := compileSignal(&cfg.Engine, nil, sinks, nil, warnTo(streams)); err != nil {
+		if err := compile.Signal(&cfg.Engine, nil, sinks, nil, warnTo(streams)); err != nil {
 			return cfg, err
 		}
 	}

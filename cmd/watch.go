@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubeevents/kubeevents/internal/attribution"
+	"github.com/kubeevents/kubeevents/internal/compile"
 	"github.com/kubeevents/kubeevents/internal/crashcontext"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/health"
@@ -174,7 +175,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	if err := f.validate(&cfg, streams); err != nil {
 		return cfg, err
 	}
-	if err := compileSignal(&cfg, f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
+	if err := compile.Signal(&cfg, f.on, cfg.Output.Sinks, transitions, warnTo(streams)); err != nil {
 		return cfg, err
 	}
 	if f.contextLines < 0 {
@@ -183,7 +184,7 @@ func (f *watchFlags) config(args []string, configFlags *genericclioptions.Config
 	opts := crashcontext.DefaultOptions()
 	opts.Lines = f.contextLines
 	cfg.Events.CrashContext = &opts
-	return cfg, compileHealth(&cfg, f.health, f.stalledAfter, healthRules)
+	return cfg, compile.Health(&cfg, f.health, f.stalledAfter, healthRules)
 }
 
 // request reads the arguments and the flags that say what to watch.

@@ -1,22 +1,18 @@
-package cmd
+package compile
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/sinkkind"
 	"github.com/kubeevents/kubeevents/internal/sinkkind/httpsink"
 )
 
-// The command compiles what the sinks and --on name, and says which name or program is
+// A run compiles what the sinks and --on name, and says which name or program is
 // wrong, where, before anything connects.
 func TestCompileSignal(t *testing.T) {
 	for _, tc := range []struct {
@@ -38,9 +34,9 @@ func TestCompileSignal(t *testing.T) {
 			want: `sink "hook": format "x": function not defined: titl/0`},
 	} {
 		cfg := engine.Config{Output: engine.Output{Sinks: tc.sinks}}
-		err := compileOutput(&cfg, "", sinkkind.Compiling{Formats: tc.formats})
+		err := Output(&cfg, "", sinkkind.Compiling{Formats: tc.formats})
 		if err == nil {
-			err = compileSignal(&cfg, tc.on, tc.sinks, tc.transitions, func(string, ...any) {})
+			err = Signal(&cfg, tc.on, tc.sinks, tc.transitions, func(string, ...any) {})
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc, err, tc.want)
@@ -48,11 +44,11 @@ func TestCompileSignal(t *testing.T) {
 	}
 	sinks := hook("crashloop|deleted", "slack")
 	cfg := engine.Config{Output: engine.Output{Sinks: sinks}}
-	if err := compileOutput(&cfg, "", sinkkind.Compiling{}); err != nil {
+	if err := Output(&cfg, "", sinkkind.Compiling{}); err != nil {
 		t.Fatal(err)
 	}
 	var warned []string
-	if err := compileSignal(&cfg, []string{"deleted"}, sinks, nil, func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }); err != nil {
+	if err := Signal(&cfg, []string{"deleted"}, sinks, nil, func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }); err != nil {
 		t.Fatal(err)
 	}
 	// The sink's episodes of crashloop are resolved by ready: the run evaluates it too,
@@ -68,46 +64,6 @@ func TestCompileSignal(t *testing.T) {
 	}
 	if len(warned) != 1 || !strings.Contains(warned[0], `sink "hook": its episodes of crashloop are resolved by ready, which --on leaves out`) {
 		t.Errorf("warned %q", warned)
-	}
-}
-
-// The run computes health only when something reads it; then with the shipped rules and
-// the config file's, and the kinds' owns for --owned.
-func TestHealthOnlyWhenRead(t *testing.T) {
-	config := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(config, []byte("health:\n  MyApp.example.com:\n    owns: [deployments.apps]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		args []string
-		want bool
-	}{
-		{[]string{"watch", "pods"}, false},
-		{[]string{"watch", "pods", "-o", "json"}, false},
-		{[]string{"watch", "pods", "--jq", "."}, false},
-		{[]string{"watch", "pods", "--on", "crashloop"}, false},
-		{[]string{"watch", "pods", "--health"}, true},
-		{[]string{"watch", "pods", "-o", "wide"}, true},
-		{[]string{"watch", "pods", "--on", "degraded"}, true},
-		{[]string{"watch", "pods", "--on", "ready"}, true},
-		{[]string{"watch", "pods", "--sink", "jq=select(.health.status == \"Failed\")"}, true},
-		{[]string{"watch", "pods", "--sink", "http(jq=.health)=http://x"}, true},
-		{[]string{"watch", "pods", "--sink", "exec(jq=.object)=true"}, false},
-		{[]string{"watch", "pods", "--until", ".health.status == \"Current\""}, true},
-		{[]string{"watch", "pods", "--stalled-after", "5m"}, true},
-		{[]string{"watch", "myapps.example.com/web", "--until-ready"}, true},
-		{[]string{"watch", "myapps.example.com/web", "--owned", "--config", config}, true},
-	} {
-		cfg := configOf(t, tc.args...)
-		if got := cfg.Health != nil; got != tc.want {
-			t.Errorf("%s: health computed %v, want %v", strings.Join(tc.args, " "), got, tc.want)
-		}
-		if tc.args[len(tc.args)-1] == config {
-			owns := cfg.Watch.HealthOwns(schema.GroupKind{Group: "example.com", Kind: "MyApp"})
-			if len(owns) != 1 || owns[0] != "deployments.apps" {
-				t.Errorf("the config file's owns: %q", owns)
-			}
-		}
 	}
 }
 

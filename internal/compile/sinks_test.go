@@ -1,4 +1,4 @@
-package cmd
+package compile
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubeevents/kubeevents/internal/config"
 	"github.com/kubeevents/kubeevents/internal/sinkkind/jqsink"
+	_ "github.com/kubeevents/kubeevents/internal/sinkkind/kinds" // every sink kind
 )
 
 // The command line decides what goes to stdout: the config file's stdout sinks give way
@@ -29,14 +30,14 @@ func TestConfigFileStdoutGivesWayToFlags(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name  string
-		cl    sinkFlags
+		cl    SinkFlags
 		sinks string // name:type:format-or-expr, in order
 	}{
-		{"no flags", sinkFlags{}, "screen:terminal:pretty types:jq:.type archive:file:json"},
-		{"-o json", sinkFlags{Output: "json", OutputGiven: true}, "screen:terminal:json archive:file:json"},
-		{"--jq", sinkFlags{JQ: ".object"}, "screen:jq:.object archive:file:json"},
-		{"--no-screen", sinkFlags{NoScreen: true}, "archive:file:json"},
-		{"--sink to stdout", sinkFlags{Specs: []string{"file=-"}}, "archive:file:json stdout:file:json"},
+		{"no flags", SinkFlags{}, "screen:terminal:pretty types:jq:.type archive:file:json"},
+		{"-o json", SinkFlags{Output: "json", OutputGiven: true}, "screen:terminal:json archive:file:json"},
+		{"--jq", SinkFlags{JQ: ".object"}, "screen:jq:.object archive:file:json"},
+		{"--no-screen", SinkFlags{NoScreen: true}, "archive:file:json"},
+		{"--sink to stdout", SinkFlags{Specs: []string{"file=-"}}, "archive:file:json stdout:file:json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cl := c.cl
@@ -44,7 +45,7 @@ func TestConfigFileStdoutGivesWayToFlags(t *testing.T) {
 			if cl.Output == "" {
 				cl.Output = "pretty"
 			}
-			sinks, err := assembleSinks(file, cl)
+			sinks, err := Sinks(file, cl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,9 +76,9 @@ func TestDeviceStdoutIsNotStdout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer devNull.Close()
-	cl := sinkFlags{Buffer: 1, OnFull: "block", Output: "pretty", NoScreen: true, Stdout: devNull,
+	cl := SinkFlags{Buffer: 1, OnFull: "block", Output: "pretty", NoScreen: true, Stdout: devNull,
 		Specs: []string{"jq(output=/dev/null)=."}}
-	sinks, err := assembleSinks(nil, cl)
+	sinks, err := Sinks(nil, cl)
 	if err != nil || len(sinks) != 1 || sinks[0].Settings.(*jqsink.Settings).Output != os.DevNull {
 		t.Fatalf("--no-screen with a jq sink to /dev/null, stdout /dev/null: %+v, %v", sinks, err)
 	}
@@ -87,7 +88,7 @@ func TestDeviceStdoutIsNotStdout(t *testing.T) {
 	}
 	defer regular.Close()
 	cl.Stdout, cl.Specs = regular, []string{"jq(output=" + regular.Name() + ")=."}
-	if _, err := assembleSinks(nil, cl); err == nil || !strings.Contains(err.Error(), "--no-screen turns off the standard output stream") {
+	if _, err := Sinks(nil, cl); err == nil || !strings.Contains(err.Error(), "--no-screen turns off the standard output stream") {
 		t.Errorf("--no-screen with a jq sink to the file stdout is: %v", err)
 	}
 }

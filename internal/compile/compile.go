@@ -1,4 +1,9 @@
-package cmd
+// Package compile is the compile step of a run (kubectl's Complete): every jq program,
+// ignored path, transition, receiver format and sink the flags and the config file name
+// is compiled once, here (each sink's by its kind), so that its errors come before
+// anything connects and the engine is handed only what runs. Every error is bad usage
+// (diag.UsageError).
+package compile
 
 import (
 	"cmp"
@@ -7,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubeevents/kubeevents/internal/diag"
 	"github.com/kubeevents/kubeevents/internal/diff"
 	"github.com/kubeevents/kubeevents/internal/engine"
 	"github.com/kubeevents/kubeevents/internal/episode"
@@ -18,21 +24,16 @@ import (
 	"github.com/kubeevents/kubeevents/internal/transition"
 )
 
-// The compile step of a run (kubectl's Complete): every jq program, ignored path,
-// transition and receiver format the flags and the config file name is compiled once,
-// here (each sink's by its kind), so that its errors come before anything connects and
-// the engine is handed only what runs.
-
-// differ compiles --ignore-path into the run's Differ; nil with --no-diff.
-func (f *outputFlags) differ(noFastPaths bool) (*diff.Differ, error) {
-	if f.noDiff {
+// Differ compiles --ignore-path into the run's Differ; nil with --no-diff.
+func Differ(noDiff bool, ignorePaths []string, noFastPaths bool) (*diff.Differ, error) {
+	if noDiff {
 		return nil, nil
 	}
 	var ignores []diff.IgnorePath
-	for _, p := range f.ignorePaths {
+	for _, p := range ignorePaths {
 		ip, err := diff.ParseIgnorePath(p)
 		if err != nil {
-			return nil, usageErrorf("--ignore-path %q: %v", p, err)
+			return nil, diag.Usagef("--ignore-path %q: %v", p, err)
 		}
 		ignores = append(ignores, ip)
 	}
@@ -43,47 +44,47 @@ func (f *outputFlags) differ(noFastPaths bool) (*diff.Differ, error) {
 	return d, nil
 }
 
-// compileOutput compiles --until, and every sink's settings as its kind says (a jq
+// Output compiles --until, and every sink's settings as its kind says (a jq
 // expression; an http sink's format, with the config file's formats, c.Formats, which are
 // checked whether a sink uses them or not, as its transitions are).
-func compileOutput(cfg *engine.Config, until string, c sinkkind.Compiling) error {
+func Output(cfg *engine.Config, until string, c sinkkind.Compiling) error {
 	if until != "" {
 		q, err := jq.Compile(until)
 		if err != nil {
-			return usageErrorf("--until: %v", err)
+			return diag.Usagef("--until: %v", err)
 		}
 		cfg.End.Until = q
 	}
 	if _, err := notify.NewCatalog(c.Formats); err != nil {
-		return usageErrorf("formats: %v", err)
+		return diag.Usagef("formats: %v", err)
 	}
 	for _, s := range cfg.Output.Sinks {
 		err := s.Compile(c)
 		switch {
 		case err != nil && s.Origin == "--jq":
-			return usageErrorf("--jq: %v", err)
+			return diag.Usagef("--jq: %v", err)
 		case err != nil:
-			return usageErrorf("sink %q: %v", s.Name, err)
+			return diag.Usagef("sink %q: %v", s.Name, err)
 		}
 	}
 	return nil
 }
 
-// compileSignal compiles every transition the run names (--on and the sinks' on=),
+// Signal compiles every transition the run names (--on and the sinks' on=),
 // from the shipped ones and the config file's, and the episodes of the sinks with on=:
 // their settings, and the opposites that resolve them, which the run evaluates too.
 //
 // sinks are the run's listeners' sinks, in order (cfg.Output.Sinks, or top's own).
-func compileSignal(cfg *engine.Config, on []string, sinks []sinkkind.Spec, fileTransitions map[string]string, warn func(string, ...any)) error {
+func Signal(cfg *engine.Config, on []string, sinks []sinkkind.Spec, fileTransitions map[string]string, warn func(string, ...any)) error {
 	catalog, err := transition.NewCatalog(fileTransitions)
 	if err != nil {
-		return usageErrorf("transitions: %v", err)
+		return diag.Usagef("transitions: %v", err)
 	}
 	var names []string
 	add := func(where string, list []string) error {
 		for _, name := range list {
 			if _, err := catalog.Lookup(name); err != nil {
-				return usageErrorf("%s: %v", where, err)
+				return diag.Usagef("%s: %v", where, err)
 			}
 			if !slices.Contains(names, name) {
 				names = append(names, name)
@@ -98,7 +99,7 @@ func compileSignal(cfg *engine.Config, on []string, sinks []sinkkind.Spec, fileT
 	for i, s := range sinks {
 		if s.On == "" {
 			if key := episodeKey(s); key != "" {
-				return usageErrorf("sink %q: %s groups what the sink's on= keeps into episodes; add on=TRANSITIONS, or drop %s", s.Name, key, key)
+				return diag.Usagef("sink %q: %s groups what the sink's on= keeps into episodes; add on=TRANSITIONS, or drop %s", s.Name, key, key)
 			}
 			continue
 		}
@@ -136,7 +137,7 @@ func compileSignal(cfg *engine.Config, on []string, sinks []sinkkind.Spec, fileT
 	}
 	set, err := catalog.Compile(names, warn)
 	if err != nil {
-		return &UsageError{Err: err}
+		return diag.Usage(err)
 	}
 	cfg.Events.Transitions = set
 	return nil
@@ -149,19 +150,19 @@ func episodeSettings(s sinkkind.Spec, on []string) (*episode.Settings, error) {
 	if s.Group != "" {
 		q, err := jq.Compile(s.Group)
 		if err != nil {
-			return nil, usageErrorf("sink %q: group: %v", s.Name, err)
+			return nil, diag.Usagef("sink %q: group: %v", s.Name, err)
 		}
 		set.Group = q
 	}
 	return set, nil
 }
 
-// compileHealth gives the run its health step, with the health rules (the shipped ones and
+// Health gives the run its health step, with the health rules (the shipped ones and
 // the config file's) compiled, when something reads an object's health: --health,
 // --stalled-after, --until-ready, --owned (the followed object's rollout line), -o wide
 // (its HEALTH column), --ui, a transition or a jq expression that reads .health. Without
 // it no health is computed, and JSON has no "health" (docs/health.md says why).
-func compileHealth(cfg *engine.Config, asked bool, stalledAfter time.Duration, fileRules map[string]health.Rule) error {
+func Health(cfg *engine.Config, asked bool, stalledAfter time.Duration, fileRules map[string]health.Rule) error {
 	reads := func(q *jq.Query) bool { return q != nil && q.Reads("health") }
 	needed := asked || stalledAfter > 0 || cfg.Watch.UntilReady || cfg.Watch.Owned || cfg.UI ||
 		cfg.Events.Transitions.Reads("health") || reads(cfg.End.Until)
@@ -173,11 +174,11 @@ func compileHealth(cfg *engine.Config, asked bool, stalledAfter time.Duration, f
 	}
 	catalog, err := health.NewCatalog(fileRules)
 	if err != nil {
-		return usageErrorf("health: %v", err)
+		return diag.Usagef("health: %v", err)
 	}
 	rules, err := catalog.Compile()
 	if err != nil {
-		return usageErrorf("%v", err)
+		return diag.Usagef("%v", err)
 	}
 	cfg.Health = &health.Config{Rules: rules, StallAfter: stalledAfter}
 	cfg.Watch.Health, cfg.Watch.HealthOwns = true, rules.Owns

@@ -1,4 +1,7 @@
-package cmd
+// Package kubeclient makes the clients built from kubectl's flags fit a kubeevents run:
+// identified as this build, interrupted the moment the run ends, one set of flags per
+// context watched.
+package kubeclient
 
 import (
 	"context"
@@ -12,14 +15,14 @@ import (
 	"github.com/kubeevents/kubeevents/internal/version"
 )
 
-// configureClients makes every client built from configFlags (discovery, the REST
+// Configure makes every client built from configFlags (discovery, the REST
 // mapper, the informers' clients, `version`'s) identify itself as this build of
 // kubeevents, and give up their requests as soon as ctx ends: Ctrl-C must end
 // kubeevents at once in every phase, also while discovery waits for a server that never
 // answers, which client-go's discovery and REST mapper cannot be told through a context.
 // ctx is read when a client is built, so it is the command's own context (Ctrl-C,
 // SIGTERM) once the command runs.
-func configureClients(configFlags *genericclioptions.ConfigFlags, ctx func() context.Context) {
+func Configure(configFlags *genericclioptions.ConfigFlags, ctx func() context.Context) {
 	wrap := configFlags.WrapConfigFn
 	configFlags.WrapConfigFn = func(c *rest.Config) *rest.Config {
 		if wrap != nil {
@@ -82,10 +85,10 @@ func (b *releasingBody) Close() error {
 	return err
 }
 
-// contextFlags is a copy of the command's kubectl flags for one context: the same
+// ForContext is a copy of the command's kubectl flags for one context: the same
 // kubeconfig, overrides and client wrapping, with its own cached discovery and REST
 // mapper (every cluster has its own).
-func contextFlags(f *genericclioptions.ConfigFlags, name string) *genericclioptions.ConfigFlags {
+func ForContext(f *genericclioptions.ConfigFlags, name string) *genericclioptions.ConfigFlags {
 	c := genericclioptions.NewConfigFlags(true)
 	c.CacheDir, c.KubeConfig = f.CacheDir, f.KubeConfig
 	c.ClusterName, c.AuthInfoName, c.Namespace, c.APIServer, c.TLSServerName = f.ClusterName, f.AuthInfoName, f.Namespace, f.APIServer, f.TLSServerName

@@ -1,4 +1,4 @@
-package cmd
+package compile
 
 import (
 	"os"
@@ -15,8 +15,8 @@ import (
 // a jq sink in its place.
 const screenKind = "terminal"
 
-// sinkFlags are what the command line says about the sinks, besides the config file.
-type sinkFlags struct {
+// SinkFlags are what the command line says about the sinks, besides the config file.
+type SinkFlags struct {
 	Specs []string // --sink values
 	// Output is -o, the terminal's format; OutputGiven says -o was given explicitly.
 	Output      string
@@ -36,11 +36,11 @@ type sinkFlags struct {
 	Stdout *os.File
 }
 
-// assembleSinks gathers the sinks of the config file (nil for none) and of the command
+// Sinks gathers the sinks of the config file (nil for none) and of the command
 // line, applies the defaults, and adds the terminal sink ("screen", or --jq's) unless
 // another sink already writes to stdout or --no-screen is given. The command line decides
 // what goes to stdout, as flags beat config files in kubectl. Every error is bad usage.
-func assembleSinks(file *config.File, cl sinkFlags) ([]sinkkind.Spec, error) {
+func Sinks(file *config.File, cl SinkFlags) ([]sinkkind.Spec, error) {
 	onFull, onFullErr := listener.ParsePolicy(cl.OnFull)
 	defaults := config.Defaults{Buffer: cl.Buffer, OnFull: onFull, Resync: cl.Resync}
 	if file != nil {
@@ -110,7 +110,7 @@ func assembleSinks(file *config.File, cl sinkFlags) ([]sinkkind.Spec, error) {
 
 // screen is the sink on stdout when no other writes there: the terminal's, or --jq's
 // (-r: raw).
-func (cl sinkFlags) screen() sinkkind.Spec {
+func (cl SinkFlags) screen() sinkkind.Spec {
 	k, _ := sinkkind.Lookup(screenKind)
 	s, origin := sinkkind.New(k), "the standard output"
 	if cl.JQ != "" {
@@ -128,7 +128,7 @@ func (cl sinkFlags) screen() sinkkind.Spec {
 // (--jq, --no-screen, a --sink that writes to stdout), the config file's sinks that write
 // to stdout are left out; an explicit -o sets the format of the file's terminal sinks and
 // leaves out its other stdout sinks. It returns the config file's sinks that stay.
-func (cl sinkFlags) stdoutFromCommandLine(fileSinks, flagSinks []sinkkind.Spec) ([]sinkkind.Spec, error) {
+func (cl SinkFlags) stdoutFromCommandLine(fileSinks, flagSinks []sinkkind.Spec) ([]sinkkind.Spec, error) {
 	flagStdout := slices.ContainsFunc(flagSinks, sinkkind.Spec.WritesStdout)
 	switch {
 	case cl.NoScreen && flagStdout:
@@ -172,7 +172,7 @@ func (cl sinkFlags) stdoutFromCommandLine(fileSinks, flagSinks []sinkkind.Spec) 
 // completeStdout makes the path a sink writes to (a file sink's path, a jq sink's output)
 // Stdout when it names the standard output ("-", /dev/stdout, or the very file stdout
 // is), so that it is written as stdout: once, by one sink, never rotated or renamed.
-func (cl sinkFlags) completeStdout(s *sinkkind.Spec) error {
+func (cl SinkFlags) completeStdout(s *sinkkind.Spec) error {
 	path, ok := s.Destination()
 	if !ok || path == "" || !cl.isStdout(path) {
 		return nil
@@ -189,7 +189,7 @@ func (cl sinkFlags) completeStdout(s *sinkkind.Spec) error {
 // isStdout reports whether path names the standard output: "-", /dev/stdout (or
 // /dev/fd/1, /proc/self/fd/1), or any path to the file or pipe stdout is. A device
 // (/dev/null, as under cron or nohup) is not: two writers of one device are harmless.
-func (cl sinkFlags) isStdout(path string) bool {
+func (cl SinkFlags) isStdout(path string) bool {
 	switch path {
 	case sinkkind.Stdout, "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
 		return true
