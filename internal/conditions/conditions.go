@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeevents/kubeevents/internal/diff"
@@ -53,13 +52,7 @@ type Conditions struct {
 	// they exist: an informer lets a deleted object go from its cache before its DELETED
 	// reaches the pipeline, and the stream must not end before that event. MetBy and
 	// Synced, its users, both run under the pipeline's lock.
-	live map[liveKey]bool
-}
-
-type liveKey struct {
-	resource schema.GroupVersionResource
-	cluster  string
-	key      string // namespace/name
+	live map[objectKey]bool
 }
 
 // New returns the run's condition, or nil when cfg sets none.
@@ -120,17 +113,16 @@ func (c *Conditions) MetBy(ev *event.Event) bool {
 
 // follow keeps live up to date with ev, for --until-deleted.
 func (c *Conditions) follow(ev *event.Event) {
-	m := ev.Meta()
-	if m == nil || !slices.Contains(c.cfg.Names, m.GetName()) {
+	k, ok := objectKeyOf(ev)
+	if !ok || !slices.Contains(c.cfg.Names, k.name) {
 		return
 	}
-	k := liveKey{ev.Resource, ev.Cluster, ev.Key()}
 	switch ev.Type {
 	case event.Deleted:
 		delete(c.live, k)
 	case event.Added, event.Modified, event.Sync:
 		if c.live == nil {
-			c.live = map[liveKey]bool{}
+			c.live = map[objectKey]bool{}
 		}
 		c.live[k] = true
 	}

@@ -33,8 +33,8 @@ type Ready struct {
 	TreeJudge func(ev *event.Event) Verdict
 
 	mu      sync.Mutex
-	awaited map[readyKey]Verdict
-	tree    map[readyKey]Verdict
+	awaited map[objectKey]Verdict
+	tree    map[objectKey]Verdict
 }
 
 // Verdict is where an object stands for a wait.
@@ -48,18 +48,19 @@ const (
 	Gone            // it was deleted: it is no longer part of the tree
 )
 
-type readyKey struct {
+// objectKey names an object of the run: by cluster, resource, namespace and name.
+type objectKey struct {
 	cluster  string
 	resource schema.GroupResource
 	ns, name string
 }
 
-func readyKeyOf(ev *event.Event) (readyKey, bool) {
+func objectKeyOf(ev *event.Event) (objectKey, bool) {
 	m := ev.Meta()
 	if m == nil {
-		return readyKey{}, false
+		return objectKey{}, false
 	}
-	return readyKey{ev.Cluster, ev.Resource.GroupResource(), m.GetNamespace(), m.GetName()}, true
+	return objectKey{ev.Cluster, ev.Resource.GroupResource(), m.GetNamespace(), m.GetName()}, true
 }
 
 // see takes ev into account; it reports whether the wait is decided, and a failure's
@@ -68,14 +69,14 @@ func (r *Ready) see(ev *event.Event, synced bool) (decided bool, failure string)
 	if ev.Related {
 		return false, ""
 	}
-	key, ok := readyKeyOf(ev)
+	key, ok := objectKeyOf(ev)
 	if !ok {
 		return false, ""
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.awaited == nil {
-		r.awaited, r.tree = map[readyKey]Verdict{}, map[readyKey]Verdict{}
+		r.awaited, r.tree = map[objectKey]Verdict{}, map[objectKey]Verdict{}
 	}
 	switch {
 	case r.Awaited(ev):
