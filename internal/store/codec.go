@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
@@ -89,23 +90,23 @@ func (c *codec) encodeChange(line, dict []byte) []byte {
 // decodeChange appends to dst the line that data, compressed by encodeChange against
 // dict, holds.
 func (c *codec) decodeChange(dst, data, dict []byte) ([]byte, error) {
-	if n, err := s2.DecodedLen(data); err != nil {
+	n, err := s2.DecodedLen(data)
+	if err != nil {
 		return dst, fmt.Errorf("a stored version cannot be decompressed: %w", err)
 	} else if n > maxLine {
 		return dst, fmt.Errorf("a stored version cannot be decompressed: it says %d bytes", n)
 	}
-	var out []byte
-	var err error
+	out := slices.Grow(dst, n)
+	into := out[len(out) : len(out)+n] // decoded in place, after dst
 	if d := s2.MakeDict(dict, nil); d != nil {
-		out, err = d.Decode(c.change[:0], data)
+		_, err = d.Decode(into, data)
 	} else {
-		out, err = s2.Decode(c.change[:0], data)
+		_, err = s2.Decode(into, data)
 	}
 	if err != nil {
 		return dst, fmt.Errorf("a stored version cannot be decompressed: %w", err)
 	}
-	c.change = out
-	return append(dst, out...), nil
+	return out[:len(out)+n], nil
 }
 
 // nextDict is the dictionary of the change that follows line, a snapshot or a change
